@@ -1,0 +1,41 @@
+"""A finding of `mbt check`: a code, a severity, a location, a message, and optionally related places and a witness."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from mbt.model.common import Location
+
+FindingSeverity = Literal["error", "warning", "info"]
+
+
+class Finding(BaseModel):
+    code: str  # stable, e.g. "FSM003"; documented in docs/checks.md
+    name: str  # readable slug, e.g. "unreachable-state"
+    severity: FindingSeverity
+    location: Location
+    message: str
+    model: str | None = None
+    related: list[Location] = []  # e.g. the forbid that a transition matches
+    witness: dict[str, Any] | None = None  # a satisfying valuation for solver findings
+
+    def render(self) -> str:
+        text = f"{self.location}: {self.severity}: {self.message} [{self.code} {self.name}]"
+        for place in self.related:
+            text += f"\n    see {place}"
+        if self.witness:
+            shown = ", ".join(f"{k} = {_show(v)}" for k, v in sorted(self.witness.items()))
+            text += f"\n    witness: {shown}"
+        return text
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace('"', '\\"') + '"'
+    return str(value)

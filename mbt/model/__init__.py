@@ -1,0 +1,1 @@
+"""Typed models of every kind, and the parts they share (locations, spans, status, severity)."""

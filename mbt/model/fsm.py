@@ -1,0 +1,160 @@
+"""The typed FSM model: variables, states, events, bindings, guarded transitions with actions, forbidden transitions."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from mbt.model.common import Annotated, Location, ModelBase
+from mbt.model.expr import Expr
+from mbt.model.types import ValueType
+
+
+class Variable(Annotated):
+    name: str
+    type: ValueType
+    initial: object = None
+
+
+class State(Annotated):
+    name: str
+    initial: bool = False
+    final: bool = False
+
+
+class Param(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str
+    type: ValueType
+
+
+class Event(Annotated):
+    name: str
+    params: list[Param] = []
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+class Binding(Annotated):
+    """Routes a golden turn to an event: by its intent, a case-insensitive text fragment, or a regex."""
+
+    how: Literal["intent", "text", "regex"]
+    pattern: str
+    event: str
+
+
+class Assign(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    target: str  # a variable name
+    value: Expr
+    loc: Location
+
+
+class Discard(BaseModel):
+    """`discard VAR`: the current value moves to `discarded.VAR` (seed 000's corrected recovery e-mail)."""
+
+    target: str
+    loc: Location
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    tool: str
+    args: list[tuple[str, Expr]] = []
+    loc: Location
+
+
+Action = Assign | Discard | ToolCall
+
+
+class Transition(Annotated):
+    """`source -> target on event(params) [guard] / actions`; `params` renames the event's parameters locally."""
+
+    source: str
+    target: str
+    event: str
+    params: list[str] = []
+    guard: Expr | None = None
+    actions: list[Action] = []
+    key: str = ""  # stable readable id body, filled in by the parser
+
+    def label(self) -> str:
+        text = self.event
+        if self.guard is not None:
+            text += f" [{self.guard.text()}]"
+        if self.actions:
+            text += " / " + ", ".join(action_text(a) for a in self.actions)
+        return text
+
+
+class Effect(BaseModel):
+    """What a forbidden transition must not do: call a tool (optionally with given arguments) or say something."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    kind: Literal["call", "say"]
+    tool: str | None = None
+    condition: Expr | None = None  # over `args.NAME` and the state, for `call`
+    description: str | None = None  # for `say`
+    matching: list[str] = []  # phrases that a golden's must_not may use to name this behaviour
+
+
+class Forbid(Annotated):
+    """`forbid SOURCE on EVENT [guard] (-> TARGET)? (effect ...)?`; SOURCE `any` and EVENT `*` match everything."""
+
+    source: str | None  # None: any state
+    event: str | None  # None: any event
+    guard: Expr | None = None
+    target: str | None = None
+    effect: Effect | None = None
+    key: str = ""
+    sneak: bool = False  # generated for `complete` models: the event has no transition in that state
+
+    def label(self) -> str:
+        text = f"{self.source or 'any'} on {self.event or '*'}"
+        if self.guard is not None:
+            text += f" [{self.guard.text()}]"
+        if self.target:
+            text += f" -> {self.target}"
+        if self.effect is not None:
+            if self.effect.kind == "call":
+                text += f" effect call {self.effect.tool}"
+                if self.effect.condition is not None:
+                    text += f" [{self.effect.condition.text()}]"
+            else:
+                text += f' effect say "{self.effect.description}"'
+        return text
+
+
+class FsmModel(ModelBase):
+    kind: Literal["fsm"] = "fsm"
+    variables: dict[str, Variable] = {}
+    states: dict[str, State] = {}
+    events: dict[str, Event] = {}
+    bindings: list[Binding] = []
+    transitions: list[Transition] = []
+    forbids: list[Forbid] = []
+    complete: bool = False
+    discardable: list[str] = []  # variables some action discards: `discarded.VAR` exists for them
+
+    @property
+    def initial_state(self) -> str:
+        return next(s.name for s in self.states.values() if s.initial)
+
+    def tools(self) -> list[str]:
+        names = {a.tool for t in self.transitions for a in t.actions if isinstance(a, ToolCall)}
+        return sorted(names)
+
+
+def action_text(action: Action) -> str:
+    if isinstance(action, Assign):
+        return f"{action.target} := {action.value.text()}"
+    if isinstance(action, Discard):
+        return f"discard {action.target}"
+    args = ", ".join(f"{name} = {value.text()}" for name, value in action.args)
+    return f"call {action.tool}({args})"
