@@ -11,14 +11,14 @@ from mbt.model.expr import And, Arith, Compare, EnumLit, Lit, Member, Not, Or, R
 
 
 def unquote(token: Token | str) -> str:
-    """The text of a STRING token: quotes removed, escapes \\" \\\\ \\n \\t resolved."""
+    """The text of a STRING token: quotes removed; \\" \\\\ \\n \\t resolved, other backslashes kept (regexes)."""
     body = str(token)[1:-1]
     out, i = [], 0
     while i < len(body):
         ch = body[i]
         if ch == "\\" and i + 1 < len(body):
             nxt = body[i + 1]
-            out.append({"n": "\n", "t": "\t"}.get(nxt, nxt))
+            out.append({"n": "\n", "t": "\t", '"': '"', "\\": "\\"}.get(nxt, "\\" + nxt))
             i += 2
         else:
             out.append(ch)

@@ -46,6 +46,7 @@ class Resolver:
         m.title = (items.get("title") or [None])[-1]
         m.contracts = items.get("contract", [])
         m.complete = bool(items.get("complete"))
+        m.bindings = items.get("bind", [])
         self.declare_all()
         m.discardable = sorted({a.target for t in items.get("transition", []) for a in t.actions
                                 if isinstance(a, Discard)})

@@ -1,0 +1,42 @@
+# Two targets for people: `make demo` runs the shipped example, `make test` runs every test.
+# Both work from nothing on a fresh Debian machine: they create .venv, install mbt into it, and install
+# the OS package graphviz (the `dot` program) when it is missing. Re-running reuses what is there.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Re-install only when pyproject.toml (the dependency list) is newer than the last install.
+STAMP := $(VENV)/.installed-from-pyproject
+# apt-get needs root; use sudo only when we are not root already.
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+DEMO_MODEL := models/recovery.fsm
+DEMO_GOLDENS := models/goldens/
+DEMO_GATE := models/gates/release.yaml
+
+.PHONY: demo test graphviz
+
+demo: $(STAMP) graphviz
+	@echo "== mbt check models/"
+	@$(BIN)/mbt check models/; code=$$?; echo "== mbt check exited with $$code"; [ $$code -lt 2 ]
+	@echo
+	@echo "== mbt coverage --model $(DEMO_MODEL) --goldens $(DEMO_GOLDENS) --gate $(DEMO_GATE)"
+	@$(BIN)/mbt coverage --model $(DEMO_MODEL) --goldens $(DEMO_GOLDENS) --gate $(DEMO_GATE); code=$$?; \
+	  echo "== mbt coverage exited with $$code (1 = the release gate failed, which the example is built to show)"; \
+	  [ $$code -lt 2 ]
+
+test: $(STAMP) graphviz
+	$(BIN)/pytest -q
+	@if [ -f tests/bench/run_bench.py ]; then $(BIN)/python tests/bench/run_bench.py --quick; fi
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e '.[test]'
+	touch $@
+
+# Not a file: checked on every run, and a no-op once `dot` is on the PATH.
+graphviz:
+	@command -v dot >/dev/null 2>&1 || { \
+	  echo "== installing the OS package graphviz (the dot program draws mbt's diagrams)"; \
+	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q graphviz; }

@@ -1,0 +1,86 @@
+"""Span verification: every cited source exists and still says what the model quotes, at the lines it cites."""
+
+from __future__ import annotations
+
+from mbt.analysis.findings import Finding
+from mbt.model.common import Location, ModelBase, SourceDecl, Span
+from mbt.parsing.loader import ModelFile, annotated_elements
+from mbt.sources import SourceDocument, SourceError, load_document, normalise, source_path
+
+# Codes are stable and documented in docs/checks.md.
+SOURCE_UNUSABLE = ("SPN001", "source-unusable", "error")
+LINES_OUT_OF_RANGE = ("SPN002", "span-lines-out-of-range", "error")
+QUOTE_MOVED = ("SPN003", "quote-moved", "warning")
+QUOTE_NOT_FOUND = ("SPN004", "quote-not-found", "error")
+EMPTY_QUOTE = ("SPN005", "empty-quote", "warning")
+
+
+def finding(kind: tuple[str, str, str], location: Location, message: str, model: str | None,
+            related: list[Location] | None = None) -> Finding:
+    code, name, severity = kind
+    return Finding(code=code, name=name, severity=severity, location=location, message=message, model=model,
+                   related=related or [])
+
+
+def lines_text(first: int, last: int) -> str:
+    return f"line {first}" if first == last else f"lines {first}-{last}"
+
+
+def check_spans(file: ModelFile) -> list[Finding]:
+    """Findings for every span of every model in the file; an unusable source is reported once, at its declaration."""
+    cited: dict[str, list[tuple[ModelBase, Span]]] = {}
+    for model in file.models:
+        for element in annotated_elements(model):
+            if element.span is not None:
+                cited.setdefault(element.span.source, []).append((model, element.span))
+    findings: list[Finding] = []
+    for name, decl in file.sources.items():
+        uses = cited.get(name, [])
+        try:
+            document = load_document(source_path(file.path, decl), decl.path)
+        except SourceError as err:
+            findings.append(unusable_source(decl, str(err), uses))
+            continue
+        for model, span in uses:
+            findings.extend(check_span(span, document, decl, model.name))
+    return findings
+
+
+def unusable_source(decl: SourceDecl, reason: str, uses: list[tuple[ModelBase, Span]]) -> Finding:
+    cited = f"; {len(uses)} span(s) cite it and cannot be verified" if uses else ""
+    return finding(SOURCE_UNUSABLE, decl.loc, f'source `{decl.name}` ("{decl.path}"): {reason}{cited}',
+                   uses[0][0].name if uses else None, [span.loc for _, span in uses])
+
+
+def check_span(span: Span, document: SourceDocument, decl: SourceDecl, model: str | None = None) -> list[Finding]:
+    """Findings for one span: line range inside the document, quote found inside the cited lines."""
+    where = f"`{decl.name}` ({decl.path})"
+    has_lines = span.line_start is not None
+    first = span.line_start if has_lines else 1
+    last = (span.line_end if span.line_end is not None else first) if has_lines else document.line_count
+    if has_lines and (first < 1 or last > document.line_count):
+        size = document.line_count
+        message = (f"span cites {lines_text(first, last)} of {where}, but the document has "
+                   f"{size} line{'s' if size != 1 else ''}")
+        found = document.nearest_quote(span.quote, first) if span.quote else None
+        if found:
+            message += f'; the quote is now at {lines_text(*found)}'
+        return [finding(LINES_OUT_OF_RANGE, span.loc, message, model)]
+    if span.quote is None:
+        return []
+    if not normalise(span.quote):
+        return [finding(EMPTY_QUOTE, span.loc, f"span quotes an empty text from {where}; quote a sentence or drop "
+                                               "the quote", model)]
+    if document.quote_within(span.quote, first, last):
+        return []
+    shown = short(span.quote)
+    found = document.nearest_quote(span.quote, first)
+    if found is not None:
+        return [finding(QUOTE_MOVED, span.loc, f'quote moved: now at {lines_text(*found)} of {where}, the span '
+                                               f'cites {lines_text(first, last)}: "{shown}"', model)]
+    return [finding(QUOTE_NOT_FOUND, span.loc, f'quote not found anywhere in {where}: "{shown}"', model)]
+
+
+def short(quote: str, limit: int = 60) -> str:
+    text = normalise(quote)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,95 @@
+"""FSM elements per criterion: state, transition, guard (branches, no-branch, atomic conditions), forbidden, transition-pair."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from mbt.elements.base import Element, element_from
+from mbt.model.common import Severity
+from mbt.model.expr import atoms
+from mbt.model.fsm import Forbid, FsmModel, Transition
+
+CRITERIA = ("state", "transition", "guard", "forbidden", "transition-pair")
+
+
+def state_id(name: str) -> str:
+    return f"state:{name}"
+
+
+def transition_id(t: Transition) -> str:
+    return f"transition:{t.key}"
+
+
+def branch_id(t: Transition) -> str:
+    return f"guard:{t.key}"
+
+
+def no_branch_id(source: str, event: str) -> str:
+    return f"guard:{source}.{event}:none"
+
+
+def condition_id(t: Transition, index: int, value: bool) -> str:
+    return f"guard:{t.key}:c{index + 1}={'true' if value else 'false'}"
+
+
+def forbidden_id(f: Forbid) -> str:
+    return f"forbidden:{f.key}"
+
+
+def pair_id(first: Transition, second: Transition) -> str:
+    return f"transition-pair:{first.key}|{second.key}"
+
+
+def guard_groups(model: FsmModel) -> dict[tuple[str, str], list[Transition]]:
+    """Transitions by (source, event) for the groups where at least one transition has a guard."""
+    groups: dict[tuple[str, str], list[Transition]] = defaultdict(list)
+    for t in model.transitions:
+        groups[(t.source, t.event)].append(t)
+    return {k: v for k, v in groups.items() if any(t.guard is not None for t in v)}
+
+
+def enumerate_fsm(model: FsmModel, infeasible: dict[str, str] | None = None) -> list[Element]:
+    """Every element of the model, in a stable order; `infeasible` maps element ids to the reason no run covers them."""
+    name, out = model.name, []
+    for s in model.states.values():
+        out.append(element_from(name, "fsm", "state", state_id(s.name), f"state {s.name}", s))
+    for t in model.transitions:
+        out.append(element_from(name, "fsm", "transition", transition_id(t), f"{t.source} -> {t.target} on {t.label()}", t))
+    for (source, event), group in guard_groups(model).items():
+        for t in group:
+            guard = t.guard.text() if t.guard is not None else "true"
+            out.append(element_from(name, "fsm", "guard", branch_id(t), f"{source} on {event}: branch [{guard}] -> {t.target}", t))
+        first = group[0]
+        out.append(element_from(name, "fsm", "guard", no_branch_id(source, event),
+                                f"{source} on {event}: no branch holds (event refused)", first))
+        for t in group:
+            if t.guard is None:
+                continue
+            for i, atom in enumerate(atoms(t.guard)):
+                for value in (True, False):
+                    out.append(element_from(name, "fsm", "guard", condition_id(t, i, value),
+                                            f"{source} on {event} -> {t.target}: `{atom.text()}` is {str(value).lower()}", t))
+    for f in model.forbids:
+        out.append(element_from(name, "fsm", "forbidden", forbidden_id(f), f"forbid {f.label()}", f,
+                                default_severity=Severity.high))
+    by_source: dict[str, list[Transition]] = defaultdict(list)
+    for t in model.transitions:
+        by_source[t.source].append(t)
+    for first in model.transitions:
+        for second in by_source.get(first.target, ()):
+            out.append(Element(id=pair_id(first, second), model=name, kind="fsm", criterion="transition-pair",
+                               label=f"{first.source} -> {first.target} -> {second.target} ({first.event}, {second.event})",
+                               location=second.loc, span=second.span, status=second.status,
+                               severity=second.severity or Severity.medium,
+                               weight=_pair_weight(first, second)))
+    if infeasible:
+        for e in out:
+            if e.id in infeasible:
+                e.feasible, e.reason = False, infeasible[e.id]
+    return out
+
+
+def _pair_weight(first: Transition, second: Transition) -> float:
+    from mbt.model.common import SEVERITY_WEIGHT
+
+    return SEVERITY_WEIGHT[second.severity or Severity.medium]

@@ -1,0 +1,147 @@
+"""Golden case schema: seed 000's single-turn, multi-turn and golden formats, normalised into one GoldenCase."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Assertions(BaseModel):
+    """What a golden expects of the configuration after a turn (or after the last turn)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    state: str | None = None  # the control state
+    variables: dict[str, Any] = {}
+    discarded: dict[str, Any] = {}
+    tool_arguments: dict[str, Any] = {}
+    must_not: list[str] = []
+    must_have: list[str] = []
+    intent: str | None = None
+
+    def empty(self) -> bool:
+        return (self.state is None and not self.variables and not self.discarded and not self.tool_arguments
+                and not self.must_not)
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    user: str | None = None
+    event: str | None = None
+    args: dict[str, Any] = {}
+    intent: str | None = None
+    rejected: bool = False
+    expect: Assertions = Field(default_factory=Assertions)
+
+
+class GoldenCase(BaseModel):
+    """One golden case, whatever its source format. `file`/`line` locate it for messages."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    file: str = ""
+    line: int = 0
+    severity: str | None = None
+    contract: str | None = None
+    model: str | None = None
+    precondition: dict[str, Any] = {}
+    turns: list[Turn] = []
+    final: Assertions = Field(default_factory=Assertions)
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+def split_state_map(raw: dict[str, Any]) -> dict[str, Any]:
+    """An assert_state / state map -> Assertions fields: `state` is the control state, `discarded.X` and
+    `discarded: {X: ..}` the discarded values, anything else a variable."""
+    if not isinstance(raw, dict):
+        raise ValueError("expected a mapping of names to values")
+    out: dict[str, Any] = {"variables": {}, "discarded": {}}
+    for key, value in raw.items():
+        key = str(key)
+        if key == "state":
+            out["state"] = value
+        elif key == "discarded" and isinstance(value, dict):
+            out["discarded"].update({str(k): v for k, v in value.items()})
+        elif key.startswith("discarded."):
+            out["discarded"][key[len("discarded."):]] = value
+        else:
+            out["variables"][key] = value
+    return out
+
+
+def assertions_from(raw: dict[str, Any] | None, state_key: str) -> Assertions:
+    """Assertions from a turn (`assert_state`, ...) or a case's final `assertions` (`state`, ...)."""
+    raw = dict(raw or {})
+    fields: dict[str, Any] = {"variables": {}, "discarded": {}}
+    state = raw.pop(state_key, None)
+    if isinstance(state, str):
+        fields["state"] = state
+    elif state is not None:
+        parts = split_state_map(state)
+        fields["variables"].update(parts["variables"])
+        fields["discarded"].update(parts["discarded"])
+        if "state" in parts:
+            fields["state"] = parts["state"]
+    discarded = raw.pop("discarded", None)
+    if discarded is not None:
+        if not isinstance(discarded, dict):
+            raise ValueError("`discarded` must map variable names to values")
+        fields["discarded"].update({str(k): v for k, v in discarded.items()})
+    fields.update(raw)  # tool_arguments, must_not, must_have, intent; other keys are kept, not interpreted
+    return Assertions.model_validate(fields)
+
+
+def normalise(raw: Any) -> dict[str, Any]:
+    """Map any of seed 000's case shapes onto GoldenCase's fields (validation happens in GoldenCase)."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"a case must be a mapping, not {type(raw).__name__}")
+    data = dict(raw)
+    case_id = data.pop("id", None) or data.pop("case_id", None)
+    if case_id is None:
+        raise ValueError("the case has no `id`")
+    out: dict[str, Any] = {"id": str(case_id)}
+    for key in ("severity", "contract", "model"):
+        if key in data:
+            out[key] = data.pop(key)
+    if "precondition" in data:
+        pre = data.pop("precondition") or {}
+        if not isinstance(pre, dict):
+            raise ValueError("`precondition` must be a mapping")
+        out["precondition"] = pre
+    turns = []
+    if "input" in data and "turns" not in data:  # single-turn intent case
+        turns.append({"user": data.pop("input"), "intent": data.pop("expected_intent", None)})
+    for i, raw_turn in enumerate(data.pop("turns", []) or []):
+        if not isinstance(raw_turn, dict):
+            raise ValueError(f"turn {i + 1} must be a mapping")
+        turn = dict(raw_turn)
+        expect_raw = {"assert_state": turn.pop("assert_state", None)}
+        for key in ("must_not", "tool_arguments", "discarded"):
+            if key in turn:
+                expect_raw[key] = turn.pop(key)
+        turn["expect"] = assertions_from(expect_raw, "assert_state")
+        turns.append(turn)
+    out["turns"] = turns
+    final = data.pop("assertions", None)
+    final_alt = data.pop("final_assertions", None)
+    if final is not None and final_alt is not None:
+        raise ValueError("use either `assertions` or `final_assertions`, not both")
+    out["final"] = assertions_from(final if final is not None else final_alt, state_key="state")
+    out.update(data)  # recovery, evidence, failure_owner ... kept as extra fields
+    return out
+
+
+def parse_case(raw: Any, file: str, line: int) -> GoldenCase:
+    """Normalise and validate one raw case; raises ValueError (or pydantic's ValidationError) when unusable."""
+    data = normalise(raw)
+    data.update(file=file, line=line)
+    case = GoldenCase.model_validate(data)
+    if not case.turns:
+        raise ValueError("the case has no turns (and no `input`)")
+    return case

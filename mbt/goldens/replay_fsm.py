@@ -1,0 +1,459 @@
+"""Replays golden cases on an FSM: takes the enabled transition per event, runs actions, marks exercised/verified elements."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from mbt.elements import fsm as ids
+from mbt.elements.base import Element
+from mbt.goldens.binding import Binder, Bound
+from mbt.goldens.cases import Assertions, GoldenCase
+from mbt.goldens.results import Contradiction, Divergence, Note, UnboundTurn
+from mbt.model.expr import atoms, compile_expr
+from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, ToolCall, Transition
+
+
+# ------------------------------------------------------------------ compiled model
+
+
+@dataclass
+class CompiledTransition:
+    t: Transition
+    index: int  # position in model.transitions
+    guard: Callable | None
+    conditions: list[tuple[Callable, int, int]]  # (atom fn, element idx when true, element idx when false)
+    actions: list[Callable[[dict, dict, list], None]]
+    param_names: list[str]
+    transition_el: int
+    branch_el: int | None
+    target_el: int
+
+
+@dataclass
+class CompiledForbid:
+    f: Forbid
+    guard: Callable | None
+    element: int
+    phrases: list[str]
+
+
+@dataclass
+class ToolCallMade:
+    tool: str
+    args: dict[str, Any]
+    step: int
+
+
+@dataclass
+class Snapshot:
+    """The configuration after one step (the differential test compares these with the reference machine)."""
+
+    state: str
+    variables: dict[str, Any]
+    discarded: dict[str, Any]
+    transition: str | None  # key of the transition taken; None when the event was refused
+    calls: list[ToolCallMade] = field(default_factory=list)
+
+
+class CompiledFsm:
+    """An FSM prepared for fast replay: transitions by (state, event), guards and actions as closures, element indices."""
+
+    def __init__(self, model: FsmModel, elements: list[Element]):
+        self.model = model
+        self.index = {e.id: i for i, e in enumerate(elements)}
+        idx = self.index
+        self.binder = Binder(model)
+        self.params = {name: [p.name for p in e.params] for name, e in model.events.items()}
+        self.param_types = {name: {p.name: p.type for p in e.params} for name, e in model.events.items()}
+        self.by_state_event: dict[tuple[str, str], list[CompiledTransition]] = defaultdict(list)
+        grouped = ids.guard_groups(model)
+        self.no_branch = {key: idx[ids.no_branch_id(*key)] for key in grouped}
+        self.pairs: dict[tuple[int, int], int] = {}
+        self.transitions: list[CompiledTransition] = []
+        for i, t in enumerate(model.transitions):
+            in_group = (t.source, t.event) in grouped
+            conditions = []
+            if in_group and t.guard is not None:
+                for k, atom in enumerate(atoms(t.guard)):
+                    conditions.append((compile_expr(atom), idx[ids.condition_id(t, k, True)],
+                                       idx[ids.condition_id(t, k, False)]))
+            ct = CompiledTransition(
+                t=t, index=i, guard=compile_expr(t.guard) if t.guard is not None else None, conditions=conditions,
+                actions=[self._compile_action(a) for a in t.actions],
+                param_names=t.params or self.params[t.event], transition_el=idx[ids.transition_id(t)],
+                branch_el=idx[ids.branch_id(t)] if in_group else None, target_el=idx[ids.state_id(t.target)])
+            self.by_state_event[(t.source, t.event)].append(ct)
+            self.transitions.append(ct)
+        by_source = defaultdict(list)
+        for ct in self.transitions:
+            by_source[ct.t.source].append(ct)
+        for first in self.transitions:
+            for second in by_source.get(first.t.target, ()):
+                self.pairs[(first.index, second.index)] = idx[ids.pair_id(first.t, second.t)]
+        self.forbids = [CompiledForbid(f, compile_expr(f.guard) if f.guard is not None else None,
+                                       idx[ids.forbidden_id(f)], [p.casefold() for p in _phrases(f)])
+                        for f in model.forbids]
+        self.state_el = {name: idx[ids.state_id(name)] for name in model.states}
+
+    @staticmethod
+    def _compile_action(action) -> Callable[[dict, dict, list], None]:
+        """Each action reads/writes `env` (variables + `discarded.X` + parameters); writes mirror into `variables`."""
+        if isinstance(action, Assign):
+            target, value = action.target, compile_expr(action.value)
+
+            def assign(env, variables, calls):
+                env[target] = variables[target] = value(env)
+
+            return assign
+        if isinstance(action, Discard):
+            target, key = action.target, f"discarded.{action.target}"
+
+            def discard(env, variables, calls):
+                env[key] = variables[key] = env.get(target)
+                env[target] = variables[target] = None
+
+            return discard
+        tool = action.tool
+        args = [(name, compile_expr(expr)) for name, expr in action.args]
+
+        def call(env, variables, calls):
+            calls.append((tool, {name: fn(env) for name, fn in args}))
+
+        return call
+
+    def initial_config(self) -> tuple[str, dict[str, Any]]:
+        variables = {name: v.initial for name, v in self.model.variables.items()}
+        for name in self.model.discardable:
+            variables[f"discarded.{name}"] = None
+        return self.model.initial_state, variables
+
+
+def _phrases(f: Forbid) -> list[str]:
+    return list(f.effect.matching) if f.effect is not None else []
+
+
+# ------------------------------------------------------------------ replay of one case
+
+
+@dataclass
+class CaseRun:
+    case: GoldenCase
+    exercised: set[int] = field(default_factory=set)
+    verified: set[int] = field(default_factory=set)
+    contradictions: list[Contradiction] = field(default_factory=list)
+    divergences: list[Divergence] = field(default_factory=list)
+    unbound: list[UnboundTurn] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    invalid: str | None = None  # the case cannot be replayed on this model (bad precondition, ...)
+    snapshots: list[Snapshot] = field(default_factory=list)
+    step_elements: dict[int, list[int]] = field(default_factory=dict)  # turn number -> elements its step exercised
+
+
+@dataclass
+class _Step:
+    elements: list[int]  # exercised by this step, verified when the step's outcome is checked and agrees
+    forbids: list[CompiledForbid]
+    refused: bool
+    state_before: str
+    event: str
+    calls: list[ToolCallMade]
+
+
+class FsmReplayer:
+    def __init__(self, compiled: CompiledFsm):
+        self.c = compiled
+        self.model = compiled.model
+
+    # ---- entry point
+    def replay(self, case: GoldenCase, keep_snapshots: bool = False) -> CaseRun:
+        run = CaseRun(case)
+        start = self._start(case, run)
+        if start is None:
+            return run
+        state, variables = start
+        run.exercised.add(self.c.state_el[state])
+        prev: CompiledTransition | None = None
+        steps: list[_Step] = []
+        all_calls: list[ToolCallMade] = []
+        last_turn = len(case.turns)
+        first_intent = case.final.intent
+        for number, turn in enumerate(case.turns, start=1):
+            bound = self.c.binder.bind(turn, first_intent if number == 1 else None)
+            if isinstance(bound, str):
+                run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name, turn=number,
+                                               user=turn.user, reason=bound + "; replay of this case stops here"))
+                last_turn = number - 1
+                break
+            args = self._args(bound, case, number, run)
+            if args is None:
+                last_turn = number - 1
+                break
+            step, state, taken = self._step(state, variables, bound.event, args, prev, number, run)
+            all_calls.extend(step.calls)
+            steps.append(step)
+            run.step_elements[number] = step.elements
+            if keep_snapshots:
+                run.snapshots.append(Snapshot(state, {k: v for k, v in variables.items() if not k.startswith("discarded.")},
+                                              {k[10:]: v for k, v in variables.items() if k.startswith("discarded.")},
+                                              taken.t.key if taken else None, step.calls))
+            prev = taken if taken is not None else prev
+            # Turn-level expectations, then the final ones after the last turn.
+            checks = [turn.expect]
+            if number == len(case.turns):
+                checks.append(case.final)
+            agree = self._check(checks, state, variables, step, all_calls, number, run)
+            refusal_ok = turn.rejected or any(a.state is not None and a.state == step.state_before for a in checks)
+            if step.refused:
+                forbids_verified = [f for f in step.forbids if self._forbid_verified(f, checks, state, step, case)]
+                if not (refusal_ok or forbids_verified):
+                    run.divergences.append(Divergence(
+                        case=case.id, where=case.where, model=self.model.name, turn=number, state=step.state_before,
+                        event=bound.event, message=f"the model does not allow `{bound.event}` in state "
+                                                   f"`{step.state_before}`, and the golden does not treat it as refused"))
+            elif turn.rejected:
+                run.contradictions.append(Contradiction(
+                    case=case.id, where=case.where, model=self.model.name, turn=number, path="rejected",
+                    expected=f"`{bound.event}` refused in `{step.state_before}`", actual=f"transition {taken.t.key}",
+                    message=f"the golden expects `{bound.event}` to be refused, the model takes {taken.t.key}"))
+                agree = False
+            checked = any(not a.empty() for a in checks) or (turn.rejected and step.refused)
+            if checked and agree:
+                run.verified.update(step.elements)
+            for f in step.forbids:
+                if self._forbid_verified(f, checks, state, step, case):
+                    run.verified.add(f.element)
+        else:
+            last_turn = len(case.turns)
+        # Final must_not / tool_arguments speak of the whole conversation: they verify earlier forbids too.
+        if last_turn == len(case.turns) and steps:
+            for step in steps[:-1]:
+                for f in step.forbids:
+                    if self._forbid_verified_by_final(f, case.final):
+                        run.verified.add(f.element)
+        return run
+
+    # ---- start configuration
+    def _start(self, case: GoldenCase, run: CaseRun):
+        state, variables = self.c.initial_config()
+        for key, value in case.precondition.items():
+            if key == "state":
+                if value not in self.model.states:
+                    run.invalid = f"precondition names unknown state `{value}`"
+                    return None
+                state = value
+            elif key in self.model.variables:
+                vtype = self.model.variables[key].type
+                if not vtype.admits(value):
+                    run.invalid = f"precondition `{key}: {value!r}` is not a value of {vtype.text()}"
+                    return None
+                variables[key] = value
+            else:
+                run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=None,
+                                      message=f"precondition `{key}` is not a variable of the model (ignored)"))
+        return state, variables
+
+    def _args(self, bound: Bound, case: GoldenCase, number: int, run: CaseRun) -> dict | None:
+        types = self.c.param_types[bound.event]
+        args = {}
+        for name, value in bound.args.items():
+            if name not in types:
+                run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name, turn=number,
+                                               user=None, reason=f"event `{bound.event}` has no parameter `{name}`"))
+                return None
+            if not types[name].admits(value):
+                run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name, turn=number,
+                                               user=None, reason=f"`{name}: {value!r}` is not a value of "
+                                                                 f"{types[name].text()} (event `{bound.event}`)"))
+                return None
+            args[name] = value
+        for name, vtype in types.items():
+            if name not in args:
+                if not vtype.optional:
+                    run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name, turn=number,
+                                                   user=None, reason=f"event `{bound.event}` needs parameter `{name}`"))
+                    return None
+                args[name] = None
+        return args
+
+    # ---- one event
+    def _step(self, state, variables, event, args, prev, number, run):
+        c = self.c
+        env = dict(variables)
+        exercised: list[int] = []
+        group = c.by_state_event.get((state, event), ())
+        taken = None
+        for ct in group:
+            local = env
+            if args:
+                local = dict(env)
+                for declared, name in zip(c.params[event], ct.param_names):
+                    local[name] = args[declared]
+            for fn, when_true, when_false in ct.conditions:
+                exercised.append(when_true if fn(local) else when_false)
+            if taken is None and (ct.guard is None or ct.guard(local)):
+                taken, env = ct, local
+        # Forbidden elements: exercised when the event fires in their source state with their guard holding.
+        forbids = []
+        named = dict(env)
+        for declared in c.params[event]:
+            named[declared] = args.get(declared)
+        for cf in c.forbids:
+            f = cf.f
+            if (f.source is None or f.source == state) and (f.event is None or f.event == event):
+                if cf.guard is None or cf.guard(named):
+                    forbids.append(cf)
+                    run.exercised.add(cf.element)
+        calls: list[ToolCallMade] = []
+        before = state
+        if taken is None:
+            if (state, event) in c.no_branch:
+                exercised.append(c.no_branch[(state, event)])
+            refused = True
+        else:
+            made: list = []
+            for action in taken.actions:
+                action(env, variables, made)
+            calls = [ToolCallMade(tool, a, number) for tool, a in made]
+            state = taken.t.target
+            exercised.append(taken.transition_el)
+            exercised.append(taken.target_el)
+            if taken.branch_el is not None:
+                exercised.append(taken.branch_el)
+            if prev is not None:
+                pair = c.pairs.get((prev.index, taken.index))
+                if pair is not None:
+                    exercised.append(pair)
+            refused = False
+            self._check_ranges(variables, run, number)
+        run.exercised.update(exercised)
+        return _Step(exercised, forbids, refused, before, event, calls), state, taken
+
+    def _check_ranges(self, variables, run: CaseRun, number: int) -> None:
+        for name, var in self.model.variables.items():
+            if not var.type.admits(variables[name]):
+                run.notes.append(Note(case=run.case.id, where=run.case.where, model=self.model.name, turn=number,
+                                      message=f"the model sets `{name}` to {variables[name]!r}, outside {var.type.text()}"))
+
+    # ---- expectations
+    def _check(self, checks: list[Assertions], state, variables, step: _Step, all_calls, number, run) -> bool:
+        agree = True
+        case = run.case
+        for i, a in enumerate(checks):
+            turn = number if i == 0 else None
+            label = f"turn {number}" if turn else "final assertions"
+
+            def contradict(path, expected, actual, what):
+                nonlocal agree
+                agree = False
+                run.contradictions.append(Contradiction(case=case.id, where=case.where, model=self.model.name,
+                                                        turn=turn, path=path, expected=expected, actual=actual,
+                                                        message=f"{label}: {what}"))
+
+            if a.state is not None:
+                if a.state not in self.model.states:
+                    run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=turn,
+                                          message=f"{label}: asserted state `{a.state}` is not a state of the model"))
+                elif a.state != state:
+                    contradict("state", a.state, state, f"golden expects state `{a.state}`, the model is in `{state}`")
+            for name, expected in a.variables.items():
+                if name not in self.model.variables:
+                    run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=turn,
+                                          message=f"{label}: `{name}` is not a variable of the model (not checked)"))
+                elif not _same(variables[name], expected):
+                    contradict(f"variables.{name}", expected, variables[name],
+                               f"golden expects {name} = {expected!r}, the model has {variables[name]!r}")
+            for name, expected in a.discarded.items():
+                key = f"discarded.{name}"
+                if key not in variables:
+                    run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=turn,
+                                          message=f"{label}: the model never discards `{name}` (not checked)"))
+                elif not _same(variables[key], expected):
+                    contradict(key, expected, variables[key],
+                               f"golden expects discarded {name} = {expected!r}, the model has {variables[key]!r}")
+            if a.tool_arguments:
+                calls = step.calls if turn else all_calls
+                for tool, arg, expected in self._expected_args(a.tool_arguments):
+                    actual = _latest_arg(calls, tool, arg)
+                    path = f"tool_arguments.{tool + '.' if tool else ''}{arg}"
+                    if actual is _MISSING:
+                        contradict(path, expected, None,
+                                   f"golden expects a tool call with {arg} = {expected!r}, the model makes none"
+                                   + ("" if turn is None else " in this turn"))
+                    elif not _same(actual[0], expected):
+                        contradict(path, expected, actual[0],
+                                   f"golden expects {arg} = {expected!r} in the call to {actual[1]}, "
+                                   f"the model passes {actual[0]!r}")
+                    elif turn is None:
+                        # The step that made the checked call is verified too.
+                        run.verified.update(run.step_elements.get(actual[2], ()))
+        return agree
+
+    def _expected_args(self, tool_arguments: dict) -> list[tuple[str | None, str, Any]]:
+        tools = set(self.model.tools())
+        out = []
+        for key, value in tool_arguments.items():
+            if key in tools and isinstance(value, dict):
+                out.extend((key, arg, v) for arg, v in value.items())
+            else:
+                out.append((None, key, value))
+        return out
+
+    # ---- forbidden elements
+    def _forbid_verified(self, cf: CompiledForbid, checks: list[Assertions], state, step: _Step, case) -> bool:
+        f = cf.f
+        for a in checks:
+            if cf.phrases and any(p in item.casefold() for item in a.must_not for p in cf.phrases):
+                return True
+            if f.effect is not None and f.effect.kind == "call" and a.tool_arguments:
+                if any(tool in (None, f.effect.tool) for tool, _, _ in self._expected_args(a.tool_arguments)):
+                    return True
+            if (f.target is not None or f.effect is None) and a.state is not None:
+                if f.target is None or a.state != f.target:
+                    return True
+        if f.effect is None and f.target is None and step.refused and case.turns and any(
+                t.rejected for t in case.turns):
+            return True
+        return False
+
+    def _forbid_verified_by_final(self, cf: CompiledForbid, final: Assertions) -> bool:
+        f = cf.f
+        if cf.phrases and any(p in item.casefold() for item in final.must_not for p in cf.phrases):
+            return True
+        if f.effect is not None and f.effect.kind == "call" and final.tool_arguments:
+            return any(tool in (None, f.effect.tool) for tool, _, _ in self._expected_args(final.tool_arguments))
+        return False
+
+
+_MISSING = object()
+
+
+def _latest_arg(calls: list[ToolCallMade], tool: str | None, arg: str):
+    for call in reversed(calls):
+        if (tool is None or call.tool == tool) and arg in call.args:
+            return call.args[arg], call.tool, call.step
+    return _MISSING
+
+
+def _same(actual: Any, expected: Any) -> bool:
+    if isinstance(actual, bool) or isinstance(expected, bool):
+        return actual is expected or (isinstance(actual, bool) and isinstance(expected, bool) and actual == expected)
+    return actual == expected
+
+
+def run_events(model: FsmModel, elements: list[Element], events: list[tuple[str, dict]],
+               state: str | None = None, variables: dict | None = None) -> list[Snapshot]:
+    """Replay a plain event sequence (no golden): the configurations after each step. Used by the differential test."""
+    from mbt.goldens.cases import Turn
+
+    precondition = dict(variables or {})
+    if state is not None:
+        precondition["state"] = state
+    case = GoldenCase(id="events", precondition=precondition,
+                      turns=[Turn(event=e, args=a) for e, a in events])
+    replayer = FsmReplayer(CompiledFsm(model, elements))
+    run = replayer.replay(case, keep_snapshots=True)
+    if run.invalid or run.unbound:
+        raise ValueError(run.invalid or run.unbound[0].reason)
+    return run.snapshots
