@@ -307,6 +307,7 @@ class FsmReplayer:
                     run.exercised.add(cf.element)
         calls: list[ToolCallMade] = []
         before = state
+        exercised.append(c.state_el[state])  # checking the outcome of an event verifies behaviour in its state
         if taken is None:
             if (state, event) in c.no_branch:
                 exercised.append(c.no_branch[(state, event)])

@@ -84,7 +84,7 @@ class Transition(Annotated):
     key: str = ""  # stable readable id body, filled in by the parser
 
     def label(self) -> str:
-        text = self.event
+        text = self.event + (f"({', '.join(self.params)})" if self.params else "")
         if self.guard is not None:
             text += f" [{self.guard.text()}]"
         if self.actions:

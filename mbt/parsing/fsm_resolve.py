@@ -240,11 +240,12 @@ class Resolver:
 
     def assign_keys(self) -> None:
         """Stable readable keys: `source.event->target` (+ `#n` for repeats), unless the element names its own id."""
-        seen: dict[str, int] = {}
         explicit: dict[str, Location] = {}
+        seen: dict[str, int] = {}  # transitions and forbids have separate id namespaces (transition:, forbidden:)
         for t in self.model.transitions:
             base = t.explicit_id or f"{t.source}.{t.event}->{t.target}"
             t.key = self.unique(base, seen, explicit, t)
+        seen = {}
         for f in self.model.forbids:
             base = f.explicit_id or forbid_key(f)
             f.key = self.unique(base, seen, explicit, f)

@@ -1,0 +1,36 @@
+"""`mbt check`: span verification plus the static checks of each model's kind, as one sorted list of findings."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from mbt.analysis.findings import Finding
+from mbt.analysis.fsm_checks import check_fsm
+from mbt.analysis.spans import check_spans
+from mbt.model.common import ModelBase
+from mbt.parsing.loader import ModelFile
+
+# One entry per model kind; "table", "policy" and "invariant" plug in here when their checks exist.
+KIND_CHECKS: dict[str, Callable[[ModelBase], list[Finding]]] = {
+    "fsm": check_fsm,
+}
+
+
+def check_model(model: ModelBase) -> list[Finding]:
+    checker = KIND_CHECKS.get(model.kind)
+    return checker(model) if checker is not None else []
+
+
+def run_checks(files: list[ModelFile]) -> list[Finding]:
+    """Every finding for the loaded files, sorted by (file, line, column, code)."""
+    findings: list[Finding] = []
+    for file in files:
+        findings.extend(check_spans(file))
+        for model in file.models:
+            findings.extend(check_model(model))
+    return sorted(findings, key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))
+
+
+def has_errors(findings: list[Finding]) -> bool:
+    """True when `mbt check` should exit 1."""
+    return any(f.severity == "error" for f in findings)

@@ -1,0 +1,386 @@
+"""Static checks of an FSM model: reachability, dead ends, guards (z3), forbidden transitions, unused names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import networkx as nx
+import z3
+
+from mbt.analysis.findings import Finding
+from mbt.analysis.smt import (NONE, Outcome, Solver, Symbols, Term, View, boolean, encode_term, literal,
+                              model_to_valuation, truth)
+from mbt.model.common import Location
+from mbt.model.expr import Expr, compile_expr, refs
+from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, ToolCall, Transition
+from mbt.model.types import ValueType
+
+# (code, name, severity); stable, documented with a bad and a good example each in docs/checks.md.
+UNREACHABLE_STATE = ("FSM001", "unreachable-state", "warning")
+UNREACHABLE_BY_GUARDS = ("FSM002", "unreachable-by-guards", "warning")
+DEAD_END = ("FSM003", "dead-end", "warning")
+NO_FINAL_STATE = ("FSM004", "no-final-state", "info")
+GUARD_NEVER_HOLDS = ("FSM005", "guard-never-holds", "error")
+OVERLAPPING_GUARDS = ("FSM006", "overlapping-guards", "error")
+TRANSITION_FORBIDDEN = ("FSM007", "transition-forbidden", "error")
+FORBID_NEVER_APPLIES = ("FSM008", "forbid-never-applies", "warning")
+UNUSED_EVENT = ("FSM009", "unused-event", "info")
+UNUSED_VARIABLE = ("FSM010", "unused-variable", "info")
+CONFLICTING_BINDINGS = ("FSM011", "conflicting-intent-bindings", "error")
+
+REPLAY_FAILED = " (the solver's witness did not replay on mbt's evaluator; this is an mbt bug, please report it)"
+
+
+def param_symbol(event: str, param: str) -> str:
+    """The symbol of an event parameter; `:` cannot occur in a name, so it never clashes with a variable."""
+    return f"{event}:{param}"
+
+
+def shown_name(symbol: str) -> str:
+    return symbol.split(":", 1)[1] if ":" in symbol else symbol
+
+
+@dataclass
+class Condition:
+    """One condition of a query: its encoding, and how to re-evaluate it on a concrete valuation."""
+
+    term: Term
+    holds: Callable[[dict[str, Any]], bool]
+
+
+class FsmChecker:
+    """Runs every FSM check on one model; one solver (push/pop) and one guard cache serve all queries."""
+
+    def __init__(self, model: FsmModel, solver: Solver | None = None):
+        self.model = model
+        self.solver = solver or Solver()
+        self.symbols = Symbols(self.scope())
+        self.findings: list[Finding] = []
+        self._guard_cache: dict[tuple, Outcome] = {}
+        self._compiled: dict[int, Callable] = {}
+
+    # ------------------------------------------------------------ scopes
+    def scope(self) -> dict[str, ValueType]:
+        m = self.model
+        scope = {name: v.type for name, v in m.variables.items()}
+        for name in m.discardable:
+            if name in m.variables:
+                t = m.variables[name].type
+                scope[f"discarded.{name}"] = ValueType(t.kind, t.lo, t.hi, t.values, optional=True)
+        for event in m.events.values():
+            for p in event.params:
+                scope[param_symbol(event.name, p.name)] = p.type
+        return scope
+
+    def transition_renames(self, t: Transition) -> dict[str, str]:
+        event = self.model.events[t.event]
+        names = t.params or [p.name for p in event.params]
+        return {local: param_symbol(t.event, p.name) for local, p in zip(names, event.params)}
+
+    def forbid_renames(self, f: Forbid) -> dict[str, str]:
+        if f.event is None:
+            return {}
+        return {p.name: param_symbol(f.event, p.name) for p in self.model.events[f.event].params}
+
+    # ------------------------------------------------------------ solver helpers
+    def guard_key(self, guard: Expr, renames: dict[str, str]) -> tuple:
+        """The canonical text plus what each name stands for: equal keys mean equal formulas."""
+        return (guard.text(), tuple(sorted((r, renames.get(r, r)) for r in refs(guard))))
+
+    def guard_outcome(self, guard: Expr, renames: dict[str, str]) -> Outcome:
+        key = self.guard_key(guard, renames)
+        outcome = self._guard_cache.get(key)
+        if outcome is None:
+            view = self.symbols.view(renames)
+            outcome = self._guard_cache[key] = self.solver.check([encode_term(guard, view)], view)
+        return outcome
+
+    def compiled(self, expr: Expr) -> Callable:
+        fn = self._compiled.get(id(expr))
+        if fn is None:
+            fn = self._compiled[id(expr)] = compile_expr(expr)
+        return fn
+
+    def guard_condition(self, guard: Expr, renames: dict[str, str]) -> Condition:
+        fn = self.compiled(guard)
+        return Condition(encode_term(guard, self.symbols.view(renames)),
+                         lambda val: bool(fn(local_env(val, renames))))
+
+    def witness(self, conditions: list[Condition]) -> tuple[str, dict[str, Any] | None]:
+        """Solve the conditions together: ("sat", replayed witness), ("unsat", None), ("unknown", None),
+        or ("sat", None) when the witness fails to replay on compile_expr (an encoding bug, reported as such)."""
+        if not conditions:
+            return "sat", {}
+        outcome = self.solver.check([c.term for c in conditions], self.symbols)
+        if not outcome.sat:
+            return outcome.status, None
+        leaves = set().union(*(c.term.leaves for c in conditions))
+        valuation = model_to_valuation(outcome.model, self.symbols, leaves)
+        admitted = all(self.symbols.scope[n].admits(v) for n, v in valuation.items())
+        if not admitted or not all(c.holds(valuation) for c in conditions):
+            return "sat", None
+        return "sat", {shown_name(n): v for n, v in valuation.items()}
+
+    # ------------------------------------------------------------ reporting
+    def report(self, kind: tuple[str, str, str], location: Location, message: str,
+               related: list[Location] | None = None, witness: dict[str, Any] | None = None) -> None:
+        code, name, severity = kind
+        self.findings.append(Finding(code=code, name=name, severity=severity, location=location, message=message,
+                                     model=self.model.name, related=related or [], witness=witness))
+
+    def at(self, expr: Expr, fallback: Location) -> Location:
+        if expr.line:
+            return Location(file=fallback.file, line=expr.line, column=expr.column)
+        return fallback
+
+    # ------------------------------------------------------------ checks
+    def run(self) -> list[Finding]:
+        impossible = self.check_guards()
+        self.check_reachability(impossible)
+        self.check_dead_ends(impossible)
+        self.check_overlaps(impossible)
+        self.check_forbids()
+        self.check_unused()
+        self.check_bindings()
+        return self.findings
+
+    def check_guards(self) -> set[int]:
+        """Report guards that can never hold; returns the indexes of their transitions."""
+        impossible = set()
+        for i, t in enumerate(self.model.transitions):
+            if t.guard is None:
+                continue
+            if self.guard_outcome(t.guard, self.transition_renames(t)).unsat:
+                impossible.add(i)
+                self.report(GUARD_NEVER_HOLDS, self.at(t.guard, t.loc),
+                            f"guard `{t.guard.text()}` of `{t.source} -> {t.target} on {t.event}` can never hold "
+                            "(no values of the variables and parameters satisfy it)")
+        return impossible
+
+    def check_reachability(self, impossible: set[int]) -> None:
+        m = self.model
+        if not any(s.initial for s in m.states.values()):
+            return
+        graph, feasible = nx.DiGraph(), nx.DiGraph()
+        graph.add_nodes_from(m.states)
+        feasible.add_nodes_from(m.states)
+        for i, t in enumerate(m.transitions):
+            graph.add_edge(t.source, t.target)
+            if i not in impossible:
+                feasible.add_edge(t.source, t.target)
+        start = m.initial_state
+        reached = nx.descendants(graph, start) | {start}
+        reached_feasibly = nx.descendants(feasible, start) | {start}
+        for state in m.states.values():
+            if state.name not in reached:
+                role = "final state" if state.final else "state"
+                self.report(UNREACHABLE_STATE, state.loc,
+                            f"{role} `{state.name}` cannot be reached from the initial state `{start}`")
+            elif state.name not in reached_feasibly:
+                self.report(UNREACHABLE_BY_GUARDS, state.loc,
+                            f"state `{state.name}` is reachable only over transitions whose guard can never hold")
+        if not any(s.final for s in m.states.values()):
+            self.report(NO_FINAL_STATE, m.loc, f"fsm `{m.name}` has no final state")
+
+    def check_dead_ends(self, impossible: set[int]) -> None:
+        outgoing: dict[str, list[int]] = {}
+        for i, t in enumerate(self.model.transitions):
+            outgoing.setdefault(t.source, []).append(i)
+        for state in self.model.states.values():
+            if state.final:
+                continue
+            ways = outgoing.get(state.name, [])
+            if not ways:
+                self.report(DEAD_END, state.loc, f"state `{state.name}` is not final but has no outgoing transition")
+            elif all(i in impossible for i in ways):
+                self.report(DEAD_END, state.loc, f"state `{state.name}` is not final and every outgoing transition "
+                                                 "has a guard that can never hold")
+
+    def check_overlaps(self, impossible: set[int]) -> None:
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, t in enumerate(self.model.transitions):
+            if i not in impossible:
+                groups.setdefault((t.source, t.event), []).append(i)
+        transitions = self.model.transitions
+        for (source, event), members in groups.items():
+            if len(members) < 2:
+                continue
+            for a_pos, a in enumerate(members):
+                for b in members[a_pos + 1:]:
+                    self.check_overlap(transitions[a], transitions[b], source, event)
+
+    def check_overlap(self, first: Transition, second: Transition, source: str, event: str) -> None:
+        conditions = [self.guard_condition(t.guard, self.transition_renames(t)) for t in (first, second)
+                      if t.guard is not None]
+        status, witness = self.witness(conditions)
+        if status != "sat":
+            return
+        def show(t: Transition) -> str:
+            return f"[{t.guard.text()}]" if t.guard is not None else "(no guard)"
+        message = (f"guards overlap on `{event}` in state `{source}`: {show(first)} -> {first.target} "
+                   f"(line {first.loc.line}) and {show(second)} -> {second.target} can both hold")
+        self.report(OVERLAPPING_GUARDS, second.loc, message + ("" if witness is not None else REPLAY_FAILED),
+                    [first.loc], witness or None)
+
+    # ------------------------------------------------------------ forbids
+    def check_forbids(self) -> None:
+        by_source: dict[str, list[Transition]] = {}
+        for t in self.model.transitions:
+            by_source.setdefault(t.source, []).append(t)
+        for f in self.model.forbids:
+            if f.sneak:
+                continue  # derived from the model's own gaps: it matches no declared transition by construction
+            renames = self.forbid_renames(f)
+            if f.guard is not None and self.guard_outcome(f.guard, renames).unsat:
+                self.report(FORBID_NEVER_APPLIES, self.at(f.guard, f.loc),
+                            f"forbid `{f.label()}` can never apply: its guard `{f.guard.text()}` never holds")
+                continue
+            if f.effect is not None and f.effect.kind == "say":
+                continue  # what the agent says is behaviour outside the model: no declared transition can match
+            candidates = by_source.get(f.source, []) if f.source is not None else self.model.transitions
+            for t in candidates:
+                if f.event is not None and t.event != f.event:
+                    continue
+                if f.target is not None and t.target != f.target:
+                    continue
+                self.check_forbid_match(f, t, renames)
+
+    def check_forbid_match(self, f: Forbid, t: Transition, renames: dict[str, str]) -> None:
+        conditions = []
+        if f.guard is not None:
+            conditions.append(self.guard_condition(f.guard, renames))
+        if t.guard is not None:
+            conditions.append(self.guard_condition(t.guard, self.transition_renames(t)))
+        if f.effect is not None:
+            effect = self.effect_condition(f, t, renames)
+            if effect is None:
+                return
+            conditions.append(effect)
+        status, witness = self.witness(conditions)
+        if status != "sat":
+            return
+        what = f"`{t.source} -> {t.target} on {t.event}`"
+        if t.guard is not None:
+            what += f" [{t.guard.text()}]"
+        message = f"transition {what} does what forbid `{f.label()}` (line {f.loc.line}) forbids"
+        self.report(TRANSITION_FORBIDDEN, t.loc, message + ("" if witness is not None else REPLAY_FAILED),
+                    [f.loc], witness or None)
+
+    def effect_condition(self, f: Forbid, t: Transition, renames: dict[str, str]) -> Condition | None:
+        """The condition under which the transition's actions make the forbidden tool call, or None if they never do.
+
+        The effect's condition is read at the moment of the call: `args.NAME` is the call's argument, and the
+        variables hold what earlier actions of the same list assigned (e.g. `discarded.email` after `discard email`).
+        """
+        effect = f.effect
+        calls = [a for a in t.actions if isinstance(a, ToolCall) and a.tool == effect.tool]
+        if not calls:
+            return None
+        if effect.condition is None:
+            return Condition(literal(True), lambda val: True)
+        t_renames = self.transition_renames(t)
+        t_view = self.symbols.view(t_renames)
+        values: dict[str, Term] = {}
+        options: list[Term] = []
+        for action in t.actions:
+            current = t_view.view(values=values)
+            if isinstance(action, Assign):
+                values[action.target] = encode_term(action.value, current)
+            elif isinstance(action, Discard):
+                values[f"discarded.{action.target}"] = current[action.target]
+                values[action.target] = NONE
+            elif action.tool == effect.tool:
+                args = {f"args.{name}": encode_term(value, current) for name, value in action.args}
+                call_view: View = self.symbols.view(renames, {**values, **args})
+                options.append(encode_term(effect.condition, call_view))
+        term = any_of(options)
+        cond = self.compiled(effect.condition)
+        actions = t.actions
+
+        def holds(val: dict[str, Any]) -> bool:
+            for state in run_actions(actions, local_env(val, t_renames), effect.tool, self.compiled):
+                # The transition's local parameter names stay behind: the forbid names parameters its own way.
+                at_call = {k: v for k, v in state.items() if k not in t_renames}
+                if cond({**local_env(val, renames), **at_call}):
+                    return True
+            return False
+
+        return Condition(term, holds)
+
+    # ------------------------------------------------------------ names
+    def check_unused(self) -> None:
+        m = self.model
+        used_events = {t.event for t in m.transitions} | {b.event for b in m.bindings}
+        used_events |= {f.event for f in m.forbids if f.event is not None}
+        for event in m.events.values():
+            if event.name not in used_events:
+                self.report(UNUSED_EVENT, event.loc,
+                            f"event `{event.name}` is not used by any transition, binding or forbid")
+        read: set[str] = set()
+        for expr in model_expressions(m):
+            for name in refs(expr):
+                read.add(name.removeprefix("discarded."))
+        for var in m.variables.values():
+            if var.name not in read:
+                self.report(UNUSED_VARIABLE, var.loc, f"variable `{var.name}` is never read by a guard, action or forbid")
+
+    def check_bindings(self) -> None:
+        first: dict[str, Any] = {}
+        for b in self.model.bindings:
+            if b.how != "intent":
+                continue
+            earlier = first.setdefault(b.pattern, b)
+            if earlier is not b and earlier.event != b.event:
+                self.report(CONFLICTING_BINDINGS, b.loc,
+                            f'intent "{b.pattern}" is bound to `{b.event}` here and to `{earlier.event}` '
+                            f"at line {earlier.loc.line}", [earlier.loc])
+
+
+def any_of(options: list[Term]) -> Term:
+    leaves = frozenset().union(*(o.leaves for o in options))
+    return boolean(z3.Or([truth(o) for o in options]), leaves)
+
+
+def local_env(valuation: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
+    """A concrete environment for an expression written with local parameter names."""
+    env = {n: v for n, v in valuation.items() if ":" not in n}
+    for local, symbol in renames.items():
+        if symbol in valuation:
+            env[local] = valuation[symbol]
+    return env
+
+
+def run_actions(actions, env: dict[str, Any], tool: str, compiled: Callable):
+    """Apply the actions to a copy of env concretely; yield `args.NAME` + variables at each call of `tool`."""
+    env = dict(env)
+    for action in actions:
+        if isinstance(action, Assign):
+            env[action.target] = compiled(action.value)(env)
+        elif isinstance(action, Discard):
+            env[f"discarded.{action.target}"] = env.get(action.target)
+            env[action.target] = None
+        elif action.tool == tool:
+            args = {f"args.{name}": compiled(value)(env) for name, value in action.args}
+            yield {**env, **args}
+
+
+def model_expressions(m: FsmModel):
+    """Every expression the model evaluates: guards, assigned values, tool arguments, forbid conditions."""
+    for t in m.transitions:
+        if t.guard is not None:
+            yield t.guard
+        for a in t.actions:
+            if isinstance(a, Assign):
+                yield a.value
+            elif isinstance(a, ToolCall):
+                yield from (value for _, value in a.args)
+    for f in m.forbids:
+        if f.guard is not None:
+            yield f.guard
+        if f.effect is not None and f.effect.condition is not None:
+            yield f.effect.condition
+
+
+def check_fsm(model: FsmModel) -> list[Finding]:
+    return FsmChecker(model).run()

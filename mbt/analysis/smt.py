@@ -1,0 +1,350 @@
+"""Z3 encoding of mbt expressions over typed symbols, valuations back to Python, and a reusable cached solver."""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Hashable
+
+import z3
+
+from mbt.model.expr import And, Arith, Compare, EnumLit, Expr, Lit, Member, Not, Or, Ref
+from mbt.model.types import ValueType
+
+TRUE = z3.BoolVal(True)
+FALSE = z3.BoolVal(False)
+
+
+@dataclass(frozen=True)
+class Term:
+    """An encoded value: `is_set` is false for `none`; `leaves` are the symbols it depends on (for their domains)."""
+
+    is_set: z3.BoolRef
+    value: z3.ExprRef | None  # None only for the `none` literal
+    kind: str  # "bool" | "int" | "string" | "enum" | "none"
+    leaves: frozenset[str] = frozenset()
+
+
+NONE = Term(FALSE, None, "none")
+
+
+# ---------------------------------------------------------------- strings
+
+def string_val(text: str) -> z3.SeqRef:
+    """A z3 string literal with exactly these characters (z3 would otherwise read `\\u{..}` in the text as an escape)."""
+    return z3.StringVal("".join(c if 32 <= ord(c) < 127 and c != "\\" else f"\\u{{{ord(c):x}}}" for c in text))
+
+
+def string_of(value: z3.ExprRef) -> str:
+    """The characters of a z3 string value (as_string() escapes non-ASCII and is ambiguous with backslashes)."""
+    ctx, ast = value.ctx_ref(), value.as_ast()
+    size = z3.Z3_get_string_length(ctx, ast)
+    buffer = (ctypes.c_uint * size)()
+    z3.Z3_get_string_contents(ctx, ast, size, buffer)
+    return "".join(chr(code) for code in buffer)
+
+
+# ---------------------------------------------------------------- symbols
+
+class EnumCodes:
+    """Every enum value name gets one integer, shared by all enum types, so values of different enums compare."""
+
+    def __init__(self, types: list[ValueType] = ()):
+        self.codes: dict[str, int] = {}
+        self.names: list[str] = []
+        for vtype in types:
+            for value in vtype.values:
+                self.code(value)
+
+    def code(self, name: str) -> int:
+        if name not in self.codes:
+            self.codes[name] = len(self.names)
+            self.names.append(name)
+        return self.codes[name]
+
+
+def _sort(vtype: ValueType):
+    if vtype.kind == "bool":
+        return z3.BoolSort()
+    if vtype.kind == "string":
+        return z3.StringSort()
+    return z3.IntSort()  # int and enum
+
+
+class Symbols(Mapping):
+    """The z3 constants of a scope (name -> ValueType), created on first use, with their domain constraints.
+
+    Names may be anything (`discarded.x`, `event:param`); z3 constants of equal name and sort are one constant,
+    so two Symbols over the same scope can be mixed in one query.
+    """
+
+    def __init__(self, scope: Mapping[str, ValueType]):
+        self.scope = dict(scope)
+        self.enums = EnumCodes([self.scope[n] for n in sorted(self.scope) if self.scope[n].kind == "enum"])
+        self._terms: dict[str, Term] = {}
+        self._domains: dict[str, list[z3.BoolRef]] = {}
+
+    def __getitem__(self, name: str) -> Term:
+        term = self._terms.get(name)
+        if term is None:
+            term = self._terms[name] = self._make(name, self.scope[name])
+        return term
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.scope)
+
+    def __len__(self) -> int:
+        return len(self.scope)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.scope
+
+    def _make(self, name: str, vtype: ValueType) -> Term:
+        value = z3.Const(name, _sort(vtype))
+        domain = []
+        if vtype.kind == "int":
+            domain.append(z3.And(value >= vtype.lo, value <= vtype.hi))
+        elif vtype.kind == "enum":
+            domain.append(z3.Or([value == self.enums.code(v) for v in vtype.values]))
+        is_set = z3.Bool(f"{name}?set") if vtype.optional else TRUE
+        self._domains[name] = domain
+        kind = vtype.kind
+        return Term(is_set, value, kind, frozenset([name]))
+
+    def domain(self, leaves: frozenset[str] | set[str]) -> list[z3.BoolRef]:
+        """Domain constraints of the given symbols (int bounds, enum membership), in a stable order."""
+        out: list[z3.BoolRef] = []
+        for name in sorted(leaves):
+            self[name]
+            out.extend(self._domains[name])
+        return out
+
+    def view(self, renames: Mapping[str, str] | None = None, values: Mapping[str, Term] | None = None) -> "View":
+        """This scope seen under other names (`renames`: local name -> symbol name) or with some names bound to terms."""
+        return View(self, dict(renames or {}), dict(values or {}))
+
+    @property
+    def symbols(self) -> "Symbols":
+        return self
+
+
+class View(Mapping):
+    """A scope over a Symbols: local renames and overriding terms (e.g. variables after an assignment)."""
+
+    def __init__(self, base: Symbols, renames: dict[str, str], values: dict[str, Term]):
+        self.base, self.renames, self.values = base, renames, values
+        self.enums = base.enums
+
+    @property
+    def symbols(self) -> Symbols:
+        return self.base
+
+    def __getitem__(self, name: str) -> Term:
+        if name in self.values:
+            return self.values[name]
+        return self.base[self.renames.get(name, name)]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.values or self.renames.get(name, name) in self.base
+
+    def __iter__(self) -> Iterator[str]:
+        seen = set(self.values) | set(self.renames)
+        yield from seen
+        yield from (n for n in self.base if n not in seen)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def view(self, renames: Mapping[str, str] | None = None, values: Mapping[str, Term] | None = None) -> "View":
+        merged = dict(self.values)
+        merged.update(values or {})
+        names = dict(self.renames)
+        names.update(renames or {})
+        return View(self.base, names, merged)
+
+
+Scope = Symbols | View
+
+
+# ---------------------------------------------------------------- encoding
+
+def encode(expr: Expr, symbols: Scope) -> z3.BoolRef:
+    """The z3 formula that holds exactly when `compile_expr(expr)` is truthy (domain constraints not included)."""
+    return truth(encode_term(expr, symbols))
+
+
+def encode_term(expr: Expr, symbols: Scope) -> Term:
+    """Encode any expression as a Term; a name the scope lacks is `none`, as compile_expr's `env.get` makes it."""
+    if isinstance(expr, Lit):
+        return literal(expr.value)
+    if isinstance(expr, EnumLit):
+        return Term(TRUE, z3.IntVal(symbols.enums.code(expr.value)), "enum")
+    if isinstance(expr, Ref):
+        return symbols[expr.name] if expr.name in symbols else NONE
+    if isinstance(expr, Not):
+        inner = encode_term(expr.operand, symbols)
+        return boolean(z3.Not(truth(inner)), inner.leaves)
+    if isinstance(expr, (And, Or)):
+        parts = [encode_term(i, symbols) for i in expr.items]
+        join = z3.And if isinstance(expr, And) else z3.Or
+        return boolean(join([truth(p) for p in parts]), frozenset().union(*(p.leaves for p in parts)))
+    if isinstance(expr, Compare):
+        left, right = encode_term(expr.left, symbols), encode_term(expr.right, symbols)
+        leaves = left.leaves | right.leaves
+        if expr.op in ("==", "!="):
+            same = equal(left, right)
+            return boolean(same if expr.op == "==" else z3.Not(same), leaves)
+        if left.kind == "none" or right.kind == "none":
+            return boolean(FALSE, leaves)
+        # An unset optional never satisfies an ordering comparison (compile_expr's rule).
+        ordered = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+                   ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}[expr.op](left.value, right.value)
+        return boolean(both_set(left, right, ordered), leaves)
+    if isinstance(expr, Member):
+        operand = encode_term(expr.operand, symbols)
+        hit = z3.Or([equal(operand, encode_term(i, symbols)) for i in expr.items])
+        return boolean(z3.Not(hit) if expr.negated else hit, operand.leaves)
+    if isinstance(expr, Arith):
+        left, right = encode_term(expr.left, symbols), encode_term(expr.right, symbols)
+        leaves = left.leaves | right.leaves
+        if left.kind == "none" or right.kind == "none":
+            return Term(FALSE, z3.IntVal(0), "int", leaves)
+        value = left.value + right.value if expr.op == "+" else left.value - right.value
+        return Term(_and(left.is_set, right.is_set), value, "int", leaves)
+    raise TypeError(f"cannot encode {type(expr).__name__}")
+
+
+def literal(value: Any) -> Term:
+    if value is None:
+        return NONE
+    if isinstance(value, bool):
+        return Term(TRUE, z3.BoolVal(value), "bool")
+    if isinstance(value, int):
+        return Term(TRUE, z3.IntVal(value), "int")
+    if isinstance(value, str):
+        return Term(TRUE, string_val(value), "string")
+    raise TypeError(f"cannot encode the literal {value!r}")  # decimals are rejected by the type checker
+
+
+def boolean(formula: z3.BoolRef, leaves: frozenset[str]) -> Term:
+    return Term(TRUE, formula, "bool", leaves)
+
+
+def truth(term: Term) -> z3.BoolRef:
+    """A term used as a condition: `none` (an unset `bool?`) is falsy, like in Python."""
+    if term.kind == "none":
+        return FALSE
+    if term.kind != "bool":
+        raise TypeError(f"a {term.kind} value is not a condition")
+    return _and(term.is_set, term.value)
+
+
+def equal(a: Term, b: Term) -> z3.BoolRef:
+    """Python equality of two possibly-unset values: two unsets are equal; unset never equals a value."""
+    if a.kind == "none" and b.kind == "none":
+        return TRUE
+    if a.kind == "none":
+        return z3.Not(b.is_set)
+    if b.kind == "none":
+        return z3.Not(a.is_set)
+    same = a.value == b.value
+    if z3.is_true(a.is_set) and z3.is_true(b.is_set):
+        return same
+    return z3.If(a.is_set, z3.And(b.is_set, same), z3.Not(b.is_set))
+
+
+def both_set(a: Term, b: Term, formula: z3.BoolRef) -> z3.BoolRef:
+    return _and(_and(a.is_set, b.is_set), formula)
+
+
+def _and(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
+    if z3.is_true(a):
+        return b
+    if z3.is_true(b):
+        return a
+    return z3.And(a, b)
+
+
+# ---------------------------------------------------------------- back to Python
+
+def python_value(term: Term, model: z3.ModelRef, enums: EnumCodes, vtype: ValueType | None = None) -> Any:
+    """The plain Python value of a term in a z3 model: None when unset, an enum's name as str."""
+    if term.kind == "none" or not z3.is_true(model.eval(term.is_set, model_completion=True)):
+        return None
+    value = model.eval(term.value, model_completion=True)
+    if term.kind == "bool":
+        return z3.is_true(value)
+    if term.kind == "string":
+        return string_of(value)
+    number = value.as_long()
+    if term.kind == "enum":
+        if 0 <= number < len(enums.names):
+            return enums.names[number]
+        return vtype.values[0] if vtype is not None else None  # unreachable when the domain was asserted
+    return number
+
+
+def model_to_valuation(model: z3.ModelRef, symbols: Scope, names: list[str] | set[str] | None = None) -> dict[str, Any]:
+    """Plain Python values for the given names (default: every name of the scope) in a z3 model."""
+    base = symbols.symbols
+    chosen = sorted(names) if names is not None else sorted(symbols)
+    out = {}
+    for name in chosen:
+        term = symbols[name] if name in symbols else NONE
+        leaf = next(iter(term.leaves), None) if len(term.leaves) == 1 else None
+        out[name] = python_value(term, model, base.enums, base.scope.get(leaf))
+    return out
+
+
+# ---------------------------------------------------------------- solver
+
+@dataclass
+class Outcome:
+    """The answer to one query: "sat" (with a model), "unsat", or "unknown" (timeout or an undecided theory)."""
+
+    status: str
+    model: z3.ModelRef | None = None
+
+    @property
+    def sat(self) -> bool:
+        return self.status == "sat"
+
+    @property
+    def unsat(self) -> bool:
+        return self.status == "unsat"
+
+
+class Solver:
+    """One z3 solver reused for many queries (push/pop), with answers cached under a caller-chosen key."""
+
+    def __init__(self, timeout_ms: int = 5000):
+        self._solver = z3.Solver()
+        self._solver.set("timeout", timeout_ms)
+        self._cache: dict[Hashable, Outcome] = {}
+        self.queries = 0  # solver calls actually made (cache misses); for benchmarks and tests
+
+    def check(self, conditions: list[Term], symbols: Scope, key: Hashable | None = None) -> Outcome:
+        """Are the conditions satisfiable together, within the domains of the symbols they use?"""
+        if key is not None and key in self._cache:
+            return self._cache[key]
+        leaves: set[str] = set()
+        for c in conditions:
+            leaves |= c.leaves
+        outcome = self.check_formulas([truth(c) for c in conditions] + symbols.symbols.domain(leaves))
+        if key is not None:
+            self._cache[key] = outcome
+        return outcome
+
+    def check_formulas(self, formulas: list[z3.BoolRef]) -> Outcome:
+        self.queries += 1
+        s = self._solver
+        s.push()
+        try:
+            s.add(*formulas)
+            result = s.check()
+            if result == z3.sat:
+                return Outcome("sat", s.model())
+            return Outcome("unsat" if result == z3.unsat else "unknown")
+        finally:
+            s.pop()

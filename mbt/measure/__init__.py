@@ -1,0 +1,1 @@
+"""Coverage numbers (summable), per model and criterion, and the gate that decides whether CI fails."""

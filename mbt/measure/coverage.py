@@ -1,0 +1,118 @@
+"""Coverage of a set of models by a set of goldens: which goldens exercise/verify which elements, per criterion."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from mbt.elements.base import Element
+from mbt.goldens.results import Contradiction, Divergence, Note, UnboundTurn
+from mbt.measure.numbers import Numbers
+
+SCHEMA_VERSION = "1.0"
+
+
+class CriterionCoverage(BaseModel):
+    criterion: str
+    verified: Numbers
+    exercised: Numbers
+    infeasible: int = 0  # elements no run can cover; not in the denominator
+
+
+class ElementCoverage(BaseModel):
+    element: Element
+    exercised_by: list[str] = []
+    verified_by: list[str] = []
+
+    @property
+    def verified(self) -> bool:
+        return bool(self.verified_by)
+
+    @property
+    def exercised(self) -> bool:
+        return bool(self.exercised_by)
+
+
+class ModelCoverage(BaseModel):
+    model: str
+    kind: str
+    file: str
+    goldens_replayed: int
+    criteria: list[CriterionCoverage]
+    elements: list[ElementCoverage]
+
+    def criterion(self, name: str) -> CriterionCoverage | None:
+        return next((c for c in self.criteria if c.criterion == name), None)
+
+    def uncovered(self, criterion: str | None = None) -> list[ElementCoverage]:
+        return [e for e in self.elements if e.element.feasible and not e.verified
+                and (criterion is None or e.element.criterion == criterion)]
+
+
+class InvalidCaseReport(BaseModel):
+    file: str
+    line: int
+    message: str
+
+
+class GoldenSummary(BaseModel):
+    files: list[str]
+    read: int  # valid + invalid
+    valid: int
+    invalid: int
+    bound: int  # valid cases whose every turn bound to an event
+    unbound: int  # valid cases with at least one unbound turn
+    not_applicable: int  # valid cases no loaded model applies to (other contract / model)
+
+
+class GateFailure(BaseModel):
+    rule: str
+    expected: str
+    actual: Any
+    message: str
+    elements: list[str] = []
+
+
+class GateResult(BaseModel):
+    enabled: bool
+    passed: bool
+    source: str | None  # the gate file, or None for the default gate
+    failures: list[GateFailure] = []
+
+
+class CoverageReport(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    models: list[ModelCoverage]
+    goldens: GoldenSummary
+    invalid_cases: list[InvalidCaseReport] = []
+    contradictions: list[Contradiction] = []
+    divergences: list[Divergence] = []
+    unbound_turns: list[UnboundTurn] = []
+    notes: list[Note] = []
+    gate: GateResult | None = None
+
+
+def numbers_for(elements: list[ElementCoverage], verified: bool) -> Numbers:
+    covered = total = 0
+    covered_weight = total_weight = 0.0
+    for ec in elements:
+        e = ec.element
+        if not e.feasible:
+            continue
+        total += 1
+        total_weight += e.weight
+        if ec.verified_by if verified else ec.exercised_by:
+            covered += 1
+            covered_weight += e.weight
+    return Numbers(covered=covered, total=total, covered_weight=covered_weight, total_weight=total_weight)
+
+
+def criterion_table(criteria: tuple[str, ...], elements: list[ElementCoverage]) -> list[CriterionCoverage]:
+    out = []
+    for name in criteria:
+        mine = [ec for ec in elements if ec.element.criterion == name]
+        out.append(CriterionCoverage(criterion=name, verified=numbers_for(mine, True),
+                                     exercised=numbers_for(mine, False),
+                                     infeasible=sum(1 for ec in mine if not ec.element.feasible)))
+    return out

@@ -1,0 +1,36 @@
+"""Coverage numbers that add up: covered/total counts and severity weights; ratios computed in one place."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, computed_field
+
+
+class Numbers(BaseModel):
+    covered: int = 0
+    total: int = 0
+    covered_weight: float = 0.0
+    total_weight: float = 0.0
+
+    def __add__(self, other: "Numbers") -> "Numbers":
+        return Numbers(covered=self.covered + other.covered, total=self.total + other.total,
+                       covered_weight=self.covered_weight + other.covered_weight,
+                       total_weight=self.total_weight + other.total_weight)
+
+    def __radd__(self, other):  # lets sum() start from 0
+        return self if other == 0 else self.__add__(other)
+
+    @computed_field
+    @property
+    def ratio(self) -> float | None:
+        """Plain count ratio; None when there is nothing to cover."""
+        return round(self.covered / self.total, 4) if self.total else None
+
+    @computed_field
+    @property
+    def weighted_ratio(self) -> float | None:
+        """Risk-weighted ratio (severity weights)."""
+        return round(self.covered_weight / self.total_weight, 4) if self.total_weight else None
+
+
+def percent(value: float | None) -> str:
+    return "   n/a" if value is None else f"{value * 100:5.1f}%"

@@ -1,0 +1,168 @@
+"""Plain-text reports for people: coverage tables, uncovered elements with their spans, findings, element lists."""
+
+from __future__ import annotations
+
+from mbt.api import CheckReport, ElementsReport
+from mbt.elements.base import Element
+from mbt.measure.coverage import CoverageReport, ElementCoverage, ModelCoverage
+from mbt.measure.numbers import Numbers, percent
+from mbt.report.style import PLAIN, Style
+
+
+def _fraction(n: Numbers) -> str:
+    return f"{n.covered:>5}/{n.total:<5} {percent(n.ratio)}"
+
+
+def _cite(e: Element) -> str:
+    if e.span is None:
+        return f"({e.status.value})"
+    return f"cites {e.span.describe()} ({e.status.value})"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def coverage_text(report: CoverageReport, style: Style = PLAIN, show_covering: bool = False,
+                  uncovered_limit: int | None = 25) -> str:
+    g = report.goldens
+    lines = [
+        style(f"mbt coverage: {_plural(len(report.models), 'model')}, {_plural(g.read, 'golden case')} read "
+              f"({g.valid} valid, {g.invalid} invalid); {g.bound} bound, {g.unbound} with unbound turns, "
+              f"{g.not_applicable} for no loaded model", "bold"),
+        "Coverage counts elements a golden *verifies* (drives there and checks the outcome); "
+        "exercised = reached without a check.",
+    ]
+    for m in report.models:
+        lines += [""] + _model_section(m, style, show_covering, uncovered_limit)
+    lines += _findings_sections(report, style)
+    if report.gate is not None:
+        lines += [""] + _gate_section(report, style)
+    return "\n".join(lines) + "\n"
+
+
+def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: int | None) -> list[str]:
+    lines = [style(f"{m.model}  ({m.kind}, {m.file}), {_plural(m.goldens_replayed, 'golden')} replayed", "bold"),
+             f"  {'criterion':<16} {'verified':>18} {'weighted':>9}   {'exercised':>18}"]
+    for c in m.criteria:
+        extra = f"   ({c.infeasible} infeasible, not counted)" if c.infeasible else ""
+        lines.append(f"  {c.criterion:<16} {_fraction(c.verified):>18} {percent(c.verified.weighted_ratio):>9}"
+                     f"   {_fraction(c.exercised):>18}{extra}")
+    forbidden = m.uncovered("forbidden")
+    if forbidden:
+        lines += ["", style(f"  Uncovered forbidden elements ({len(forbidden)}): behaviour that must never happen "
+                            "and no golden checks", "red")]
+        lines += _element_lines(forbidden, show_covering, None)
+    others = [e for e in m.uncovered() if e.element.criterion != "forbidden"]
+    if others:
+        lines += ["", f"  Uncovered elements ({len(others)}; verified by no golden):"]
+        lines += _element_lines(others, show_covering, limit)
+    if show_covering:
+        covered = [e for e in m.elements if e.verified or e.exercised]
+        if covered:
+            lines += ["", "  Covered elements and the goldens that cover them:"]
+            for ec in covered:
+                lines.append(f"    {ec.element.id}")
+                if ec.verified_by:
+                    lines.append(f"        verified by:  {', '.join(ec.verified_by)}")
+                only = [c for c in ec.exercised_by if c not in set(ec.verified_by)]
+                if only:
+                    lines.append(f"        exercised by: {', '.join(only)}")
+    infeasible = [e for e in m.elements if not e.element.feasible]
+    if infeasible:
+        lines += ["", f"  Infeasible elements ({len(infeasible)}; no run can cover them, not counted):"]
+        lines += [f"    {e.element.id}: {e.element.reason}" for e in infeasible]
+    return lines
+
+
+def _element_lines(rows: list[ElementCoverage], show_covering: bool, limit: int | None) -> list[str]:
+    out = []
+    shown = rows if limit is None else rows[:limit]
+    for ec in shown:
+        e = ec.element
+        state = "exercised, not verified" if ec.exercised else "not reached"
+        out.append(f"    {e.id}  ({state}; {e.severity.value})  {e.location}")
+        if e.criterion in ("forbidden", "guard"):
+            out.append(f"        {e.label}")
+        if e.span is not None:
+            out.append(f"        {_cite(e)}")
+        if show_covering and ec.exercised_by:
+            out.append(f"        exercised by: {', '.join(ec.exercised_by)}")
+    if limit is not None and len(rows) > limit:
+        out.append(f"    ... and {len(rows) - limit} more (--show-uncovered all, or --format json)")
+    return out
+
+
+def _findings_sections(report: CoverageReport, style: Style) -> list[str]:
+    lines: list[str] = []
+    if report.contradictions:
+        lines += ["", style(f"Contradictions ({len(report.contradictions)}): the golden and the model disagree; "
+                            "one of them is wrong", "red")]
+        for c in report.contradictions:
+            lines.append(f"  {c.case} ({c.where}) on {c.model}: {c.message}")
+            lines.append(f"      expected {_value(c.expected)}, model gives {_value(c.actual)}")
+    if report.divergences:
+        lines += ["", style(f"Divergences ({len(report.divergences)}): events the model does not allow there", "yellow")]
+        for d in report.divergences:
+            lines.append(f"  {d.case} ({d.where}) turn {d.turn}: {d.message}")
+    if report.unbound_turns:
+        lines += ["", style(f"Unbound turns ({len(report.unbound_turns)}): no event could be bound (never guessed)",
+                            "yellow")]
+        for u in report.unbound_turns:
+            said = f' "{u.user}"' if u.user else ""
+            lines.append(f"  {u.case} ({u.where}) turn {u.turn}{said}: {u.reason}")
+    if report.notes:
+        lines += ["", f"Not checked ({len(report.notes)}): parts of goldens the model cannot check"]
+        for n in report.notes:
+            turn = f" turn {n.turn}" if n.turn else ""
+            lines.append(f"  {n.case} ({n.where}){turn}: {n.message}")
+    if report.invalid_cases:
+        lines += ["", style(f"Invalid cases ({len(report.invalid_cases)}): reported and skipped; the rest were processed",
+                            "yellow")]
+        lines += [f"  {i.file}:{i.line}: {i.message}" for i in report.invalid_cases]
+    return lines
+
+
+def _gate_section(report: CoverageReport, style: Style) -> list[str]:
+    gate = report.gate
+    source = gate.source or "default gate: no uncovered forbidden element"
+    if gate.passed:
+        return [style(f"Gate ({source}): passed", "green")]
+    lines = [style(f"Gate ({source}): FAILED", "red")]
+    for f in gate.failures:
+        lines.append(f"  x {f.message}")
+        lines += [f"      {e}" for e in f.elements]
+    return lines
+
+
+def _value(v) -> str:
+    if v is None:
+        return "none"
+    return repr(v) if isinstance(v, str) else str(v)
+
+
+def check_text(report: CheckReport, style: Style = PLAIN) -> str:
+    lines = [f.render() for f in report.findings]
+    errors, warnings, infos = report.count("error"), report.count("warning"), report.count("info")
+    summary = (f"mbt check: {_plural(len(report.files), 'file')}, {_plural(len(report.models), 'model')}: "
+               f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {infos} info")
+    lines.append(style(summary, "red" if errors else "green"))
+    return "\n".join(lines) + "\n"
+
+
+def elements_text(report: ElementsReport) -> str:
+    lines = []
+    for m in report.models:
+        lines.append(f"{m.model}  ({m.kind}, {m.file}): {_plural(len(m.elements), 'element')}")
+        for criterion in m.criteria:
+            mine = [e for e in m.elements if e.criterion == criterion]
+            if not mine:
+                continue
+            lines.append(f"  {criterion} ({len(mine)})")
+            for e in mine:
+                flag = "" if e.feasible else f"  INFEASIBLE: {e.reason}"
+                lines.append(f"    {e.id}  w={e.weight:g} {e.severity.value}  {e.location}{flag}")
+                lines.append(f"        {e.label}")
+                lines.append(f"        {_cite(e)}")
+        lines.append("")
+    return "\n".join(lines)
