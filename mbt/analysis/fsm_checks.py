@@ -9,8 +9,8 @@ import networkx as nx
 import z3
 
 from mbt.analysis.findings import Finding
-from mbt.analysis.smt import (NONE, Outcome, Solver, Symbols, Term, View, boolean, encode_term, literal,
-                              model_to_valuation, truth)
+from mbt.analysis.smt import (NONE, Solver, Symbols, Term, View, boolean, constants_of, encode_term, literal,
+                              model_to_valuation, search, truth)
 from mbt.model.common import Location
 from mbt.model.expr import Expr, compile_expr, refs
 from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, ToolCall, Transition
@@ -43,10 +43,13 @@ def shown_name(symbol: str) -> str:
 
 @dataclass
 class Condition:
-    """One condition of a query: its encoding, and how to re-evaluate it on a concrete valuation."""
+    """One condition of a query: the symbols it reads, its constants, a concrete test, and its z3 encoding."""
 
-    term: Term
-    holds: Callable[[dict[str, Any]], bool]
+    leaves: frozenset[str]
+    constants: list[Any]
+    holds: Callable[[dict[str, Any]], bool]  # mbt's own evaluator on a valuation of the leaves
+    encode: Callable[[], Term]
+    key: tuple | None = None  # equal keys mean equal conditions (for the cache)
 
 
 class FsmChecker:
@@ -57,7 +60,7 @@ class FsmChecker:
         self.solver = solver or Solver()
         self.symbols = Symbols(self.scope())
         self.findings: list[Finding] = []
-        self._guard_cache: dict[tuple, Outcome] = {}
+        self._witnesses: dict[tuple, tuple[str, dict[str, Any] | None]] = {}
         self._compiled: dict[int, Callable] = {}
 
     # ------------------------------------------------------------ scopes
@@ -83,19 +86,7 @@ class FsmChecker:
             return {}
         return {p.name: param_symbol(f.event, p.name) for p in self.model.events[f.event].params}
 
-    # ------------------------------------------------------------ solver helpers
-    def guard_key(self, guard: Expr, renames: dict[str, str]) -> tuple:
-        """The canonical text plus what each name stands for: equal keys mean equal formulas."""
-        return (guard.text(), tuple(sorted((r, renames.get(r, r)) for r in refs(guard))))
-
-    def guard_outcome(self, guard: Expr, renames: dict[str, str]) -> Outcome:
-        key = self.guard_key(guard, renames)
-        outcome = self._guard_cache.get(key)
-        if outcome is None:
-            view = self.symbols.view(renames)
-            outcome = self._guard_cache[key] = self.solver.check([encode_term(guard, view)], view)
-        return outcome
-
+    # ------------------------------------------------------------ solving
     def compiled(self, expr: Expr) -> Callable:
         fn = self._compiled.get(id(expr))
         if fn is None:
@@ -103,24 +94,55 @@ class FsmChecker:
         return fn
 
     def guard_condition(self, guard: Expr, renames: dict[str, str]) -> Condition:
+        names = refs(guard)
+        leaves = frozenset(renames.get(r, r) for r in names) & self.symbols.scope.keys()
+        # The canonical text plus what each name stands for: equal keys mean equal formulas.
+        key = (guard.text(), tuple(sorted((r, renames.get(r, r)) for r in names)))
         fn = self.compiled(guard)
-        return Condition(encode_term(guard, self.symbols.view(renames)),
-                         lambda val: bool(fn(local_env(val, renames))))
+        return Condition(leaves, constants_of([guard]), lambda val: bool(fn(local_env(val, renames))),
+                         lambda: encode_term(guard, self.symbols.view(renames)), key)
+
+    def can_hold(self, guard: Expr, renames: dict[str, str]) -> str:
+        """"sat", "unsat" or "unknown" for one guard over the domains of what it reads."""
+        return self.witness([self.guard_condition(guard, renames)])[0]
 
     def witness(self, conditions: list[Condition]) -> tuple[str, dict[str, Any] | None]:
-        """Solve the conditions together: ("sat", replayed witness), ("unsat", None), ("unknown", None),
-        or ("sat", None) when the witness fails to replay on compile_expr (an encoding bug, reported as such)."""
+        """Can the conditions hold together? ("sat", witness), ("unsat", None) or ("unknown", None).
+
+        Candidate values are tried first with mbt's evaluator; z3 decides the rest, and its witness is replayed on
+        the evaluator before it is believed (("sat", None) when it does not replay: an encoding bug, said so).
+        """
+        keys = tuple(c.key for c in conditions)
+        cacheable = all(k is not None for k in keys)
+        if cacheable and keys in self._witnesses:
+            return self._witnesses[keys]
+        result = self._solve(conditions)
+        if cacheable:
+            self._witnesses[keys] = result
+        return result
+
+    def _solve(self, conditions: list[Condition]) -> tuple[str, dict[str, Any] | None]:
         if not conditions:
             return "sat", {}
-        outcome = self.solver.check([c.term for c in conditions], self.symbols)
+        leaves = frozenset().union(*(c.leaves for c in conditions))
+        constants = [k for c in conditions for k in c.constants]
+        scope = self.symbols.scope
+
+        def all_hold(valuation: dict[str, Any]) -> bool:
+            return all(c.holds(valuation) for c in conditions)
+
+        found = search({n: scope[n] for n in leaves}, constants, all_hold)
+        if found is not None:
+            return "sat", shown(found)
+        terms = [c.encode() for c in conditions]
+        outcome = self.solver.check(terms, self.symbols, want_model=True)
         if not outcome.sat:
             return outcome.status, None
-        leaves = set().union(*(c.term.leaves for c in conditions))
+        leaves = leaves.union(*(t.leaves for t in terms))
         valuation = model_to_valuation(outcome.model, self.symbols, leaves)
-        admitted = all(self.symbols.scope[n].admits(v) for n, v in valuation.items())
-        if not admitted or not all(c.holds(valuation) for c in conditions):
+        if not all(scope[n].admits(v) for n, v in valuation.items()) or not all_hold(valuation):
             return "sat", None
-        return "sat", {shown_name(n): v for n, v in valuation.items()}
+        return "sat", shown(valuation)
 
     # ------------------------------------------------------------ reporting
     def report(self, kind: tuple[str, str, str], location: Location, message: str,
@@ -151,7 +173,7 @@ class FsmChecker:
         for i, t in enumerate(self.model.transitions):
             if t.guard is None:
                 continue
-            if self.guard_outcome(t.guard, self.transition_renames(t)).unsat:
+            if self.can_hold(t.guard, self.transition_renames(t)) == "unsat":
                 impossible.add(i)
                 self.report(GUARD_NEVER_HOLDS, self.at(t.guard, t.loc),
                             f"guard `{t.guard.text()}` of `{t.source} -> {t.target} on {t.event}` can never hold "
@@ -232,7 +254,7 @@ class FsmChecker:
             if f.sneak:
                 continue  # derived from the model's own gaps: it matches no declared transition by construction
             renames = self.forbid_renames(f)
-            if f.guard is not None and self.guard_outcome(f.guard, renames).unsat:
+            if f.guard is not None and self.can_hold(f.guard, renames) == "unsat":
                 self.report(FORBID_NEVER_APPLIES, self.at(f.guard, f.loc),
                             f"forbid `{f.label()}` can never apply: its guard `{f.guard.text()}` never holds")
                 continue
@@ -278,7 +300,7 @@ class FsmChecker:
         if not calls:
             return None
         if effect.condition is None:
-            return Condition(literal(True), lambda val: True)
+            return Condition(frozenset(), [], lambda val: True, lambda: literal(True))
         t_renames = self.transition_renames(t)
         t_view = self.symbols.view(t_renames)
         values: dict[str, Term] = {}
@@ -306,7 +328,8 @@ class FsmChecker:
                     return True
             return False
 
-        return Condition(term, holds)
+        return Condition(term.leaves, constants_of([effect.condition, *action_exprs(actions)]), holds,
+                         lambda: term)
 
     # ------------------------------------------------------------ names
     def check_unused(self) -> None:
@@ -340,6 +363,21 @@ class FsmChecker:
 def any_of(options: list[Term]) -> Term:
     leaves = frozenset().union(*(o.leaves for o in options))
     return boolean(z3.Or([truth(o) for o in options]), leaves)
+
+
+def shown(valuation: dict[str, Any]) -> dict[str, Any]:
+    """A witness as the user reads it: parameters under the event's own names."""
+    return {shown_name(n): v for n, v in valuation.items()}
+
+
+def action_exprs(actions) -> list[Expr]:
+    out: list[Expr] = []
+    for a in actions:
+        if isinstance(a, Assign):
+            out.append(a.value)
+        elif isinstance(a, ToolCall):
+            out.extend(value for _, value in a.args)
+    return out
 
 
 def local_env(valuation: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:

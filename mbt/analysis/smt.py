@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Iterator, Mapping
+import itertools
+import random
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Hashable
 
@@ -249,7 +251,7 @@ def equal(a: Term, b: Term) -> z3.BoolRef:
     if b.kind == "none":
         return z3.Not(a.is_set)
     same = a.value == b.value
-    if z3.is_true(a.is_set) and z3.is_true(b.is_set):
+    if a.is_set is TRUE and b.is_set is TRUE:
         return same
     return z3.If(a.is_set, z3.And(b.is_set, same), z3.Not(b.is_set))
 
@@ -259,9 +261,10 @@ def both_set(a: Term, b: Term, formula: z3.BoolRef) -> z3.BoolRef:
 
 
 def _and(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
-    if z3.is_true(a):
+    # Identity, not z3.is_true: cheap, and every always-set value carries the TRUE constant itself.
+    if a is TRUE:
         return b
-    if z3.is_true(b):
+    if b is TRUE:
         return a
     return z3.And(a, b)
 
@@ -297,6 +300,62 @@ def model_to_valuation(model: z3.ModelRef, symbols: Scope, names: list[str] | se
     return out
 
 
+# ---------------------------------------------------------------- concrete search (before the solver)
+
+def constants_of(exprs: Iterable[Expr]) -> list[Any]:
+    """The literal values written in the expressions (enum values are all tried anyway), in order of appearance, without repeats."""
+    seen: dict[Any, None] = {}
+    for expr in exprs:
+        for node in expr.walk():
+            if isinstance(node, Lit) and node.value is not None:
+                seen.setdefault((type(node.value), node.value), None)
+    return [value for _, value in seen]
+
+
+def candidates(vtype: ValueType, constants: list[Any]) -> list[Any]:
+    """A few values of the type worth trying: its bounds, and each written constant with its neighbours."""
+    if vtype.kind == "bool":
+        found: list[Any] = [True, False]
+    elif vtype.kind == "int":
+        numbers = {vtype.lo, vtype.hi, 0}
+        for c in constants:
+            if isinstance(c, int) and not isinstance(c, bool):
+                numbers.update((c - 1, c, c + 1))
+        found = sorted(n for n in numbers if vtype.lo <= n <= vtype.hi)
+    elif vtype.kind == "enum":
+        found = list(vtype.values)
+    else:
+        texts = [c for c in constants if isinstance(c, str)]
+        fresh = "x"
+        while fresh in texts:
+            fresh += "x"
+        found = list(dict.fromkeys(["", *texts, fresh]))
+    return found + [None] if vtype.optional else found
+
+
+def search(types: Mapping[str, ValueType], constants: list[Any], predicate: Callable[[dict[str, Any]], bool],
+           limit: int = 64) -> dict[str, Any] | None:
+    """A valuation of `types` that makes `predicate` true, found by trying candidate values; None if none was found.
+
+    Cheap and sound (the predicate is mbt's own evaluator), but incomplete: None means "ask the solver".
+    """
+    names = sorted(types)
+    pools = [candidates(types[n], constants) for n in names]
+    total = 1
+    for pool in pools:
+        total *= len(pool)
+    if total <= limit:
+        tries: Iterable[tuple] = itertools.product(*pools)
+    else:
+        rng = random.Random(0)  # fixed seed: the same model always gives the same witness
+        tries = (tuple(rng.choice(pool) for pool in pools) for _ in range(limit))
+    for values in tries:
+        valuation = dict(zip(names, values))
+        if predicate(valuation):
+            return valuation
+    return None
+
+
 # ---------------------------------------------------------------- solver
 
 @dataclass
@@ -324,19 +383,25 @@ class Solver:
         self._cache: dict[Hashable, Outcome] = {}
         self.queries = 0  # solver calls actually made (cache misses); for benchmarks and tests
 
-    def check(self, conditions: list[Term], symbols: Scope, key: Hashable | None = None) -> Outcome:
-        """Are the conditions satisfiable together, within the domains of the symbols they use?"""
+    def check(self, conditions: list[Term], symbols: Scope, key: Hashable | None = None,
+              want_model: bool = False) -> Outcome:
+        """Are the conditions satisfiable together, within the domains of the symbols they use?
+
+        Asking for the model costs time, so it is fetched only when wanted; a cached answer may lack one.
+        """
         if key is not None and key in self._cache:
-            return self._cache[key]
+            cached = self._cache[key]
+            if not (want_model and cached.sat and cached.model is None):
+                return cached
         leaves: set[str] = set()
         for c in conditions:
             leaves |= c.leaves
-        outcome = self.check_formulas([truth(c) for c in conditions] + symbols.symbols.domain(leaves))
+        outcome = self.check_formulas([truth(c) for c in conditions] + symbols.symbols.domain(leaves), want_model)
         if key is not None:
             self._cache[key] = outcome
         return outcome
 
-    def check_formulas(self, formulas: list[z3.BoolRef]) -> Outcome:
+    def check_formulas(self, formulas: list[z3.BoolRef], want_model: bool = True) -> Outcome:
         self.queries += 1
         s = self._solver
         s.push()
@@ -344,7 +409,7 @@ class Solver:
             s.add(*formulas)
             result = s.check()
             if result == z3.sat:
-                return Outcome("sat", s.model())
+                return Outcome("sat", s.model() if want_model else None)
             return Outcome("unsat" if result == z3.unsat else "unknown")
         finally:
             s.pop()

@@ -113,6 +113,7 @@ def load_goldens(paths: list[str]) -> GoldenSet:
     if problems:
         raise LocatedError(problems)
     _flag_duplicate_ids(out)
+    out.invalid.sort(key=lambda i: (i.file, i.line))
     return out
 
 

@@ -2,88 +2,395 @@
 
 from __future__ import annotations
 
+import difflib
+import re
+from dataclasses import dataclass
+
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.lexer import PatternStr
 
 from mbt.errors import LocatedError, problem_at
 
-# Terminal names as a person would say them.
+# Named terminals as a person would say them; every other terminal is shown as its literal text.
 TOKEN_WORDS = {
     "NAME": "a name",
     "STRING": 'a quoted string ("...")',
     "INT": "a whole number",
     "DECIMAL": "a number",
-    "LBRACE": '"{"',
-    "RBRACE": '"}"',
-    "LSQB": '"["',
-    "RSQB": '"]"',
-    "LPAR": '"("',
-    "RPAR": '")"',
-    "COLON": '":"',
-    "COMMA": '","',
-    "SLASH": '"/"',
-    "EQUAL": '"="',
     "CMP_OP": "a comparison (==, !=, <, <=, >, >=)",
     "SEVERITY": "a severity (low, medium, high, critical)",
     "BIND_KIND": "intent, text or regex",
-    "OPTIONAL_MARK": '"?"',
     "$END": "the end of the file",
 }
 
-
-def _words(expected: set[str]) -> str:
-    shown = sorted({TOKEN_WORDS.get(name, _keyword(name)) for name in expected})
-    if len(shown) > 8:
-        shown = shown[:8] + ["..."]
-    return ", ".join(shown)
-
-
-def _keyword(name: str) -> str:
-    # Anonymous keyword terminals are named after their text, e.g. FSM -> "fsm", MORETHAN -> ">".
-    symbols = {"MORETHAN": ">", "LESSTHAN": "<", "MINUS": "-", "PLUS": "+", "AT": "@", "STAR": "*", "QMARK": "?"}
-    if name in symbols:
-        return f'"{symbols[name]}"'
-    if name.startswith("__ANON"):
-        return "more input"
-    return f'"{name.lower()}"'
+MODEL_KINDS = ("fsm",)
+COMING_KINDS = ("table", "policy", "invariants")
+# Words that begin a line inside an fsm body; a mistyped one is read as the start of a transition.
+FSM_ITEM_WORDS = ("title", "contract", "complete", "var", "state", "event", "bind", "forbid")
+TYPE_TERMINALS = {"BOOL", "ENUM"}  # plus the anonymous "string" and "int", found by their text
+TYPES_HINT = "the types are bool, string, int[LOW..HIGH], enum{A, B} (add ? to allow none)"
+CLOSERS = {"{": "}", "[": "]", "(": ")"}
 
 
-def friendly_message(err: UnexpectedInput, text: str) -> tuple[str, str | None]:
-    """The message and an optional hint for the common mistakes."""
-    if isinstance(err, UnexpectedCharacters):
-        char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
-        line_text = text.splitlines()[err.line - 1] if err.line - 1 < len(text.splitlines()) else ""
-        if char == '"' or line_text.count('"') % 2 == 1:
-            return "unterminated string: a quoted string must close on the same line", None
-        if char == "'":
-            return "strings use double quotes, not single quotes", 'write "text"'
-        if char in "&|!":
-            return f"unexpected {char!r}", "write `and`, `or`, `not` for boolean logic"
-        if char == "=" and text[err.pos_in_stream:err.pos_in_stream + 2] != "==":
-            return "unexpected '='", "use `==` to compare and `:=` to assign"
-        return f"unexpected character {char!r}", None
-    if isinstance(err, UnexpectedEOF):
-        return "the file ends too early", "a '}' may be missing at the end of a model"
-    if isinstance(err, UnexpectedToken):
-        token = err.token
-        if token.type == "$END":
-            return "the file ends too early", "a '}' may be missing at the end of a model"
-        expected = set(err.expected)
-        got = f"'{token}'"
-        if token.type == "EQUAL" and "COLON" not in expected:
-            return "unexpected '='", "use `==` to compare and `:=` to assign"
-        if expected == {"RBRACE"} or ("RBRACE" in expected and token.type == "$END"):
-            return f"unexpected {got}: a '}}' is missing", None
-        if "NAME" in expected and token.type != "NAME" and token.type.isupper() and str(token).isalpha():
-            return f"'{token}' is a reserved word and cannot be used as a name here", "rename it"
-        return f"unexpected {got}; expected {_words(expected)}", None
-    return str(err).splitlines()[0], None
+@dataclass
+class Failure:
+    """What went wrong, where, in plain words."""
+
+    line: int
+    column: int
+    message: str
+    hint: str | None = None
 
 
 def syntax_error(err: UnexpectedInput, path: str, text: str) -> LocatedError:
-    message, hint = friendly_message(err, text)
-    line = getattr(err, "line", 1) or 1
-    column = getattr(err, "column", 1) or 1
-    if line < 1:  # lark reports EOF at line -1
-        lines = text.splitlines() or [""]
-        line, column = len(lines), len(lines[-1]) + 1
-    return LocatedError([problem_at(path, text, line, column, f"syntax error: {message}", hint)])
+    """The located error for a lark failure on `text`."""
+    failure = explain(err, text)
+    return LocatedError([problem_at(path, text, failure.line, failure.column,
+                                    f"syntax error: {failure.message}", failure.hint)])
+
+
+def friendly_message(err: UnexpectedInput, text: str) -> tuple[str, str | None]:
+    """The message and an optional hint (kept for callers that want the words without the position)."""
+    failure = explain(err, text)
+    return failure.message, failure.hint
+
+
+def explain(err: UnexpectedInput, text: str) -> Failure:
+    if isinstance(err, UnexpectedCharacters):
+        return _bad_character(err, text)
+    if isinstance(err, UnexpectedToken) and err.token.type != "$END":
+        return _bad_token(err, text)
+    if isinstance(err, (UnexpectedToken, UnexpectedEOF)):
+        return _early_end(set(getattr(err, "expected", ()) or ()), text)
+    line, column = getattr(err, "line", 1) or 1, getattr(err, "column", 1) or 1
+    return Failure(line, column, "the text cannot be read here")
+
+
+# ---------- characters the lexer cannot start a token with
+
+def _bad_character(err: UnexpectedCharacters, text: str) -> Failure:
+    pos, line, column = err.pos_in_stream, err.line, err.column
+    char = text[pos] if pos < len(text) else ""
+    allowed = set(err.allowed or ())
+    if char == '"':
+        return Failure(line, column, "unterminated string: the closing \" is missing",
+                       "a quoted string must end on the line where it starts; write \\\" for a quote inside it")
+    if char == "'":
+        return Failure(line, column, "strings are written in double quotes, not single quotes",
+                       'write "text" instead of \'text\'')
+    operator = _operator_mistake(text, pos, allowed)
+    if operator is not None:
+        return Failure(line, column, operator[0], operator[1])
+    if char.isalpha():  # a letter outside A-Z, e.g. a Chinese name
+        return Failure(line, column, f"unexpected character `{char}`: names use the letters A-Z, digits and _",
+                       "non-English text belongs in quoted strings")
+    shown = repr(char) if not char.isprintable() or char == " " else f"`{char}`"
+    return Failure(line, column, f"unexpected character {shown}", _expected_hint(allowed))
+
+
+def _operator_mistake(text: str, pos: int, expected: set[str]) -> tuple[str, str | None] | None:
+    """Operators from other languages (&&, ||, !, =, =>) get a message that names the DSL's spelling."""
+    ahead = text[pos:pos + 2]
+    if ahead[:1] == "&":
+        return "`&&` is not an operator here", "write `and`"
+    if ahead[:1] == "|":
+        return "`||` is not an operator here", "write `or`"
+    if ahead[:1] == "!" and ahead != "!=":
+        return "`!` is not an operator here", "write `not`"
+    if ahead == "=>":
+        return "`=>` is not an arrow here", "a transition is written `SOURCE -> TARGET on EVENT`"
+    opened = _unclosed(text, pos)
+    in_guard = bool(opened) and opened[-1][0] == "["
+    if ahead[:1] == "=" and ahead != "==":
+        if in_guard:
+            return "`=` is not a comparison", "write `==` to compare"
+        if ":=" in _literals(expected):
+            return "`=` does not assign here", "write `:=` to assign, e.g. `/ retries := retries + 1`"
+        return "unexpected `=`", _expected_hint(expected)
+    if ahead == "==" and not in_guard and ":=" in _literals(expected):
+        return "`==` compares; it does not assign", "write `:=` to assign"
+    return None
+
+
+# ---------- tokens the parser did not expect
+
+def _bad_token(err: UnexpectedToken, text: str) -> Failure:
+    token = err.token
+    expected = set(err.expected)
+    literal = _literals(expected)
+    value = str(token)
+    line, column = token.line, token.column
+    start = token.start_pos if token.start_pos is not None else 0
+    previous = _previous_word(text, start)
+    end_line, end_column = _content_end(text, start)
+    on_later_line = line > end_line
+
+    operator = _operator_mistake(text, start, expected)
+    if operator is not None:
+        return Failure(line, column, operator[0], operator[1])
+
+    # A word glued to a keyword it starts with (`integer` after the type keyword `int`): talk about the whole word.
+    word_start = _word_start(text, start) if _is_word(value[:1]) else start
+    if word_start < start:
+        word = _word_at(text, word_start)
+        line, column = _line_col(text, word_start)
+        if _after_colon(text, word_start):
+            return Failure(line, column, f"unknown type `{word}`", TYPES_HINT)
+        return Failure(line, column, f"unexpected `{word}`", _expected_hint(expected))
+
+    # A model keyword inside a model that was never closed: the '}' before it is missing.
+    open_model = _open_model(text, start)
+    if value in MODEL_KINDS and token.type != "NAME" and open_model is not None:
+        name, model_line = open_model
+        return Failure(line, column, f"a `}}` is missing: the model `{name}` (line {model_line}) is not closed "
+                                     f"before this `{value}`")
+
+    # A closing bracket is expected but the text goes on elsewhere: point at where the bracket belongs.
+    if on_later_line or value in CLOSERS.values():
+        missing = _missing_closer(text, start, literal)
+        if missing is not None:
+            return missing
+
+    if "NAME" in expected and _is_keyword(token):
+        return Failure(line, column, f"`{value}` is a reserved word and cannot be used as a name",
+                       f"choose another name, e.g. `{value}_`")
+
+    if _at_top_level(expected):
+        return _top_level(token, line, column)
+
+    # An unknown word at the start of an fsm line is read as a transition source, so `->` is expected next.
+    if literal == {"->"} and previous is not None:
+        return _after_item_word(previous, token, text)
+
+    # After `state done`, a line `final -> ...` reads as the flag `final`: such a word cannot start a transition.
+    if value == "->" and previous is not None and _is_word(previous[0]):
+        word = previous[0]
+        pline, pcol = _line_col(text, previous[1])
+        return Failure(pline, pcol, f"`{word}` is a keyword here, so it cannot start a transition",
+                       f"a state named `{word}` cannot be the source of a transition; rename the state")
+
+    if expected & TYPE_TERMINALS or {"string", "int"} <= literal:
+        return Failure(line, column, f"unknown type `{value}`", TYPES_HINT)
+
+    hint = "a transition is written `SOURCE -> TARGET on EVENT`" if literal == {"on"} else None
+    if expected == {"STRING"} and previous is not None and previous[0] == "unspecified":
+        hint = 'write the reason the document is silent, e.g. unspecified "the policy does not say"'
+    if on_later_line and previous is not None:
+        # The line ended too early: point at its end rather than at the next line.
+        return Failure(end_line, end_column, f"expected {_words(expected)} after `{previous[0]}`", hint)
+    return Failure(line, column, f"unexpected {_show(token)}; expected {_words(expected)}", hint)
+
+
+def _top_level(token, line: int, column: int) -> Failure:
+    value = str(token)
+    if value == "}":
+        return Failure(line, column, "unexpected `}`: there is no open `{` to close here")
+    if value == "source":
+        return Failure(line, column, "sources are declared at the top of the file, before the first model")
+    if value in COMING_KINDS:
+        return Failure(line, column, f"the model kind `{value}` is not supported yet",
+                       "this version reads `fsm` models; table, policy and invariants are coming")
+    close = difflib.get_close_matches(value.lower(), [*MODEL_KINDS, "source"], n=1)
+    hint = f"did you mean `{close[0]}`?" if close else "a model starts with `fsm NAME {`"
+    return Failure(line, column, f"unexpected {_show(token)}: a file holds `source` lines and models", hint)
+
+
+def _after_item_word(previous: tuple[str, int], token, text: str) -> Failure:
+    word, word_pos = previous
+    line, column = _line_col(text, word_pos)
+    if word == "source":
+        return Failure(line, column, "sources are declared at the top of the file, before the first model")
+    close = difflib.get_close_matches(word.lower(), FSM_ITEM_WORDS, n=1, cutoff=0.7)
+    if close and close[0] != word:
+        return Failure(line, column, f"unknown keyword `{word}`", f"did you mean `{close[0]}`?")
+    if str(token) == ":":
+        return Failure(line, column, f"a source span starts with `@`: write `@{word}:...`")
+    tline, tcol = token.line, token.column
+    return Failure(tline, tcol, f"expected `->` after `{word}`, found {_show(token)}",
+                   "a transition is written `SOURCE -> TARGET on EVENT`; other lines start with a keyword "
+                   "(" + ", ".join(FSM_ITEM_WORDS) + ")")
+
+
+def _missing_closer(text: str, pos: int, literal: set[str]) -> Failure | None:
+    opened = _unclosed(text, pos)
+    if not opened:
+        return None
+    char, oline, ocol = opened[-1]
+    closer = CLOSERS[char]
+    if closer not in literal:
+        return None
+    line, column = _content_end(text, pos)
+    what = "model" if char == "{" else "guard" if char == "[" else "list"
+    return Failure(line, column, f"a `{closer}` is missing: the `{char}` at line {oline}, column {ocol} is not closed",
+                   f"close the {what} with `{closer}`")
+
+
+def _early_end(expected: set[str], text: str) -> Failure:
+    line, column = _content_end(text, len(text))
+    opened = _unclosed(text, len(text))
+    if len(opened) == 1 and opened[0][0] == "{" and _open_model(text, len(text)) is not None:
+        name, model_line = _open_model(text, len(text))
+        return Failure(line, column, f"the file ends before the model `{name}` (line {model_line}) is closed",
+                       "add the missing `}` at the end of the model")
+    if opened:
+        char, oline, ocol = opened[-1]
+        return Failure(line, column, f"the file ends inside the `{char}` opened at line {oline}, column {ocol}",
+                       f"add the missing `{CLOSERS[char]}`")
+    return Failure(line, column, f"the file ends too early; expected {_words(expected)}")
+
+
+# ---------- helpers over terminals
+
+def _terminal_text(name: str) -> str | None:
+    """The literal text of a keyword or symbol terminal (e.g. __ANON_4 -> '->'), or None for a pattern."""
+    from mbt.parsing.grammar import parser
+
+    try:
+        pattern = parser().get_terminal(name).pattern
+    except KeyError:
+        return None
+    return pattern.value if isinstance(pattern, PatternStr) else None
+
+
+def _literals(expected: set[str]) -> set[str]:
+    return {t for t in (_terminal_text(n) for n in expected) if t is not None}
+
+
+def _words(expected: set[str]) -> str:
+    shown = []
+    for name in expected:
+        if name in TOKEN_WORDS:
+            shown.append(TOKEN_WORDS[name])
+        else:
+            literal = _terminal_text(name)
+            shown.append(f"`{literal}`" if literal is not None else "something else")
+    shown = sorted(set(shown), key=lambda s: (s.startswith("`"), s))
+    if len(shown) > 8:
+        shown = shown[:8] + ["..."]
+    return " or ".join(shown) if len(shown) <= 2 else ", ".join(shown[:-1]) + " or " + shown[-1]
+
+
+def _expected_hint(expected: set[str]) -> str | None:
+    return f"expected {_words(expected)}" if expected else None
+
+
+def _is_keyword(token) -> bool:
+    return token.type not in ("NAME",) and _is_word(str(token))
+
+
+def _is_word(value: str) -> bool:
+    return bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value))
+
+
+def _show(token) -> str:
+    if token.type == "STRING":
+        return "a quoted string"
+    value = str(token)
+    return f"`{value}`" if value else "the end of the file"
+
+
+def _at_top_level(expected: set[str]) -> bool:
+    return bool(expected) and expected <= {"FSM", "SOURCE", "$END"}
+
+
+# ---------- helpers over the text
+
+def _line_col(text: str, pos: int) -> tuple[int, int]:
+    line = text.count("\n", 0, pos) + 1
+    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
+
+
+def _word_start(text: str, pos: int) -> int:
+    while pos > 0 and (text[pos - 1].isalnum() or text[pos - 1] == "_") and text[pos - 1].isascii():
+        pos -= 1
+    return pos
+
+
+def _word_at(text: str, pos: int) -> str:
+    match = re.match(r"[A-Za-z0-9_]+", text[pos:])
+    return match.group(0) if match else text[pos:pos + 1]
+
+
+def _after_colon(text: str, pos: int) -> bool:
+    return text[:pos].rstrip().endswith(":")
+
+
+# Strings never span lines, so a line can be read on its own; brackets are found with one regex pass (fast on
+# large files) that steps over strings and comments.
+_BRACKET_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[{}\[\]()]')
+
+
+def _unclosed(text: str, end: int) -> list[tuple[str, int, int]]:
+    """The brackets opened before `end` and not closed, innermost last, as (char, line, column)."""
+    stack: list[tuple[str, int]] = []
+    for match in _BRACKET_SCAN.finditer(text, 0, end):
+        ch = match.group(0)
+        if ch in CLOSERS:
+            stack.append((ch, match.start()))
+        elif ch in CLOSERS.values() and stack and CLOSERS[stack[-1][0]] == ch:
+            stack.pop()
+    return [(ch, *_line_col(text, i)) for ch, i in stack]
+
+
+def _open_model(text: str, end: int) -> tuple[str, int] | None:
+    """The model (name, line) whose `{` is still open at `end`, if any."""
+    opened = _unclosed(text, end)
+    if not opened or opened[0][0] != "{":
+        return None
+    _, line, column = opened[0]
+    brace = _pos_of(text, line, column)
+    kinds = "|".join(MODEL_KINDS)
+    found = list(re.finditer(r"\b(?:" + kinds + r")\s+([A-Za-z_][A-Za-z0-9_]*)", text[:brace]))
+    if not found:
+        return None
+    return found[-1].group(1), _line_col(text, found[-1].start(1))[0]
+
+
+def _pos_of(text: str, line: int, column: int) -> int:
+    start = 0
+    for _ in range(line - 1):
+        start = text.index("\n", start) + 1
+    return start + column - 1
+
+
+def _strip_comment(line: str) -> str:
+    """The line without its `#` comment (a `#` inside a quoted string is text)."""
+    in_string, i = False, 0
+    while i < len(line):
+        ch = line[i]
+        if in_string and ch == "\\":
+            i += 2
+            continue
+        if ch == '"':
+            in_string = not in_string
+        elif ch == "#" and not in_string:
+            return line[:i]
+        i += 1
+    return line
+
+
+def _last_content(text: str, pos: int) -> int | None:
+    """The position of the last character of code or string before `pos`, skipping blanks and comments."""
+    end = pos
+    while end > 0:
+        line_start = text.rfind("\n", 0, end) + 1
+        code = _strip_comment(text[line_start:end]).rstrip()
+        if code:
+            return line_start + len(code) - 1
+        end = line_start - 1
+    return None
+
+
+def _content_end(text: str, pos: int) -> tuple[int, int]:
+    """The position just after the last code or string before `pos`."""
+    last = _last_content(text, pos)
+    return (1, 1) if last is None else _line_col(text, last + 1)
+
+
+def _previous_word(text: str, pos: int) -> tuple[str, int] | None:
+    """The word (or symbol) just before `pos` and where it starts, skipping blanks and comments."""
+    last = _last_content(text, pos)
+    if last is None:
+        return None
+    start = _word_start(text, last + 1) if (text[last].isalnum() or text[last] == "_") else last
+    return text[start:last + 1], start
