@@ -87,3 +87,27 @@ def test_example_model_elements_count():
     model = load_file(DATA / "reset.fsm").models[0]
     ids = by_criterion(enumerate_fsm(model))
     assert len(ids["state"]) == 6 and len(ids["transition"]) == 7 and len(ids["forbidden"]) == 3
+
+
+def test_complete_models_get_a_sneak_path_element_per_unhandled_state_event():
+    text = ("fsm c {\n complete\n state a initial\n state b\n state z final\n event go\n event stop\n"
+            " a -> b on go\n b -> z on stop\n forbid b on go\n}\n")
+    model = parse_text(text, "c.fsm").models[0]
+    ids = [e.id for e in enumerate_fsm(model) if e.criterion == "forbidden"]
+    # a/stop is unhandled -> sneak path; b/go is already forbidden explicitly; z is final.
+    assert ids == ["forbidden:b.go", "forbidden:sneak:a.stop"]
+
+
+def test_sneak_path_is_covered_by_a_golden_that_checks_the_refusal():
+    from mbt.goldens.cases import parse_case
+    from mbt.goldens.replay_fsm import CompiledFsm, FsmReplayer
+
+    text = "fsm c {\n complete\n state a initial\n state b final\n event go\n event stop\n a -> b on go\n}\n"
+    model = parse_text(text, "c.fsm").models[0]
+    elements = enumerate_fsm(model)
+    replayer = FsmReplayer(CompiledFsm(model, elements))
+    checked = replayer.replay(parse_case({"id": "S", "turns": [{"event": "stop", "rejected": True}]}, "g", 1))
+    unchecked = replayer.replay(parse_case({"id": "T", "turns": [{"event": "stop"}]}, "g", 2))
+    sneak = next(i for i, e in enumerate(elements) if e.id == "forbidden:sneak:a.stop")
+    assert sneak in checked.verified and not checked.divergences
+    assert sneak in unchecked.exercised and sneak not in unchecked.verified and unchecked.divergences

@@ -206,7 +206,7 @@ class FsmReplayer:
             agree = self._check(checks, state, variables, step, all_calls, number, run)
             refusal_ok = turn.rejected or any(a.state is not None and a.state == step.state_before for a in checks)
             if step.refused:
-                forbids_verified = [f for f in step.forbids if self._forbid_verified(f, checks, state, step, case)]
+                forbids_verified = [f for f in step.forbids if self._forbid_verified(f, checks, step, turn.rejected)]
                 if not (refusal_ok or forbids_verified):
                     run.divergences.append(Divergence(
                         case=case.id, where=case.where, model=self.model.name, turn=number, state=step.state_before,
@@ -222,7 +222,7 @@ class FsmReplayer:
             if checked and agree:
                 run.verified.update(step.elements)
             for f in step.forbids:
-                if self._forbid_verified(f, checks, state, step, case):
+                if self._forbid_verified(f, checks, step, turn.rejected):
                     run.verified.add(f.element)
         else:
             last_turn = len(case.turns)
@@ -402,7 +402,8 @@ class FsmReplayer:
         return out
 
     # ---- forbidden elements
-    def _forbid_verified(self, cf: CompiledForbid, checks: list[Assertions], state, step: _Step, case) -> bool:
+    def _forbid_verified(self, cf: CompiledForbid, checks: list[Assertions], step: _Step, rejected: bool) -> bool:
+        """The golden asserts that the forbidden outcome did not happen at this step."""
         f = cf.f
         for a in checks:
             if cf.phrases and any(p in item.casefold() for item in a.must_not for p in cf.phrases):
@@ -413,10 +414,8 @@ class FsmReplayer:
             if (f.target is not None or f.effect is None) and a.state is not None:
                 if f.target is None or a.state != f.target:
                     return True
-        if f.effect is None and f.target is None and step.refused and case.turns and any(
-                t.rejected for t in case.turns):
-            return True
-        return False
+        # A forbid on the event itself (no target, no effect): the golden expects the refusal.
+        return f.effect is None and f.target is None and step.refused and rejected
 
     def _forbid_verified_by_final(self, cf: CompiledForbid, final: Assertions) -> bool:
         f = cf.f

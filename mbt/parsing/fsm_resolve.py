@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from mbt.errors import Problem
-from mbt.model.common import Location, ModelBase
+from mbt.model.common import Location, ModelBase, Status
 from mbt.model.expr import EnumLit, Expr, Lit, Ref
 from mbt.model.fsm import Assign, Discard, Effect, Event, Forbid, FsmModel, ToolCall, Transition
 from mbt.model.types import ValueType
@@ -55,7 +55,25 @@ class Resolver:
         tool_args = self.check_transitions()
         self.check_forbids(tool_args)
         self.assign_keys()
+        if m.complete:
+            self.add_sneak_paths()
         return m
+
+    def add_sneak_paths(self) -> None:
+        """In a model declared `complete`, every event a non-final state does not handle is forbidden there
+        (Binder's sneak paths): the system must refuse it."""
+        m = self.model
+        handled = {(t.source, t.event) for t in m.transitions}
+        declared = {(f.source, f.event) for f in m.forbids if f.guard is None}
+        for state in m.states.values():
+            if state.final:
+                continue
+            for event in m.events:
+                if (state.name, event) in handled or {(state.name, event), (None, event), (state.name, None)} & declared:
+                    continue
+                m.forbids.append(Forbid(source=state.name, event=event, loc=m.loc, key=f"sneak:{state.name}.{event}",
+                                        sneak=True, status=Status.inferred,
+                                        status_reason="the model is declared complete"))
 
     def declare_all(self) -> None:
         m = self.model

@@ -159,7 +159,7 @@ def _bad_token(err: UnexpectedToken, text: str) -> Failure:
         return _top_level(token, line, column)
 
     # An unknown word at the start of an fsm line is read as a transition source, so `->` is expected next.
-    if literal == {"->"} and previous is not None:
+    if literal == {"->"} and previous is not None and _is_word(previous[0]):
         return _after_item_word(previous, token, text)
 
     # After `state done`, a line `final -> ...` reads as the flag `final`: such a word cannot start a transition.
@@ -257,17 +257,26 @@ def _literals(expected: set[str]) -> set[str]:
 
 
 def _words(expected: set[str]) -> str:
-    shown = []
-    for name in expected:
+    """The expected terminals in words: `a name, a value or `(``; never lark's internal names."""
+    shown: set[str] = set()
+    names = set(expected)
+    if "STRING" in names and names & {"INT", "DECIMAL"}:
+        # A literal value is expected: say so once rather than listing every kind of literal.
+        names -= {"STRING", "INT", "DECIMAL"}
+        names = {n for n in names if _terminal_text(n) not in ("true", "false", "none", "-")}
+        shown.add("a value (a number, a quoted string, true, false or none)")
+    if {"INT", "DECIMAL"} <= names:
+        names.discard("INT")
+    for name in names:
         if name in TOKEN_WORDS:
-            shown.append(TOKEN_WORDS[name])
+            shown.add(TOKEN_WORDS[name])
         else:
             literal = _terminal_text(name)
-            shown.append(f"`{literal}`" if literal is not None else "something else")
-    shown = sorted(set(shown), key=lambda s: (s.startswith("`"), s))
-    if len(shown) > 8:
-        shown = shown[:8] + ["..."]
-    return " or ".join(shown) if len(shown) <= 2 else ", ".join(shown[:-1]) + " or " + shown[-1]
+            shown.add(f"`{literal}`" if literal is not None else "something else")
+    ordered = sorted(shown, key=lambda s: (s.startswith("`"), s))
+    if len(ordered) > 8:
+        ordered = ordered[:8] + ["..."]
+    return " or ".join(ordered) if len(ordered) <= 2 else ", ".join(ordered[:-1]) + " or " + ordered[-1]
 
 
 def _expected_hint(expected: set[str]) -> str | None:

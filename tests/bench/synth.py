@@ -30,7 +30,7 @@ VARIABLES = [
     ("flag", "bool = false", False),
     ("n", "int[0..5] = 0", 0),
     ("level", "int[0..9] = 0", 0),
-    ("mode", "enum{a, b, c} = a", "a"),
+    ("mode", "enum{a, b, c}", "a"),  # an enum starts at its first value
     ("note", "string? = none", None),
 ]
 # Parameter kinds an event may carry: (name, type text, value sampler).
