@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from transitions import Machine
 
@@ -220,3 +222,12 @@ def test_mutants_build_like_any_model(orders):
     original = ReferenceMachine(orders)
     original.send("start", {"n": 4})
     assert original.state == "busy"
+
+
+def test_refusals_are_quiet(rm, caplog):
+    # `transitions` logs a warning for every ignored trigger; a refusal is normal behaviour here, not news.
+    with caplog.at_level(logging.WARNING):
+        assert rm.send("bump", {"by": 1}) is False
+        rm.send("start", {"n": 4})
+        assert rm.send("bump", {"by": 2}) is False
+    assert caplog.records == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable
 
 import networkx as nx
@@ -12,7 +13,7 @@ from mbt.analysis.findings import Finding
 from mbt.analysis.smt import (NONE, Solver, Symbols, Term, View, boolean, constants_of, encode_term, literal,
                               model_to_valuation, search, truth)
 from mbt.model.common import Location
-from mbt.model.expr import Expr, compile_expr, refs
+from mbt.model.expr import Expr, Ref, compile_expr
 from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, ToolCall, Transition
 from mbt.model.types import ValueType
 
@@ -50,6 +51,30 @@ class Condition:
     holds: Callable[[dict[str, Any]], bool]  # mbt's own evaluator on a valuation of the leaves
     encode: Callable[[], Term]
     key: tuple | None = None  # equal keys mean equal conditions (for the cache)
+
+
+class GuardCondition:
+    """A guard as a Condition; only its key is computed up front, the rest when the cache misses."""
+
+    def __init__(self, checker: "FsmChecker", guard: Expr, renames: dict[str, str]):
+        self.checker, self.guard, self.renames = checker, guard, renames
+        self.names = ref_names(guard)
+        # The canonical text plus what each name stands for: equal keys mean equal formulas.
+        self.key = (guard.text(), tuple(sorted((r, renames.get(r, r)) for r in self.names)))
+
+    @cached_property
+    def leaves(self) -> frozenset[str]:
+        return frozenset(self.renames.get(r, r) for r in self.names) & self.checker.symbols.scope.keys()
+
+    @cached_property
+    def constants(self) -> list[Any]:
+        return constants_of([self.guard])
+
+    def holds(self, valuation: dict[str, Any]) -> bool:
+        return bool(self.checker.compiled(self.guard)(local_env(valuation, self.renames)))
+
+    def encode(self) -> Term:
+        return encode_term(self.guard, self.checker.symbols.view(self.renames))
 
 
 class FsmChecker:
@@ -93,14 +118,8 @@ class FsmChecker:
             fn = self._compiled[id(expr)] = compile_expr(expr)
         return fn
 
-    def guard_condition(self, guard: Expr, renames: dict[str, str]) -> Condition:
-        names = refs(guard)
-        leaves = frozenset(renames.get(r, r) for r in names) & self.symbols.scope.keys()
-        # The canonical text plus what each name stands for: equal keys mean equal formulas.
-        key = (guard.text(), tuple(sorted((r, renames.get(r, r)) for r in names)))
-        fn = self.compiled(guard)
-        return Condition(leaves, constants_of([guard]), lambda val: bool(fn(local_env(val, renames))),
-                         lambda: encode_term(guard, self.symbols.view(renames)), key)
+    def guard_condition(self, guard: Expr, renames: dict[str, str]) -> GuardCondition:
+        return GuardCondition(self, guard, renames)
 
     def can_hold(self, guard: Expr, renames: dict[str, str]) -> str:
         """"sat", "unsat" or "unknown" for one guard over the domains of what it reads."""
@@ -342,7 +361,7 @@ class FsmChecker:
                             f"event `{event.name}` is not used by any transition, binding or forbid")
         read: set[str] = set()
         for expr in model_expressions(m):
-            for name in refs(expr):
+            for name in ref_names(expr):
                 read.add(name.removeprefix("discarded."))
         for var in m.variables.values():
             if var.name not in read:
@@ -363,6 +382,18 @@ class FsmChecker:
 def any_of(options: list[Term]) -> Term:
     leaves = frozenset().union(*(o.leaves for o in options))
     return boolean(z3.Or([truth(o) for o in options]), leaves)
+
+
+def ref_names(expr: Expr) -> set[str]:
+    """The names an expression reads (like expr.refs, without a generator per node: this runs per transition)."""
+    names, stack = set(), [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Ref):
+            names.add(node.name)
+        else:
+            stack.extend(node.children())
+    return names
 
 
 def shown(valuation: dict[str, Any]) -> dict[str, Any]:

@@ -44,7 +44,8 @@ class Checker:
 
     def value(self, expr: Expr, expected: ValueType) -> Expr:
         """Check `expr` can be assigned to something of type `expected`; bare names may be enum values."""
-        if isinstance(expr, Ref) and expr.name not in self.scope and expected.kind == "enum":
+        if isinstance(expr, (Ref, EnumLit)) and getattr(expr, "name", None) not in self.scope \
+                and expected.kind == "enum":
             return self._enum_value(expr, expected)
         expr, vtype = self.typed(expr)
         if vtype.kind == "none":
