@@ -28,8 +28,12 @@ test: $(STAMP) graphviz
 	$(BIN)/pytest -q
 	@if [ -f tests/bench/run_bench.py ]; then $(BIN)/python tests/bench/run_bench.py --quick; fi
 
+# Debian's python3 makes virtualenvs only with its python3-venv package: install it when the first try fails.
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+	  echo "== installing the OS package python3-venv (python3 -m venv needs it on Debian)"; \
+	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv && \
+	  $(PYTHON) -m venv $(VENV); }
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --disable-pip-version-check -q -e '.[test]'

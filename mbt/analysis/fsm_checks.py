@@ -86,7 +86,7 @@ class FsmChecker:
         self.symbols = Symbols(self.scope())
         self.findings: list[Finding] = []
         self._witnesses: dict[tuple, tuple[str, dict[str, Any] | None]] = {}
-        self._compiled: dict[int, Callable] = {}
+        self._compiled: dict[Expr, Callable] = {}
 
     # ------------------------------------------------------------ scopes
     def scope(self) -> dict[str, ValueType]:
@@ -113,9 +113,11 @@ class FsmChecker:
 
     # ------------------------------------------------------------ solving
     def compiled(self, expr: Expr) -> Callable:
-        fn = self._compiled.get(id(expr))
+        # Keyed by the (frozen, structurally compared) expression itself: an id() key would be reused by a new
+        # temporary expression once the old one is freed, and hand back the wrong closure.
+        fn = self._compiled.get(expr)
         if fn is None:
-            fn = self._compiled[id(expr)] = compile_expr(expr)
+            fn = self._compiled[expr] = compile_expr(expr)
         return fn
 
     def guard_condition(self, guard: Expr, renames: dict[str, str]) -> GuardCondition:
@@ -257,10 +259,8 @@ class FsmChecker:
         status, witness = self.witness(conditions)
         if status != "sat":
             return
-        def show(t: Transition) -> str:
-            return f"[{t.guard.text()}]" if t.guard is not None else "(no guard)"
-        message = (f"guards overlap on `{event}` in state `{source}`: {show(first)} -> {first.target} "
-                   f"(line {first.loc.line}) and {show(second)} -> {second.target} can both hold")
+        message = (f"guards overlap on `{event}` in state `{source}`: {guard_shown(first)} -> {first.target} "
+                   f"(line {first.loc.line}) and {guard_shown(second)} -> {second.target} can both hold")
         self.report(OVERLAPPING_GUARDS, second.loc, message + ("" if witness is not None else REPLAY_FAILED),
                     [first.loc], witness or None)
 
@@ -301,10 +301,7 @@ class FsmChecker:
         status, witness = self.witness(conditions)
         if status != "sat":
             return
-        what = f"`{t.source} -> {t.target} on {t.event}`"
-        if t.guard is not None:
-            what += f" [{t.guard.text()}]"
-        message = f"transition {what} does what forbid `{f.label()}` (line {f.loc.line}) forbids"
+        message = f"transition `{heading(t)}` does what forbid `{f.label()}` (line {f.loc.line}) forbids"
         self.report(TRANSITION_FORBIDDEN, t.loc, message + ("" if witness is not None else REPLAY_FAILED),
                     [f.loc], witness or None)
 
@@ -382,6 +379,16 @@ class FsmChecker:
 def any_of(options: list[Term]) -> Term:
     leaves = frozenset().union(*(o.leaves for o in options))
     return boolean(z3.Or([truth(o) for o in options]), leaves)
+
+
+def heading(t: Transition) -> str:
+    """`source -> target on event(params) [guard]`, without the actions."""
+    text = f"{t.source} -> {t.target} on {t.event}" + (f"({', '.join(t.params)})" if t.params else "")
+    return text + (f" [{t.guard.text()}]" if t.guard is not None else "")
+
+
+def guard_shown(t: Transition) -> str:
+    return f"[{t.guard.text()}]" if t.guard is not None else "(no guard)"
 
 
 def ref_names(expr: Expr) -> set[str]:

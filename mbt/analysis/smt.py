@@ -269,12 +269,28 @@ def _and(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
     return z3.And(a, b)
 
 
+def pin(symbols: Scope, valuation: Mapping[str, Any]) -> list[z3.BoolRef]:
+    """Constraints fixing names to plain Python values (None for unset, enum names as str)."""
+    out = []
+    for name, value in sorted(valuation.items()):
+        term = symbols[name]
+        if value is None:
+            out.append(z3.Not(term.is_set))
+            continue
+        given = Term(TRUE, z3.IntVal(symbols.enums.code(value)), "enum") if term.kind == "enum" else literal(value)
+        out.append(_and(term.is_set, term.value == given.value))
+    return out
+
+
 # ---------------------------------------------------------------- back to Python
 
 def python_value(term: Term, model: z3.ModelRef, enums: EnumCodes, vtype: ValueType | None = None) -> Any:
     """The plain Python value of a term in a z3 model: None when unset, an enum's name as str."""
     if term.kind == "none" or not z3.is_true(model.eval(term.is_set, model_completion=True)):
         return None
+    if vtype is not None and _is_symbol(term.value) and model.get_interp(term.value.decl()) is None:
+        # The query did not constrain this symbol: any value will do, so give one inside its domain.
+        return ValueType(vtype.kind, vtype.lo, vtype.hi, vtype.values).default()
     value = model.eval(term.value, model_completion=True)
     if term.kind == "bool":
         return z3.is_true(value)
@@ -286,6 +302,10 @@ def python_value(term: Term, model: z3.ModelRef, enums: EnumCodes, vtype: ValueT
             return enums.names[number]
         return vtype.values[0] if vtype is not None else None  # unreachable when the domain was asserted
     return number
+
+
+def _is_symbol(value: z3.ExprRef) -> bool:
+    return z3.is_const(value) and value.decl().kind() == z3.Z3_OP_UNINTERPRETED
 
 
 def model_to_valuation(model: z3.ModelRef, symbols: Scope, names: list[str] | set[str] | None = None) -> dict[str, Any]:

@@ -26,7 +26,7 @@ class Binder:
         self.patterns: list[tuple[str, Any, str]] = []  # (how, matcher, event)
         for b in model.bindings:
             if b.how == "intent":
-                self.intents.setdefault(b.pattern.casefold(), b.event)
+                self.intents.setdefault(b.pattern, b.event)  # intents are labels: compared exactly
             elif b.how == "text":
                 self.patterns.append(("text", b.pattern.casefold(), b.event))
             else:
@@ -39,8 +39,8 @@ class Binder:
                 return f"unknown event `{turn.event}`"
             return Bound(turn.event, dict(turn.args), "explicit")
         intent = turn.intent or intent
-        if intent is not None and intent.casefold() in self.intents:
-            return Bound(self.intents[intent.casefold()], dict(turn.args), "intent")
+        if intent is not None and intent in self.intents:
+            return Bound(self.intents[intent], dict(turn.args), "intent")
         text = turn.user
         if text:
             folded = text.casefold()

@@ -12,12 +12,14 @@ class Assertions(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
+    # Mutable defaults are factories: a literal `{}` default is deep-copied by pydantic for every instance, which
+    # dominated loading 100,000 cases (tests/bench).
     state: str | None = None  # the control state
-    variables: dict[str, Any] = {}
-    discarded: dict[str, Any] = {}
-    tool_arguments: dict[str, Any] = {}
-    must_not: list[str] = []
-    must_have: list[str] = []
+    variables: dict[str, Any] = Field(default_factory=dict)
+    discarded: dict[str, Any] = Field(default_factory=dict)
+    tool_arguments: dict[str, Any] = Field(default_factory=dict)
+    must_not: list[str] = Field(default_factory=list)
+    must_have: list[str] = Field(default_factory=list)
     intent: str | None = None
 
     def empty(self) -> bool:
@@ -30,7 +32,7 @@ class Turn(BaseModel):
 
     user: str | None = None
     event: str | None = None
-    args: dict[str, Any] = {}
+    args: dict[str, Any] = Field(default_factory=dict)
     intent: str | None = None
     rejected: bool = False
     expect: Assertions = Field(default_factory=Assertions)
@@ -47,8 +49,8 @@ class GoldenCase(BaseModel):
     severity: str | None = None
     contract: str | None = None
     model: str | None = None
-    precondition: dict[str, Any] = {}
-    turns: list[Turn] = []
+    precondition: dict[str, Any] = Field(default_factory=dict)
+    turns: list[Turn] = Field(default_factory=list)
     final: Assertions = Field(default_factory=Assertions)
 
     @property

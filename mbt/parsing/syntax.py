@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.lexer import PatternStr
@@ -49,13 +50,8 @@ def syntax_error(err: UnexpectedInput, path: str, text: str) -> LocatedError:
                                     f"syntax error: {failure.message}", failure.hint)])
 
 
-def friendly_message(err: UnexpectedInput, text: str) -> tuple[str, str | None]:
-    """The message and an optional hint (kept for callers that want the words without the position)."""
-    failure = explain(err, text)
-    return failure.message, failure.hint
-
-
 def explain(err: UnexpectedInput, text: str) -> Failure:
+    """Where the mistake is and what it is, in the DSL's words."""
     if isinstance(err, UnexpectedCharacters):
         return _bad_character(err, text)
     if isinstance(err, UnexpectedToken) and err.token.type != "$END":
@@ -139,8 +135,8 @@ def _bad_token(err: UnexpectedToken, text: str) -> Failure:
         return Failure(line, column, f"unexpected `{word}`", _expected_hint(expected))
 
     # A model keyword inside a model that was never closed: the '}' before it is missing.
-    open_model = _open_model(text, start)
-    if value in MODEL_KINDS and token.type != "NAME" and open_model is not None:
+    open_model = _open_model(text, start) if value in MODEL_KINDS and "}" in literal else None
+    if open_model is not None:
         name, model_line = open_model
         return Failure(line, column, f"a `}}` is missing: the model `{name}` (line {model_line}) is not closed "
                                      f"before this `{value}`")
@@ -163,7 +159,7 @@ def _bad_token(err: UnexpectedToken, text: str) -> Failure:
         return _after_item_word(previous, token, text)
 
     # After `state done`, a line `final -> ...` reads as the flag `final`: such a word cannot start a transition.
-    if value == "->" and previous is not None and _is_word(previous[0]):
+    if value == "->" and previous is not None and previous[0] in _keywords():
         word = previous[0]
         pline, pcol = _line_col(text, previous[1])
         return Failure(pline, pcol, f"`{word}` is a keyword here, so it cannot start a transition",
@@ -299,7 +295,17 @@ def _show(token) -> str:
 
 
 def _at_top_level(expected: set[str]) -> bool:
-    return bool(expected) and expected <= {"FSM", "SOURCE", "$END"}
+    """Between models, only `source` (before the first model), a model kind or the end of the file may come."""
+    literal = _literals(expected - {"$END"})
+    return bool(literal) and literal <= {*MODEL_KINDS, "source"}
+
+
+@lru_cache(maxsize=1)
+def _keywords() -> frozenset[str]:
+    from mbt.parsing.grammar import parser
+
+    return frozenset(t.pattern.value for t in parser().terminals
+                     if isinstance(t.pattern, PatternStr) and _is_word(t.pattern.value))
 
 
 # ---------- helpers over the text

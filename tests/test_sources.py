@@ -1,0 +1,136 @@
+"""Source documents: loading and caching, whitespace-tolerant quote search, and span findings with their messages."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from mbt.analysis.spans import check_spans
+from mbt.model.common import Location, SourceDecl
+from mbt.parsing.loader import load_file
+from mbt.sources import SourceDocument, SourceError, load_document, normalise, source_path
+
+POLICY = """\
+# Account recovery
+
+The assistant asks for the registered
+recovery   e-mail address and repeats it back.
+
+It never asks for the current password.
+It never asks for the current password again.
+"""
+
+
+def test_normalise_collapses_whitespace_and_keeps_case():
+    assert normalise("  The\tassistant \n\n asks  ") == "The assistant asks"
+    assert normalise("\u3000全角\u3000空格 ") == "全角 空格"
+    assert normalise("Case") != normalise("case")
+
+
+def test_quote_search_spans_line_breaks_and_reports_lines():
+    doc = SourceDocument(path="p.md", text=POLICY)
+    assert doc.line_count == 7
+    assert doc.find_quote("registered recovery e-mail address") == [(3, 4)]
+    assert doc.find_quote("registered\n   recovery e-mail") == [(3, 4)]
+    assert doc.find_quote("asks for the current password") == [(6, 6), (7, 7)]
+    assert doc.find_quote("eats it") == [(4, 4)]  # inside a word is still text of the document
+    assert doc.find_quote("the Current password") == []
+    assert doc.find_quote("   ") == []
+
+
+def test_quote_within_and_nearest():
+    doc = SourceDocument(path="p.md", text=POLICY)
+    assert doc.quote_within("registered recovery", 3, 4)
+    assert not doc.quote_within("registered recovery", 3, 3)  # it runs onto line 4
+    assert not doc.quote_within("registered recovery", 4, 7)
+    assert doc.nearest_quote("asks for the current password", 7) == (7, 7)
+    assert doc.nearest_quote("asks for the current password", 1) == (6, 6)
+    assert doc.nearest_quote("not there", 1) is None
+
+
+def test_documents_are_cached_per_path_and_reloaded_when_changed(tmp_path):
+    path = tmp_path / "p.md"
+    path.write_text("first\n", encoding="utf-8")
+    doc = load_document(path)
+    assert load_document(path) is doc
+    path.write_text("first\nsecond line\n", encoding="utf-8")
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    again = load_document(path)
+    assert again is not doc and again.line_count == 2
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "no such file"),
+    (b"\x00\x01binary", "binary file"),
+    (b"caf\xe9\n", "not valid UTF-8"),
+])
+def test_unusable_documents_raise_a_plain_error(tmp_path, content, message):
+    path = tmp_path / "doc.md"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(SourceError, match=message):
+        load_document(path)
+
+
+def test_source_paths_are_relative_to_the_model_folder(tmp_path):
+    decl = SourceDecl(name="p", path="docs/p.md", loc=Location(file="m.fsm", line=1, column=1))
+    assert source_path(tmp_path / "models" / "m.fsm", decl) == tmp_path / "models" / "docs" / "p.md"
+
+
+# ---------------------------------------------------------------- span findings
+
+def write(tmp_path, model: str, **docs: str):
+    for name, text in docs.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    path = tmp_path / "m.fsm"
+    path.write_text(model, encoding="utf-8")
+    return load_file(path)
+
+
+def test_a_moved_quote_says_where_it_is_now(tmp_path):
+    file = write(tmp_path, 'source policy "policy.md"\nfsm m {\n'
+                           '  state a initial @policy:2 "registered recovery e-mail address"\n'
+                           '  state b final\n  event go\n  a -> b on go\n}\n', **{"policy.md": POLICY})
+    (f,) = check_spans(file)
+    assert (f.code, f.severity, f.location.line, f.location.column) == ("SPN003", "warning", 3, 19)
+    assert f.message.startswith("quote moved: now at lines 3-4 of `policy` (policy.md), the span cites line 2")
+    assert f.model == "m"
+
+
+def test_a_quote_nowhere_and_lines_out_of_range(tmp_path):
+    file = write(tmp_path, 'source policy "policy.md"\nfsm m {\n'
+                           '  state a initial @policy:6 "asks for the old password"\n'
+                           '  state b final @policy:20-21 "repeats it back"\n  event go\n  a -> b on go\n}\n',
+                 **{"policy.md": POLICY})
+    missing, out_of_range = check_spans(file)
+    assert (missing.code, missing.location.line) == ("SPN004", 3)
+    assert missing.message == 'quote not found anywhere in `policy` (policy.md): "asks for the old password"'
+    assert (out_of_range.code, out_of_range.location.line) == ("SPN002", 4)
+    assert out_of_range.message == ("span cites lines 20-21 of `policy` (policy.md), but the document has 7 lines; "
+                                    "the quote is now at line 4")
+
+
+def test_the_models_own_span_is_checked(tmp_path):
+    file = write(tmp_path, 'source policy "policy.md"\nfsm m @policy:9 {\n  state a initial\n  state b final\n'
+                           '  event go\n  a -> b on go\n}\n', **{"policy.md": POLICY})
+    (f,) = check_spans(file)
+    assert (f.code, f.location.line) == ("SPN002", 2)
+
+
+def test_an_unusable_source_is_reported_once_with_every_citing_span(tmp_path):
+    file = write(tmp_path, 'source policy "nowhere.md"\nfsm m {\n  state a initial @policy:1 "x"\n'
+                           '  state b final @policy:2\n  event go\n  a -> b on go @policy "y"\n}\n')
+    (f,) = check_spans(file)
+    assert (f.code, f.severity, f.location.line) == ("SPN001", "error", 1)
+    assert f.message == 'source `policy` ("nowhere.md"): no such file; 3 span(s) cite it and cannot be verified'
+    assert [loc.line for loc in f.related] == [3, 4, 6]
+
+
+def test_an_uncited_source_is_still_checked_and_a_good_one_is_silent(tmp_path):
+    file = write(tmp_path, 'source policy "policy.md"\nsource old "gone.md"\nfsm m {\n'
+                           '  state a initial @policy:6 "never asks for the current password."\n'
+                           '  state b final\n  event go\n  a -> b on go\n}\n', **{"policy.md": POLICY})
+    (f,) = check_spans(file)
+    assert (f.code, f.location.line, f.related) == ("SPN001", 2, [])
