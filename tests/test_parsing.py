@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from mbt.errors import LocatedError
-from mbt.model.fsm import Assign, Discard, FsmModel
+from mbt.model.fsm import FsmModel, action_text
 from mbt.parsing.grammar import parser
 from mbt.parsing.loader import MODEL_SUFFIXES, expand_paths, load_file, load_paths, parse_text
 
@@ -36,15 +36,6 @@ def element(model: FsmModel, ref: str):
     table = {"state": model.states, "var": model.variables, "event": model.events,
              "transition": {t.key: t for t in model.transitions}, "forbid": {f.key: f for f in model.forbids}}[kind]
     return table[name]
-
-
-def action_text(action) -> str:
-    if isinstance(action, Assign):
-        return f"{action.target} := {action.value.text()}"
-    if isinstance(action, Discard):
-        return f"discard {action.target}"
-    args = ", ".join(f"{name} = {value.text()}" for name, value in action.args)
-    return f"call {action.tool}({args})"
 
 
 def transitions(model: FsmModel) -> dict:
