@@ -139,3 +139,21 @@ def test_show_covering_names_the_goldens(tmp_path):
     goldens = write(tmp_path, "g.jsonl", GOOD)
     result = mbt("coverage", "--model", MODEL, "--goldens", goldens, "--no-gate", "--show-covering")
     assert "verified by:  G-1" in result.stdout
+
+
+def test_check_exits_1_on_error_findings_and_json_follows_the_schema(tmp_path):
+    model = write(tmp_path, "m.fsm", "fsm m {\n  var n: int[0..2]\n  state a initial\n  state b final\n"
+                                     "  event go\n  a -> b on go [n > 5]\n}\n")
+    result = mbt("check", model)
+    assert result.returncode == 1
+    assert f"{model}:6:17: error:" in result.stdout and "can never hold" in result.stdout
+    assert "1 error" in result.stdout
+    result = mbt("check", model, "--format", "json")
+    data = json.loads(result.stdout)
+    jsonschema.validate(data, json.loads((ROOT / "docs" / "schemas" / "check.schema.json").read_text()))
+    assert [f["severity"] for f in data["findings"]].count("error") == 1
+
+
+def test_check_of_the_shipped_examples_has_no_errors():
+    result = mbt("check", ROOT / "models")
+    assert result.returncode == 0 and "0 errors" in result.stdout

@@ -55,8 +55,12 @@ def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: i
         lines += _element_lines(forbidden, show_covering, None)
     others = [e for e in m.uncovered() if e.element.criterion != "forbidden"]
     if others:
-        lines += ["", f"  Uncovered elements ({len(others)}; verified by no golden):"]
-        lines += _element_lines(others, show_covering, limit)
+        lines += ["", f"  Uncovered elements ({len(others)}; verified by no golden), by criterion:"]
+        for c in m.criteria:
+            mine = [e for e in others if e.element.criterion == c.criterion]
+            if mine:
+                lines.append(f"   {c.criterion} ({len(mine)})")
+                lines += _element_lines(mine, show_covering, limit)
     if show_covering:
         covered = [e for e in m.elements if e.verified or e.exercised]
         if covered:

@@ -1,0 +1,159 @@
+"""Benchmark: prints parse+check, enumeration, coverage-run and replay figures beside their targets (never asserts).
+
+    python tests/bench/run_bench.py            # 2,000 states / 20,000 transitions / 100,000 goldens
+    python tests/bench/run_bench.py --quick    # 200 / 2,000 / 2,000: a smoke run for CI, a few seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # synth.py sits beside this script
+sys.path.insert(0, str(HERE.parent.parent))  # run from a checkout without installing
+
+import synth  # noqa: E402
+
+from mbt import api  # noqa: E402
+from mbt.goldens.loader import load_goldens  # noqa: E402
+from mbt.goldens.replay_fsm import CompiledFsm, FsmReplayer  # noqa: E402
+from mbt.kinds import support  # noqa: E402
+from mbt.reference import ReferenceMachine  # noqa: E402
+
+FULL = (2000, 20000, 100_000)
+QUICK = (200, 2000, 2000)
+GB = 1024 ** 3
+
+
+def timed(func, *args):
+    start = time.perf_counter()
+    result = func(*args)
+    return result, time.perf_counter() - start
+
+
+def parse_and_check(model: Path) -> tuple[float, str]:
+    """Seconds for `mbt.api.check` (parse + static checks); parse only while the checks do not exist yet."""
+    try:
+        from mbt.analysis.check import run_checks  # noqa: F401
+    except ImportError:
+        _, seconds = timed(api.load_models, [str(model)])
+        return seconds, "parse only: mbt.analysis.check.run_checks does not exist yet"
+    report, seconds = timed(api.check, [str(model)])
+    return seconds, f"{len(report.findings)} findings"
+
+
+def coverage_run(model: Path, goldens: Path, out: Path) -> tuple[float, int, str]:
+    """Wall seconds and peak memory (bytes) of the real command line, run as a child process."""
+    command = [sys.executable, "-m", "mbt", "coverage", "--model", str(model), "--goldens", str(goldens),
+               "--format", "json", "-o", str(out)]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, cwd=HERE.parent.parent)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # kilobytes on Linux
+    if done.returncode not in (0, 1):  # 1: the gate failed, which the synthetic goldens are built to show
+        raise SystemExit(f"mbt coverage failed (exit {done.returncode}):\n{done.stderr}")
+    return seconds, peak, f"exit {done.returncode}, report {out.stat().st_size / 1e6:.0f} MB"
+
+
+def replay_figures(model_path: Path, goldens_path: Path) -> tuple[int, float, float, str]:
+    """Turns replayed, seconds for mbt's replay engine and for the `transitions` reference machine on the same
+    event sequences (configurations reset per case, as a golden's precondition does)."""
+    _, models = api.load_models([str(model_path)])
+    model = models[0]
+    elements = support(model.kind).enumerate(model)
+    compiled = CompiledFsm(model, elements)
+    cases = api.collector_paused(load_goldens)([str(goldens_path)]).cases
+    replayer = FsmReplayer(compiled)
+    # The same event sequences for the reference machine: bound as replay binds them, up to an unbound turn.
+    sequences = []
+    turns = 0
+    for case in cases:
+        pre = dict(case.precondition)
+        state = pre.pop("state", None)
+        events = []
+        for number, turn in enumerate(case.turns, start=1):
+            bound = compiled.binder.bind(turn, case.final.intent if number == 1 else None)
+            if isinstance(bound, str):
+                break
+            events.append((bound.event, bound.args))
+        sequences.append((state, pre, events))
+        turns += len(events)
+    start = time.perf_counter()
+    for case in cases:
+        replayer.replay(case)
+    replay_seconds = time.perf_counter() - start
+    machine = ReferenceMachine(model)
+    start = time.perf_counter()
+    for state, variables, events in sequences:
+        machine.reset(state, variables)
+        for event, args in events:
+            machine.send(event, args)
+    reference_seconds = time.perf_counter() - start
+    return turns, replay_seconds, reference_seconds, f"{len(cases):,} cases"
+
+
+def verdict(ok: bool) -> str:
+    return "ok" if ok else "MISSED"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes for a CI smoke run")
+    ap.add_argument("--out", help="keep the generated model and goldens in this folder (default: a temp folder)")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    states, transitions, goldens = QUICK if args.quick else FULL
+    folder = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="mbt-bench-"))
+    try:
+        print(f"mbt benchmark: {states:,} states, {transitions:,} transitions, {goldens:,} goldens "
+              f"(python {platform.python_version()}, {os.cpu_count()} cores)", flush=True)
+        (model, golden_file, stats), gen_seconds = timed(synth.write_bench, folder, states, transitions, goldens,
+                                                         args.seed)
+        print(f"generated in {gen_seconds:.1f} s: {stats.turns:,} turns, {stats.asserted:,} with assert_state, "
+              f"{stats.wrong:,} deliberately wrong, {stats.refused:,} refused, {stats.text_only:,} text only; "
+              f"{folder}", flush=True)
+        rows = []
+        check_seconds, check_note = parse_and_check(model)
+        rows.append(("parse + check (api.check)", f"{check_seconds:.2f} s", "< 5 s", verdict(check_seconds < 5),
+                     check_note))
+        report, elements_seconds = timed(api.elements, [str(model)])
+        count = sum(len(m.elements) for m in report.models)
+        _, models = api.load_models([str(model)])
+        _, enumerate_seconds = timed(support("fsm").enumerate, models[0])
+        rows.append(("elements (api.elements)", f"{elements_seconds:.2f} s", "", "", "parse + enumerate"))
+        rows.append(("  enumeration alone", f"{enumerate_seconds:.2f} s", "", "", f"{count:,} elements"))
+        wall, peak, note = coverage_run(model, golden_file, folder / "coverage.json")
+        rows.append(("mbt coverage: wall time", f"{wall:.2f} s", "< 15 s", verdict(wall < 15), note))
+        rows.append(("mbt coverage: peak memory", f"{peak / GB:.2f} GB", "< 2 GB", verdict(peak < 2 * GB),
+                     "max RSS of the child process"))
+        turns, replay_seconds, reference_seconds, note = replay_figures(model, golden_file)
+        replay_rate, reference_rate = turns / replay_seconds, turns / reference_seconds
+        ratio = replay_rate / reference_rate
+        rows.append(("replay (FsmReplayer)", f"{replay_rate:,.0f} turns/s", "", "", f"{turns:,} turns, {note}"))
+        rows.append(("reference machine (transitions)", f"{reference_rate:,.0f} turns/s", "", "",
+                     "same event sequences"))
+        rows.append(("replay / reference", f"{ratio:.1f}x", ">= 5x", verdict(ratio >= 5), ""))
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        print()
+        print(f"{'figure':<{widths[0]}}  {'value':>{widths[1]}}  {'target':<{widths[2]}}  {'':<{widths[3]}}  note")
+        for name, value, target, ok, note in rows:
+            print(f"{name:<{widths[0]}}  {value:>{widths[1]}}  {target:<{widths[2]}}  {ok:<{widths[3]}}  {note}")
+        if args.quick:
+            print("\n(--quick: small sizes; the targets are set for the full run)")
+    finally:
+        if not args.out:
+            shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
