@@ -13,7 +13,7 @@ DEMO_MODEL := models/recovery.fsm
 DEMO_GOLDENS := models/goldens/
 DEMO_GATE := models/gates/release.yaml
 
-.PHONY: demo test graphviz
+.PHONY: demo test graphviz chromium
 
 demo: $(STAMP) graphviz
 	@echo "== mbt check models/"
@@ -24,7 +24,7 @@ demo: $(STAMP) graphviz
 	  echo "== mbt coverage exited with $$code (1 = the release gate failed, which the example is built to show)"; \
 	  [ $$code -lt 2 ]
 
-test: $(STAMP) graphviz
+test: $(STAMP) graphviz chromium
 	$(BIN)/pytest -q
 	@if [ -f tests/bench/run_bench.py ]; then $(BIN)/python tests/bench/run_bench.py --quick; fi
 
@@ -38,6 +38,12 @@ $(BIN)/python:
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --disable-pip-version-check -q -e '.[test]'
 	touch $@
+
+# The browser test opens the HTML report in headless Chromium (Debian's package `chromium`).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "== installing the OS package chromium (the test suite opens the HTML report in a real browser)"; \
+	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 
 # Not a file: checked on every run, and a no-op once `dot` is on the PATH.
 graphviz:

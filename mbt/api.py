@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import gc
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
 from mbt.analysis.findings import Finding
 from mbt.elements.base import Element
 from mbt.goldens.cases import GoldenCase
-from mbt.goldens.loader import GoldenSet, load_goldens
+from mbt.goldens.loader import GoldenSet, GoldenStream, load_goldens
 from mbt.kinds import support
 from mbt.measure.coverage import (CoverageReport, ElementCoverage, GoldenSummary, InvalidCaseReport, ModelCoverage,
                                   criterion_table)
@@ -73,11 +75,14 @@ def load_models(paths: list[str]) -> tuple[list[ModelFile], list[ModelBase]]:
 
 
 @collector_paused
-def check(paths: list[str]) -> CheckReport:
-    from mbt.analysis.check import run_checks
+def check(paths: list[str], depth: int | None = None) -> CheckReport:
+    """`depth`: how many steps the invariant checks explore (default: mbt.analysis.invariant_checks.DEFAULT_DEPTH)."""
+    from mbt.analysis.check import CheckOptions, run_checks
 
     files, models = load_models(paths)
-    return CheckReport(files=[f.path for f in files], models=[m.name for m in models], findings=run_checks(files))
+    options = CheckOptions() if depth is None else CheckOptions(depth=depth)
+    return CheckReport(files=[f.path for f in files], models=[m.name for m in models],
+                       findings=run_checks(files, options))
 
 
 @collector_paused
@@ -94,7 +99,8 @@ def elements(paths: list[str], criteria: list[str] | None = None) -> ElementsRep
 def applies(model: ModelBase, case: GoldenCase) -> bool:
     """A case names its model, or its contract (seed 000's `contract`), or neither (then it applies to every model)."""
     if case.model is not None:
-        return case.model == model.name
+        # Invariants answer to the name of the FSM they constrain too: its goldens are theirs.
+        return case.model == model.name or case.model == getattr(model, "fsm", None)
     if case.contract is not None and model.contracts:
         return case.contract in model.contracts
     return True
@@ -105,58 +111,231 @@ def coverage(model_paths: list[str], golden_paths: list[str], gate_path: str | N
              use_gate: bool = True) -> CoverageReport:
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
     _, models = load_models(model_paths)
-    goldens = load_goldens(golden_paths)
+    goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
     report = measure(models, goldens)
     if use_gate:
         report.gate = evaluate_gate(gate, report)
     return report
 
 
-def measure(models: list[ModelBase], goldens: GoldenSet) -> CoverageReport:
-    """Replay every applicable case on every model and count what it exercised and verified."""
-    contradictions, divergences, unbound, notes, invalid = [], [], [], [], []
+@dataclass
+class CoverageRun:
+    """A coverage report plus what review formats need beside it: each drawable model's diagram as inline SVG."""
+
+    report: CoverageReport
+    diagrams: dict[str, str] = field(default_factory=dict)  # model name -> <svg ...>
+    diagram_errors: dict[str, str] = field(default_factory=dict)  # model name -> why there is no diagram
+    tables: dict[str, object] = field(default_factory=dict)  # model name -> mbt.render.table.TableView
+
+
+@collector_paused
+def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
+                 use_gate: bool = True, baseline_path: str | None = None, review: bool = False,
+                 diagrams: bool = False, today: dt.date | None = None) -> CoverageRun:
+    """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
+    (`review`), and diagrams for the HTML report (`diagrams`)."""
+    from mbt.measure.baseline import load_baseline
+
+    gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
+    baseline = load_baseline(baseline_path) if baseline_path else None
+    _, models = load_models(model_paths)
+    goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
+    report = measure(models, goldens)
+    if use_gate:
+        report.gate = evaluate_gate(gate, report, today, baseline, baseline_path)
+    run = CoverageRun(report)
+    if review or diagrams:
+        from mbt.measure.sources import measure_sources
+        from mbt.measure.trace import trace_rows
+
+        waived = waived_elements(report)
+        report.sources, resolved = measure_sources(models, report.models, gate.exclusions)
+        report.traceability = trace_rows(models, report.models, resolved, waived)
+    if diagrams:
+        _add_views(run, models)
+    return run
+
+
+def waived_elements(report: CoverageReport) -> dict[str, set[str]]:
+    """Model -> element ids under a waiver in force (empty without a gate)."""
+    from mbt.measure.waivers import active_waivers
+
+    return active_waivers(report.gate.waivers) if report.gate is not None else {}
+
+
+def _add_views(run: CoverageRun, models: list[ModelBase]) -> None:
+    from mbt.errors import MbtError
+    from mbt.render import views
+    from mbt.render.graph import RenderOptions
+
+    waived = waived_elements(run.report)
+    by_name = {m.model: m for m in run.report.models}
+    for model in models:
+        try:
+            view = views.view_for(model)
+        except MbtError as err:
+            run.diagram_errors[model.name] = str(err).removeprefix("error: ")
+            continue
+        options = RenderOptions(waived=frozenset(waived.get(model.name, set())))
+        built = view.build(model, by_name.get(model.name), options)
+        if view.shape == "table":
+            run.tables[model.name] = built
+            continue
+        from mbt.render.dot import svg_text, to_dot
+
+        try:
+            run.diagrams[model.name] = svg_text(to_dot(built, links=True))
+        except MbtError as err:
+            run.diagram_errors[model.name] = str(err).removeprefix("error: ")
+
+
+def baseline_text(report: CoverageReport) -> str:
+    """The baseline file content for `--save-baseline` (waived forbidden elements are not recorded as gaps)."""
+    from mbt.measure.baseline import baseline_text as text
+
+    return text(report, waived_elements(report))
+
+
+@dataclass
+class Rendered:
+    model: str
+    data: bytes
+
+
+@collector_paused
+def render(model_paths: list[str], output: str, golden_paths: list[str] | None = None, name: str | None = None,
+           focus: str | None = None, depth: int = 1, path: str | None = None, clusters: str = "auto",
+           gate_path: str | None = None) -> Rendered:
+    """One model drawn (FSM: DOT/SVG/PNG) or tabulated (tables, policies), coverage painted when goldens are given."""
+    from mbt.errors import MbtError
+    from mbt.render import views
+    from mbt.render.graph import RenderOptions
+    from mbt.render.paths import read_path
+
+    _, models = load_models(model_paths)
+    if name is not None:
+        chosen = [m for m in models if m.name == name]
+        if not chosen:
+            raise MbtError(f"error: --name {name}: no such model (loaded: {', '.join(m.name for m in models)})")
+    else:
+        chosen = models
+    if len(chosen) != 1:
+        raise MbtError(f"error: {len(chosen)} models loaded ({', '.join(m.name for m in chosen)}); "
+                       "pick one with --name")
+    model = chosen[0]
+    suffix = views.check_suffix(model, output)
+    keys = read_path(path, model) if path else None
+    gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
+    model_cov, waived = None, set()
+    if golden_paths:
+        report = measure([model], load_goldens(golden_paths))
+        report.gate = evaluate_gate(gate, report)
+        model_cov = report.models[0]
+        waived = waived_elements(report).get(model.name, set())
+    options = RenderOptions(focus=focus, depth=depth, path=keys, clusters=clusters, waived=frozenset(waived))
+    return Rendered(model.name, views.render_bytes(model, model_cov, options, suffix))
+
+
+class _Tally:
+    """One model's part of a coverage run, filled in case by case."""
+
+    def __init__(self, model: ModelBase):
+        self.model, self.kind = model, support(model.kind)
+        self.elements = self.kind.enumerate(model)
+        self.replayer = self.kind.replayer(model, self.elements)
+        self.exercised_by: dict[int, list[str]] = defaultdict(list)
+        self.verified_by: dict[int, list[str]] = defaultdict(list)
+        self.replayed = 0
+        self.contradictions, self.divergences, self.unbound, self.notes, self.invalid = [], [], [], [], []
+
+    def accepts(self, case: GoldenCase) -> bool:
+        kind = self.kind
+        return kind.accepts(self.model, case) if kind.accepts is not None else applies(self.model, case)
+
+    def report(self) -> ModelCoverage:
+        model = self.model
+        rows = [ElementCoverage(element=e, exercised_by=self.exercised_by.get(i, []),
+                                verified_by=self.verified_by.get(i, []))
+                for i, e in enumerate(self.elements)]
+        return ModelCoverage(model=model.name, kind=model.kind, file=model.file, goldens_replayed=self.replayed,
+                             criteria=criterion_table(self.kind.criteria, rows), elements=rows)
+
+
+def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> CoverageReport:
+    """Replay every applicable case on every model and count what it exercised and verified.
+
+    Each case is replayed on every model as soon as it is read, so a GoldenStream is never held in memory whole;
+    what each model finds is kept apart and reported model by model.
+    """
+    tallies = [_Tally(model) for model in models]
     applicable_anywhere: set[str] = set()
     unbound_cases: set[str] = set()
-    model_reports = []
-    for model in models:
-        kind = support(model.kind)
-        elements = kind.enumerate(model)
-        replayer = kind.replayer(model, elements)
-        exercised_by: dict[int, list[str]] = defaultdict(list)
-        verified_by: dict[int, list[str]] = defaultdict(list)
-        replayed = 0
-        for case in goldens.cases:
-            if not applies(model, case):
+    valid = 0
+    for case in goldens.cases:
+        valid += 1
+        for tally in tallies:
+            if not tally.accepts(case):
                 continue
             applicable_anywhere.add(case.id)
-            run = replayer.replay(case)
+            run = tally.replayer.replay(case)
             if run.invalid is not None:
-                invalid.append(InvalidCaseReport(file=case.file, line=case.line,
-                                                 message=f"case `{case.id}` on model `{model.name}`: {run.invalid}"))
+                tally.invalid.append(InvalidCaseReport(
+                    file=case.file, line=case.line, message=f"case `{case.id}` on model `{tally.model.name}`: "
+                                                            f"{run.invalid}"))
                 continue
-            replayed += 1
+            tally.replayed += 1
+            case_id, exercised_by, verified_by = case.id, tally.exercised_by, tally.verified_by
             for i in run.exercised:
-                exercised_by[i].append(case.id)
+                exercised_by[i].append(case_id)
             for i in run.verified:
-                verified_by[i].append(case.id)
-            contradictions.extend(run.contradictions)
-            divergences.extend(run.divergences)
-            unbound.extend(run.unbound)
-            notes.extend(run.notes)
+                verified_by[i].append(case_id)
+            tally.contradictions.extend(run.contradictions)
+            tally.divergences.extend(run.divergences)
+            tally.unbound.extend(run.unbound)
+            tally.notes.extend(run.notes)
             if run.unbound:
                 unbound_cases.add(case.id)
-        coverage_rows = [ElementCoverage(element=e, exercised_by=exercised_by.get(i, []),
-                                         verified_by=verified_by.get(i, []))
-                         for i, e in enumerate(elements)]
-        model_reports.append(ModelCoverage(model=model.name, kind=model.kind, file=model.file,
-                                           goldens_replayed=replayed,
-                                           criteria=criterion_table(kind.criteria, coverage_rows),
-                                           elements=coverage_rows))
-    valid = len(goldens.cases)
+    broken = goldens.invalid
     summary = GoldenSummary(
-        files=goldens.files, read=valid + len(goldens.invalid), valid=valid, invalid=len(goldens.invalid),
+        files=goldens.files, read=valid + len(broken), valid=valid, invalid=len(broken),
         bound=len(applicable_anywhere - unbound_cases), unbound=len(unbound_cases),
         not_applicable=valid - len(applicable_anywhere))
-    invalid_all = [InvalidCaseReport(file=i.file, line=i.line, message=i.message) for i in goldens.invalid] + invalid
-    return CoverageReport(models=model_reports, goldens=summary, invalid_cases=invalid_all,
-                          contradictions=contradictions, divergences=divergences, unbound_turns=unbound, notes=notes)
+    invalid_all = [InvalidCaseReport(file=i.file, line=i.line, message=i.message) for i in broken]
+    invalid_all += [item for tally in tallies for item in tally.invalid]
+    return CoverageReport(models=[tally.report() for tally in tallies], goldens=summary, invalid_cases=invalid_all,
+                          contradictions=[c for tally in tallies for c in tally.contradictions],
+                          divergences=[d for tally in tallies for d in tally.divergences],
+                          unbound_turns=[u for tally in tallies for u in tally.unbound],
+                          notes=[n for tally in tallies for n in tally.notes])
+
+
+def import_dmn(path: str):
+    """A DMN file's decision tables as DSL text (mbt.tables.dmn.DmnImport); the text is read back before it is
+    returned, so what `mbt import dmn` writes is a valid model."""
+    from mbt.tables.dmn import import_dmn as convert
+
+    return convert(path)
+
+
+@collector_paused
+def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria: list[str] | None = None,
+             suite: str | None = None, max_depth: int | None = None, preconditions: list[dict] | None = None,
+             force: bool = False):
+    """Test skeletons for the coverage gaps (or, with `suite`, a full suite) written under `out`
+    (mbt.generate.generation); returns the GenerateReport."""
+    from mbt.generate.generation import GenerateOptions, generate as run
+    from mbt.generate.witnesses import DEFAULT_MAX_DEPTH
+
+    _, models = load_models(model_paths)
+    goldens = load_goldens(golden_paths) if golden_paths else GoldenSet()
+    options = GenerateOptions(criteria=criteria, suite=suite, max_depth=max_depth or DEFAULT_MAX_DEPTH,
+                              preconditions=list(preconditions or []), force=force)
+    return run(models, goldens, out, options)
+
+
+def import_graphwalker(path: str):
+    """A GraphWalker JSON file's models as DSL text (mbt.generate.graphwalker.GraphWalkerImport); the text is read
+    back before it is returned, so what `mbt import graphwalker` writes is a valid model."""
+    from mbt.generate.graphwalker import import_graphwalker as convert
+
+    return convert(path)

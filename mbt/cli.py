@@ -18,6 +18,26 @@ format_option = click.option("--format", "fmt", type=click.Choice(["text", "json
                              show_default=True, help="Report format (JSON follows docs/schemas/).")
 output_option = click.option("-o", "--output", "output", default=None, metavar="FILE",
                              help="Write the report to FILE instead of stdout.")
+# `--format NAME[:PATH]`, repeatable: several reports from one run (mbt.report.formats).
+formats_option = click.option(
+    "--format", "formats", multiple=True, metavar="NAME[:PATH]",
+    help="Report format, repeatable, each optionally with its own output path: text (default), json, markdown, "
+         "junit, sarif, github; for coverage also html (a folder), trace-md, trace-csv. "
+         "E.g. --format junit:mbt.xml --format sarif:mbt.sarif --format text.")
+multi_output_option = click.option("-o", "--output", "output", default=None, metavar="PATH",
+                                   help="Output path of the one --format given without a path (html: a folder).")
+
+
+def _write_reports(targets, produce) -> None:
+    """Produce every report first, then write them: a failure leaves no half-written set behind."""
+    from mbt.report.files import write_folder
+
+    made = [(t, produce(t)) for t in targets]
+    for t, body in made:
+        if t.format.folder:
+            write_folder(t.path, body)
+        else:
+            emit(body, t.path)
 
 
 def _style(output: str | None) -> Style:
@@ -32,13 +52,18 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
-@format_option
-@output_option
-def check(paths: tuple[str, ...], fmt: str, output: str | None) -> None:
-    """Check model files or folders: syntax, references, spans against sources, reachability, guards (z3)."""
-    report = api.check(list(paths))
-    emit(report.model_dump_json(indent=2) + "\n" if fmt == "json" else text_report.check_text(report, _style(output)),
-         output)
+@click.option("--depth", "depth", default=None, type=click.IntRange(min=1, max=10_000), metavar="N",
+              help="How many steps invariant checking explores from the initial state  [default: 20].")
+@formats_option
+@multi_output_option
+def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], output: str | None) -> None:
+    """Check model files or folders: syntax, references, spans against sources, reachability, guards (z3),
+    invariants (explored up to --depth steps, with the shortest counterexample)."""
+    from mbt.report.formats import Options, parse_targets
+
+    targets = parse_targets(formats, output, "check")
+    report = api.check(list(paths), depth=depth)
+    _write_reports(targets, lambda t: t.format.check(report, Options(style=_style(t.path))))
     sys.exit(EXIT_FAILED if report.count("error") else EXIT_OK)
 
 
@@ -62,20 +87,129 @@ def elements(models: tuple[str, ...], criteria: tuple[str, ...], fmt: str, outpu
 @click.option("--show-covering", is_flag=True, help="List which goldens exercise and verify each element.")
 @click.option("--show-uncovered", type=click.Choice(["some", "all"]), default="some", show_default=True,
               help="How many uncovered elements the text report lists per model.")
-@format_option
-@output_option
-def coverage(models, goldens, gate, no_gate, show_covering, show_uncovered, fmt, output) -> None:
+@click.option("--show-sources", is_flag=True,
+              help="Add source-document coverage to the text report (units not modelled, unspecified parts).")
+@click.option("--baseline", "baseline", default=None, metavar="FILE",
+              help="Ratchet: fail only where coverage falls below this saved baseline (see --save-baseline).")
+@click.option("--save-baseline", "save_baseline", default=None, metavar="FILE",
+              help="Save this run's coverage per model and criterion as a baseline for --baseline.")
+@formats_option
+@multi_output_option
+def coverage(models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline, save_baseline,
+             formats, output) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
+    from mbt.report.formats import Options, parse_targets
+
     if gate and no_gate:
         raise MbtError("error: --gate and --no-gate cannot be used together")
-    report = api.coverage(list(models), list(goldens), gate_path=gate, use_gate=not no_gate)
-    if fmt == "json":
-        body = report.model_dump_json(indent=2) + "\n"
-    else:
-        body = text_report.coverage_text(report, _style(output), show_covering,
-                                         None if show_uncovered == "all" else 25)
-    emit(body, output)
+    if baseline and no_gate:
+        raise MbtError("error: --baseline is a gate rule; it cannot be used with --no-gate")
+    targets = parse_targets(formats, output, "coverage")
+    run = api.coverage_run(list(models), list(goldens), gate_path=gate, use_gate=not no_gate,
+                           baseline_path=baseline,
+                           review=show_sources or any(t.format.review for t in targets),
+                           diagrams=any(t.format.diagrams for t in targets))
+    limit = None if show_uncovered == "all" else 25
+    _write_reports(targets, lambda t: t.format.coverage(run, Options(_style(t.path), show_covering, limit,
+                                                                     show_sources)))
+    if save_baseline:
+        emit(api.baseline_text(run.report), save_baseline)
+    report = run.report
     sys.exit(EXIT_FAILED if report.gate is not None and not report.gate.passed else EXIT_OK)
+
+
+@cli.command()
+@click.option("--model", "models", multiple=True, required=True, help="Model file or folder (repeatable).")
+@click.option("--goldens", "goldens", multiple=True, help="Golden cases to paint coverage with (repeatable).")
+@click.option("-o", "--output", "output", required=True, metavar="FILE",
+              help="The diagram: .dot, .svg or .png (state machines); .md or .html (tables, policies).")
+@click.option("--name", "name", default=None, help="The model to draw when the files hold several.")
+@click.option("--focus", default=None, metavar="STATE", help="Draw only the neighbourhood of this state.")
+@click.option("--depth", default=1, show_default=True, type=click.IntRange(min=0),
+              help="With --focus: how many transitions away from the state to draw.")
+@click.option("--path", "path", default=None, metavar="KEYS|FILE.json",
+              help="Highlight a path: transition keys separated by commas, or a JSON file of transition keys or "
+                   "events (e.g. an invariant's counterexample).")
+@click.option("--clusters", type=click.Choice(["auto", "none", "prefix", "scc"]), default="auto", show_default=True,
+              help="Group states: by name prefix, by cycle (strongly connected component); auto: by cycle above "
+                   "30 states.")
+@click.option("--gate", "gate", default=None, metavar="FILE", help="Gate file whose waivers the diagram shows.")
+def render(models, goldens, output, name, focus, depth, path, clusters, gate) -> None:
+    """Draw a model for review (a state machine as a diagram), with coverage painted on it when goldens are given."""
+    from mbt.report.files import write_bytes
+
+    if depth != 1 and focus is None:
+        raise MbtError("error: --depth needs --focus STATE")
+    rendered = api.render(list(models), output, list(goldens) or None, name=name, focus=focus, depth=depth,
+                          path=path, clusters=clusters, gate_path=gate)
+    write_bytes(output, rendered.data)
+    click.echo(f"mbt render: wrote {output} ({rendered.model})", err=True)
+    sys.exit(EXIT_OK)
+
+
+@cli.command()
+@click.option("--model", "models", multiple=True, required=True, help="Model file or folder (repeatable).")
+@click.option("--goldens", "goldens", multiple=True,
+              help="Golden cases whose gaps to fill (repeatable; none: every element is a gap).")
+@click.option("--out", "out", required=True, metavar="DIR", help="Folder to write into (nothing is written outside).")
+@click.option("--criterion", "criteria", multiple=True,
+              help="Gaps of these criteria only (repeatable); with --all, the suite's criterion.")
+@click.option("--all", "full", is_flag=True,
+              help="A full suite covering every transition (or transition pair) instead of the gaps.")
+@click.option("--max-depth", "max_depth", default=None, type=click.IntRange(min=1, max=10_000), metavar="N",
+              help="Longest witness run searched, in steps (default 40).")
+@click.option("--precondition", "preconditions", multiple=True, metavar="MAPPING",
+              help="A start configuration witnesses may begin from, as YAML/JSON: '{state: s, var: value}' "
+                   "(repeatable).")
+@click.option("--force", is_flag=True, help="Overwrite generated files even when they were edited.")
+@format_option
+def generate(models, goldens, out, criteria, full, max_depth, preconditions, force, fmt) -> None:
+    """Write test skeletons (pytest + golden-case stubs) for the coverage gaps, or a full suite with --all."""
+    from mbt.report.generate_text import generate_text
+
+    suite = None
+    if full:
+        if len(criteria) > 1:
+            raise MbtError("error: --all takes one --criterion (transition or transition-pair)")
+        suite = criteria[0] if criteria else "transition"
+    report = api.generate(list(models), list(goldens), out, criteria=None if full else list(criteria) or None,
+                          suite=suite, max_depth=max_depth, preconditions=[_mapping(p) for p in preconditions],
+                          force=force)
+    emit(report.model_dump_json(indent=2) + "\n" if fmt == "json" else generate_text(report, _style(None)), None)
+    for kept in report.kept_edited:
+        click.echo(f"{out}/{kept.path}: edited since mbt generated it, so it was kept; the new version is "
+                   f"{out}/{kept.beside} (merge it, or rerun with --force)", err=True)
+    sys.exit(EXIT_FAILED if report.kept_edited else EXIT_OK)
+
+
+def _mapping(text: str) -> dict:
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise MbtError(f"error: --precondition {text!r} is not valid YAML/JSON: {err}") from None
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise MbtError(f"error: --precondition {text!r} must be a mapping such as '{{state: idle, retries: 0}}'")
+    return value
+
+
+@cli.group(name="import")
+def import_() -> None:
+    """Convert models from other tools into mbt's DSL."""
+
+
+@import_.command(name="dmn")
+@click.argument("path")
+@output_option
+def import_dmn(path: str, output: str | None) -> None:
+    """Convert the decision tables of a DMN 1.1-1.5 XML file into `table` models (DSL on stdout, or -o FILE)."""
+    imported = api.import_dmn(path)
+    emit(imported.text, output)
+    for name in imported.skipped:
+        click.echo(f"{path}: note: decision `{name}` holds no decision table; not imported", err=True)
+    click.echo(f"mbt import dmn: {len(imported.tables)} table(s) from {path} (DMN {imported.version})", err=True)
+    sys.exit(EXIT_OK)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,6 +20,8 @@ class KindSupport:
     criteria: tuple[str, ...]  # in increasing strength where they nest
     enumerate: Callable[[ModelBase], list[Element]]
     replayer: Callable[[ModelBase, list[Element]], Replayer]
+    # Which cases the kind replays; None: those that name the model or its contract, or neither (mbt.api.applies).
+    accepts: Callable[[ModelBase, GoldenCase], bool] | None = None
 
 
 def _fsm() -> KindSupport:
@@ -35,7 +37,35 @@ def _fsm() -> KindSupport:
                        lambda model, elements: FsmReplayer(CompiledFsm(model, elements)))
 
 
-_FACTORIES = {"fsm": _fsm}
+def _table() -> KindSupport:
+    from mbt.elements.table import CRITERIA, enumerate_table
+    from mbt.goldens.replay_table import CompiledTable, TableReplayer
+
+    return KindSupport("table", CRITERIA, enumerate_table,
+                       lambda model, elements: TableReplayer(CompiledTable(model, elements)))
+
+
+def _invariant() -> KindSupport:
+    from mbt.elements.invariant import CRITERIA, enumerate_invariants
+    from mbt.goldens.replay_invariant import InvariantReplayer
+
+    return KindSupport("invariant", CRITERIA, enumerate_invariants, InvariantReplayer)
+
+
+def _policy() -> KindSupport:
+    from mbt.elements.policy import CRITERIA, enumerate_policy
+    from mbt.goldens.replay_policy import CompiledPolicy, PolicyReplayer, accepts
+
+    def enumerate_with_analysis(model):
+        from mbt.analysis.policy_checks import analysis_of
+
+        return enumerate_policy(model, analysis_of(model))
+
+    return KindSupport("policy", CRITERIA, enumerate_with_analysis,
+                       lambda model, elements: PolicyReplayer(CompiledPolicy(model, elements)), accepts)
+
+
+_FACTORIES = {"fsm": _fsm, "table": _table, "invariant": _invariant, "policy": _policy}
 _CACHE: dict[str, KindSupport] = {}
 
 

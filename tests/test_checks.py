@@ -9,8 +9,8 @@ import pytest
 import yaml
 import z3
 
-from mbt.analysis import fsm_checks, smt, spans
-from mbt.analysis.check import KIND_CHECKS, check_model, has_errors, run_checks
+from mbt.analysis import fsm_checks, invariant_checks, policy_checks, smt, spans
+from mbt.analysis.check import KIND_CHECKS, CheckOptions, check_model, has_errors, run_checks
 from mbt.analysis.fsm_checks import FsmChecker
 from mbt.analysis.smt import Solver, Symbols, encode, model_to_valuation, pin
 from mbt.model.common import Location, ModelBase
@@ -53,7 +53,7 @@ def check_text(tmp_path: Path, text: str, sources: dict | None = None):
 @pytest.mark.parametrize("case, codes", load_cases())
 def test_case(tmp_path, case, codes):
     path = write_case(tmp_path, case)
-    findings = run_checks([load_file(path)])
+    findings = run_checks([load_file(path)], CheckOptions(**case.get("options", {})))
     got = sorted((f.code, f.location.line) for f in findings if codes == "all" or f.code in codes)
     expected = sorted((code, line) for code, line in case["expect"])
     assert got == expected, "\n".join(f.render() for f in findings)
@@ -70,8 +70,9 @@ def test_every_documented_code_has_a_case_and_every_code_is_documented():
     for path in CASES.glob("*.yaml"):
         for case in yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]:
             in_cases.update(code for code, _ in case["expect"])
-    defined = {value[0] for module in (fsm_checks, spans) for value in vars(module).values()
-               if isinstance(value, tuple) and len(value) == 3 and str(value[0])[:3] in ("FSM", "SPN")}
+    defined = {value[0] for module in (fsm_checks, spans, invariant_checks, policy_checks)
+               for value in vars(module).values()
+               if isinstance(value, tuple) and len(value) == 3 and str(value[0])[:3] in ("FSM", "SPN", "INV", "POL")}
     assert defined == documented
     assert defined == in_cases
 
@@ -213,7 +214,7 @@ def test_findings_are_sorted_and_errors_detected(tmp_path):
 def test_kinds_without_checks_yield_no_findings():
     loc = Location(file="x.dt", line=1, column=1)
     assert "fsm" in KIND_CHECKS
-    assert check_model(ModelBase(kind="table", name="t", file="x.dt", loc=loc)) == []
+    assert check_model(ModelBase(kind="no-such-kind", name="t", file="x.dt", loc=loc)) == []
 
 
 def test_finding_render_shows_witness_and_related(tmp_path):

@@ -51,9 +51,10 @@ def elements_by_id(report: dict) -> dict[str, dict]:
 def test_check_finds_nothing_wrong_with_the_example():
     code, report = run("check", "models/")
     assert code == 0
-    serious = [f for f in report["findings"] if f["severity"] in ("error", "warning")]
+    # models/ holds the other kinds' examples too, whose findings are theirs to show (tests/test_policy_example.py).
+    serious = [f for f in report["findings"] if f["severity"] in ("error", "warning") and f["model"] == "recovery"]
     assert serious == []  # spans match the documents, every state is reachable, no overlaps, no forbidden transition
-    assert report["models"] == ["recovery"]
+    assert "recovery" in report["models"]
 
 
 def test_every_element_cites_a_real_source_line_except_the_deliberately_inferred_ones():

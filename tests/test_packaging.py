@@ -72,3 +72,10 @@ def test_the_installed_package_finds_its_grammars_away_from_the_checkout(wheel: 
     folder, name = result.stdout.split()
     assert Path(folder) == site / "mbt" / "grammars"
     assert name == "door"
+
+
+def test_the_html_report_templates_and_assets_ship(wheel: Path):
+    shipped = names(wheel)
+    for folder, pattern in (("templates", "*.html"), ("static", "*.*")):
+        for p in (ROOT / "mbt" / "report" / "html" / folder).glob(pattern):
+            assert f"mbt/report/html/{folder}/{p.name}" in shipped, p.name

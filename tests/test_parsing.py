@@ -11,7 +11,7 @@ import yaml
 
 from mbt.errors import LocatedError
 from mbt.model.fsm import FsmModel, action_text
-from mbt.parsing.grammar import parser
+from mbt.parsing.grammar import grammar_dir, parser
 from mbt.parsing.loader import MODEL_SUFFIXES, expand_paths, load_file, load_paths, parse_text
 
 CASES = Path(__file__).parent / "cases" / "parse"
@@ -89,6 +89,20 @@ def test_valid_model_parses_with_expected_facts(path: Path):
 
 # Decimal literals parse (decision tables will need them) but no fsm expression accepts one.
 NOT_IN_FSM = {"decimal_lit", "neg_decimal_lit"}
+
+
+def names_in(grammar_file: str) -> set[str]:
+    """The rule and alias names one grammar file defines."""
+    text = (grammar_dir() / grammar_file).read_text(encoding="utf-8")
+    return set(re.findall(r"^\??(\w+):", text, re.M)) | set(re.findall(r"->\s*(\w+)", text))
+
+
+# The table kind's rules are covered by its own valid cases (tests/test_table_parsing.py).
+NOT_IN_FSM |= names_in("table.lark") - names_in("common.lark") - names_in("fsm.lark")
+# The policy kind's rules likewise (tests/test_policy_parsing.py).
+NOT_IN_FSM |= names_in("policy.lark") - names_in("common.lark") - names_in("fsm.lark")
+# The invariant kind's rules likewise (tests/test_invariant_parsing.py).
+NOT_IN_FSM |= names_in("invariant.lark") - names_in("common.lark") - names_in("fsm.lark")
 
 
 def tree_names() -> set[str]:
@@ -216,6 +230,17 @@ NOT_RESERVED = {
     # transition line, which the syntax error says)
     "source", "title", "contract", "complete", "initial", "final", "on", "effect", "say", "matching",
     "stated", "inferred", "unspecified", "severity", "id",
+    # decision tables: keywords only inside a `table` body, where names never start an item
+    "table", "hit", "mcdc", "input", "output", "number", "integer", "boolean", "date", "precision", "default",
+    "rule", "note",
+    # policies: keywords only inside a `policy` body, where every item starts with one (policy.lark keeps its
+    # expressions apart from the fsm's, so none of them becomes a keyword after an fsm expression)
+    "policy", "combining", "subject", "resource", "action", "environment", "permit", "deny", "target", "when",
+    "assert", "never", "always", "enforce", "indeterminate",
+    # invariants: keywords only inside an `invariants` body (invariant.lark keeps its propositions apart from the
+    # fsm's expressions), where every item starts with `NAME:` and then a pattern or scope keyword
+    "invariants", "for", "eventually", "at", "most", "every", "precedes", "leads", "to", "before", "after",
+    "until", "between",
 }
 
 

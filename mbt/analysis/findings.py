@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from mbt.analysis.counterexample import Counterexample
 from mbt.model.common import Location
 
 FindingSeverity = Literal["error", "warning", "info"]
@@ -20,6 +21,7 @@ class Finding(BaseModel):
     model: str | None = None
     related: list[Location] = []  # e.g. the forbid that a transition matches
     witness: dict[str, Any] | None = None  # a satisfying valuation for solver findings
+    counterexample: Counterexample | None = None  # a run that violates an invariant (INV001)
 
     def render(self) -> str:
         text = f"{self.location}: {self.severity}: {self.message} [{self.code} {self.name}]"
@@ -28,6 +30,8 @@ class Finding(BaseModel):
         if self.witness:
             shown = ", ".join(f"{k} = {_show(v)}" for k, v in sorted(self.witness.items()))
             text += f"\n    witness: {shown}"
+        if self.counterexample is not None:
+            text += "".join(f"\n    {line}" for line in self.counterexample.lines())
         return text
 
 

@@ -7,6 +7,8 @@ import itertools
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Hashable
 
 import z3
@@ -24,7 +26,7 @@ class Term:
 
     is_set: z3.BoolRef
     value: z3.ExprRef | None  # None only for the `none` literal
-    kind: str  # "bool" | "int" | "string" | "enum" | "none"
+    kind: str  # "bool" | "int" | "string" | "enum" | "number" | "none"
     leaves: frozenset[str] = frozenset()
 
 
@@ -71,7 +73,7 @@ def _sort(vtype: ValueType):
         return z3.BoolSort()
     if vtype.kind == "string":
         return z3.StringSort()
-    return z3.IntSort()  # int and enum
+    return z3.IntSort()  # int, enum, and a number's count of precision steps
 
 
 class Symbols(Mapping):
@@ -105,7 +107,15 @@ class Symbols(Mapping):
     def _make(self, name: str, vtype: ValueType) -> Term:
         value = z3.Const(name, _sort(vtype))
         domain = []
-        if vtype.kind == "int":
+        if vtype.kind == "number":
+            # A number at precision 10**-scale is a whole count of steps: exact, and boundaries fall on the grid.
+            steps = value
+            value = z3.ToReal(steps) / (10 ** vtype.scale) if vtype.scale else z3.ToReal(steps)
+            if vtype.lo is not None:
+                domain.append(steps >= _ceil(Fraction(vtype.lo) * 10 ** vtype.scale))
+            if vtype.hi is not None:
+                domain.append(steps <= _floor(Fraction(vtype.hi) * 10 ** vtype.scale))
+        elif vtype.kind == "int":
             domain.append(z3.And(value >= vtype.lo, value <= vtype.hi))
         elif vtype.kind == "enum":
             domain.append(z3.Or([value == self.enums.code(v) for v in vtype.values]))
@@ -213,7 +223,8 @@ def encode_term(expr: Expr, symbols: Scope) -> Term:
         if left.kind == "none" or right.kind == "none":
             return Term(FALSE, z3.IntVal(0), "int", leaves)
         value = left.value + right.value if expr.op == "+" else left.value - right.value
-        return Term(_and(left.is_set, right.is_set), value, "int", leaves)
+        kind = "number" if "number" in (left.kind, right.kind) else "int"
+        return Term(_and(left.is_set, right.is_set), value, kind, leaves)
     raise TypeError(f"cannot encode {type(expr).__name__}")
 
 
@@ -226,7 +237,9 @@ def literal(value: Any) -> Term:
         return Term(TRUE, z3.IntVal(value), "int")
     if isinstance(value, str):
         return Term(TRUE, string_val(value), "string")
-    raise TypeError(f"cannot encode the literal {value!r}")  # decimals are rejected by the type checker
+    if isinstance(value, Decimal):
+        return Term(TRUE, z3.RealVal(str(value)), "number")
+    raise TypeError(f"cannot encode the literal {value!r}")
 
 
 def boolean(formula: z3.BoolRef, leaves: frozenset[str]) -> Term:
@@ -296,12 +309,28 @@ def python_value(term: Term, model: z3.ModelRef, enums: EnumCodes, vtype: ValueT
         return z3.is_true(value)
     if term.kind == "string":
         return string_of(value)
+    if term.kind == "number":
+        exact = value.as_fraction() if z3.is_rational_value(value) else Fraction(value.as_long())
+        number = Decimal(exact.numerator) / Decimal(exact.denominator)
+        if vtype is not None and vtype.kind == "number":
+            number = number.quantize(vtype.step)
+            if not vtype.admits(number):  # a symbol the query left free: any value of its domain will do
+                return ValueType(vtype.kind, vtype.lo, vtype.hi, scale=vtype.scale).default()
+        return number
     number = value.as_long()
     if term.kind == "enum":
         if 0 <= number < len(enums.names):
             return enums.names[number]
         return vtype.values[0] if vtype is not None else None  # unreachable when the domain was asserted
     return number
+
+
+def _ceil(value: Fraction) -> int:
+    return -((-value.numerator) // value.denominator)
+
+
+def _floor(value: Fraction) -> int:
+    return value.numerator // value.denominator
 
 
 def _is_symbol(value: z3.ExprRef) -> bool:
@@ -342,6 +371,15 @@ def candidates(vtype: ValueType, constants: list[Any]) -> list[Any]:
             if isinstance(c, int) and not isinstance(c, bool):
                 numbers.update((c - 1, c, c + 1))
         found = sorted(n for n in numbers if vtype.lo <= n <= vtype.hi)
+    elif vtype.kind == "number":
+        step = vtype.step
+        points = {vtype.default()}
+        points.update(b for b in (vtype.lo, vtype.hi) if b is not None)
+        for c in constants:
+            if isinstance(c, (int, Decimal)) and not isinstance(c, bool):
+                on_grid = Decimal(c).quantize(step)
+                points.update((on_grid - step, on_grid, on_grid + step))
+        found = sorted(Decimal(p).quantize(step) for p in points if vtype.admits(Decimal(p).quantize(step)))
     elif vtype.kind == "enum":
         found = list(vtype.values)
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from mbt.elements.base import Element, element_from
-from mbt.model.common import Severity
+from mbt.model.common import SEVERITY_WEIGHT, Severity
 from mbt.model.expr import atoms
 from mbt.model.fsm import Forbid, FsmModel, Transition
 
@@ -37,7 +37,12 @@ def forbidden_id(f: Forbid) -> str:
 
 
 def pair_id(first: Transition, second: Transition) -> str:
-    return f"transition-pair:{first.key}|{second.key}"
+    return pair_id_prefix(first) + second.key
+
+
+def pair_id_prefix(first: Transition) -> str:
+    """The start of every pair id beginning with `first`: pairs are numerous, so their ids are built in bulk."""
+    return f"transition-pair:{first.key}|"
 
 
 def guard_groups(model: FsmModel) -> dict[tuple[str, str], list[Transition]]:
@@ -76,9 +81,11 @@ def enumerate_fsm(model: FsmModel, infeasible: dict[str, str] | None = None) -> 
     for t in model.transitions:
         by_source[t.source].append(t)
     for first in model.transitions:
+        # A large model has hundreds of thousands of pairs: what depends on `first` alone is built once.
+        prefix, head = pair_id_prefix(first), f"{first.source} -> {first.target} -> "
         for second in by_source.get(first.target, ()):
-            out.append(Element(id=pair_id(first, second), model=name, kind="fsm", criterion="transition-pair",
-                               label=f"{first.source} -> {first.target} -> {second.target} ({first.event}, {second.event})",
+            out.append(Element(id=prefix + second.key, model=name, kind="fsm", criterion="transition-pair",
+                               label=f"{head}{second.target} ({first.event}, {second.event})",
                                location=second.loc, span=second.span, status=second.status,
                                severity=second.severity or Severity.medium,
                                weight=_pair_weight(first, second)))
@@ -90,6 +97,4 @@ def enumerate_fsm(model: FsmModel, infeasible: dict[str, str] | None = None) -> 
 
 
 def _pair_weight(first: Transition, second: Transition) -> float:
-    from mbt.model.common import SEVERITY_WEIGHT
-
     return SEVERITY_WEIGHT[second.severity or Severity.medium]

@@ -6,6 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mbt.goldens.decisions import DecisionCheck, normalise_decisions
+from mbt.goldens.requests import PolicyRequest, normalise_request
+
 
 class Assertions(BaseModel):
     """What a golden expects of the configuration after a turn (or after the last turn)."""
@@ -52,6 +55,8 @@ class GoldenCase(BaseModel):
     precondition: dict[str, Any] = Field(default_factory=dict)
     turns: list[Turn] = Field(default_factory=list)
     final: Assertions = Field(default_factory=Assertions)
+    decisions: list[DecisionCheck] = Field(default_factory=list)  # decision-table checks (goldens/decisions.py)
+    request: PolicyRequest | None = None  # a policy request (goldens/requests.py)
 
     @property
     def where(self) -> str:
@@ -99,6 +104,10 @@ def assertions_from(raw: dict[str, Any] | None, state_key: str) -> Assertions:
     return Assertions.model_validate(fields)
 
 
+_TURN_EXPECT_KEYS = frozenset(("assert_state", "must_not", "tool_arguments", "discarded"))
+_NO_EXPECTATIONS = assertions_from({"assert_state": None}, "assert_state")  # what a turn without them gets
+
+
 def normalise(raw: Any) -> dict[str, Any]:
     """Map any of seed 000's case shapes onto GoldenCase's fields (validation happens in GoldenCase)."""
     if not isinstance(raw, dict):
@@ -116,6 +125,8 @@ def normalise(raw: Any) -> dict[str, Any]:
         if not isinstance(pre, dict):
             raise ValueError("`precondition` must be a mapping")
         out["precondition"] = pre
+    normalise_decisions(data, out)  # a decision case (`table`, `inputs`, `expect`) or a conversation's `decisions`
+    normalise_request(data, out)  # a request case (`policy`, `request`, `expect`) or a conversation's context
     turns = []
     if "input" in data and "turns" not in data:  # single-turn intent case
         turns.append({"user": data.pop("input"), "intent": data.pop("expected_intent", None)})
@@ -123,6 +134,12 @@ def normalise(raw: Any) -> dict[str, Any]:
         if not isinstance(raw_turn, dict):
             raise ValueError(f"turn {i + 1} must be a mapping")
         turn = dict(raw_turn)
+        if _TURN_EXPECT_KEYS.isdisjoint(turn):
+            # Most turns assert nothing: they share one empty Assertions (never mutated), which saves a
+            # validation and about a kilobyte per turn when loading 100,000 goldens (tests/bench).
+            turn["expect"] = _NO_EXPECTATIONS
+            turns.append(turn)
+            continue
         expect_raw = {"assert_state": turn.pop("assert_state", None)}
         for key in ("must_not", "tool_arguments", "discarded"):
             if key in turn:
@@ -144,6 +161,7 @@ def parse_case(raw: Any, file: str, line: int) -> GoldenCase:
     data = normalise(raw)
     data.update(file=file, line=line)
     case = GoldenCase.model_validate(data)
-    if not case.turns:
-        raise ValueError("the case has no turns (and no `input`)")
+    if not case.turns and not case.decisions and case.request is None:
+        raise ValueError("the case has no turns (and no `input`); a decision case names its `table`, "
+                         "a request case its `policy` and `request`")
     return case

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 import yaml
 from pydantic import ValidationError
@@ -42,7 +43,7 @@ def _reason(err: Exception) -> str:
     return str(err)
 
 
-def _load_jsonl(text: str, shown: str, out: GoldenSet) -> None:
+def _jsonl_cases(text: str, shown: str, invalid: list[InvalidCase]) -> Iterator[GoldenCase]:
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("//"):
@@ -50,15 +51,17 @@ def _load_jsonl(text: str, shown: str, out: GoldenSet) -> None:
         try:
             raw = json.loads(stripped)
         except json.JSONDecodeError as err:
-            out.invalid.append(InvalidCase(shown, number, f"not valid JSON: {err.msg} (column {err.colno})"))
+            invalid.append(InvalidCase(shown, number, f"not valid JSON: {err.msg} (column {err.colno})"))
             continue
         try:
-            out.cases.append(parse_case(raw, shown, number))
+            case = parse_case(raw, shown, number)
         except (ValueError, ValidationError) as err:
-            out.invalid.append(InvalidCase(shown, number, _reason(err)))
+            invalid.append(InvalidCase(shown, number, _reason(err)))
+            continue
+        yield case
 
 
-def _load_yaml(text: str, shown: str, out: GoldenSet) -> None:
+def _yaml_cases(text: str, shown: str, invalid: list[InvalidCase]) -> Iterator[GoldenCase]:
     """A YAML file holds one case, a list of cases, or several `---` documents; line numbers come from the nodes."""
     try:
         documents = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
@@ -66,7 +69,7 @@ def _load_yaml(text: str, shown: str, out: GoldenSet) -> None:
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
         problem = getattr(err, "problem", None) or str(err)
-        out.invalid.append(InvalidCase(shown, line, f"not valid YAML: {problem}; the whole file was skipped"))
+        invalid.append(InvalidCase(shown, line, f"not valid YAML: {problem}; the whole file was skipped"))
         return
     for doc in documents:
         if doc is None:
@@ -76,9 +79,11 @@ def _load_yaml(text: str, shown: str, out: GoldenSet) -> None:
             line = node.start_mark.line + 1
             try:
                 raw = yaml.SafeLoader(yaml.serialize(node)).get_single_data()
-                out.cases.append(parse_case(raw, shown, line))
+                case = parse_case(raw, shown, line)
             except (ValueError, ValidationError, yaml.YAMLError) as err:
-                out.invalid.append(InvalidCase(shown, line, _reason(err)))
+                invalid.append(InvalidCase(shown, line, _reason(err)))
+                continue
+            yield case
 
 
 def expand(paths: list[str]) -> list[Path]:
@@ -94,51 +99,73 @@ def expand(paths: list[str]) -> list[Path]:
 
 def load_goldens(paths: list[str]) -> GoldenSet:
     """All cases of all files; unreadable files are unusable input (exit 2), broken cases are reported and skipped."""
-    out = GoldenSet()
-    problems: list[Problem] = []
-    for path in expand(paths):
-        shown = str(path)
-        try:
-            text = read_text(path, shown, MAX_GOLDEN_BYTES)
-        except LocatedError as err:
-            problems.extend(err.problems)
-            continue
-        out.files.append(shown)
-        if path.suffix in (".yaml", ".yml"):
-            _load_yaml(text, shown, out)
-        elif path.suffix == ".json":
-            _load_json(text, shown, out)
-        else:
-            _load_jsonl(text, shown, out)
-    if problems:
-        raise LocatedError(problems)
-    _flag_duplicate_ids(out)
-    out.invalid.sort(key=lambda i: (i.file, i.line))
-    return out
+    stream = GoldenStream(paths)
+    cases = list(stream.cases)
+    return GoldenSet(cases, stream.invalid, stream.files)
 
 
-def _load_json(text: str, shown: str, out: GoldenSet) -> None:
+class GoldenStream:
+    """The cases of golden files, read one at a time: a coverage run replays each case as it is read, so a hundred
+    thousand cases never sit in memory together. Unreadable files fail at once (like load_goldens); `invalid`
+    (broken and duplicate cases, by file and line) is complete once `cases` has been consumed, which it can be once.
+    """
+
+    def __init__(self, paths: list[str]):
+        self.files: list[str] = []
+        self._texts: list[tuple[Path, str, str]] = []
+        problems: list[Problem] = []
+        for path in expand(paths):
+            shown = str(path)
+            try:
+                text = read_text(path, shown, MAX_GOLDEN_BYTES)
+            except LocatedError as err:
+                problems.extend(err.problems)
+                continue
+            self.files.append(shown)
+            self._texts.append((path, shown, text))
+        if problems:
+            raise LocatedError(problems)
+        self._broken: list[InvalidCase] = []
+        self._duplicates: list[InvalidCase] = []
+
+    @property
+    def cases(self) -> Iterator[GoldenCase]:
+        """Valid cases in file order; a repeated id is reported and skipped (the first one counts)."""
+        seen: dict[str, str] = {}  # id -> where it first occurs
+        while self._texts:
+            path, shown, text = self._texts.pop(0)  # the text goes once its cases are read
+            if path.suffix in (".yaml", ".yml"):
+                found = _yaml_cases(text, shown, self._broken)
+            elif path.suffix == ".json":
+                found = _json_cases(text, shown, self._broken)
+            else:
+                found = _jsonl_cases(text, shown, self._broken)
+            del text
+            for case in found:
+                if case.id in seen:
+                    self._duplicates.append(InvalidCase(case.file, case.line,
+                                                        f"duplicate case id `{case.id}` (first at {seen[case.id]})"))
+                    continue
+                seen[case.id] = case.where
+                yield case
+
+    @property
+    def invalid(self) -> list[InvalidCase]:
+        # Sorted stably: at one place, broken cases come before duplicates.
+        return sorted(self._broken + self._duplicates, key=lambda i: (i.file, i.line))
+
+
+def _json_cases(text: str, shown: str, invalid: list[InvalidCase]) -> Iterator[GoldenCase]:
     """A .json file holds one case or a list of cases (JSONL is the usual format; this is for single exports)."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as err:
-        out.invalid.append(InvalidCase(shown, err.lineno, f"not valid JSON: {err.msg}; the whole file was skipped"))
+        invalid.append(InvalidCase(shown, err.lineno, f"not valid JSON: {err.msg}; the whole file was skipped"))
         return
     for item in raw if isinstance(raw, list) else [raw]:
         try:
-            out.cases.append(parse_case(item, shown, 1))
+            case = parse_case(item, shown, 1)
         except (ValueError, ValidationError) as err:
-            out.invalid.append(InvalidCase(shown, 1, _reason(err)))
-
-
-def _flag_duplicate_ids(out: GoldenSet) -> None:
-    seen: dict[str, GoldenCase] = {}
-    kept = []
-    for case in out.cases:
-        if case.id in seen:
-            out.invalid.append(InvalidCase(case.file, case.line,
-                                           f"duplicate case id `{case.id}` (first at {seen[case.id].where})"))
+            invalid.append(InvalidCase(shown, 1, _reason(err)))
             continue
-        seen[case.id] = case
-        kept.append(case)
-    out.cases = kept
+        yield case

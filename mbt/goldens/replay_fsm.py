@@ -29,6 +29,7 @@ class CompiledTransition:
     transition_el: int
     branch_el: int | None
     target_el: int
+    assigned: tuple[str, ...] = ()  # variables its assignments and discards change, in declaration order
 
 
 @dataclass
@@ -55,6 +56,8 @@ class Snapshot:
     discarded: dict[str, Any]
     transition: str | None  # key of the transition taken; None when the event was refused
     calls: list[ToolCallMade] = field(default_factory=list)
+    event: str | None = None  # the bound event and its arguments (declared names): invariants read them
+    args: dict[str, Any] = field(default_factory=dict)
 
 
 class CompiledFsm:
@@ -83,19 +86,48 @@ class CompiledFsm:
                 t=t, index=i, guard=compile_expr(t.guard) if t.guard is not None else None, conditions=conditions,
                 actions=[self._compile_action(a) for a in t.actions],
                 param_names=t.params or self.params[t.event], transition_el=idx[ids.transition_id(t)],
-                branch_el=idx[ids.branch_id(t)] if in_group else None, target_el=idx[ids.state_id(t.target)])
+                branch_el=idx[ids.branch_id(t)] if in_group else None, target_el=idx[ids.state_id(t.target)],
+                assigned=tuple(name for name in model.variables
+                               if any(isinstance(a, (Assign, Discard)) and a.target == name for a in t.actions)))
             self.by_state_event[(t.source, t.event)].append(ct)
             self.transitions.append(ct)
         by_source = defaultdict(list)
-        for ct in self.transitions:
-            by_source[ct.t.source].append(ct)
-        for first in self.transitions:
-            for second in by_source.get(first.t.target, ()):
-                self.pairs[(first.index, second.index)] = idx[ids.pair_id(first.t, second.t)]
+        for i, t in enumerate(model.transitions):
+            by_source[t.source].append((i, t.key))
+        for i, t in enumerate(model.transitions):
+            prefix = ids.pair_id_prefix(t)  # pair ids built in bulk (ids.pair_id, without a call per pair)
+            for j, key in by_source.get(t.target, ()):
+                self.pairs[(i, j)] = idx[prefix + key]
         self.forbids = [CompiledForbid(f, compile_expr(f.guard) if f.guard is not None else None,
                                        idx[ids.forbidden_id(f)], [p.casefold() for p in _phrases(f)])
                         for f in model.forbids]
         self.state_el = {name: idx[ids.state_id(name)] for name in model.states}
+        # Forbids by (source, event) as written (None: any); a slot merges its four keys in declaration order.
+        self._forbid_positions: dict[tuple[str | None, str | None], list[int]] = defaultdict(list)
+        for position, cf in enumerate(self.forbids):
+            self._forbid_positions[(cf.f.source, cf.f.event)].append(position)
+        self.tools = set(model.tools())
+        # Preconditions are checked against the types; only a hand-built model can start out of range.
+        self.initial_in_range = all(v.type.admits(v.initial) for v in model.variables.values())
+        self._slots: dict[tuple[str, str], _Slot] = {}
+        self._initial: tuple[str, dict[str, Any]] | None = None
+
+    def slot(self, state: str, event: str) -> "_Slot":
+        """What an event in a state can touch, worked out on first use (a replay asks for it on every turn)."""
+        key = (state, event)
+        found = self._slots.get(key)
+        if found is None:
+            where = self._forbid_positions
+            positions = sorted(p for k in {(state, event), (state, None), (None, event), (None, None)}
+                               for p in where.get(k, ()))
+            forbids = [self.forbids[p] for p in positions]
+            group = self.by_state_event.get(key, ())
+            found = self._slots[key] = _Slot(group, forbids, self.state_el[state], self.no_branch.get(key))
+            if len(group) == 1 and group[0].guard is None and all(cf.guard is None for cf in forbids):
+                found.simple = only = group[0]
+                found.fixed = (found.state_el, only.transition_el, only.target_el) + (
+                    () if only.branch_el is None else (only.branch_el,))
+        return found
 
     @staticmethod
     def _compile_action(action) -> Callable[[dict, dict, list], None]:
@@ -124,14 +156,30 @@ class CompiledFsm:
         return call
 
     def initial_config(self) -> tuple[str, dict[str, Any]]:
-        variables = {name: v.initial for name, v in self.model.variables.items()}
-        for name in self.model.discardable:
-            variables[f"discarded.{name}"] = None
-        return self.model.initial_state, variables
+        if self._initial is None:  # worked out once: every replayed case starts from a copy
+            variables = {name: v.initial for name, v in self.model.variables.items()}
+            for name in self.model.discardable:
+                variables[f"discarded.{name}"] = None
+            self._initial = (self.model.initial_state, variables)
+        state, variables = self._initial
+        return state, dict(variables)
 
 
 def _phrases(f: Forbid) -> list[str]:
     return list(f.effect.matching) if f.effect is not None else []
+
+
+@dataclass(slots=True)
+class _Slot:
+    """One (state, event): its transitions in declaration order and the forbids whose source and event match."""
+
+    group: list[CompiledTransition] | tuple
+    forbids: list[CompiledForbid]  # their guards are evaluated at each step
+    state_el: int
+    no_branch_el: int | None
+    # One unguarded transition and only unguarded forbids (most steps): the outcome is known in advance.
+    simple: CompiledTransition | None = None
+    fixed: tuple[int, ...] = ()  # the elements such a step exercises, in _step's order, before any pair
 
 
 # ------------------------------------------------------------------ replay of one case
@@ -149,9 +197,11 @@ class CaseRun:
     invalid: str | None = None  # the case cannot be replayed on this model (bad precondition, ...)
     snapshots: list[Snapshot] = field(default_factory=list)
     step_elements: dict[int, list[int]] = field(default_factory=dict)  # turn number -> elements its step exercised
+    out_of_range: bool = False  # some variable left its range: every variable is re-checked after each step
+    start: Snapshot | None = None  # with keep_snapshots: the configuration the case starts from
 
 
-@dataclass
+@dataclass(slots=True)
 class _Step:
     elements: list[int]  # exercised by this step, verified when the step's outcome is checked and agrees
     forbids: list[CompiledForbid]
@@ -173,32 +223,50 @@ class FsmReplayer:
         if start is None:
             return run
         state, variables = start
+        if keep_snapshots:
+            run.start = Snapshot(state, {k: v for k, v in variables.items() if not k.startswith("discarded.")},
+                                 {k[10:]: v for k, v in variables.items() if k.startswith("discarded.")}, None)
+        run.out_of_range = not self.c.initial_in_range
         run.exercised.add(self.c.state_el[state])
         prev: CompiledTransition | None = None
         steps: list[_Step] = []
         all_calls: list[ToolCallMade] = []
         last_turn = len(case.turns)
         first_intent = case.final.intent
+        final_quiet = case.final.empty()
+        param_types = self.c.param_types
         for number, turn in enumerate(case.turns, start=1):
-            bound = self.c.binder.bind(turn, first_intent if number == 1 else None)
-            if isinstance(bound, str):
-                run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name, turn=number,
-                                               user=turn.user, reason=bound + "; replay of this case stops here"))
-                last_turn = number - 1
-                break
-            args = self._args(bound, case, number, run)
+            event = turn.event
+            if event is not None and event in param_types:
+                raw_args = turn.args  # an explicit, known event binds as itself (Binder.bind, without the copy)
+            else:
+                bound = self.c.binder.bind(turn, first_intent if number == 1 else None)
+                if isinstance(bound, str):
+                    run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name,
+                                                   turn=number, user=turn.user,
+                                                   reason=bound + "; replay of this case stops here"))
+                    last_turn = number - 1
+                    break
+                event, raw_args = bound.event, bound.args
+            args = self._args(event, raw_args, case, number, run) if raw_args or param_types[event] else {}
             if args is None:
                 last_turn = number - 1
                 break
-            step, state, taken = self._step(state, variables, bound.event, args, prev, number, run)
-            all_calls.extend(step.calls)
+            step, state, taken = self._step(state, variables, event, args, prev, number, run)
+            if step.calls:
+                all_calls.extend(step.calls)
             steps.append(step)
             run.step_elements[number] = step.elements
             if keep_snapshots:
                 run.snapshots.append(Snapshot(state, {k: v for k, v in variables.items() if not k.startswith("discarded.")},
                                               {k[10:]: v for k, v in variables.items() if k.startswith("discarded.")},
-                                              taken.t.key if taken else None, step.calls))
+                                              taken.t.key if taken else None, step.calls, event, args))
             prev = taken if taken is not None else prev
+            if not turn.rejected and turn.expect.empty() and (final_quiet or number != len(case.turns)):
+                # Nothing asserted here (the common turn): nothing to contradict or verify; a refusal diverges.
+                if step.refused:
+                    run.divergences.append(self._divergence(case, number, step))
+                continue
             # Turn-level expectations, then the final ones after the last turn.
             checks = [turn.expect]
             if number == len(case.turns):
@@ -208,15 +276,12 @@ class FsmReplayer:
             if step.refused:
                 forbids_verified = [f for f in step.forbids if self._forbid_verified(f, checks, step, turn.rejected)]
                 if not (refusal_ok or forbids_verified):
-                    run.divergences.append(Divergence(
-                        case=case.id, where=case.where, model=self.model.name, turn=number, state=step.state_before,
-                        event=bound.event, message=f"the model does not allow `{bound.event}` in state "
-                                                   f"`{step.state_before}`, and the golden does not treat it as refused"))
+                    run.divergences.append(self._divergence(case, number, step))
             elif turn.rejected:
                 run.contradictions.append(Contradiction(
                     case=case.id, where=case.where, model=self.model.name, turn=number, path="rejected",
-                    expected=f"`{bound.event}` refused in `{step.state_before}`", actual=f"transition {taken.t.key}",
-                    message=f"the golden expects `{bound.event}` to be refused, the model takes {taken.t.key}"))
+                    expected=f"`{event}` refused in `{step.state_before}`", actual=f"transition {taken.t.key}",
+                    message=f"the golden expects `{event}` to be refused, the model takes {taken.t.key}"))
                 agree = False
             checked = any(not a.empty() for a in checks) or (turn.rejected and step.refused)
             if checked and agree:
@@ -227,12 +292,18 @@ class FsmReplayer:
         else:
             last_turn = len(case.turns)
         # Final must_not / tool_arguments speak of the whole conversation: they verify earlier forbids too.
-        if last_turn == len(case.turns) and steps:
+        if last_turn == len(case.turns) and steps and (case.final.must_not or case.final.tool_arguments):
             for step in steps[:-1]:
                 for f in step.forbids:
                     if self._forbid_verified_by_final(f, case.final):
                         run.verified.add(f.element)
         return run
+
+    def _divergence(self, case: GoldenCase, number: int, step: "_Step") -> Divergence:
+        return Divergence(case=case.id, where=case.where, model=self.model.name, turn=number, state=step.state_before,
+                          event=step.event,
+                          message=f"the model does not allow `{step.event}` in state `{step.state_before}`, "
+                                  "and the golden does not treat it as refused")
 
     # ---- start configuration
     def _start(self, case: GoldenCase, run: CaseRun):
@@ -254,25 +325,27 @@ class FsmReplayer:
                                       message=f"precondition `{key}` is not a variable of the model (ignored)"))
         return state, variables
 
-    def _args(self, bound: Bound, case: GoldenCase, number: int, run: CaseRun) -> dict | None:
-        types = self.c.param_types[bound.event]
+    def _args(self, event: str, given: dict, case: GoldenCase, number: int, run: CaseRun) -> dict | None:
+        types = self.c.param_types[event]
         args = {}
-        for name, value in bound.args.items():
+        if not types and not given:
+            return args
+        for name, value in given.items():
             if name not in types:
                 run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name, turn=number,
-                                               user=None, reason=f"event `{bound.event}` has no parameter `{name}`"))
+                                               user=None, reason=f"event `{event}` has no parameter `{name}`"))
                 return None
             if not types[name].admits(value):
                 run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name, turn=number,
                                                user=None, reason=f"`{name}: {value!r}` is not a value of "
-                                                                 f"{types[name].text()} (event `{bound.event}`)"))
+                                                                 f"{types[name].text()} (event `{event}`)"))
                 return None
             args[name] = value
         for name, vtype in types.items():
             if name not in args:
                 if not vtype.optional:
                     run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name, turn=number,
-                                                   user=None, reason=f"event `{bound.event}` needs parameter `{name}`"))
+                                                   user=None, reason=f"event `{event}` needs parameter `{name}`"))
                     return None
                 args[name] = None
         return args
@@ -280,14 +353,16 @@ class FsmReplayer:
     # ---- one event
     def _step(self, state, variables, event, args, prev, number, run):
         c = self.c
-        env = dict(variables)
+        slot = c.slot(state, event)
+        if slot.simple is not None:
+            return self._simple_step(slot, state, variables, event, args, prev, number, run)
         exercised: list[int] = []
-        group = c.by_state_event.get((state, event), ())
+        env = variables  # guards only read; actions write `variables` anyway, so no copy unless parameters join
         taken = None
-        for ct in group:
-            local = env
+        for ct in slot.group:
+            local = variables
             if args:
-                local = dict(env)
+                local = dict(variables)
                 for declared, name in zip(c.params[event], ct.param_names):
                     local[name] = args[declared]
             for fn, when_true, when_false in ct.conditions:
@@ -296,27 +371,30 @@ class FsmReplayer:
                 taken, env = ct, local
         # Forbidden elements: exercised when the event fires in their source state with their guard holding.
         forbids = []
-        named = dict(env)
-        for declared in c.params[event]:
-            named[declared] = args.get(declared)
-        for cf in c.forbids:
-            f = cf.f
-            if (f.source is None or f.source == state) and (f.event is None or f.event == event):
-                if cf.guard is None or cf.guard(named):
-                    forbids.append(cf)
-                    run.exercised.add(cf.element)
+        named = None
+        for cf in slot.forbids:
+            if cf.guard is not None:
+                if named is None:
+                    named = dict(env)
+                    for declared in c.params[event]:
+                        named[declared] = args.get(declared)
+                if not cf.guard(named):
+                    continue
+            forbids.append(cf)
+            run.exercised.add(cf.element)
         calls: list[ToolCallMade] = []
         before = state
-        exercised.append(c.state_el[state])  # checking the outcome of an event verifies behaviour in its state
+        exercised.append(slot.state_el)  # checking the outcome of an event verifies behaviour in its state
         if taken is None:
-            if (state, event) in c.no_branch:
-                exercised.append(c.no_branch[(state, event)])
+            if slot.no_branch_el is not None:
+                exercised.append(slot.no_branch_el)
             refused = True
         else:
             made: list = []
             for action in taken.actions:
                 action(env, variables, made)
-            calls = [ToolCallMade(tool, a, number) for tool, a in made]
+            if made:
+                calls = [ToolCallMade(tool, a, number) for tool, a in made]
             state = taken.t.target
             exercised.append(taken.transition_el)
             exercised.append(taken.target_el)
@@ -327,13 +405,45 @@ class FsmReplayer:
                 if pair is not None:
                     exercised.append(pair)
             refused = False
-            self._check_ranges(variables, run, number)
+            # Values change only by assignments and discards: while all are in range, only those need a look.
+            if run.out_of_range:
+                self._check_ranges(variables, run, number, self.model.variables)
+            elif taken.assigned:
+                self._check_ranges(variables, run, number, taken.assigned)
         run.exercised.update(exercised)
         return _Step(exercised, forbids, refused, before, event, calls), state, taken
 
-    def _check_ranges(self, variables, run: CaseRun, number: int) -> None:
-        for name, var in self.model.variables.items():
+    def _simple_step(self, slot: _Slot, state, variables, event, args, prev, number, run):
+        """_step for a slot with one unguarded transition and unguarded forbids: the same outcome, less work."""
+        taken = slot.simple
+        env = variables
+        if args:
+            env = dict(variables)
+            for declared, name in zip(self.c.params[event], taken.param_names):
+                env[name] = args[declared]
+        if slot.forbids:
+            run.exercised.update(cf.element for cf in slot.forbids)
+        made: list = []
+        for action in taken.actions:
+            action(env, variables, made)
+        calls = [ToolCallMade(tool, a, number) for tool, a in made] if made else []
+        exercised = list(slot.fixed)
+        if prev is not None:
+            pair = self.c.pairs.get((prev.index, taken.index))
+            if pair is not None:
+                exercised.append(pair)
+        if run.out_of_range:
+            self._check_ranges(variables, run, number, self.model.variables)
+        elif taken.assigned:
+            self._check_ranges(variables, run, number, taken.assigned)
+        run.exercised.update(exercised)
+        return _Step(exercised, slot.forbids, False, state, event, calls), taken.t.target, taken
+
+    def _check_ranges(self, variables, run: CaseRun, number: int, names) -> None:
+        for name in names:
+            var = self.model.variables[name]
             if not var.type.admits(variables[name]):
+                run.out_of_range = True
                 run.notes.append(Note(case=run.case.id, where=run.case.where, model=self.model.name, turn=number,
                                       message=f"the model sets `{name}` to {variables[name]!r}, outside {var.type.text()}"))
 
@@ -392,7 +502,7 @@ class FsmReplayer:
         return agree
 
     def _expected_args(self, tool_arguments: dict) -> list[tuple[str | None, str, Any]]:
-        tools = set(self.model.tools())
+        tools = self.c.tools
         out = []
         for key, value in tool_arguments.items():
             if key in tools and isinstance(value, dict):
@@ -406,7 +516,7 @@ class FsmReplayer:
         """The golden asserts that the forbidden outcome did not happen at this step."""
         f = cf.f
         for a in checks:
-            if cf.phrases and any(p in item.casefold() for item in a.must_not for p in cf.phrases):
+            if cf.phrases and a.must_not and any(p in item.casefold() for item in a.must_not for p in cf.phrases):
                 return True
             if f.effect is not None and f.effect.kind == "call" and a.tool_arguments:
                 if any(tool in (None, f.effect.tool) for tool, _, _ in self._expected_args(a.tool_arguments)):
@@ -443,8 +553,10 @@ def _same(actual: Any, expected: Any) -> bool:
 
 
 def run_events(model: FsmModel, elements: list[Element], events: list[tuple[str, dict]],
-               state: str | None = None, variables: dict | None = None) -> list[Snapshot]:
-    """Replay a plain event sequence (no golden): the configurations after each step. Used by the differential test."""
+               state: str | None = None, variables: dict | None = None,
+               compiled: CompiledFsm | None = None) -> list[Snapshot]:
+    """Replay a plain event sequence (no golden): the configurations after each step. Used by the differential test
+    and to confirm invariant counterexamples (which pass `compiled`, built once for all of them)."""
     from mbt.goldens.cases import Turn
 
     precondition = dict(variables or {})
@@ -452,7 +564,7 @@ def run_events(model: FsmModel, elements: list[Element], events: list[tuple[str,
         precondition["state"] = state
     case = GoldenCase(id="events", precondition=precondition,
                       turns=[Turn(event=e, args=a) for e, a in events])
-    replayer = FsmReplayer(CompiledFsm(model, elements))
+    replayer = FsmReplayer(compiled or CompiledFsm(model, elements))
     run = replayer.replay(case, keep_snapshots=True)
     if run.invalid or run.unbound:
         raise ValueError(run.invalid or run.unbound[0].reason)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from mbt.elements.base import Element
 from mbt.goldens.results import Contradiction, Divergence, Note, UnboundTurn
 from mbt.measure.numbers import Numbers
+from mbt.measure.review import SourceCoverage, TraceRow
 
 SCHEMA_VERSION = "1.0"
 
@@ -74,11 +75,25 @@ class GateFailure(BaseModel):
     elements: list[str] = []
 
 
+class WaiverState(BaseModel):
+    """A gate-file waiver and what it did in this run (an expired or unknown waiver fails the gate)."""
+
+    element: str
+    model: str | None  # as written; None: any model
+    reason: str
+    expires: str  # YYYY-MM-DD
+    status: Literal["active", "expired", "unused", "unknown"]  # unused: the element is verified now
+    line: int  # in the gate file
+    models: list[str] = []  # the loaded models that have the element
+
+
 class GateResult(BaseModel):
     enabled: bool
     passed: bool
     source: str | None  # the gate file, or None for the default gate
     failures: list[GateFailure] = []
+    waivers: list[WaiverState] = []
+    baseline: str | None = None  # the baseline file the ratchet compared against
 
 
 class CoverageReport(BaseModel):
@@ -91,6 +106,8 @@ class CoverageReport(BaseModel):
     unbound_turns: list[UnboundTurn] = []
     notes: list[Note] = []
     gate: GateResult | None = None
+    sources: SourceCoverage | None = None  # source-document coverage, when asked for (review formats compute it)
+    traceability: list[TraceRow] = []  # span -> element -> goldens -> expected, when asked for
 
 
 def numbers_for(elements: list[ElementCoverage], verified: bool) -> Numbers:
@@ -109,9 +126,14 @@ def numbers_for(elements: list[ElementCoverage], verified: bool) -> Numbers:
 
 
 def criterion_table(criteria: tuple[str, ...], elements: list[ElementCoverage]) -> list[CriterionCoverage]:
+    by_criterion: dict[str, list[ElementCoverage]] = {name: [] for name in criteria}
+    for ec in elements:  # one pass: a large model has hundreds of thousands of elements
+        mine = by_criterion.get(ec.element.criterion)
+        if mine is not None:
+            mine.append(ec)
     out = []
     for name in criteria:
-        mine = [ec for ec in elements if ec.element.criterion == name]
+        mine = by_criterion[name]
         out.append(CriterionCoverage(criterion=name, verified=numbers_for(mine, True),
                                      exercised=numbers_for(mine, False),
                                      infeasible=sum(1 for ec in mine if not ec.element.feasible)))

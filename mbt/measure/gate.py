@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import operator
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from mbt.errors import LocatedError, Problem
-from mbt.measure.coverage import CoverageReport, GateFailure, GateResult
+from mbt.measure.coverage import CoverageReport, GateFailure, GateResult, numbers_for
+from mbt.measure.waivers import Waiver, active_waivers, parse_waivers, waiver_states
 from mbt.parsing.loader import read_text
 
 _OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq}
@@ -34,9 +36,12 @@ class Rule:
 class Gate:
     rules: list[Rule]
     source: str | None = None
+    waivers: list[Waiver] = field(default_factory=list)
+    exclusions: list = field(default_factory=list)  # mbt.measure.sources.Exclusion: source units left out
+    implicit_forbidden: bool = False  # the default forbidden rule was added, not written (a baseline replaces it)
 
 
-DEFAULT_GATE = Gate([Rule("forbidden_uncovered", "<=", 0, 0)])
+DEFAULT_GATE = Gate([Rule("forbidden_uncovered", "<=", 0, 0)], implicit_forbidden=True)
 
 
 def load_gate(path: str) -> Gate:
@@ -50,6 +55,8 @@ def load_gate(path: str) -> Gate:
                                     f"gate file is not valid YAML: {getattr(err, 'problem', err)}")]) from None
     rules: list[Rule] = []
     problems: list[Problem] = []
+    waivers: list[Waiver] = []
+    exclusions: list = []
 
     def walk(node) -> None:
         if not isinstance(node, yaml.MappingNode):
@@ -62,7 +69,19 @@ def load_gate(path: str) -> Gate:
             if key in ("gate", "release_gate", "thresholds"):
                 walk(value_node)
                 continue
-            if key in ("required_suites", "report_separately", "critical_failures_allowed", "waivers"):
+            if key == "waivers":
+                found, bad = parse_waivers(value_node, path)
+                waivers.extend(found)
+                problems.extend(bad)
+                continue
+            if key == "exclude_units":
+                from mbt.measure.sources import parse_exclusions
+
+                found, bad = parse_exclusions(value_node, path)
+                exclusions.extend(found)
+                problems.extend(bad)
+                continue
+            if key in ("required_suites", "report_separately", "critical_failures_allowed"):
                 continue  # seed 000 release-gate keys about other test suites: not coverage rules
             if not isinstance(value_node, yaml.ScalarNode):
                 problems.append(Problem(path, line, col, f"`{key}` needs a condition such as \">= 0.9\""))
@@ -90,16 +109,41 @@ def load_gate(path: str) -> Gate:
         walk(root)
     if problems:
         raise LocatedError(problems)
-    if not any(r.key == "forbidden_uncovered" for r in rules):
+    implicit = not any(r.key == "forbidden_uncovered" for r in rules)
+    if implicit:
         rules.insert(0, DEFAULT_GATE.rules[0])
-    return Gate(rules, path)
+    return Gate(rules, path, waivers, exclusions, implicit)
 
 
-def evaluate_gate(gate: Gate, report: CoverageReport) -> GateResult:
+def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = None,
+                  baseline=None, baseline_source: str | None = None) -> GateResult:
+    """Apply the rules; waived elements (in force) neither fail a rule nor count against a threshold.
+    With a baseline (mbt.measure.baseline) the ratchet replaces the implicit default forbidden rule."""
     failures: list[GateFailure] = []
-    for rule in gate.rules:
+    states = waiver_states(gate.waivers, report, today or dt.date.today())
+    waived = active_waivers(states)
+    for w in states:
+        if w.status == "expired":
+            failures.append(GateFailure(rule="waivers", expected=f"expires {w.expires}", actual=w.element,
+                                        elements=[w.element],
+                                        message=f"the waiver for {w.element} expired on {w.expires} "
+                                                f"({gate.source}:{w.line}); cover the element or renew the waiver"))
+        elif w.status == "unknown":
+            failures.append(GateFailure(rule="waivers", expected="an element of a loaded model", actual=w.element,
+                                        elements=[w.element],
+                                        message=f"the waiver at {gate.source}:{w.line} names {w.element}"
+                                                f"{' in model ' + w.model if w.model else ''}, which no loaded model "
+                                                "has (renamed or removed?)"))
+    rules = gate.rules
+    if baseline is not None:
+        from mbt.measure.baseline import ratchet
+
+        if gate.implicit_forbidden:
+            rules = [r for r in rules if r.key != "forbidden_uncovered"]
+        failures.extend(ratchet(baseline, baseline_source or "baseline", report, waived))
+    for rule in rules:
         if rule.key in COUNTS:
-            actual, elements = _count(rule.key, report)
+            actual, elements = _count(rule.key, report, waived)
             if not _OPS[rule.op](actual, rule.threshold):
                 failures.append(GateFailure(rule=rule.key, expected=f"{rule.op} {rule.threshold:g}", actual=actual,
                                             message=f"{rule.key} is {actual}, the gate requires {rule.op} {rule.threshold:g}",
@@ -122,7 +166,11 @@ def evaluate_gate(gate: Gate, report: CoverageReport) -> GateResult:
             if c is None:
                 continue
             matched = True
-            ratio = c.verified.weighted_ratio if weighted else c.verified.ratio
+            numbers = c.verified
+            if waived.get(m.model):  # waived elements leave the threshold's numerator and denominator
+                numbers = numbers_for([ec for ec in m.elements if ec.element.criterion == criterion
+                                       and ec.element.id not in waived[m.model]], True)
+            ratio = numbers.weighted_ratio if weighted else numbers.ratio
             if ratio is None:
                 continue  # nothing to cover
             if not _OPS[rule.op](ratio, rule.threshold):
@@ -133,12 +181,15 @@ def evaluate_gate(gate: Gate, report: CoverageReport) -> GateResult:
         if not matched:
             failures.append(GateFailure(rule=rule.key, expected=rule.describe(), actual=None,
                                         message=f"gate rule `{rule.key}` matches no loaded model and criterion"))
-    return GateResult(enabled=True, passed=not failures, source=gate.source, failures=failures)
+    return GateResult(enabled=True, passed=not failures, source=gate.source, failures=failures, waivers=states,
+                      baseline=baseline_source if baseline is not None else None)
 
 
-def _count(key: str, report: CoverageReport) -> tuple[int, list[str]]:
+def _count(key: str, report: CoverageReport, waived: dict[str, set[str]] | None = None) -> tuple[int, list[str]]:
     if key == "forbidden_uncovered":
-        ids = [e.element.id for m in report.models for e in m.uncovered("forbidden")]
+        waived = waived or {}
+        ids = [e.element.id for m in report.models for e in m.uncovered("forbidden")
+               if e.element.id not in waived.get(m.model, set())]
         return len(ids), ids
     if key == "contradictions":
         return len(report.contradictions), []

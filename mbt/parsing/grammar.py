@@ -9,7 +9,7 @@ from pathlib import Path
 from lark import Lark
 
 # common.lark first (names, literals, expressions, spans), then one grammar per model kind, then the file rule.
-GRAMMAR_FILES = ("common.lark", "fsm.lark", "mbt.lark")
+GRAMMAR_FILES = ("common.lark", "fsm.lark", "table.lark", "policy.lark", "invariant.lark", "mbt.lark")
 
 
 def grammar_dir() -> Path:

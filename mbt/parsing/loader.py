@@ -14,13 +14,22 @@ from mbt.parsing.common import CommonRules
 from mbt.parsing.fsm_resolve import resolve_fsm
 from mbt.parsing.fsm_rules import FsmRules, RawFsm
 from mbt.parsing.grammar import parser
+from mbt.parsing.invariant_resolve import resolve_invariants
+from mbt.parsing.invariant_rules import InvariantRules, RawInvariants
+from mbt.parsing.policy_link import link_policies
+from mbt.parsing.policy_resolve import resolve_policy
+from mbt.parsing.policy_rules import PolicyRules, RawPolicy
 from mbt.parsing.syntax import syntax_error
+from mbt.parsing.table_resolve import resolve_table
+from mbt.parsing.table_rules import RawTable, TableRules
 
 MODEL_SUFFIXES = (".model", ".fsm", ".dt", ".policy", ".inv")
+# DMN XML files are read too: each decision table becomes a `table` model (mbt/tables/dmn.py).
+DMN_SUFFIX = ".dmn"
 MAX_MODEL_BYTES = 20 * 1024 * 1024
 
 
-class FileTransformer(FsmRules, CommonRules, Transformer):
+class FileTransformer(FsmRules, TableRules, InvariantRules, PolicyRules, CommonRules, Transformer):
     """One transformer for the whole file grammar: a mixin of rules per grammar file."""
 
     def __init__(self, path: str):
@@ -39,6 +48,7 @@ class ModelFile:
     text: str
     sources: dict[str, SourceDecl]
     models: list[ModelBase] = field(default_factory=list)
+    pending: list = field(default_factory=list)  # `invariants for FSM` blocks until linked to their FSM
 
 
 def read_text(path: Path, shown: str, limit: int = MAX_MODEL_BYTES) -> str:
@@ -64,7 +74,9 @@ def read_text(path: Path, shown: str, limit: int = MAX_MODEL_BYTES) -> str:
         raise LocatedError([Problem(shown, line, column, "the file is not valid UTF-8 text")]) from None
 
 
-def parse_text(text: str, path: str) -> ModelFile:
+def parse_text(text: str, path: str, link: bool = True) -> ModelFile:
+    """Parse and resolve one file; `link=False` leaves its invariants for link_invariants (their FSM may be
+    in another file)."""
     try:
         tree = parser().parse(text)
     except UnexpectedInput as err:
@@ -91,8 +103,15 @@ def parse_text(text: str, path: str) -> ModelFile:
     result = ModelFile(path=path, text=text, sources=sources)
     names: dict[str, int] = {}
     for raw in raw_models:
+        if isinstance(raw, RawInvariants):  # resolved by link_invariants, once every file is read
+            result.pending.append(raw)
+            continue
         if isinstance(raw, RawFsm):
             model, found = resolve_fsm(raw, path, text, sources)
+        elif isinstance(raw, RawTable):
+            model, found = resolve_table(raw, path, text, sources)
+        elif isinstance(raw, RawPolicy):
+            model, found = resolve_policy(raw, path, text, sources)
         else:  # pragma: no cover - every grammar kind has a resolver
             raise MbtError(f"{path}: unsupported model kind")
         problems.extend(found)
@@ -102,9 +121,33 @@ def parse_text(text: str, path: str) -> ModelFile:
         names[model.name] = model.loc.line
         problems.extend(check_span_sources(model, sources, path, text))
         result.models.append(model)
+    if link and not problems:
+        problems.extend(link_invariants([result]))
+        problems.extend(link_policies([result]))
     if problems:
         raise LocatedError(sorted(problems, key=lambda p: (p.line, p.column)))
     return result
+
+
+def link_invariants(files: list[ModelFile]) -> list[Problem]:
+    """Resolve every file's `invariants for FSM` blocks against the FSMs of all the files; the problems found."""
+    fsms = {m.name: m for f in files for m in f.models if m.kind == "fsm"}
+    problems: list[Problem] = []
+    for f in files:
+        names = {m.name: m.loc.line for m in f.models}
+        for raw in f.pending:
+            model, found = resolve_invariants(raw, fsms, f.path, f.text, f.sources)
+            problems.extend(found)
+            if model is None:
+                continue
+            if model.name in names:
+                problems.append(problem_at(f.path, f.text, model.loc.line, model.loc.column,
+                                           f"model `{model.name}` is declared twice (first at line {names[model.name]})"))
+            names[model.name] = model.loc.line
+            problems.extend(check_span_sources(model, f.sources, f.path, f.text))
+            f.models.append(model)
+        f.pending = []
+    return problems
 
 
 def annotated_elements(model: ModelBase):
@@ -132,9 +175,13 @@ def check_span_sources(model: ModelBase, sources: dict[str, SourceDecl], path: s
     return problems
 
 
-def load_file(path: str | Path) -> ModelFile:
+def load_file(path: str | Path, link: bool = True) -> ModelFile:
     shown = str(path)
-    return parse_text(read_text(Path(path), shown), shown)
+    if Path(path).suffix == DMN_SUFFIX:
+        from mbt.tables.dmn import load_dmn
+
+        return load_dmn(path)
+    return parse_text(read_text(Path(path), shown), shown, link)
 
 
 def expand_paths(paths: list[str]) -> list[Path]:
@@ -143,10 +190,11 @@ def expand_paths(paths: list[str]) -> list[Path]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found.extend(sorted(q for q in p.rglob("*") if q.suffix in MODEL_SUFFIXES and q.is_file()))
+            found.extend(sorted(q for q in p.rglob("*") if q.suffix in (*MODEL_SUFFIXES, DMN_SUFFIX) and q.is_file()))
         else:
-            if p.exists() and p.suffix not in MODEL_SUFFIXES:
-                raise LocatedError([Problem(raw, 1, 1, f"not a model file (mbt reads {', '.join(MODEL_SUFFIXES)})")])
+            if p.exists() and p.suffix not in (*MODEL_SUFFIXES, DMN_SUFFIX):
+                raise LocatedError([Problem(raw, 1, 1, f"not a model file (mbt reads {', '.join(MODEL_SUFFIXES)}, "
+                                                       f"{DMN_SUFFIX})")])
             found.append(p)
     return found
 
@@ -156,9 +204,12 @@ def load_paths(paths: list[str]) -> list[ModelFile]:
     files, problems = [], []
     for path in expand_paths(paths):
         try:
-            files.append(load_file(path))
+            files.append(load_file(path, link=False))
         except LocatedError as err:
             problems.extend(err.problems)
+    if not problems:
+        problems.extend(link_invariants(files))
+        problems.extend(link_policies(files))
     if not files and not problems:
         raise MbtError(f"error: no model files found in {', '.join(paths)}")
     seen: dict[str, str] = {}

@@ -22,10 +22,11 @@ TOKEN_WORDS = {
     "SEVERITY": "a severity (low, medium, high, critical)",
     "BIND_KIND": "intent, text or regex",
     "$END": "the end of the file",
+    "POLICY_ALGORITHM": "a combining algorithm",
 }
 
-MODEL_KINDS = ("fsm",)
-COMING_KINDS = ("table", "policy", "invariants")
+MODEL_KINDS = ("fsm", "table", "invariants", "policy")
+COMING_KINDS: tuple[str, ...] = ()
 # Words that begin a line inside an fsm body; a mistyped one is read as the start of a transition.
 FSM_ITEM_WORDS = ("title", "contract", "complete", "var", "state", "event", "bind", "forbid")
 TYPE_TERMINALS = {"BOOL", "ENUM"}  # plus the anonymous "string" and "int", found by their text
@@ -102,6 +103,8 @@ def _operator_mistake(text: str, pos: int, expected: set[str]) -> tuple[str, str
             return "`=` is not a comparison", "write `==` to compare"
         if ":=" in _literals(expected):
             return "`=` does not assign here", "write `:=` to assign, e.g. `/ retries := retries + 1`"
+        if "CMP_OP" in expected:  # after an operand, e.g. a policy's `when x = 1`
+            return "`=` is not a comparison", "write `==` to compare"
         return "unexpected `=`", _expected_hint(expected)
     if ahead == "==" and not in_guard and ":=" in _literals(expected):
         return "`==` compares; it does not assign", "write `:=` to assign"
@@ -124,6 +127,12 @@ def _bad_token(err: UnexpectedToken, text: str) -> Failure:
     operator = _operator_mistake(text, start, expected)
     if operator is not None:
         return Failure(line, column, operator[0], operator[1])
+    invariant = _invariant_mistake(token, literal, previous, text)
+    if invariant is not None:
+        return invariant
+    policy = _policy_mistake(token, expected, literal, text)
+    if policy is not None:
+        return policy
 
     # A word glued to a keyword it starts with (`integer` after the type keyword `int`): talk about the whole word.
     word_start = _word_start(text, start) if _is_word(value[:1]) else start
@@ -185,10 +194,92 @@ def _top_level(token, line: int, column: int) -> Failure:
         return Failure(line, column, "sources are declared at the top of the file, before the first model")
     if value in COMING_KINDS:
         return Failure(line, column, f"the model kind `{value}` is not supported yet",
-                       "this version reads `fsm` models; table, policy and invariants are coming")
+                       "this version reads `fsm`, `table`, `invariants` and `policy` models")
     close = difflib.get_close_matches(value.lower(), [*MODEL_KINDS, "source"], n=1)
     hint = f"did you mean `{close[0]}`?" if close else "a model starts with `fsm NAME {`"
     return Failure(line, column, f"unexpected {_show(token)}: a file holds `source` lines and models", hint)
+
+
+INVARIANT_PATTERN_WORDS = ("always", "never", "eventually", "every", "at")
+
+
+def _invariant_mistake(token, literal: set[str], previous: tuple[str, int] | None, text: str) -> Failure | None:
+    """Mistakes inside an `invariants` body: a missing `NAME:`, a misspelt pattern, `until` without `after`,
+    arguments of a call written in parentheses."""
+    if previous is None:
+        return None
+    word, word_pos = previous
+    line, column = _line_col(text, word_pos)
+    if str(token) == ":" and word in _keywords() and _line_col(text, word_pos)[1] == _indent(text, word_pos) + 1:
+        return Failure(line, column, f"`{word}` is a keyword here, so it cannot name an invariant",
+                       "the invariant before it may go on with it; choose another name")
+    if literal == {":"} and word in INVARIANT_PATTERN_WORDS:
+        return Failure(line, column, "an invariant starts with its name and a colon",
+                       f"write e.g. `my_rule: {word} ...`")
+    if {"precedes", "leads"} <= literal and _after_colon(text, word_pos):
+        close = difflib.get_close_matches(word, INVARIANT_PATTERN_WORDS, n=1, cutoff=0.6)
+        if close:
+            return Failure(line, column, f"unknown pattern `{word}`", f"did you mean `{close[0]}`?")
+    if str(token) == "until" and "until" not in literal:
+        return Failure(token.line, token.column, "`until` only ends an `after` scope", "write `after Q until R`")
+    before = _previous_word(text, word_pos)
+    if str(token) == "(" and before is not None and before[0] == "call" and "(" not in literal:
+        return Failure(token.line, token.column, "a call's arguments are not listed here",
+                       f"write a condition on them in brackets: `call {word} [args.NAME == ...]`")
+    return None
+
+
+POLICY_ALGORITHMS = ("deny-overrides", "permit-overrides", "first-applicable", "only-one-applicable",
+                     "deny-unless-permit", "permit-unless-deny")
+POLICY_ITEM_WORDS = ("title", "contract", "combining", "subject", "resource", "action", "environment", "permit",
+                     "deny", "assert", "enforce")
+
+
+def _policy_mistake(token, expected: set[str], literal: set[str], text: str) -> Failure | None:
+    """Mistakes inside a `policy` body: an unknown combining algorithm, a misspelt item word or category."""
+    value, line, column = str(token), token.line, token.column
+    # `permitt r` lexes as the keyword `permit` then the rule `t`: the error comes later, the mistake is here.
+    start = token.start_pos if token.start_pos is not None else 0
+    line_start = text.rfind("\n", 0, start) + 1
+    first = re.match(r"[ \t]*([A-Za-z_][A-Za-z0-9_]*)", text[line_start:start])
+    if first and first.group(1) not in POLICY_ITEM_WORDS and "{" not in text[line_start:start] \
+            and any(first.group(1).startswith(w) for w in POLICY_ITEM_WORDS) and _in_policy(text, start):
+        word = first.group(1)
+        close = difflib.get_close_matches(word.lower(), POLICY_ITEM_WORDS, n=1, cutoff=0.6)
+        return Failure(line, first.start(1) + 1, f"unknown keyword `{word}`",
+                       f"did you mean `{close[0]}`?" if close else None)
+    if "POLICY_ALGORITHM" in expected:
+        close = difflib.get_close_matches(value.lower().replace("_", "-"), POLICY_ALGORITHMS, n=1, cutoff=0.6)
+        hint = f"did you mean `{close[0]}`?" if close else "one of " + ", ".join(POLICY_ALGORITHMS)
+        return Failure(line, column, f"unknown combining algorithm `{value}`", hint)
+    if {"permit", "deny", "assert", "enforce"} <= literal and token.type == "NAME":
+        end = token.end_pos if token.end_pos is not None else 0
+        if text[end:end + 1] == ".":
+            return Failure(line, column, f"unknown attribute category `{value}`",
+                           "attributes are written CATEGORY.NAME; the categories are subject, resource, action, "
+                           "environment")
+        close = difflib.get_close_matches(value.lower(), POLICY_ITEM_WORDS, n=1, cutoff=0.6)
+        hint = f"did you mean `{close[0]}`?" if close else \
+            "a policy line starts with " + ", ".join(POLICY_ITEM_WORDS)
+        return Failure(line, column, f"unknown keyword `{value}`", hint)
+    return None
+
+
+def _in_policy(text: str, pos: int) -> bool:
+    """The position is inside the body of a `policy` model."""
+    opened = _unclosed(text, pos)
+    if not opened or opened[0][0] != "{":
+        return False
+    brace = _pos_of(text, opened[0][1], opened[0][2])
+    found = list(re.finditer(r"\b(fsm|table|invariants|policy)\b", text[:brace]))
+    return bool(found) and found[-1].group(1) == "policy"
+
+
+def _indent(text: str, pos: int) -> int:
+    """How many blanks start the line that holds `pos`."""
+    start = text.rfind("\n", 0, pos) + 1
+    line = text[start:pos]
+    return len(line) - len(line.lstrip(" \t"))
 
 
 def _after_item_word(previous: tuple[str, int], token, text: str) -> Failure:
@@ -355,7 +446,8 @@ def _open_model(text: str, end: int) -> tuple[str, int] | None:
     _, line, column = opened[0]
     brace = _pos_of(text, line, column)
     kinds = "|".join(MODEL_KINDS)
-    found = list(re.finditer(r"\b(?:" + kinds + r")\s+([A-Za-z_][A-Za-z0-9_]*)", text[:brace]))
+    # `invariants for FSM {` names the FSM; `invariants NAME for FSM {` names itself.
+    found = list(re.finditer(r"\b(?:" + kinds + r")\s+(?:for\s+)?([A-Za-z_][A-Za-z0-9_]*)", text[:brace]))
     if not found:
         return None
     return found[-1].group(1), _line_col(text, found[-1].start(1))[0]

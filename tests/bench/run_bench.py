@@ -32,6 +32,7 @@ from mbt.reference import ReferenceMachine  # noqa: E402
 FULL = (2000, 20000, 100_000)
 QUICK = (200, 2000, 2000)
 GB = 1024 ** 3
+REPEATS = 3
 
 
 def timed(func, *args):
@@ -87,18 +88,25 @@ def replay_figures(model_path: Path, goldens_path: Path) -> tuple[int, float, fl
             events.append((bound.event, bound.args))
         sequences.append((state, pre, events))
         turns += len(events)
-    start = time.perf_counter()
-    for case in cases:
-        replayer.replay(case)
-    replay_seconds = time.perf_counter() - start
     machine = ReferenceMachine(model)
-    start = time.perf_counter()
-    for state, variables, events in sequences:
-        machine.reset(state, variables)
-        for event, args in events:
-            machine.send(event, args)
-    reference_seconds = time.perf_counter() - start
-    return turns, replay_seconds, reference_seconds, f"{len(cases):,} cases"
+
+    def replay_all() -> None:
+        for case in cases:
+            replayer.replay(case)
+
+    def reference_all() -> None:
+        for state, variables, events in sequences:
+            machine.reset(state, variables)
+            for event, args in events:
+                machine.send(event, args)
+
+    return turns, best_of(replay_all), best_of(reference_all), f"{len(cases):,} cases, best of {REPEATS}"
+
+
+@api.collector_paused  # timed as a coverage run replays: with the cyclic collector paused
+def best_of(func) -> float:
+    """The fastest of a few runs: other work on the machine only ever slows a run down."""
+    return min(timed(func)[1] for _ in range(REPEATS))
 
 
 def verdict(ok: bool) -> str:
@@ -128,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         report, elements_seconds = timed(api.elements, [str(model)])
         count = sum(len(m.elements) for m in report.models)
         _, models = api.load_models([str(model)])
-        _, enumerate_seconds = timed(support("fsm").enumerate, models[0])
+        # As in a run: the cyclic collector is paused while the elements are built (mbt.api.collector_paused).
+        _, enumerate_seconds = timed(api.collector_paused(support("fsm").enumerate), models[0])
         rows.append(("elements (api.elements)", f"{elements_seconds:.2f} s", "", "", "parse + enumerate"))
         rows.append(("  enumeration alone", f"{enumerate_seconds:.2f} s", "", "", f"{count:,} elements"))
         wall, peak, note = coverage_run(model, golden_file, folder / "coverage.json")

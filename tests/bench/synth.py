@@ -324,7 +324,8 @@ def _add_forbids(model: SynthModel, rnd: random.Random, used: dict[int, set[str]
         model.forbidden[(source, event)] = f
     model.forbids.append(Forbid(None, None, text=f'forbid any on * effect say "leak an internal note" '
                                                  f'matching "{SAY_PHRASE}"'))
-    model.forbids.append(Forbid(None, None, text=f'forbid any on * effect call delete_account matching "{DELETE_PHRASE}"'))
+    model.forbids.append(Forbid(None, None, text=f'forbid any on * effect call delete_account '
+                                                 f'matching "{DELETE_PHRASE}"'))
 
 
 # ---------------------------------------------------------------- golden cases
@@ -338,6 +339,7 @@ class GoldenStats:
     wrong: int = 0  # deliberately wrong expectations (each is a contradiction on replay)
     text_only: int = 0  # turns with only `user` text, bound by a `bind text` rule
     refused: int = 0  # turns whose event the model does not allow in that state
+    diverging: int = 0  # refused turns the golden does not mark as expected refusals
 
 
 def _initial_env() -> Env:
@@ -368,10 +370,10 @@ def generate_goldens(model: SynthModel, count: int = 100_000, seed: int = 1, min
             env["flag"] = rnd.random() < 0.5
             case["precondition"] = {"state": model.state_name(state), "n": env["n"], "flag": env["flag"]}
         turns = []
-        for _ in range(rnd.randint(min_turns, max_turns)):
-            if state in model.finals:
-                break
-            choices = out_events.get(state, [])
+        length = rnd.randint(min_turns, max_turns)
+        for index in range(length):
+            quiet = False  # a turn that asserts nothing at all
+            choices = out_events.get(state, [])  # none in a final state: every event there is refused
             refuse = not choices or rnd.random() < 0.05
             if refuse:
                 forbidden = [e for (s, e) in model.forbidden if s == state]
@@ -397,9 +399,12 @@ def generate_goldens(model: SynthModel, count: int = 100_000, seed: int = 1, min
             if taken is None:
                 stats.refused += 1
                 # a refusal the golden says it expects: the state stays, and a forbid there is verified
-                if rnd.random() < 0.8:
+                if index == length - 1 or rnd.random() < 0.8:
                     turn["assert_state"] = {"state": model.state_name(before)}
                     turn["rejected"] = True
+                else:
+                    stats.diverging += 1  # a refusal the golden does not expect: mbt reports a divergence
+                    quiet = True
             elif rnd.random() < 0.3:
                 expected: dict[str, Any] = {"state": model.state_name(state)}
                 if rnd.random() < 0.3:
@@ -409,11 +414,9 @@ def generate_goldens(model: SynthModel, count: int = 100_000, seed: int = 1, min
                     stats.wrong += 1
                 turn["assert_state"] = expected
                 stats.asserted += 1
-            if rnd.random() < 0.05:
+            if not quiet and rnd.random() < 0.05:
                 turn["must_not"] = [f"mention the {SAY_PHRASE}"]
             turns.append(turn)
-        if not turns:  # started in a final state: one refused turn
-            turns.append({"event": all_events[0], "rejected": True})
         case["turns"] = turns
         final: dict[str, Any] = {"state": model.state_name(state)}
         if rnd.random() < 0.2:

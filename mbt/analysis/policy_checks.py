@@ -1,0 +1,555 @@
+"""Static checks of an ABAC policy with z3: rules that never or always apply, rules never decisive, conflicts, gaps,
+declared properties; every witness request is replayed through the evaluator (mbt/model/policy_eval.py) first."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import z3
+
+from mbt.analysis.findings import Finding
+from mbt.analysis.policy_smt import INDETERMINATE, Answer, PolicyEncoding
+from mbt.analysis.smt import candidates, constants_of
+from mbt.model.common import Location
+from mbt.model.expr import Lit, atoms
+from mbt.model.policy import NOT_APPLICABLE, Assertion, PolicyModel, Rule
+from mbt.model.policy_eval import APPLIES, Outcome, PolicyEvaluator, _value_gates, compile_tri, ref_names
+
+# (code, name, severity); stable, documented with a bad and a good example each in docs/checks.md.
+RULE_NEVER_APPLIES = ("POL001", "rule-never-applies", "error")
+RULE_ALWAYS_APPLIES = ("POL002", "rule-always-applies", "warning")
+RULE_NEVER_DECISIVE = ("POL003", "rule-never-decisive", "warning")
+RULES_CONFLICT = ("POL004", "rules-conflict", "info")
+RULES_OVERLAP = ("POL005", "rules-overlap", "error")
+POLICY_GAP = ("POL006", "policy-gap", "warning")
+PROPERTY_REFUTED = ("POL007", "property-refuted", "error")
+PROPERTY_PROVED = ("POL008", "property-proved", "info")
+UNUSED_ATTRIBUTE = ("POL009", "unused-attribute", "info")
+ENFORCED_FSM_MISSING = ("POL010", "enforced-fsm-not-loaded", "warning")
+ENFORCED_TOOL_NEVER_CALLED = ("POL011", "enforced-tool-never-called", "warning")
+
+REPLAY_FAILED = " (the solver's witness did not replay on mbt's evaluator; this is an mbt bug, please report it)"
+WINNER = {"deny-overrides": "deny wins (deny-overrides)", "permit-overrides": "permit wins (permit-overrides)",
+          "deny-unless-permit": "permit wins (deny-unless-permit)",
+          "permit-unless-deny": "deny wins (permit-unless-deny)"}
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A permit and a deny rule that one request makes both apply (or, under only-one-applicable, any two rules)."""
+
+    first: int  # rule indexes, first < second
+    second: int
+    request: dict[str, Any]
+    outcome: Outcome  # the evaluator's decision at the witness
+
+
+class PolicyAnalysis:
+    """The solver-backed facts about one policy, computed once and shared by `mbt check` and the elements.
+
+    Each question is first asked of a few thousand sample requests (drawn from each attribute's bounds and the
+    constants the policy compares it with) on the evaluator: what they show is settled with a concrete witness.
+    z3 answers the rest, and proves what no request can do. Witnesses are made readable (`tidy`) only when shown.
+    """
+
+    SAMPLES = 3000
+
+    def __init__(self, model: PolicyModel):
+        self.model = model
+        self.evaluator = PolicyEvaluator(model)
+        self.encoding = PolicyEncoding(model, complete=True)
+        self.required = self.encoding.required
+        self.gates = [self._gates(r) for r in model.rules]
+        self.names = [r.name for r in model.rules]
+
+    @cached_property
+    def any_encoding(self) -> PolicyEncoding:
+        """Requests that may lack required attributes (for `never` properties)."""
+        return PolicyEncoding(self.model, complete=False)
+
+    def replay(self, answer: Answer) -> Outcome:
+        return self.evaluator.evaluate(answer.request)
+
+    # ---------------------------------------------------------------- samples
+    @cached_property
+    def samples(self) -> list[tuple[dict[str, Any], Outcome]]:
+        """Deterministic sample requests with their outcomes (complete requests: every attribute given)."""
+        pools = self._pools()
+        names = sorted(pools)
+        rng = random.Random(0)
+        count = min(self.SAMPLES, max(200, 10 * len(self.model.rules)))
+        out = []
+        for _ in range(count):
+            request = {n: rng.choice(pools[n]) for n in names}
+            out.append((request, self.evaluator.evaluate(request)))
+        return out
+
+    def _pools(self) -> dict[str, list]:
+        """Values worth trying per attribute: its bounds, the constants it is compared with and their neighbours
+        at its precision, and for strings two made-up values (so attributes compared with each other meet)."""
+        constants: dict[str, list] = {n: [] for n in self.encoding.scope}
+        linked: set[tuple[str, str]] = set()
+        exprs = [p for r in self.model.rules for p in (r.target, r.condition) if p is not None]
+        exprs += [a.when for a in self.model.assertions if a.when is not None]
+        for expr in exprs:
+            for node in atoms(expr):
+                refs = sorted(ref_names(node))
+                found = constants_of([node])
+                for name in refs:
+                    constants.setdefault(name, []).extend(found)
+                if len(refs) == 2:
+                    linked.add((refs[0], refs[1]))
+        constants = {n: list(dict.fromkeys(c)) for n, c in constants.items()}
+        for a, b in sorted(linked):  # compared with each other: each gets the other's constants too
+            merged = list(dict.fromkeys(constants[a] + constants[b]))
+            constants[a] = constants[b] = merged
+        pools = {}
+        for name, vtype in self.encoding.scope.items():
+            if vtype.kind == "string":
+                written = [c for c in constants[name] if isinstance(c, str)]
+                pools[name] = list(dict.fromkeys([*written, "v1", "v2"])) + ([None] if vtype.optional else [])
+            else:
+                pools[name] = candidates(vtype, constants[name])
+        return pools
+
+    @cached_property
+    def _sampled(self) -> tuple[dict[int, int], dict[int, int], dict[tuple[int, int], int]]:
+        """First sample index per rule that applies, per rule that decides, per pair of rules that both apply."""
+        index = {name: i for i, name in enumerate(self.names)}
+        applies: dict[int, int] = {}
+        decides: dict[int, int] = {}
+        pairs: dict[tuple[int, int], int] = {}
+        for k, (_, outcome) in enumerate(self.samples):
+            applying = sorted(index[n] for n in outcome.applying)
+            for i in applying:
+                applies.setdefault(i, k)
+            for name in outcome.decisive:
+                decides.setdefault(index[name], k)
+            for x, i in enumerate(applying):
+                for j in applying[x + 1:]:
+                    pairs.setdefault((i, j), k)
+        return applies, decides, pairs
+
+    def sometimes_not(self, i: int) -> bool:
+        """Some sample request does not make rule i apply (so it does not apply to every request)."""
+        name = self.names[i]
+        return any(outcome.value(name) != APPLIES for _, outcome in self.samples)
+
+    def _sample_answer(self, k: int) -> Answer:
+        return Answer("sat", dict(self.samples[k][0]))
+
+    # ---------------------------------------------------------------- witnesses as shown
+    @cached_property
+    def _written_strings(self) -> set[str]:
+        found = set()
+        for rule in self.model.rules:
+            for part in (rule.target, rule.condition):
+                if part is not None:
+                    found |= {n.value for n in part.walk() if isinstance(n, Lit) and isinstance(n.value, str)}
+        return found
+
+    def tidy(self, answer: Answer, keeps) -> Answer:
+        """The same witness in plainer values, each change kept only where the evaluator says the witness still
+        shows the same thing and no more rules take part than before: strings the solver made up become `v1`,
+        `v2`, ... (equal ones alike, then each its own where equality was incidental), and every other attribute
+        takes its type's default value (0, the first enum value, false, none) where it can."""
+        if answer.request is None or not keeps(answer.request):
+            return answer
+        request, scope = dict(answer.request), self.encoding.scope
+        evaluator = self.evaluator
+        busy = len(evaluator.evaluate(request).values)
+
+        def accept(candidate) -> bool:
+            nonlocal busy
+            if not keeps(candidate):
+                return False
+            taking_part = len(evaluator.evaluate(candidate).values)
+            if taking_part > busy:
+                return False
+            busy = taking_part
+            return True
+
+        written = self._written_strings
+        strings = sorted(n for n, v in request.items() if scope[n].kind == "string" and isinstance(v, str)
+                         and v not in written)
+        fresh = (f"v{k}" for k in range(1, 10 ** 6) if f"v{k}" not in written)
+        if strings:
+            names: dict[str, str] = {}
+            for name in strings:
+                names.setdefault(request[name], next(fresh))
+            renamed = {**request, **{n: names[request[n]] for n in strings}}
+            if keeps(renamed):
+                request = renamed
+                for name in strings:  # apart where equal by chance only
+                    if sum(1 for n in strings if request[n] == request[name]) > 1:
+                        candidate = {**request, name: next(fresh)}
+                        if accept(candidate):
+                            request = candidate
+        for name in sorted(request):
+            if name in strings:
+                continue
+            default = scope[name].default()
+            if request[name] == default:
+                continue
+            candidate = {**request, name: default}
+            if accept(candidate):
+                request = candidate
+        return Answer(answer.status, request, answer.missing)
+
+    def applies_witness(self, i: int) -> Answer:
+        return self.tidy(self.applicable[i], lambda r: self.evaluator.evaluate(r).value(self.names[i]) == APPLIES)
+
+    # ---------------------------------------------------------------- per rule
+    @cached_property
+    def applicable(self) -> dict[int, Answer]:
+        """Rule index -> a request it applies to (replayed), or the unsat / unknown answer."""
+        sampled = self._sampled[0]
+        out = {}
+        for i, name in enumerate(self.names):
+            if i in sampled:
+                out[i] = self._sample_answer(sampled[i])
+                continue
+            answer = self.encoding.check(self.encoding.applies[i])
+            if answer.sat and self.evaluator.evaluate(answer.request).value(name) != APPLIES:
+                answer = Answer("sat")  # sat, but the witness did not replay: no witness is shown
+            out[i] = answer
+        return out
+
+    def compatible(self, i: int, among: list[int]) -> list[int]:
+        """The rules of `among` that can apply together with rule i as far as their gates tell."""
+        return [j for j in among if j != i and not _disjoint(self.gates[i], self.gates[j])]
+
+    @cached_property
+    def decisive(self) -> dict[int, Answer]:
+        """Rule index -> a request where it applies and decides (replayed), for the rules that can apply."""
+        sampled = self._sampled[1]
+        everyone = list(range(len(self.names)))
+        out = {}
+        for i, name in enumerate(self.names):
+            if not self.applicable[i].sat:
+                continue
+            if i in sampled:
+                out[i] = self._sample_answer(sampled[i])
+                continue
+            answer = self.encoding.check(self.encoding.decisive(i, self.compatible(i, everyone)))
+            if answer.sat and name not in self.evaluator.evaluate(answer.request).decisive:
+                answer = Answer("sat")
+            out[i] = answer
+        return out
+
+    @cached_property
+    def conflicts(self) -> list[Conflict]:
+        """Pairs that can apply together: permit/deny pairs, or every pair under only-one-applicable. The samples
+        settle most; for each rule z3 is then asked for a request where it and any remaining partner apply, the
+        witness's replay settles every partner it makes apply at once, and the last (unsat) answer proves that no
+        other partner ever applies with it."""
+        rules = self.model.rules
+        only_one = self.model.algorithm == "only-one-applicable"
+        live = [i for i in range(len(rules)) if self.applicable[i].sat]
+        sampled = self._sampled[2]
+        found: list[Conflict] = []
+        for i in live:
+            partners = [j for j in self.compatible(i, live) if j > i
+                        and (only_one or rules[j].effect != rules[i].effect)]
+            remaining = []
+            for j in partners:
+                if (i, j) in sampled:
+                    request, outcome = self.samples[sampled[(i, j)]]
+                    found.append(Conflict(i, j, request, outcome))
+                else:
+                    remaining.append(j)
+            while remaining:
+                answer = self.encoding.check(self.encoding.applies[i],
+                                             _any([self.encoding.applies[j] for j in remaining]))
+                if not answer.sat or answer.request is None:
+                    break
+                outcome = self.replay(answer)
+                hits = [j for j in remaining if outcome.value(rules[j].name) == APPLIES]
+                if outcome.value(rules[i].name) != APPLIES or not hits:
+                    break  # did not replay: never expected; the pairs stay unreported rather than guessed
+                found.extend(Conflict(i, j, answer.request, outcome) for j in hits)
+                remaining = [j for j in remaining if j not in hits]
+        return sorted(found, key=lambda c: (c.first, c.second))
+
+    def _gates(self, rule: Rule) -> dict[str, frozenset]:
+        gate = rule.target if rule.target is not None else rule.condition
+        return _value_gates(gate, self.required) if gate is not None else {}
+
+    # ---------------------------------------------------------------- per action
+    @cached_property
+    def actions(self) -> list[tuple[str | None, z3.BoolRef | None]]:
+        """(action value, its condition) for each value of the action attribute; [(None, None)] without one."""
+        attribute = self.model.action_attribute()
+        if attribute is None:
+            return [(None, None)]
+        term = self.encoding.symbols[attribute.qualified]
+        return [(value, term.value == self.encoding.symbols.enums.code(value)) for value in attribute.type.values]
+
+    def decision_possible(self, decision: str, action: str | None) -> Answer:
+        """A request (with this action) that gets the decision, replayed and tidied; unsat when none does."""
+        key = self.model.action_attribute()
+
+        def keeps(request, wanted=None):
+            same_action = key is None or request.get(key.qualified) == (action if wanted is None else wanted)
+            return same_action and self.evaluator.evaluate(request).decision == decision
+
+        for request, outcome in self.samples:
+            if outcome.decision == decision and (key is None or request.get(key.qualified) == action):
+                return self.tidy(Answer("sat", dict(request)), keeps)
+        condition = dict(self.actions).get(action)
+        parts = [self.encoding.decision(decision)] + ([condition] if condition is not None else [])
+        answer = self.encoding.check(*parts)
+        if answer.sat:
+            answer = self.tidy(answer, keeps) if keeps(answer.request) else Answer("sat")
+        return answer
+
+
+def _all_apply(evaluator: PolicyEvaluator, names) -> Any:
+    def keeps(request: dict) -> bool:
+        outcome = evaluator.evaluate(request)
+        return all(outcome.value(n) == APPLIES for n in names)
+
+    return keeps
+
+
+def _any(items: list) -> z3.BoolRef:
+    return z3.Or(items) if len(items) > 1 else items[0]
+
+
+def _disjoint(a: dict[str, frozenset], b: dict[str, frozenset]) -> bool:
+    """True when the two rules need different values of one attribute (neither can apply when the other does)."""
+    return any(name in b and not (allowed & b[name]) for name, allowed in a.items())
+
+
+class PolicyChecker:
+    """Runs every policy check on one model and collects the findings."""
+
+    def __init__(self, model: PolicyModel, analysis: PolicyAnalysis | None = None):
+        self.model = model
+        self.analysis = analysis or analysis_of(model)
+        self.findings: list[Finding] = []
+
+    def report(self, kind: tuple[str, str, str], location: Location, message: str,
+               related: list[Location] | None = None, witness: dict[str, Any] | None = None) -> None:
+        code, name, severity = kind
+        self.findings.append(Finding(code=code, name=name, severity=severity, location=location, message=message,
+                                     model=self.model.name, related=related or [], witness=witness))
+
+    def run(self) -> list[Finding]:
+        self.check_rules()
+        self.check_conflicts()
+        self.check_gaps()
+        self.check_assertions()
+        self.check_unused()
+        self.check_enforcements()
+        return self.findings
+
+    # ---------------------------------------------------------------- rules
+    def check_rules(self) -> None:
+        a = self.analysis
+        for i, rule in enumerate(self.model.rules):
+            applicable = a.applicable[i]
+            if applicable.unsat:
+                self.report(RULE_NEVER_APPLIES, rule.loc,
+                            f"{rule.effect} rule `{rule.name}` can never apply: no request satisfies its "
+                            f"{_parts(rule)} (within the attributes' declared types)")
+                continue
+            if applicable.sat and (rule.target is not None or rule.condition is not None) \
+                    and not a.sometimes_not(i):
+                always = a.encoding.check(z3.Not(a.encoding.applies[i]))
+                if always.unsat:
+                    verb = "hold" if rule.target is not None and rule.condition is not None else "holds"
+                    self.report(RULE_ALWAYS_APPLIES, rule.loc,
+                                f"{rule.effect} rule `{rule.name}` applies to every request: its {_parts(rule)} "
+                                f"always {verb} (a rule meant for every request is written without target and "
+                                "condition)")
+            decisive = a.decisive.get(i)
+            if decisive is not None and decisive.unsat:
+                message = f"{rule.effect} rule `{rule.name}` is never decisive: {self._never_decisive_reason(rule)}"
+                sample = a.applies_witness(i).request
+                related = []
+                if sample is not None:
+                    outcome = a.evaluator.evaluate(sample)
+                    winners = [r for r in outcome.reasons if r != rule.name]
+                    message += (f"; e.g. where it applies (witness) the decision is {outcome.decision}"
+                                + (f" by {_names(winners)}" if winners else ""))
+                    related = [self.model.rule(r).loc for r in winners]
+                self.report(RULE_NEVER_DECISIVE, rule.loc, message, related, _shown(sample))
+
+    def _never_decisive_reason(self, rule: Rule) -> str:
+        algorithm = self.model.algorithm
+        if algorithm == "first-applicable":
+            return "whenever it applies, an earlier rule applies too (shadowed under first-applicable)"
+        if algorithm == "only-one-applicable":
+            return "whenever it applies, another rule applies too (Indeterminate under only-one-applicable)"
+        other = "deny" if rule.effect == "permit" else "permit"
+        return f"whenever it applies, a {other} rule applies too and overrides it ({algorithm})"
+
+    # ---------------------------------------------------------------- conflicts
+    def check_conflicts(self) -> None:
+        rules = self.model.rules
+        only_one = self.model.algorithm == "only-one-applicable"
+        shown: dict[int, tuple[dict, Outcome]] = {}  # one tidy witness per distinct witness request
+        groups: dict[int, list[Conflict]] = {}
+        for c in self.analysis.conflicts:
+            groups.setdefault(id(c.request), []).append(c)
+        evaluator = self.analysis.evaluator
+        for key, members in groups.items():
+            names = {rules[k].name for c in members for k in (c.first, c.second)}
+            answer = self.analysis.tidy(Answer("sat", members[0].request), _all_apply(evaluator, names))
+            shown[key] = (answer.request, evaluator.evaluate(answer.request))
+        for c in self.analysis.conflicts:
+            request, outcome = shown[id(c.request)]
+            c = Conflict(c.first, c.second, request, outcome)
+            first, second = rules[c.first], rules[c.second]
+            both = f"{first.effect} `{first.name}` (line {first.loc.line}) and {second.effect} `{second.name}`"
+            if only_one:
+                self.report(RULES_OVERLAP, second.loc,
+                            f"rules {both} can both apply to one request: only-one-applicable then decides "
+                            f"{c.outcome.decision}", [first.loc], _shown(c.request))
+                continue
+            resolution = WINNER.get(self.model.algorithm)
+            if resolution is None:  # first-applicable: the order decides
+                resolution = f"the earlier rule `{first.name}` wins (first-applicable)"
+            self.report(RULES_CONFLICT, second.loc,
+                        f"rules {both} both apply to one request: {resolution}; at the witness the decision is "
+                        f"{c.outcome.decision}" + (f" by {_names(c.outcome.reasons)}" if c.outcome.reasons else ""),
+                        [first.loc], _shown(c.request))
+
+    # ---------------------------------------------------------------- gaps
+    def check_gaps(self) -> None:
+        if self.model.algorithm in ("deny-unless-permit", "permit-unless-deny"):
+            return  # these algorithms always decide Permit or Deny
+        a = self.analysis
+        for action, _ in a.actions:
+            answer = a.decision_possible(NOT_APPLICABLE, action)
+            if not answer.sat:
+                continue
+            where = f"`{a.model.action_attribute().qualified} = {action}` requests" if action is not None \
+                else "requests"
+            message = (f"gap: some {where} are NotApplicable: no rule applies to them"
+                       + ("" if answer.request is not None else REPLAY_FAILED))
+            self.report(POLICY_GAP, self.model.combining[0].loc if self.model.combining else self.model.loc,
+                        message, witness=_shown(answer.request))
+
+    # ---------------------------------------------------------------- declared properties
+    def check_assertions(self) -> None:
+        for assertion in self.model.assertions:
+            self.check_assertion(assertion)
+
+    def check_assertion(self, assertion: Assertion) -> None:
+        a = self.analysis
+        refuted, mode = self._counterexample(assertion, a.encoding)
+        if refuted is None and assertion.quantifier == "never":
+            refuted, mode = self._counterexample(assertion, a.any_encoding)
+        text = assertion.text()
+        if refuted is None:
+            scope = "every request, including those missing attributes" if assertion.quantifier == "never" \
+                else "every request that carries all its attributes"
+            self.report(PROPERTY_PROVED, assertion.loc, f"`{text}` holds for {scope}")
+            return
+        if refuted.status == "unknown":
+            return  # undecided within the time limit: neither proved nor refuted
+        if refuted.request is None:
+            self.report(PROPERTY_REFUTED, assertion.loc, f"`{text}` does not hold" + REPLAY_FAILED)
+            return
+        outcome = a.evaluator.evaluate(refuted.request)
+        by = f" by {_names(outcome.reasons)}" if outcome.reasons else ""
+        missing = f" a request missing {_names(refuted.missing)}," if refuted.missing else ""
+        message = f"`{text}` does not hold: for{missing} the counterexample request the decision is " \
+                  f"{outcome.decision}{by}"
+        related = [self.model.rule(r).loc for r in outcome.reasons]
+        self.report(PROPERTY_REFUTED, assertion.loc, message, related, _shown(refuted.request))
+
+    def _counterexample(self, assertion: Assertion, encoding: PolicyEncoding) -> tuple[Answer | None, str]:
+        """A replayed request that breaks the assertion under this encoding, or None when there is none."""
+        parts = [encoding.holds(assertion.when)] if assertion.when is not None else []
+        decided = encoding.decision(assertion.decision)
+        parts.append(decided if assertion.quantifier == "never" else z3.Not(decided))
+        answer = encoding.check(*parts)
+        if answer.unsat:
+            return None, ""
+        if not answer.sat:
+            return answer, ""
+        if not self._breaks(assertion, answer.request):
+            return Answer("sat"), ""
+        answer = self.analysis.tidy(answer, lambda request: self._breaks(assertion, request))
+        return answer, "complete" if encoding.complete else "any"
+
+    def _breaks(self, assertion: Assertion, request: dict[str, Any]) -> bool:
+        """The evaluator's verdict: the `when` holds and the decision is (never) / is not (always) the one named."""
+        if assertion.when is not None:
+            when = compile_tri(assertion.when, self.analysis.required)
+            if when(request) is not True:
+                return False
+        decision = self.analysis.evaluator.evaluate(request).decision
+        named = decision.startswith("Indeterminate") if assertion.decision == INDETERMINATE \
+            else decision == assertion.decision
+        return named if assertion.quantifier == "never" else not named
+
+    # ---------------------------------------------------------------- names and links
+    def check_unused(self) -> None:
+        read: set[str] = set()
+        for rule in self.model.rules:
+            for part in (rule.target, rule.condition):
+                if part is not None:
+                    read |= ref_names(part)
+        for assertion in self.model.assertions:
+            if assertion.when is not None:
+                read |= ref_names(assertion.when)
+        for name, attribute in self.model.attributes.items():
+            if name not in read:
+                self.report(UNUSED_ATTRIBUTE, attribute.loc,
+                            f"attribute `{name}` is never read by a rule or an assert")
+
+    def check_enforcements(self) -> None:
+        for e in self.model.enforcements:
+            if not e.linked:
+                self.report(ENFORCED_FSM_MISSING, e.loc,
+                            f"calls of `{e.tool}` in fsm `{e.fsm}` are enforced, but no fsm `{e.fsm}` is among the "
+                            "models read; give its file too, so the link is checked and conversation goldens are "
+                            "checked against this policy")
+            elif e.tool not in e.fsm_model.tools():
+                self.report(ENFORCED_TOOL_NEVER_CALLED, e.loc,
+                            f"fsm `{e.fsm}` never calls `{e.tool}`, so no conversation is checked against this "
+                            f"policy (it calls {', '.join(f'`{t}`' for t in e.fsm_model.tools()) or 'no tool'})",
+                            [e.fsm_model.loc])
+
+
+def _parts(rule: Rule) -> str:
+    if rule.target is not None and rule.condition is not None:
+        return "target and condition together"
+    return "target" if rule.target is not None else "condition"
+
+
+def _names(names) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def _shown(request: dict[str, Any] | None) -> dict[str, Any] | None:
+    return dict(sorted(request.items())) if request else None
+
+
+_CACHE: dict[int, tuple[PolicyModel, PolicyAnalysis]] = {}
+_CACHE_SIZE = 8
+
+
+def analysis_of(model: PolicyModel) -> PolicyAnalysis:
+    """One analysis per model object: `mbt coverage` enumerates elements from the same facts `mbt check` reports.
+    Keyed by id() but holding the model itself, so the id cannot be reused by another object while cached; the
+    few most recent are kept."""
+    cached = _CACHE.pop(id(model), None)
+    if cached is None or cached[0] is not model:
+        cached = (model, PolicyAnalysis(model))
+    _CACHE[id(model)] = cached
+    while len(_CACHE) > _CACHE_SIZE:
+        del _CACHE[next(iter(_CACHE))]
+    return cached[1]
+
+
+def check_policy(model: PolicyModel) -> list[Finding]:
+    return PolicyChecker(model).run()
+

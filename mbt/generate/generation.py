@@ -1,0 +1,263 @@
+"""`mbt generate`: skeletons for exactly the coverage gaps (or a full suite), checked, then written under --out.
+
+Per FSM model: the uncovered elements (from replaying the goldens) each get a witness (mbt.generate.witnesses), or a
+full suite is built (mbt.generate.suites); each run becomes a skeleton whose expectations come from the replay engine;
+the skeleton's golden-case stub is replayed as `mbt coverage` would read it and its pytest test is run on the
+reference machine, and only then are the files written, all at the end (mbt.generate.files).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mbt.elements.base import Element
+from mbt.errors import MbtError
+from mbt.generate.adapter import ReferenceAdapter
+from mbt.generate.files import OutputFile, write_outputs
+from mbt.generate.report import (GeneratedTest, GenerateReport, MissingWitness, ModelGeneration, SuiteFigures,
+                                 WrittenFile)
+from mbt.generate.skeleton import Skeleton, SkeletonBuilder, test_name
+from mbt.generate.suites import CRITERIA as SUITE_CRITERIA
+from mbt.generate.suites import SuiteBuilder
+from mbt.generate.witnesses import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PATHS, NoWitness, Witness, WitnessFinder
+from mbt.generate.writers import conftest_source, render_jsonl, render_pytest, support_source
+from mbt.goldens.loader import GoldenSet
+from mbt.measure.coverage import ElementCoverage
+from mbt.model.common import ModelBase
+from mbt.model.fsm import FsmModel
+
+
+@dataclass
+class GenerateOptions:
+    criteria: list[str] | None = None  # gaps of these criteria only (None: every criterion)
+    suite: str | None = None  # `--all --criterion C`: a full suite for C instead of the gaps
+    max_depth: int = DEFAULT_MAX_DEPTH
+    max_paths: int = DEFAULT_MAX_PATHS
+    preconditions: list[dict[str, Any]] = field(default_factory=list)
+    force: bool = False
+
+
+def generate(models: list[ModelBase], goldens: GoldenSet, out: str, options: GenerateOptions) -> GenerateReport:
+    if options.suite is not None and options.suite not in SUITE_CRITERIA:
+        raise MbtError(f"error: --all builds suites for {' or '.join(SUITE_CRITERIA)}, not {options.suite!r}")
+    rows: dict[str, list[ElementCoverage]] = {}
+    if options.suite is None:
+        from mbt.api import measure
+
+        coverage = measure(models, goldens)
+        rows = {m.model: m.elements for m in coverage.models}
+    mode = "gaps" if options.suite is None else f"suite-{options.suite}"
+    results: list[ModelGeneration] = []
+    files: list[OutputFile] = []
+    for model in models:
+        if not isinstance(model, FsmModel):
+            results.append(ModelGeneration(model=model.name, kind=model.kind, file=model.file, mode=mode, uncovered=0,
+                                           note=f"generation for `{model.kind}` models is not supported yet"))
+            continue
+        for pre in options.preconditions:
+            check_precondition(model, pre)
+        gen = FsmGeneration(model, options, out)
+        if options.suite is None:
+            result = gen.gaps(rows[model.name])
+        else:
+            result = gen.full_suite(options.suite)
+        results.append(result)
+        files += gen.files(mode)
+    if any(f.path.endswith(".py") for f in files):
+        files.append(OutputFile("tests/conftest.py", conftest_source(), "the pytest fixture of generated tests"))
+        files.append(OutputFile("tests/mbt_support.py", support_source(), "the driver generated tests run on"))
+    report = GenerateReport(out=str(out), max_depth=options.max_depth, models=results)
+    from mbt.report.generate_text import generate_text
+
+    files.append(OutputFile(f"summary.{mode}.txt", generate_text(report, with_files=False),
+                            f"what `mbt generate` made ({mode}) and what it could not"))
+    written = write_outputs(out, files, options.force)
+    report.files = [WrittenFile(path=w.path, status=w.status, beside=w.beside) for w in written]
+    return report
+
+
+def check_precondition(model: FsmModel, pre: dict[str, Any]) -> None:
+    """A declared precondition must name the model's state and variables with values of their types."""
+    for key, value in pre.items():
+        if key == "state":
+            if value not in model.states:
+                raise MbtError(f"error: --precondition names unknown state {value!r} of model `{model.name}`")
+        elif key.startswith("discarded."):
+            name = key[len("discarded."):]
+            if name not in model.discardable:
+                raise MbtError(f"error: --precondition: model `{model.name}` never discards `{name}`")
+            if not model.variables[name].type.admits(value) and value is not None:
+                raise MbtError(f"error: --precondition `{key}: {value!r}` is not a value of "
+                               f"{model.variables[name].type.text()}")
+        elif key not in model.variables:
+            raise MbtError(f"error: --precondition names `{key}`, which is not a variable of model `{model.name}`")
+        elif not model.variables[key].type.admits(value):
+            raise MbtError(f"error: --precondition `{key}: {value!r}` is not a value of "
+                           f"{model.variables[key].type.text()} (model `{model.name}`)")
+
+
+class FsmGeneration:
+    """Generation for one FSM model: witnesses or a suite, skeletons, checks, and the model's files."""
+
+    def __init__(self, model: FsmModel, options: GenerateOptions, out: str):
+        from mbt.kinds import support
+
+        self.model = model
+        self.options = options
+        self.out = out
+        self.elements: list[Element] = support("fsm").enumerate(model)
+        self.by_id = {e.id: e for e in self.elements}
+        self.finder = WitnessFinder(model, list(options.preconditions), options.max_depth, options.max_paths)
+        self.builder = SkeletonBuilder(model, self.elements)
+        self.skeletons: list[Skeleton] = []
+        self.stubs: list[dict[str, Any]] = []
+        self.docs: dict[str, str] = {}
+        self.names: set[str] = set()
+        self.suite_figures: SuiteFigures | None = None
+
+    # ------------------------------------------------------------ gaps
+    def gaps(self, rows: list[ElementCoverage]) -> ModelGeneration:
+        wanted = [r for r in rows if not r.verified and (not self.options.criteria
+                                                          or r.element.criterion in self.options.criteria)]
+        result = ModelGeneration(model=self.model.name, kind="fsm", file=self.model.file, mode="gaps",
+                                 uncovered=len(wanted))
+        for row in wanted:
+            e = row.element
+            if not e.feasible:
+                result.missing.append(missing(e, "infeasible", f"infeasible: {e.reason}"))
+                continue
+            found = self.finder.find(e.id)
+            if isinstance(found, NoWitness):
+                result.missing.append(missing(e, found.reason, found.message))
+                continue
+            forbid_at = {len(found.plan) - 1: e.id} if e.criterion == "forbidden" else None
+            problem = self.add(test_name(e.id, self.names), f"gen:{self.model.name}:{e.id}", [e.id],
+                               found.start.precondition, found.events, forbid_at, row.exercised_by, None)
+            if problem is not None:
+                result.missing.append(missing(e, *problem))
+        result.tests = [self.summary(sk) for sk in self.skeletons]
+        return result
+
+    # ------------------------------------------------------------ full suites
+    def full_suite(self, criterion: str) -> ModelGeneration:
+        suite = SuiteBuilder(self.finder).build(criterion)
+        result = ModelGeneration(model=self.model.name, kind="fsm", file=self.model.file, mode=f"suite-{criterion}",
+                                 uncovered=suite.items)
+        width = max(3, len(str(len(suite.runs))))
+        for n, run in enumerate(suite.runs, start=1):
+            label = f"suite_{criterion.replace('-', '_')}_{n:0{width}d}"
+            name = f"test_{label}"
+            self.names.add(name)
+            problem = self.add(name, f"gen:{self.model.name}:suite-{criterion}-{n:0{width}d}", run.covers,
+                               run.start.precondition, run.events, None, [], (criterion, n, len(suite.runs)))
+            if problem is not None:
+                raise MbtError(f"error: suite run {n} of `{self.model.name}` failed its check ({problem[1]}); "
+                               "this is an mbt bug, please report it")
+        for m in suite.missing:
+            e = self.by_id.get(m.element)
+            if e is not None:
+                result.missing.append(missing(e, m.reason, m.message))
+        self.suite_figures = SuiteFigures(criterion=criterion, method=suite.method,
+                                          strongly_connected=suite.strongly_connected, elements=suite.items,
+                                          lower_bound=suite.lower_bound, optimum_steps=suite.optimum_steps,
+                                          optimum_tests=suite.optimum_tests, steps=suite.steps,
+                                          tests=len(suite.runs))
+        result.suite = self.suite_figures
+        result.tests = [self.summary(sk) for sk in self.skeletons]
+        return result
+
+    # ------------------------------------------------------------ one skeleton, checked
+    def add(self, name: str, case_id: str, element_ids: list[str], precondition: dict[str, Any],
+            events: list[tuple[str, dict[str, Any]]], forbid_at: dict[int, str] | None, exercised_by: list[str],
+            suite: tuple[str, int, int] | None) -> tuple[str, str] | None:
+        """Build, check and keep one skeleton; (reason, message) when it cannot be kept."""
+        sk = self.builder.build(name, case_id, element_ids, precondition, events, forbid_at)
+        sk.exercised_by = list(exercised_by)
+        stub = self.builder.stub(sk)
+        problem = self.builder.check_stub(sk, stub)
+        if problem is not None:
+            return "replay", problem + " (an mbt bug, please report it)"
+        problem = self.builder.check_test(sk, ReferenceAdapter(self.model))
+        if problem is not None:
+            if forbid_at:
+                # Without the forbid check the run passes: the model itself shows the forbidden behaviour.
+                plain = dataclasses.replace(sk, steps=[dataclasses.replace(s, forbid=None) for s in sk.steps])
+                if self.builder.check_test(plain, ReferenceAdapter(self.model)) is None:
+                    return "model", (f"the model itself does what this forbid forbids on the witness run ({problem}); "
+                                     "`mbt check` reports the transition (FSM007)")
+            return "replay", f"the test fails on the reference machine: {problem} (an mbt bug, please report it)"
+        self.skeletons.append(sk)
+        self.stubs.append(stub)
+        self.docs[name] = test_doc(sk, suite)
+        return None
+
+    def summary(self, sk: Skeleton) -> GeneratedTest:
+        return GeneratedTest(name=sk.name, case_id=sk.case_id, elements=[e.id for e in sk.elements],
+                             steps=len(sk.steps), precondition=dict(sk.precondition),
+                             events=[call_text(s.event, s.args) for s in sk.steps])
+
+    # ------------------------------------------------------------ files
+    def files(self, mode: str) -> list[OutputFile]:
+        name = file_stem(self.model.name)
+        tests_dir = Path(self.out) / "tests"
+        model_file = os.path.relpath(os.path.abspath(self.model.file), os.path.abspath(tests_dir)).replace(os.sep, "/")
+        what = "the coverage gaps" if mode == "gaps" else f"a full {mode.removeprefix('suite-')} suite"
+        module_doc = (f"Tests generated by mbt for {what} of model `{self.model.name}` ({self.model.file}).\n\n"
+                      "Each test drives the system under test through an adapter (see conftest.py and mbt_support.py) "
+                      "and checks\nthe model's outcome after every step. Run them with MBT_ADAPTER=package.module:factory "
+                      "for your system,\nor MBT_ADAPTER=reference to run them on mbt's reference machine for the model.")
+        pytest_text = render_pytest(self.skeletons, self.model.name, model_file, module_doc, self.docs)
+        suffix = mode.replace("-", "_")
+        return [
+            OutputFile(f"goldens/{name}.{mode}.jsonl", render_jsonl(self.stubs),
+                       f"golden-case stubs for {what} of model {self.model.name}"),
+            OutputFile(f"tests/test_{name}_{suffix}.py", pytest_text, f"pytest tests for {what} of model "
+                                                                       f"{self.model.name}"),
+        ]
+
+
+def missing(e: Element, reason: str, message: str) -> MissingWitness:
+    return MissingWitness(element=e.id, criterion=e.criterion, reason=reason, message=message, location=str(e.location))
+
+
+def file_stem(name: str) -> str:
+    """A model name as a file name part (model names are identifiers; anything else is replaced)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name) or "model"
+
+
+def call_text(event: str, args: dict[str, Any]) -> str:
+    return f"{event}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
+
+
+def test_doc(sk: Skeleton, suite: tuple[str, int, int] | None) -> str:
+    """The test's docstring: what it covers, where the model says so, the source span's quote, the run."""
+    lines = []
+    if suite is None:
+        e = sk.element
+        lines.append(f"Covers {e.id} ({e.criterion}, {e.severity.value}).")
+        lines.append("")
+        lines.append(e.label)
+        lines.append(f"Model: {e.location.file}:{e.location.line}")
+        lines.append(f"Source: {e.span.describe()} ({e.status.value})" if e.span is not None
+                     else f"Source: none cited ({e.status.value})")
+        if sk.exercised_by:
+            lines.append("Reached, but not checked, by goldens: " + ", ".join(sk.exercised_by))
+        forbidden = [s.forbid for s in sk.steps if s.forbid is not None]
+        if forbidden:
+            lines.append(f"Asserts the forbidden behaviour does not happen: {forbidden[0].description}")
+    else:
+        criterion, n, total = suite
+        lines.append(f"Run {n} of {total} of the {criterion} suite: covers {len(sk.elements)} "
+                     f"{criterion}{'s' if len(sk.elements) != 1 else ''} for the first time.")
+        lines.append("")
+        for e in sk.elements:
+            cite = f' -- {e.span.describe()}' if e.span is not None else ""
+            lines.append(f"{e.id}{cite}")
+    start = f"from {sk.precondition!r}: " if sk.precondition else ""
+    lines.append("Run: " + start + " -> ".join(call_text(s.event, s.args) for s in sk.steps))
+    return "\n".join(lines)

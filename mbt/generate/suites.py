@@ -1,0 +1,570 @@
+"""Full suites: every transition (or transition pair) covered by the fewest steps, found by min-cost flow.
+
+Strongly connected models get the optimal directed Chinese-postman tour: one closed run from the initial state.
+Models with terminal states (most business lifecycles) get a minimum path cover with resets: runs from the initial
+state, each ending anywhere, with the fewest total steps and, among those, the fewest runs. Both are min-cost flows
+over the graph of transitions that can be taken at all (reachable from the initial state, guard satisfiable); for
+transition pairs the same flow runs over the line graph (a node per transition, an edge per pair).
+
+The flow ignores variable values, so its optimum is a lower bound for any suite that respects the guards. The runs
+are then executed symbolically: arguments are chosen concretely where a readable value fits, z3 decides the rest; a
+step whose guard cannot hold where the tour takes it ends that run, and a witness (mbt.generate.witnesses) starts the
+next one there. The report shows both the flow optimum and what the guard-respecting suite costs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable
+
+import networkx as nx
+
+from mbt.elements import fsm as ids
+from mbt.generate.symbolic import Constraint, PlannedStep, SymbolicFsm, concrete, split
+from mbt.generate.witnesses import NoWitness, Start, Witness, WitnessFinder
+
+CRITERIA = ("transition", "transition-pair")
+_START, _END = "\x00start", "\x00end"  # extra nodes of the flow network; `\x00` cannot occur in a name
+
+
+@dataclass
+class Tour:
+    """The guard-free optimum: the flow's figures, and the multigraph whose Euler circuits are the runs."""
+
+    method: str  # "chinese-postman" or "path-cover"
+    steps: int
+    tests: int
+    graph: nx.MultiDiGraph | None = None
+    origin: Hashable | None = None
+    convert: Callable[[list[Any]], list[int]] | None = None  # from circuit edge keys to transition indexes
+
+    def runs(self, ordering: int = 0) -> list[list[int]]:
+        """The runs of one Euler circuit; `ordering` > 0 visits the edges in another (seeded) order, which gives
+        another optimal decomposition (its guards may fit better)."""
+        if self.graph is None:
+            return []
+        graph = self.graph
+        if ordering:
+            edges = list(graph.edges(keys=True))
+            random.Random(ordering).shuffle(edges)
+            graph = nx.MultiDiGraph()
+            graph.add_nodes_from(self.graph.nodes)
+            graph.add_edges_from(edges)
+        closed = self.method == "chinese-postman"
+        runs: list[list[Any]] = []
+        current: list[Any] = []
+        for u, v, key in nx.eulerian_circuit(graph, source=self.origin, keys=True):
+            if closed:
+                current.append(_key(key))
+            elif u == _END:
+                current = []
+            elif v == _END:
+                runs.append(current)
+            else:
+                current.append(_key(key))
+        if closed:
+            runs = [current]
+        convert = self.convert or list
+        return [convert(r) for r in runs if r]
+
+
+@dataclass
+class SuiteRun:
+    """One test of the suite: a concrete run from `start`, and the elements it covers first."""
+
+    start: Start
+    plan: list[PlannedStep]
+    args: list[dict[str, Any]]
+    covers: list[str] = field(default_factory=list)
+
+    @property
+    def events(self) -> list[tuple[str, dict[str, Any]]]:
+        return [(step.event, a) for step, a in zip(self.plan, self.args)]
+
+
+@dataclass
+class Suite:
+    criterion: str
+    method: str
+    items: int  # elements of the criterion
+    lower_bound: int  # elements to cover: every step covers at most one new one
+    optimum_steps: int  # the guard-free min-cost-flow optimum
+    optimum_tests: int
+    runs: list[SuiteRun]
+    missing: list[NoWitness]
+    strongly_connected: bool
+
+    @property
+    def steps(self) -> int:
+        return sum(len(r.plan) for r in self.runs)
+
+
+# ---------------------------------------------------------------- the guard-free optimum
+
+
+def required_transitions(engine: SymbolicFsm, edge_ok: list[bool], initial: str) -> tuple[list[int], set[str]]:
+    """Transitions a suite can cover (reachable from `initial`, guard satisfiable) and the reachable states."""
+    reach = {initial}
+    frontier = [initial]
+    while frontier:
+        state = frontier.pop()
+        for i in engine.outgoing[state]:
+            if edge_ok[i]:
+                target = engine.transitions[i].target
+                if target not in reach:
+                    reach.add(target)
+                    frontier.append(target)
+    return [i for i, t in enumerate(engine.transitions) if edge_ok[i] and t.source in reach], reach
+
+
+def optimal_cover(nodes: list[Hashable], edges: list[tuple[Hashable, Hashable, Any]], start: Hashable,
+                  start_edges: list[tuple[Hashable, Any]] | None = None, closed: bool | None = None) -> Tour:
+    """Min-cost cover of every edge (u, v, key) by runs from `start`.
+
+    `start_edges` (for line graphs) are extra first steps leaving a virtual start node; they cost one step each.
+    `closed`: force a Chinese-postman tour (True) or a path cover (False); None chooses by strong connectivity.
+    """
+    touched = {start} | {u for u, _, _ in edges} | {v for _, v, _ in edges}
+    nodes = [n for n in nodes if n in touched]  # an Euler circuit may not leave isolated nodes behind
+    graph = nx.MultiDiGraph()
+    graph.add_nodes_from(nodes)
+    for u, v, key in edges:
+        graph.add_edge(u, v, key=key)
+    if closed is None:
+        simple = nx.DiGraph()
+        simple.add_nodes_from(nodes)
+        simple.add_edges_from((u, v) for u, v, _ in edges)
+        closed = start_edges is None and bool(edges) and nx.is_strongly_connected(simple)
+    required = len(edges)
+    if not edges:
+        return Tour("chinese-postman" if closed else "path-cover", 0, 0)
+    step_cost = required + 1  # any number of runs costs less than one more step: fewest steps first, then runs
+    balance: dict[Hashable, int] = {n: 0 for n in nodes}
+    for u, v, _ in edges:
+        balance[u] += 1  # a departure needs an arrival: demand = out - in
+        balance[v] -= 1
+    flow_net = nx.DiGraph()
+    for n in nodes:
+        flow_net.add_node(n, demand=balance[n])
+    representative: dict[tuple, Any] = {}
+    for u, v, key in edges:
+        if u != v:
+            flow_net.add_edge(u, v, weight=step_cost)
+            representative.setdefault((u, v), key)
+    if not closed:
+        flow_net.add_node(_END, demand=0)
+        for n in nodes:
+            flow_net.add_edge(n, _END, weight=0)
+        if start_edges is None:
+            flow_net.add_edge(_END, start, weight=1)
+        else:
+            flow_net.add_node(_START, demand=0)
+            flow_net.add_edge(_END, _START, weight=1)
+            for v, key in start_edges:
+                flow_net.add_edge(_START, v, weight=step_cost)
+                representative.setdefault((_START, v), key)
+    try:
+        _, flow = nx.network_simplex(flow_net)
+    except nx.NetworkXUnfeasible:
+        raise ValueError("no suite can cover every edge from the start (an mbt bug: edges are reachable)") from None
+    tours = nx.MultiDiGraph(graph)
+    extra_steps = 0
+    copies = itertools.count()
+    for u, targets in flow.items():
+        for v, amount in targets.items():
+            if not amount:
+                continue
+            if v == _END or (u == _END):
+                for _ in range(amount):
+                    tours.add_edge(u, v, key=_Copy("reset", next(copies)))
+                continue
+            extra_steps += amount
+            for _ in range(amount):
+                tours.add_edge(u, v, key=_Copy(representative[(u, v)], next(copies)))
+    tour = Tour("chinese-postman" if closed else "path-cover", required + extra_steps, flow_tests(flow, closed),
+                tours, start if closed else _END)
+    return tour
+
+
+def flow_tests(flow: dict, closed: bool) -> int:
+    if closed:
+        return 1
+    return sum(amount for v, amount in flow.get(_END, {}).items())
+
+
+@dataclass(frozen=True)
+class _Copy:
+    """An extra traversal of an edge (or a reset) added by the flow: `of` is the edge key it repeats."""
+
+    of: Any
+    n: int
+
+
+def _key(key: Any) -> Any:
+    return key.of if isinstance(key, _Copy) else key
+
+
+def transition_tour(engine: SymbolicFsm, required: list[int], reach: set[str], initial: str) -> Tour:
+    transitions = engine.transitions
+    edges = [(transitions[i].source, transitions[i].target, i) for i in required]
+    return optimal_cover(sorted(reach), edges, initial)
+
+
+def pair_tour(engine: SymbolicFsm, required: list[int], initial: str, strongly_connected: bool,
+              wanted: set[str] | None = None) -> tuple[Tour, list]:
+    """The line graph: a node per transition, an edge per pair (those in `wanted`); runs are transition sequences."""
+    transitions = engine.transitions
+    by_source: dict[str, list[int]] = {}
+    for i in required:
+        by_source.setdefault(transitions[i].source, []).append(i)
+    pairs = [(i, j, (i, j)) for i in required for j in by_source.get(transitions[i].target, ())
+             if wanted is None or ids.pair_id(transitions[i], transitions[j]) in wanted]
+    used = sorted({i for i, j, _ in pairs} | {j for i, j, _ in pairs})
+    required = used
+    if not pairs:
+        return Tour("path-cover", 0, 0), pairs
+    firsts = [(i, i) for i in by_source.get(initial, ())]
+    if strongly_connected:
+        # A closed tour of the line graph, entered once by a first step from the initial state: one step more
+        # than the line graph's edges it traverses.
+        line = optimal_cover(list(required), pairs, firsts[0][0] if firsts else required[0], closed=True)
+        line.convert = lambda keys, first=line.origin: _pair_run([first, *keys])
+        line.steps += 1
+        return line, pairs
+    line = optimal_cover(list(required), pairs, None, start_edges=firsts, closed=False)
+    line.convert = _pair_run
+    return line, pairs
+
+
+def _pair_run(keys: list[Any]) -> list[int]:
+    """A line-graph run (first-step keys, then (i, j) pairs) as the transition sequence it stands for."""
+    out: list[int] = []
+    for key in keys:
+        if isinstance(key, tuple):
+            i, j = key
+            if not out:
+                out.append(i)
+            out.append(j)
+        else:
+            out.append(key)
+    return out
+
+
+# ---------------------------------------------------------------- respecting the guards
+
+
+class SuiteBuilder:
+    """Turns the guard-free optimum into concrete runs that respect every guard (or says what it could not cover)."""
+
+    def __init__(self, finder: WitnessFinder, combos: int = 64, detour_steps: int = 6):
+        self.finder = finder
+        self.engine = finder.engine
+        self.combos = combos  # argument combinations tried before a step's arguments are left to z3
+        self.detour_steps = detour_steps  # longest detour tried before a run is ended and a new one started
+        self.orderings = 16  # Euler circuits tried (all optimal without guards) for models up to `small` elements
+        self.small = 2000
+
+    def build(self, criterion: str) -> Suite:
+        if criterion not in CRITERIA:
+            raise ValueError(f"unknown suite criterion {criterion!r}")
+        engine, model = self.engine, self.finder.model
+        initial = model.initial_state
+        required, reach = required_transitions(engine, self.finder.edge_ok, initial)
+        simple = nx.DiGraph()
+        simple.add_nodes_from(reach)
+        simple.add_edges_from((engine.transitions[i].source, engine.transitions[i].target) for i in required)
+        strongly = bool(required) and nx.is_strongly_connected(simple)
+        transitions = model.transitions
+        if criterion == "transition":
+            all_items = [ids.transition_id(t) for t in transitions]
+            candidates = {ids.transition_id(transitions[i]) for i in required}
+        else:
+            all_items = [ids.pair_id(transitions[i], transitions[j]) for i, t in enumerate(transitions)
+                         for j in engine.outgoing[t.target]]
+            candidates = {ids.pair_id(transitions[i], transitions[j]) for i in required
+                          for j in engine.outgoing[transitions[i].target] if j in set(required)}
+        missing: list[NoWitness] = []
+        for item in all_items:
+            if item not in candidates:
+                result = self.finder.find(item)  # says why: unreachable, or a guard that never holds
+                missing.append(result if isinstance(result, NoWitness) else
+                               NoWitness(item, "unreachable", "not reachable over transitions whose guards can hold"))
+        if len(candidates) <= self.small:
+            # Small enough to ask the witness search about every element first: those no run can cover (guards
+            # along every way there) stay out of the flow, so its optimum is a bound for what can be covered.
+            for item in [i for i in all_items if i in candidates]:
+                result = self.finder.find(item)
+                if isinstance(result, NoWitness) and result.reason in ("unsatisfiable", "unreachable"):
+                    candidates.discard(item)
+                    missing.append(result)
+        wanted = candidates
+        if criterion == "transition":
+            kept = [i for i in required if ids.transition_id(transitions[i]) in wanted]
+            tour = transition_tour(engine, kept, reach, initial)
+        else:
+            tour, _ = pair_tour(engine, required, initial, strongly, wanted)
+        best = None
+        attempts = self.orderings if len(wanted) <= self.small else 1
+        for ordering in range(-1, attempts):
+            tried = list(missing)
+            if ordering < 0:
+                runs = self._greedy(tour, criterion, wanted, tried)
+            else:
+                runs = self._concretize(tour.runs(ordering), criterion, wanted, tried)
+            score = (sum(len(r.plan) for r in runs), len(runs), len(tried))
+            if best is None or score < best[0]:
+                best = (score, runs, tried)
+            if score[0] == tour.steps:
+                break  # the guards did not get in the way: this is the optimum
+        _, runs, missing = best
+        return Suite(criterion, tour.method, len(all_items), len(wanted), tour.steps, tour.tests, runs, missing,
+                     strongly)
+
+    # ------------------------------------------------------------ following the tour
+    def _concretize(self, tour_runs: list[list[int]], criterion: str, wanted: set[str],
+                    missing: list[NoWitness]) -> list[SuiteRun]:
+        runs: list[SuiteRun] = []
+        failed: set[str] = set()
+        covered: set[str] = set()
+        for sequence in tour_runs:
+            run = self._fresh()
+            for k, i in enumerate(sequence):
+                if run.state == self.engine.transitions[i].source and self._take(run, i):
+                    covered.add(self._last_item(criterion, run))
+                    continue
+                item = self._item(criterion, sequence, k)
+                if item in covered or item in failed or item not in wanted:
+                    continue  # skipped; the next step reconnects the run
+                # The tour's step cannot be taken here: first a short detour from where the run is...
+                detour = None
+                if run.plan:
+                    detour = self.finder.detour(item, run.state, run.store, run.constraints, len(run.plan),
+                                                self.detour_steps)
+                if detour is not None:
+                    for step, args in detour.steps:
+                        run.push(self.engine, step.outcome, step.event, args, [])
+                        covered.add(self._last_item(criterion, run))
+                    run.constraints.extend(detour.constraints)
+                    continue
+                # ... else this run ends, and a witness for the step starts the next one.
+                self._close(run, runs)
+                run = self._fresh()
+                witness = self.finder.find(item)
+                if isinstance(witness, NoWitness):
+                    failed.add(item)
+                    missing.append(witness)
+                    continue
+                self._replay_witness(run, witness)
+                covered.update(self._items(criterion, run.plan))
+            self._close(run, runs)
+        return self._trim(runs, criterion, wanted, missing, failed)
+
+    def _last_item(self, criterion: str, run: "_Open") -> str:
+        transitions = self.engine.transitions
+        i = run.plan[-1].outcome
+        if criterion == "transition" or len(run.plan) < 2:
+            return ids.transition_id(transitions[i])
+        return ids.pair_id(transitions[run.plan[-2].outcome], transitions[i])
+
+    def _items(self, criterion: str, plan: list[PlannedStep]) -> set[str]:
+        transitions = self.engine.transitions
+        if criterion == "transition":
+            return {ids.transition_id(transitions[s.outcome]) for s in plan}
+        return {ids.pair_id(transitions[a.outcome], transitions[b.outcome]) for a, b in zip(plan, plan[1:])}
+
+    def _greedy(self, tour: Tour, criterion: str, wanted: set[str], missing: list[NoWitness]) -> list[SuiteRun]:
+        """Another way through the flow's edges: walk them with the guards evaluated as the run goes, at each step
+        preferring an edge that covers something new; a run ends where no remaining edge can be taken."""
+        if tour.graph is None:
+            return []
+        transitions = self.engine.transitions
+        remaining: dict[tuple, int] = {}
+        out: dict[Hashable, list[tuple]] = {}
+        for u, v, key in tour.graph.edges(keys=True):
+            if u in (_END,) or v == _END or (u == _START and criterion == "transition"):
+                continue
+            edge = (u, v, _key(key))
+            if edge not in remaining:
+                out.setdefault(u, []).append(edge)
+            remaining[edge] = remaining.get(edge, 0) + 1
+        pairs = criterion == "transition-pair"
+        covered: set[str] = set()
+        runs: list[SuiteRun] = []
+        failed: set[str] = set()
+        while any(remaining.values()):
+            run = self._fresh()
+            while True:
+                node = (run.plan[-1].outcome if run.plan else _START) if pairs else run.state
+                options = [e for e in out.get(node, ()) if remaining[e]]
+                options.sort(key=lambda e: self._edge_item(e, pairs) in covered)
+                for edge in options:
+                    i = edge[2][1] if pairs and isinstance(edge[2], tuple) else edge[2]
+                    if run.state == transitions[i].source and self._take(run, i):
+                        remaining[edge] -= 1
+                        covered.add(self._last_item(criterion, run))
+                        break
+                else:
+                    break
+            if run.plan:
+                self._close(run, runs)
+                continue
+            # Nothing can be taken from the start: the next uncovered element left gets a witness run.
+            todo = [self._edge_item(e, pairs) for e, n in remaining.items() if n]
+            todo = [item for item in todo if item is not None and item not in covered and item not in failed]
+            if not todo:
+                break
+            witness = self.finder.find(todo[0])
+            if isinstance(witness, NoWitness):
+                failed.add(todo[0])
+                missing.append(witness)
+                continue
+            self._replay_witness(run, witness)
+            covered.update(self._items(criterion, run.plan))
+            for e, n in remaining.items():
+                if n and self._edge_item(e, pairs) in covered:
+                    remaining[e] = 0
+            self._close(run, runs)
+        return self._trim(runs, criterion, wanted, missing, failed)
+
+    def _edge_item(self, edge: tuple, pairs: bool) -> str | None:
+        transitions = self.engine.transitions
+        key = edge[2]
+        if not pairs:
+            return ids.transition_id(transitions[key])
+        if isinstance(key, tuple):
+            return ids.pair_id(transitions[key[0]], transitions[key[1]])
+        return None  # a first step: covers no pair
+
+    def _fresh(self) -> "_Open":
+        start = self.finder.starts[0]
+        return _Open(start, start.state, dict(start.store))
+
+    def _item(self, criterion: str, sequence: list[int], k: int) -> str:
+        transitions = self.engine.transitions
+        if criterion == "transition" or k == 0:
+            return ids.transition_id(transitions[sequence[k]])
+        return ids.pair_id(transitions[sequence[k - 1]], transitions[sequence[k]])
+
+    def _take(self, run: "_Open", i: int) -> bool:
+        """Take transition i from the run's configuration: readable concrete arguments if some fit, else symbols."""
+        engine = self.engine
+        event = engine.transitions[i].event
+        depth = len(run.plan) + 1
+        names = engine.declared[event]
+        if names:
+            pools = [self.finder.candidates(n, engine.param_types[event][n]) for n in names]
+            for values in itertools.islice(itertools.product(*pools), self.combos):
+                args = dict(zip(names, values))
+                conds = engine.takes(run.store, i, args)
+                if all(c is True for c in conds):
+                    run.push(engine, i, event, args, [])
+                    return True
+        args = engine.arguments(depth, event)
+        ok, symbolic = split(engine.takes(run.store, i, args))
+        if not ok:
+            return False
+        if symbolic and engine.satisfiable(run.constraints, symbolic) != "sat":
+            return False
+        run.push(engine, i, event, args, symbolic)
+        return True
+
+    def _replay_witness(self, run: "_Open", witness: Witness) -> None:
+        engine = self.engine
+        run.start = witness.start
+        run.state, run.store = witness.start.state, dict(witness.start.store)
+        for step, args in zip(witness.plan, witness.args):
+            if isinstance(step.outcome, int):
+                run.push(engine, step.outcome, step.event, dict(args), [])
+            else:  # a witness for a transition or a pair ends with taken transitions; nothing else is planned
+                raise ValueError("a suite witness ended with a refusal (an mbt bug)")
+
+    def _close(self, run: "_Open", runs: list[SuiteRun]) -> None:
+        """Finish a run: values for the arguments left symbolic (z3, then made canonical)."""
+        if not run.plan:
+            return
+        symbolic = [(k, name) for k, a in enumerate(run.args) for name, value in a.items() if not concrete(value)]
+        args = run.args
+        if symbolic:
+            names = [f"@{k + 1}:{run.plan[k].event}:{name}" for k, name in symbolic]
+            values = self.engine.solve(run.constraints, names)
+            if values is None:
+                raise ValueError("a suite run's path condition became unsatisfiable (an mbt bug)")
+            args = [dict(a) for a in args]
+            for (k, name), symbol in zip(symbolic, names):
+                args[k][name] = values[symbol]
+            args = self.finder.canonical(run.start, run.plan, args, set(symbolic))
+        runs.append(SuiteRun(run.start, list(run.plan), args))
+
+    def _trim(self, runs: list[SuiteRun], criterion: str, wanted: set[str], missing: list[NoWitness],
+              failed: set[str]) -> list[SuiteRun]:
+        """Keep, per run, the elements it covers first; cut steps after a run's last new element; drop empty runs.
+        Elements the tour wanted but no run covered get their own witness run (or a reason)."""
+        transitions = self.engine.transitions
+        covered: set[str] = set()
+        out: list[SuiteRun] = []
+        for run in runs:
+            new: list[str] = []
+            last = -1
+            prev = None
+            for k, step in enumerate(run.plan):
+                i = step.outcome
+                item = ids.transition_id(transitions[i]) if criterion == "transition" else (
+                    ids.pair_id(transitions[prev], transitions[i]) if prev is not None else None)
+                prev = i
+                if item is not None and item in wanted and item not in covered:
+                    covered.add(item)
+                    new.append(item)
+                    last = k
+            if not new:
+                continue
+            out.append(SuiteRun(run.start, run.plan[:last + 1], run.args[:last + 1], new))
+        for item in sorted(wanted - covered - failed, key=_order(transitions, criterion)):
+            if item in covered:
+                continue
+            witness = self.finder.find(item)
+            if isinstance(witness, NoWitness):
+                missing.append(witness)
+                continue
+            out.append(SuiteRun(witness.start, witness.plan, witness.args, []))
+            prev = None
+            for step in witness.plan:
+                i = step.outcome
+                item_here = ids.transition_id(transitions[i]) if criterion == "transition" else (
+                    ids.pair_id(transitions[prev], transitions[i]) if prev is not None else None)
+                prev = i
+                if item_here is not None and item_here in wanted and item_here not in covered:
+                    covered.add(item_here)
+                    out[-1].covers.append(item_here)
+        return out
+
+
+def _order(transitions, criterion):
+    index = {ids.transition_id(t): n for n, t in enumerate(transitions)}
+
+    def key(item: str):
+        if criterion == "transition":
+            return (index.get(item, 0), item)
+        return (0, item)
+
+    return key
+
+
+@dataclass
+class _Open:
+    """A run being built: its start, configuration, planned steps, arguments (values or symbols), path condition."""
+
+    start: Start
+    state: str
+    store: dict[str, Any]
+    plan: list[PlannedStep] = field(default_factory=list)
+    args: list[dict[str, Any]] = field(default_factory=list)
+    constraints: list[Constraint] = field(default_factory=list)
+
+    def push(self, engine: SymbolicFsm, i: int, event: str, args: dict[str, Any], symbolic: list[Constraint]) -> None:
+        self.store = engine.apply(self.store, i, args)
+        self.state = engine.transitions[i].target
+        self.plan.append(PlannedStep(event, i))
+        self.args.append(args)
+        self.constraints.extend(symbolic)

@@ -1,0 +1,459 @@
+"""Witnesses: the shortest event run from the initial state (or a declared precondition) that covers an element.
+
+Search is A* over run prefixes: the cost is the number of steps, the heuristic the guard-free distance to a state the
+element's last step can start from (admissible, so the first run found is a shortest one). Each prefix carries its
+path condition; z3 prunes prefixes whose guards cannot all hold, and its answer for the finished run is checked, and
+made canonical, by running the plan concretely. Search is bounded by `max_depth` steps and `max_paths` expanded
+prefixes, so it always terminates, and says which bound it hit.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from mbt.analysis.smt import constants_of
+from mbt.generate.symbolic import (ANY, REFUSED, Constraint, PlannedStep, SymbolicFsm, split, store_key, symbolic_key)
+from mbt.generate.targets import Suffix, Target, fsm_targets
+from mbt.model.fsm import Assign, FsmModel, ToolCall
+from mbt.model.types import ValueType
+
+DEFAULT_MAX_DEPTH = 40
+DEFAULT_MAX_PATHS = 5000
+
+
+@dataclass
+class Start:
+    """Where runs begin: the initial configuration, or a declared precondition (state and values) on top of it."""
+
+    precondition: dict[str, Any]
+    state: str
+    store: dict[str, Any]
+
+
+@dataclass
+class Witness:
+    """A concrete run covering `element`: from `start`, fire each (event, arguments) in turn."""
+
+    element: str
+    start: Start
+    plan: list[PlannedStep]
+    args: list[dict[str, Any]]
+
+    @property
+    def events(self) -> list[tuple[str, dict[str, Any]]]:
+        return [(step.event, args) for step, args in zip(self.plan, self.args)]
+
+
+@dataclass
+class NoWitness:
+    """Why an element has no witness. `reason` is one of: infeasible, unusable, unreachable, unsatisfiable, depth,
+    limit, unknown, replay."""
+
+    element: str
+    reason: str
+    message: str
+
+
+@dataclass
+class _Node:
+    state: str
+    store: dict[str, Any] | None  # None until the search gets to the node (then its step is worked out)
+    constraints: tuple[Constraint, ...]
+    pending: int  # how many of the last constraints are not checked yet
+    depth: int
+    parent: "_Node | None" = None
+    step: PlannedStep | None = None
+    start: Start | None = None
+    args: dict[str, Any] | None = None  # the symbols of the step into this node
+
+
+@dataclass
+class _Finish:
+    conds: list[Constraint]
+    arguments: list[dict[str, Any]]
+    state: str
+    store: dict[str, Any]
+
+
+@dataclass
+class Detour:
+    """Steps continuing a run (arguments symbolic), the constraints they add, and where they end."""
+
+    steps: list[tuple[PlannedStep, dict[str, Any]]]
+    constraints: list[Constraint]
+    state: str
+    store: dict[str, Any]
+
+
+@dataclass
+class _Search:
+    found: "tuple[_Node, Suffix, _Finish] | None" = None
+    cut_by_depth: bool = False
+    cut_by_limit: bool = False
+    unknown: bool = False
+    paths: int = 0
+
+
+@dataclass
+class WitnessFinder:
+    """Finds witnesses for the elements of one FSM model; reuse one finder for many elements (caches are shared)."""
+
+    model: FsmModel
+    preconditions: list[dict[str, Any]] = field(default_factory=list)
+    max_depth: int = DEFAULT_MAX_DEPTH
+    max_paths: int = DEFAULT_MAX_PATHS
+    engine: SymbolicFsm | None = None
+
+    def __post_init__(self) -> None:
+        self.engine = self.engine or SymbolicFsm(self.model)
+        self.targets = fsm_targets(self.model, self.engine)
+        self.starts = [Start({}, *self.engine.start())]
+        for pre in self.preconditions:
+            self.starts.append(Start(dict(pre), *self.engine.start(pre)))
+        self.edge_ok = usable_transitions(self.model)
+        self._reverse: dict[str, list[str]] = {s: [] for s in self.model.states}
+        forward: dict[str, list[str]] = {s: [] for s in self.model.states}
+        for i, t in enumerate(self.model.transitions):
+            if self.edge_ok[i]:
+                self._reverse[t.target].append(t.source)
+                forward[t.source].append(t.target)
+        self.reachable = _bfs({s.state for s in self.starts}, forward)
+        self._distances: dict[frozenset[str], dict[str, int]] = {}
+        constants = constants_of(expressions(self.model))
+        self._candidates: dict[tuple[str, str], list[Any]] = {}
+        self._constants = constants
+
+    # ------------------------------------------------------------ entry point
+    def find(self, element: str) -> Witness | NoWitness:
+        target = self.targets.get(element)
+        if target is None:
+            return NoWitness(element, "unusable", "not an element of this model")
+        if target.unusable:
+            return NoWitness(element, "unusable", target.unusable)
+        if target.sources is not None and not (target.sources & self.reachable):
+            names = ", ".join(f"`{s}`" for s in sorted(target.sources))
+            where = "the initial state" + (" or a declared precondition" if len(self.starts) > 1 else "")
+            return NoWitness(element, "unreachable",
+                             f"unreachable: no path from {where} leads to {names}, even ignoring guards")
+        search = None
+        if target.preferred is not None:
+            search = self._search(target, target.preferred)
+        if search is None or search.found is None:
+            search = self._search(target, target.suffixes)
+        if search.found is None:
+            return self._failure(target, search)
+        return self._witness(target, *search.found)
+
+    # ------------------------------------------------------------ search
+    def distances(self, sources: frozenset[str] | None) -> dict[str, int] | None:
+        """Guard-free steps from each state to the nearest of `sources` (None: every state is one)."""
+        if sources is None:
+            return None
+        found = self._distances.get(sources)
+        if found is None:
+            found = self._distances[sources] = _bfs_distances(sources, self._reverse)
+        return found
+
+    def _roots(self) -> list[_Node]:
+        return [_Node(start.state, start.store, (), 0, 0, start=start) for start in self.starts]
+
+    def _search(self, target: Target, suffixes, roots: list[_Node] | None = None, limit: int | None = None,
+                max_paths: int | None = None) -> _Search:
+        """A* from `roots` (default: the starts) to a run of at most `limit` steps ending with one of `suffixes`."""
+        engine, result = self.engine, _Search()
+        dist = self.distances(target.sources)
+        length = target.length
+        limit = self.max_depth if limit is None else limit
+        max_paths = self.max_paths if max_paths is None else max_paths
+
+        def h(state: str) -> int | None:
+            if dist is None:
+                return length
+            d = dist.get(state)
+            return None if d is None else d + length
+
+        heap: list = []
+        counter = 0
+        for node in roots if roots is not None else self._roots():
+            hv = h(node.state)
+            if hv is None:
+                continue
+            heapq.heappush(heap, (node.depth + hv, -node.depth, counter, node))
+            counter += 1
+        closed: set = set()
+        while heap:
+            _, _, _, node = heapq.heappop(heap)
+            if node.store is None:
+                # Children are made lazily: their step is worked out only when the search gets to them.
+                parent = node.parent
+                ok, symbolic = split(engine.takes(parent.store, node.step.outcome, node.args))
+                if not ok:
+                    continue
+                node.store = engine.apply(parent.store, node.step.outcome, node.args)
+                node.constraints = parent.constraints + tuple(symbolic)
+                node.pending = len(symbolic)
+            if node.pending:
+                cut = len(node.constraints) - node.pending
+                status = engine.satisfiable(node.constraints[:cut], node.constraints[cut:])
+                if status != "sat":
+                    result.unknown |= status == "unknown"
+                    continue
+                node.pending = 0
+            key = store_key(node.state, node.store) or symbolic_key(node.state, node.store, node.constraints)
+            if key in closed:
+                continue
+            closed.add(key)
+            result.paths += 1
+            if result.paths > max_paths:
+                result.cut_by_limit = True
+                return result
+            if target.sources is None or node.state in target.sources:
+                if node.depth + length > limit:
+                    result.cut_by_depth = True
+                else:
+                    for suffix in suffixes(node.state):
+                        done = self._finish(node, suffix, result)
+                        if done is not None:
+                            result.found = (node, suffix, done)
+                            return result
+            for i in engine.outgoing[node.state]:
+                if not self.edge_ok[i]:
+                    continue
+                t = engine.transitions[i]
+                hv = h(t.target)
+                if hv is None:
+                    continue
+                depth = node.depth + 1
+                if depth + hv > limit:
+                    result.cut_by_depth = True
+                    continue
+                child = _Node(t.target, None, (), 0, depth, node, PlannedStep(t.event, i), node.start,
+                              engine.arguments(depth, t.event))
+                # Deeper first among equal estimates: the run closest to done is finished first.
+                heapq.heappush(heap, (depth + hv, -depth, counter, child))
+                counter += 1
+        return result
+
+    def _finish(self, node: _Node, suffix: Suffix, result: _Search) -> "_Finish | None":
+        """Running `suffix` after the prefix `node`: its constraints, arguments and end, or None when impossible."""
+        engine = self.engine
+        state, store, conds, arguments = node.state, node.store, [], []
+        for k, step in enumerate(suffix):
+            args = engine.arguments(node.depth + 1 + k, step.event)
+            arguments.append(args)
+            if step.outcome == REFUSED:
+                found = engine.refuses(store, state, step.event, args)
+            elif step.outcome == ANY:
+                found = []
+            else:
+                found = engine.takes(store, step.outcome, args)
+            for extra in step.extras:
+                found += extra.build(engine, store, args)
+            ok, symbolic = split(found)
+            if not ok:
+                return None
+            conds += symbolic
+            if isinstance(step.outcome, int):
+                store = engine.apply(store, step.outcome, args)
+                state = engine.transitions[step.outcome].target
+        status = engine.satisfiable(node.constraints, conds)
+        if status == "unknown":
+            result.unknown = True
+        return _Finish(conds, arguments, state, store) if status == "sat" else None
+
+    def detour(self, element: str, state: str, store: dict[str, Any], constraints: list[Constraint], depth: int,
+               extra: int) -> "Detour | None":
+        """The shortest continuation (at most `extra` steps) of a run being built (at `depth` steps, in `state` with
+        `store` under `constraints`) that covers `element`; its arguments stay symbolic."""
+        target = self.targets.get(element)
+        if target is None or target.unusable:
+            return None
+        root = _Node(state, store, tuple(constraints), 0, depth)
+        search = self._search(target, target.suffixes, [root], depth + extra, max_paths=200)
+        if search.found is None:
+            return None
+        node, suffix, done = search.found
+        steps: list[tuple[PlannedStep, dict[str, Any]]] = []
+        cursor = node
+        while cursor is not root and cursor.parent is not None:
+            steps.append((cursor.step, cursor.args))
+            cursor = cursor.parent
+        steps.reverse()
+        steps += list(zip(suffix, done.arguments))
+        return Detour(steps, list(node.constraints[len(constraints):]) + done.conds, done.state, done.store)
+
+    # ------------------------------------------------------------ results
+    def _witness(self, target: Target, node: _Node, suffix: Suffix, done: "_Finish") -> Witness | NoWitness:
+        engine = self.engine
+        prefix: list[PlannedStep] = []
+        cursor = node
+        while cursor.parent is not None:
+            prefix.append(cursor.step)
+            cursor = cursor.parent
+        plan = prefix[::-1] + list(suffix)
+        names = [f"@{k}:{step.event}:{p}" for k, step in enumerate(plan, start=1) for p in engine.declared[step.event]]
+        values = engine.solve(list(node.constraints) + done.conds, names)
+        if values is None:
+            return NoWitness(target.element, "unknown", "the solver could not produce values for the run (timeout)")
+        args = [{p: values[f"@{k}:{step.event}:{p}"] for p in engine.declared[step.event]}
+                for k, step in enumerate(plan, start=1)]
+        start = node.start
+        if not self.holds(start, plan, args):
+            return NoWitness(target.element, "replay", "the solver's values do not satisfy the run on mbt's evaluator "
+                                                       "(an mbt bug, please report it)")
+        return Witness(target.element, start, plan, self.canonical(start, plan, args))
+
+    def _failure(self, target: Target, search: _Search) -> NoWitness:
+        element = target.element
+        if search.cut_by_limit:
+            return NoWitness(element, "limit", f"search limit: {self.max_paths:,} run prefixes explored without a run "
+                                               f"ending with {target.describe} whose guards all hold")
+        if search.cut_by_depth:
+            shortest = self._guard_free_length(target)
+            hint = f" (ignoring guards it takes {shortest} steps)" if shortest is not None else ""
+            return NoWitness(element, "depth", f"no witness within --max-depth {self.max_depth}{hint}: no run of at most "
+                                               f"{self.max_depth} steps ends with {target.describe} with every guard "
+                                               "holding; raise --max-depth")
+        if search.unknown:
+            return NoWitness(element, "unknown", "the solver could not decide some runs (timeout)")
+        return NoWitness(element, "unsatisfiable", f"unsatisfiable: no run ends with {target.describe} with every "
+                                                   "guard on the way holding (every run was ruled out)")
+
+    def _guard_free_length(self, target: Target) -> int | None:
+        dist = self.distances(target.sources)
+        if dist is None:
+            return target.length
+        options = [dist[s.state] for s in self.starts if s.state in dist]
+        return min(options) + target.length if options else None
+
+    # ------------------------------------------------------------ concrete check and canonical values
+    def holds(self, start: Start, plan: list[PlannedStep], args: list[dict[str, Any]]) -> bool:
+        """Run the plan concretely: every planned outcome and extra condition holds with these arguments."""
+        engine = self.engine
+        state, store = start.state, start.store
+        for step, values in zip(plan, args):
+            if step.outcome == REFUSED:
+                conds = engine.refuses(store, state, step.event, values)
+            elif step.outcome == ANY:
+                conds = []
+            else:
+                if engine.transitions[step.outcome].source != state:
+                    return False
+                conds = engine.takes(store, step.outcome, values)
+            for extra in step.extras:
+                conds = conds + extra.build(engine, store, values)
+            if not all(c is True for c in conds):
+                return False
+            if isinstance(step.outcome, int):
+                store = engine.apply(store, step.outcome, values)
+                state = engine.transitions[step.outcome].target
+        return True
+
+    def canonical(self, start: Start, plan: list[PlannedStep], args: list[dict[str, Any]],
+                  only: set[tuple[int, str]] | None = None) -> list[dict[str, Any]]:
+        """Replace the solver's values by the first of a fixed list of readable candidates that keeps the run valid.
+
+        The solver's choice can depend on what else it was asked before; this makes the output depend only on the
+        model (byte-identical files) and gives readable values (`email-1` rather than `\\u{0}`).
+        """
+        args = [dict(a) for a in args]
+        types = self.engine.param_types
+        for k, step in enumerate(plan):
+            for name, vtype in types[step.event].items():
+                if only is not None and (k, name) not in only:
+                    continue
+                current = args[k][name]
+                # Later arguments equal to this one follow it: runs often need two arguments to be equal.
+                same = [(j, other) for j in range(k, len(plan)) for other, t in types[plan[j].event].items()
+                        if t == vtype and _same(args[j][other], current)]
+                for candidate in self.candidates(name, vtype):
+                    if _same(candidate, current):
+                        break
+                    trial = [dict(a) for a in args]
+                    for j, other in same:
+                        trial[j][other] = candidate
+                    if self.holds(start, plan, trial):
+                        args = trial
+                        break
+        return args
+
+    def candidates(self, name: str, vtype: ValueType) -> list[Any]:
+        key = (name, vtype.text())
+        found = self._candidates.get(key)
+        if found is None:
+            found = self._candidates[key] = candidate_values(name, vtype, self._constants)
+        return found
+
+
+def candidate_values(name: str, vtype: ValueType, constants: list[Any]) -> list[Any]:
+    """Readable values of a type, in a fixed order: what canonical witnesses are made of."""
+    if vtype.kind == "bool":
+        values: list[Any] = [False, True]
+    elif vtype.kind == "int":
+        numbers = {0, 1, -1, vtype.lo, vtype.hi}
+        for c in constants:
+            if isinstance(c, int) and not isinstance(c, bool):
+                numbers.update((c - 1, c, c + 1))
+        values = sorted((n for n in numbers if vtype.lo <= n <= vtype.hi), key=lambda n: (abs(n), n))
+    elif vtype.kind == "enum":
+        values = list(vtype.values)
+    else:
+        texts = [c for c in constants if isinstance(c, str)]
+        values = list(dict.fromkeys([f"{name}-1", f"{name}-2", f"{name}-3", "", *texts]))
+    return values + [None] if vtype.optional else values
+
+
+def expressions(model: FsmModel):
+    """Every expression of the model, for its constants."""
+    for t in model.transitions:
+        if t.guard is not None:
+            yield t.guard
+        for a in t.actions:
+            if isinstance(a, Assign):
+                yield a.value
+            elif isinstance(a, ToolCall):
+                yield from (value for _, value in a.args)
+    for f in model.forbids:
+        if f.guard is not None:
+            yield f.guard
+        if f.effect is not None and f.effect.condition is not None:
+            yield f.effect.condition
+
+
+def usable_transitions(model: FsmModel) -> list[bool]:
+    """For each transition: can its guard hold at all (z3, cached per guard)? Edges that cannot are never taken."""
+    from mbt.analysis.fsm_checks import FsmChecker
+
+    checker = FsmChecker(model)
+    return [t.guard is None or checker.can_hold(t.guard, checker.transition_renames(t)) != "unsat"
+            for t in model.transitions]
+
+
+def _bfs(starts: set[str], adjacency: dict[str, list[str]]) -> set[str]:
+    seen, queue = set(starts), deque(starts)
+    while queue:
+        for nxt in adjacency[queue.popleft()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+    return seen
+
+
+def _bfs_distances(sources: frozenset[str], adjacency: dict[str, list[str]]) -> dict[str, int]:
+    dist = {s: 0 for s in sources if s in adjacency}
+    queue = deque(sorted(dist))
+    while queue:
+        state = queue.popleft()
+        d = dist[state] + 1
+        for nxt in adjacency[state]:
+            if nxt not in dist:
+                dist[nxt] = d
+                queue.append(nxt)
+    return dist
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a == b and type(a) is type(b)

@@ -1,0 +1,71 @@
+"""Decision cases: a table's inputs and the expected outputs, as a case of their own or inside a conversation case.
+
+    {"id": "RF-001", "table": "refund", "inputs": {"region": "EU", "amount": 120.5}, "expect": {"decision": "approve"}}
+
+A conversation case may carry `decisions: [{table, inputs, expect}, ...]` (or one `decision:` on a turn): the
+table's replayer checks them, so a conversation golden can cover table rules too (the FSM replayer ignores them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class DecisionCheck(BaseModel):
+    """One evaluation of a table: the inputs, and what the golden expects (if it says)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    table: str
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    expect: Any = None  # {output: value}, a bare value for a one-output table, or a list for multi-hit tables
+    expect_given: bool = False  # `expect: null` (no result expected) differs from no `expect` at all
+    expect_error: bool = False  # the golden expects the hit policy to fail (UNIQUE / ANY violated)
+    turn: int | None = None  # for a check written on a turn of a conversation
+
+
+def decision_from(raw: Any, where: str, default_table: str | None = None, turn: int | None = None) -> DecisionCheck:
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where} must be a mapping with `table`, `inputs` and `expect`")
+    data = dict(raw)
+    table = data.pop("table", None) or default_table
+    if not table:
+        raise ValueError(f"{where} has no `table`")
+    inputs = data.pop("inputs", {})
+    if not isinstance(inputs, dict):
+        raise ValueError(f"{where}: `inputs` must map input names to values")
+    out: dict[str, Any] = {"table": str(table), "inputs": {str(k): v for k, v in inputs.items()}, "turn": turn}
+    if "expect" in data:
+        out["expect"], out["expect_given"] = data.pop("expect"), True
+    if "expect_error" in data:
+        flag = data.pop("expect_error")
+        if not isinstance(flag, bool):
+            raise ValueError(f"{where}: `expect_error` must be true or false")
+        out["expect_error"] = flag
+    if data:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(sorted(map(str, data)))} "
+                         "(a decision has table, inputs, expect, expect_error)")
+    return DecisionCheck(**out)
+
+
+def normalise_decisions(data: dict[str, Any], out: dict[str, Any]) -> bool:
+    """Move a case's decision fields from `data` into `out` (GoldenCase fields); True for a decision case."""
+    checks: list[DecisionCheck] = []
+    is_decision_case = "table" in data
+    if is_decision_case:
+        single = {k: data.pop(k) for k in ("table", "inputs", "expect", "expect_error") if k in data}
+        checks.append(decision_from(single, "the decision"))
+        out.setdefault("model", checks[0].table)
+    for i, raw in enumerate(data.pop("decisions", None) or []):
+        checks.append(decision_from(raw, f"decision {i + 1}"))
+    turns = data.get("turns")
+    if isinstance(turns, list) and any(isinstance(t, dict) and "decision" in t for t in turns):
+        turns = data["turns"] = [dict(t) if isinstance(t, dict) else t for t in turns]  # the caller's data stays
+        for number, turn in enumerate(turns, start=1):
+            if isinstance(turn, dict) and "decision" in turn:
+                checks.append(decision_from(turn.pop("decision"), f"the decision of turn {number}", turn=number))
+    if checks:
+        out["decisions"] = checks
+    return is_decision_case

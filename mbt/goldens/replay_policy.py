@@ -1,0 +1,239 @@
+"""Replays golden cases on a policy: request cases are evaluated; a conversation case is replayed on the FSM whose
+tool calls the policy enforces, and each such call becomes a request. Marks exercised and verified elements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any, Callable
+
+from mbt.elements import policy as ids
+from mbt.elements.base import Element
+from mbt.goldens.cases import GoldenCase
+from mbt.goldens.replay_fsm import CaseRun
+from mbt.goldens.requests import PolicyRequest
+from mbt.goldens.results import Contradiction, Note
+from mbt.model.expr import compile_expr
+from mbt.model.policy import DENY, PERMIT, Enforcement, PolicyModel
+from mbt.model.policy_eval import APPLIES, Outcome, PolicyEvaluator
+
+
+@dataclass
+class CompiledEnforcement:
+    enforcement: Enforcement
+    mappings: list[tuple[str, Callable]]  # attribute -> value read from the FSM at the call
+    replayer: object  # FsmReplayer of the enforced FSM
+
+
+class CompiledPolicy:
+    """A policy prepared for replay: its evaluator and the element indices each outcome touches."""
+
+    def __init__(self, model: PolicyModel, elements: list[Element]):
+        self.model = model
+        self.evaluator = PolicyEvaluator(model)
+        index = {e.id: i for i, e in enumerate(elements)}
+        self.applicable = {r.name: index[ids.applicable_id(r)] for r in model.rules}
+        self.decisive = {r.name: index[ids.decisive_id(r)] for r in model.rules}
+        rules = {r.name: r for r in model.rules}
+        self.conflicts: list[tuple[str, str, int]] = []
+        for e in elements:
+            if e.criterion == "conflict":
+                first, second = e.id.removeprefix("conflict:").split("|")
+                self.conflicts.append((first, second, index[e.id]))
+        self.action = model.action_attribute()
+        self.effects = {key: index[key] for key in index if key.startswith("effect:")}
+        self.boundaries = [(b, index[b.id]) for b in ids.boundaries(model) if b.id in index]
+        self.rule_names = set(rules)
+        self.enforcements: list[CompiledEnforcement] = []
+        for e in model.enforcements:
+            if e.linked and e.fsm_model is not None:
+                self.enforcements.append(CompiledEnforcement(
+                    e, [(m.attribute, compile_expr(m.value)) for m in e.mappings], _fsm_replayer(e.fsm_model)))
+
+    def elements_of(self, outcome: Outcome, request: dict) -> list[int]:
+        """The elements one evaluated request exercises."""
+        out = [self.applicable[name] for name in outcome.applying]
+        out += [self.decisive[name] for name in outcome.decisive]
+        out += [i for first, second, i in self.conflicts
+                if outcome.value(first) == APPLIES and outcome.value(second) == APPLIES]
+        if outcome.decision in (PERMIT, DENY):
+            action = request.get(self.action.qualified) if self.action is not None else None
+            key = ids.effect_id(action, outcome.decision)
+            if key in self.effects:
+                out.append(self.effects[key])
+        out += [i for point, i in self.boundaries if point.hit(request)]
+        return out
+
+
+def _fsm_replayer(fsm):
+    from mbt.elements.fsm import enumerate_fsm
+    from mbt.goldens.replay_fsm import CompiledFsm, FsmReplayer
+
+    return FsmReplayer(CompiledFsm(fsm, enumerate_fsm(fsm)))
+
+
+class PolicyReplayer:
+    def __init__(self, compiled: CompiledPolicy):
+        self.c = compiled
+        self.model = compiled.model
+
+    def replay(self, case: GoldenCase) -> CaseRun:
+        run = CaseRun(case)
+        if case.turns:
+            self._conversation(case, run)
+        elif case.request is not None:
+            self._request_case(case, case.request, run)
+        return run
+
+    # ---- request cases
+    def _request_case(self, case: GoldenCase, given: PolicyRequest, run: CaseRun) -> None:
+        request = self.request_of(given.attributes, case, run)
+        if request is None:
+            return
+        outcome = self.c.evaluator.evaluate(request)
+        touched = self.c.elements_of(outcome, request)
+        run.exercised.update(touched)
+        if given.expect is None:
+            return
+        agree = True
+        if not _same_decision(given.expect, outcome.decision):
+            agree = False
+            why = f" by {', '.join(outcome.reasons)}" if outcome.reasons else ""
+            missing = f" (missing {', '.join(outcome.missing)})" if outcome.missing and outcome.indeterminate else ""
+            run.contradictions.append(Contradiction(
+                case=case.id, where=case.where, model=self.model.name, turn=None, path="decision",
+                expected=given.expect, actual=outcome.decision,
+                message=f"golden expects {given.expect}, the policy decides {outcome.decision}{why}{missing}"))
+        for name in given.reason or ():
+            if name not in self.c.rule_names:
+                run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=None,
+                                      message=f"reason `{name}` is not a rule of the policy (not checked)"))
+            elif name not in outcome.reasons:
+                agree = False
+                run.contradictions.append(Contradiction(
+                    case=case.id, where=case.where, model=self.model.name, turn=None, path="reason",
+                    expected=name, actual=list(outcome.reasons),
+                    message=f"golden expects rule `{name}` to decide, the policy's deciding rules are "
+                            f"{', '.join(outcome.reasons) or 'none'} ({outcome.decision})"))
+        if agree:
+            run.verified.update(touched)
+
+    def request_of(self, attributes: dict[str, Any], case: GoldenCase, run: CaseRun) -> dict[str, Any] | None:
+        """The request as the evaluator takes it: values typed (floats become decimals), a bare category resolved
+        to its id attribute, undeclared attributes noted and left out, `null` for a required attribute = missing."""
+        model, request = self.model, {}
+        for key, value in attributes.items():
+            name = key if "." in key else self._id_attribute(key)
+            if name is None:
+                run.invalid = (f"request gives `{key}` a bare value, but the policy's {key} category has no `id` "
+                               "attribute (nor a single one)")
+                return None
+            attribute = model.attributes.get(name)
+            if attribute is None:
+                run.notes.append(Note(case=case.id, where=case.where, model=model.name, turn=None,
+                                      message=f"request attribute `{name}` is not declared by the policy (ignored)"))
+                continue
+            value = typed_value(value)
+            if value is None and not attribute.type.optional:
+                continue  # a required attribute without a value is missing: rules reading it are Indeterminate
+            if not attribute.type.admits(value):
+                run.invalid = f"request `{name}: {_show(value)}` is not a value of {attribute.type.text()}"
+                return None
+            request[name] = value
+        for name, attribute in model.attributes.items():
+            if attribute.type.optional and name not in request:
+                request[name] = None  # an optional attribute left out is `none`
+        return request
+
+    def _id_attribute(self, category: str) -> str | None:
+        mine = [a for a in self.model.attributes.values() if a.category == category]
+        named = [a for a in mine if a.name == "id"]
+        chosen = named or (mine if len(mine) == 1 else [])
+        return chosen[0].qualified if chosen else None
+
+    # ---- conversation cases: the tool calls of an enforced FSM
+    def _conversation(self, case: GoldenCase, run: CaseRun) -> None:
+        from mbt.api import applies
+
+        base = case.request.attributes if case.request is not None else {}
+        for ce in self.c.enforcements:
+            e = ce.enforcement
+            if not applies(e.fsm_model, case):
+                continue
+            fsm_run = ce.replayer.replay(case, keep_snapshots=True)
+            if fsm_run.invalid is not None:
+                run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=None,
+                                      message=f"the conversation cannot be replayed on fsm `{e.fsm}` "
+                                              f"({fsm_run.invalid}); its `{e.tool}` calls are not checked"))
+                continue
+            for number, snapshot in enumerate(fsm_run.snapshots, start=1):
+                for call in snapshot.calls:
+                    if call.tool == e.tool:
+                        self._call(case, ce, number, snapshot, call.args, base, run)
+
+    def _call(self, case, ce: CompiledEnforcement, number: int, snapshot, args: dict, base: dict,
+              run: CaseRun) -> None:
+        e = ce.enforcement
+        env = dict(snapshot.variables)
+        env.update({f"discarded.{k}": v for k, v in snapshot.discarded.items()})
+        env.update({f"args.{k}": v for k, v in args.items()})
+        attributes = dict(base)
+        for attribute, value in ce.mappings:
+            attributes[attribute] = value(env)
+        request = self.request_of(attributes, case, run)
+        if request is None:
+            run.invalid = f"turn {number}: the call of `{e.tool}` makes a bad request: {run.invalid}"
+            return
+        outcome = self.c.evaluator.evaluate(request)
+        touched = self.c.elements_of(outcome, request)
+        run.exercised.update(touched)
+        asserted = _asserts_call(case, number, e.tool)
+        if outcome.decision == PERMIT:
+            if asserted:
+                run.verified.update(touched)
+            return
+        why = f" by {', '.join(outcome.reasons)}" if outcome.reasons else ""
+        missing = f" (missing {', '.join(outcome.missing)})" if outcome.missing and outcome.indeterminate else ""
+        who = "the golden expects the call" if asserted else f"fsm `{e.fsm}` makes the call"
+        run.contradictions.append(Contradiction(
+            case=case.id, where=case.where, model=self.model.name, turn=number, path=f"policy.{e.tool}",
+            expected=PERMIT, actual=outcome.decision,
+            message=f"turn {number}: {who} to `{e.tool}`, but policy `{self.model.name}` decides "
+                    f"{outcome.decision}{why}{missing} for it"))
+
+
+def _asserts_call(case: GoldenCase, number: int, tool: str) -> bool:
+    """The golden checks this call: the turn's or the final `tool_arguments` name the tool or an argument."""
+    checks = [case.turns[number - 1].expect.tool_arguments] if number <= len(case.turns) else []
+    checks.append(case.final.tool_arguments)
+    # `{tool: {arg: value}}` names the tool; flat `{arg: value}` checks the latest call, whatever its tool.
+    return any(tool in c or any(not isinstance(v, dict) for v in c.values()) for c in checks if c)
+
+
+def _same_decision(expected: str, actual: str) -> bool:
+    """`Indeterminate` agrees with each of its three extended values."""
+    return expected == actual or (expected == "Indeterminate" and actual.startswith("Indeterminate"))
+
+
+def typed_value(value: Any) -> Any:
+    """JSON/YAML numbers with a fraction arrive as floats: read them as the decimal they were written as."""
+    if isinstance(value, float):
+        try:
+            return Decimal(repr(value))
+        except InvalidOperation:
+            return value
+    return value
+
+
+def _show(value: Any) -> str:
+    return str(value) if isinstance(value, Decimal) else repr(value)
+
+
+def accepts(model: PolicyModel, case: GoldenCase) -> bool:
+    """A request case names this policy; a conversation case counts when the policy enforces a tool of an FSM the
+    case applies to (its calls are the requests). Decision-table cases and other conversations are not for it."""
+    if not case.turns:
+        return case.request is not None and case.model == model.name
+    from mbt.api import applies
+
+    return any(e.linked and e.fsm_model is not None and applies(e.fsm_model, case) for e in model.enforcements)

@@ -1,0 +1,233 @@
+"""Replays decision cases on a table: evaluates the inputs under the hit policy, marks rules, partitions, boundaries
+(and mcdc obligations) exercised, verified when the golden's expected outputs agree, a contradiction when not."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from mbt.elements import table as ids
+from mbt.elements.base import Element
+from mbt.goldens.cases import GoldenCase
+from mbt.goldens.decisions import DecisionCheck
+from mbt.goldens.replay_fsm import CaseRun
+from mbt.goldens.results import Contradiction, Note
+from mbt.model.table import TableModel, plain, value_text
+from mbt.tables.analysis import analyse
+from mbt.tables.evaluator import Decision
+from mbt.tables.regions import IndexedTable
+from mbt.tables.values import ValueProblem, coerce
+
+_MISSING = object()
+
+
+class CompiledTable:
+    """A table prepared for replay: the region index, and element indices per rule, region and boundary value."""
+
+    def __init__(self, model: TableModel, elements: list[Element]):
+        self.model = model
+        idx = {e.id: i for i, e in enumerate(elements)}
+        partition = analyse(model).partition
+        self.partition = partition
+        self.evaluator = IndexedTable(model, partition)
+        self.rule_el = [idx[ids.rule_id(r)] for r in model.rules]
+        self.region_el = [[idx[ids.partition_id(c.name, region.label)] for region in part.regions]
+                          for c, part in zip(model.inputs, partition.columns)]
+        self.boundary_el = [{value: idx[ids.boundary_id(c.name, value)] for value in points}
+                            for c, points in zip(model.inputs, ids.boundary_points(model, partition.columns))]
+        self.mcdc_el: list[int | None] = []
+        self.mcdc_false_el: list[dict[int, int]] = []
+        if model.mcdc:
+            for r in model.rules:
+                self.mcdc_el.append(idx.get(ids.mcdc_id(r)))
+                self.mcdc_false_el.append({k: idx[ids.mcdc_id(r, c.name)] for k, c in enumerate(model.inputs)
+                                           if ids.mcdc_id(r, c.name) in idx})
+
+
+class TableReplayer:
+    def __init__(self, compiled: CompiledTable):
+        self.c = compiled
+        self.model = compiled.model
+
+    def replay(self, case: GoldenCase) -> CaseRun:
+        run = CaseRun(case)
+        for number, check in enumerate(case.decisions, start=1):
+            if check.table != self.model.name:
+                continue
+            values = self._inputs(check, case, run)
+            if values is None:
+                return run
+            decision = self.c.evaluator.decide(values)
+            exercised = self._exercised(values, decision)
+            run.exercised.update(exercised)
+            if (check.expect_given or check.expect_error) and self._agrees(check, decision, number, case, run):
+                run.verified.update(exercised)
+        return run
+
+    # ---- inputs
+    def _inputs(self, check: DecisionCheck, case: GoldenCase, run: CaseRun) -> tuple | None:
+        values = []
+        for column in self.model.inputs:
+            raw = check.inputs.get(column.name, _MISSING)
+            if raw is _MISSING:
+                if not column.type.optional:
+                    run.invalid = f"decision on table `{self.model.name}`: input `{column.name}` is missing"
+                    return None
+                raw = None
+            try:
+                values.append(coerce(raw, column.type))
+            except ValueProblem as err:
+                run.invalid = f"decision on table `{self.model.name}`: input `{column.name}` {err}"
+                return None
+        for name in check.inputs:
+            if self.model.input(name) is None:
+                run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=check.turn,
+                                      message=f"`{name}` is not an input of table `{self.model.name}` (ignored)"))
+        return tuple(values)
+
+    def _exercised(self, values: tuple, decision: Decision) -> list[int]:
+        c = self.c
+        out = [c.rule_el[i] for i in decision.contributing]
+        regions = []
+        for k, (col, v) in enumerate(zip(c.partition.columns, values)):
+            r = col.region_of(v)
+            regions.append(r)
+            if r is not None:
+                out.append(c.region_el[k][r])
+            b = c.boundary_el[k].get(v)
+            if b is not None:
+                out.append(b)
+        if self.model.mcdc:
+            out.extend(self._mcdc(regions, decision))
+        return out
+
+    def _mcdc(self, regions: list[int | None], decision: Decision) -> list[int]:
+        c, p = self.c, self.c.partition
+        out = [c.mcdc_el[i] for i in decision.matched if c.mcdc_el[i] is not None]
+        if any(r is None for r in regions):
+            return out
+        masks = [p.region_rules[k][r] for k, r in enumerate(regions)]
+        n = len(masks)
+        prefix, suffix = [p.all_rules] * (n + 1), [p.all_rules] * (n + 1)
+        for k in range(n):
+            prefix[k + 1] = prefix[k] & masks[k]
+        for k in range(n - 1, -1, -1):
+            suffix[k] = suffix[k + 1] & masks[k]
+        for k in range(n):
+            only_k = prefix[k] & suffix[k + 1] & ~masks[k]  # rules failing on column k alone
+            while only_k:
+                low = only_k & -only_k
+                i = low.bit_length() - 1
+                el = c.mcdc_false_el[i].get(k)
+                if el is not None:
+                    out.append(el)
+                only_k ^= low
+        return out
+
+    # ---- expectations
+    def _agrees(self, check: DecisionCheck, decision: Decision, number: int, case: GoldenCase, run: CaseRun) -> bool:
+        m = self.model
+        label = f"decision {number}" if len(case.decisions) > 1 else "decision"
+        winners = ", ".join(m.rules[i].name for i in decision.contributing) or "no rule"
+
+        def contradict(path: str, expected: Any, actual: Any, what: str) -> bool:
+            run.contradictions.append(Contradiction(case=case.id, where=case.where, model=m.name, turn=check.turn,
+                                                    path=path, expected=plain(expected), actual=plain(actual),
+                                                    message=f"{label}: {what}"))
+            return False
+
+        def note(message: str) -> bool:
+            run.notes.append(Note(case=case.id, where=case.where, model=m.name, turn=check.turn,
+                                  message=f"{label}: {message} (not checked)"))
+            return False
+
+        if check.expect_error:
+            if decision.error:
+                return True
+            return contradict("error", "an error (the hit policy fails)", decision.result,
+                              f"golden expects the hit policy {m.hit} to fail, the table gives "
+                              f"{decision.describe(m.rules)} ({winners})")
+        if decision.error:
+            return contradict("outputs", check.expect, f"error: {decision.error}",
+                              f"golden expects {_shown(check.expect)}, the table fails: {decision.error}")
+        expect, result = check.expect, decision.result
+        if isinstance(result, list):
+            if not isinstance(expect, list):
+                return note(f"hit policy {m.hit_text} gives a list; `expect` must be a list of results")
+            wanted = [self._result_row(item) for item in expect]
+            if None in wanted:
+                return note("each item of `expect` must map output names to values"
+                            + (" (or be a value of the one output)" if len(m.outputs) == 1 else ""))
+            got = [self._plain_row(row) for row in result]
+            same = (_multiset(wanted) == _multiset(got)) if m.hit == "COLLECT" else wanted == got
+            if same:
+                return True
+            return contradict("outputs", wanted, got, f"golden expects {_shown(wanted)}, the table gives "
+                                                      f"{_shown(got)} ({winners})")
+        if expect is None:
+            if result is None or all(v is None for v in result.values()):
+                return True
+            return contradict("outputs", None, result, f"golden expects no result, the table gives "
+                                                       f"{decision.describe(m.rules)} ({winners})")
+        if not isinstance(expect, dict):
+            if len(m.outputs) != 1:
+                return note("`expect` must map output names to values (the table has several outputs)")
+            expect = {m.outputs[0].name: expect}
+        agree = True
+        for name, wanted in expect.items():
+            column = m.output(str(name))
+            if column is None:
+                note(f"`{name}` is not an output of table `{m.name}`")
+                continue
+            actual = None if result is None else result.get(column.name)
+            if not _same(wanted, actual, column.type):
+                agree = contradict(f"outputs.{column.name}", wanted, actual,
+                                   f"golden expects {column.name} = {_shown(wanted)}, the table gives "
+                                   f"{_shown(plain(actual))} ({winners}"
+                                   f"{', the default' if decision.default_used else ''})")
+        return agree
+
+    def _result_row(self, item: Any) -> dict | None:
+        if isinstance(item, dict):
+            return {str(k): _normal(v) for k, v in item.items()}
+        if len(self.model.outputs) == 1:
+            return {self.model.outputs[0].name: _normal(item)}
+        return None
+
+    @staticmethod
+    def _plain_row(row: dict) -> dict:
+        return {k: plain(v) for k, v in row.items()}
+
+
+def _normal(value: Any) -> Any:
+    """A golden's value in the plain form the table's outputs take (1.50 == 1.5, dates as ISO text)."""
+    from decimal import Decimal
+
+    if isinstance(value, float):
+        return plain(Decimal(str(value)))
+    return plain(value)
+
+
+def _same(wanted: Any, actual: Any, ctype) -> bool:
+    if wanted is None or actual is None:
+        return wanted is None and actual is None
+    try:
+        return coerce(wanted, ctype.__class__(ctype.kind, optional=True)) == actual
+    except ValueProblem:
+        return False
+
+
+def _multiset(rows: list[dict]) -> Counter:
+    return Counter(repr(sorted(row.items())) for row in rows)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str):
+        return value_text(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_shown(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    if value is None:
+        return "none"
+    return value_text(value) if isinstance(value, bool) else str(value)

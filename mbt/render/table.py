@@ -1,0 +1,108 @@
+"""Table views for kinds drawn as tables (decision tables, policies, invariants): rows per element with coverage."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+from markupsafe import Markup
+
+from mbt.measure.coverage import ModelCoverage
+from mbt.model.common import ModelBase
+from mbt.render.graph import RenderOptions, coverage_of
+
+_TEXT = {"verified": "verified", "exercised": "exercised only", "uncovered": "NOT COVERED", "waived": "waived",
+         "infeasible": "infeasible", None: ""}
+
+
+@dataclass
+class TableRow:
+    element: str
+    label: str
+    coverage: str | None
+    span: str
+    goldens: str
+
+
+@dataclass
+class TableSection:
+    criterion: str
+    rows: list[TableRow] = field(default_factory=list)
+
+
+@dataclass
+class TableView:
+    name: str
+    kind: str
+    title: str
+    sections: list[TableSection]
+    has_coverage: bool
+
+    def __html__(self) -> str:  # embedded as is in the HTML report's model page
+        return table_html(self)
+
+
+def element_table(model: ModelBase, model_cov: ModelCoverage | None, options: RenderOptions) -> TableView:
+    """Every element of the model by criterion (rules, partitions, boundaries, conflicts, triggers ...), with its
+    coverage; the elements come from the kind's own enumeration, so this view fits every kind."""
+    from mbt.kinds import support
+
+    kind = support(model.kind)
+    cov = coverage_of(model_cov, options.waived)
+    goldens = {ec.element.id: ec.verified_by or ec.exercised_by for ec in (model_cov.elements if model_cov else [])}
+    elements = [ec.element for ec in model_cov.elements] if model_cov is not None else kind.enumerate(model)
+    sections = []
+    for criterion in kind.criteria:
+        mine = [e for e in elements if e.criterion == criterion]
+        if not mine:
+            continue
+        sections.append(TableSection(criterion, [
+            TableRow(e.id, e.label, cov.get(e.id), e.span.describe() if e.span else "",
+                     ", ".join(goldens.get(e.id, [])[:8]) + (" ..." if len(goldens.get(e.id, [])) > 8 else ""))
+            for e in mine]))
+    return TableView(model.name, model.kind, model.title or model.name, sections, model_cov is not None)
+
+
+def _md(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def table_markdown(view: TableView) -> str:
+    out = [f"# {_md(view.title)} ({view.kind})", ""]
+    for s in view.sections:
+        out += [f"## {s.criterion}", "", "| element | what | source span |" + (" coverage | goldens |" if view.has_coverage else ""),
+                "|---|---|---|" + ("---|---|" if view.has_coverage else "")]
+        for r in s.rows:
+            row = f"| `{_md(r.element)}` | {_md(r.label)} | {_md(r.span)} |"
+            if view.has_coverage:
+                row += f" {_TEXT[r.coverage]} | {_md(r.goldens)} |"
+            out.append(row)
+        out.append("")
+    return "\n".join(out)
+
+
+def table_html(view: TableView) -> str:
+    e = html.escape
+    parts = []
+    for s in view.sections:
+        parts.append(f'<h3>{e(s.criterion)}</h3><table class="elements"><thead><tr><th>element</th><th>what</th>'
+                     f'<th>source span</th>{"<th>coverage</th><th>goldens</th>" if view.has_coverage else ""}'
+                     "</tr></thead><tbody>")
+        for r in s.rows:
+            state = r.coverage or "none"
+            parts.append(f'<tr class="state-{e(state)}"><td><code>{e(r.element)}</code></td><td>{e(r.label)}</td>'
+                         f"<td>{e(r.span)}</td>" + (f'<td><span class="badge {e(state)}">{e(_TEXT[r.coverage])}'
+                                                     f"</span></td><td>{e(r.goldens)}</td>" if view.has_coverage else "")
+                         + "</tr>")
+        parts.append("</tbody></table>")
+    return Markup("".join(parts))
+
+
+def table_html_page(view: TableView) -> str:
+    css = ("body{font:14px Helvetica,Arial,sans-serif;margin:24px;color:#1f2933}table{border-collapse:collapse;"
+           "width:100%}th,td{border-bottom:1px solid #e3e6ea;padding:4px 8px;text-align:left;vertical-align:top}"
+           ".badge.verified{color:#1b7a3a}.badge.exercised{color:#b26a00}.badge.uncovered{color:#d00000;"
+           "font-weight:700}")
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(view.title)}</title>'
+            f"<style>{css}</style></head><body><h1>{html.escape(view.title)} <small>({html.escape(view.kind)})"
+            f"</small></h1>{table_html(view)}</body></html>\n")

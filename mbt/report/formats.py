@@ -1,0 +1,194 @@
+"""The report formats by name, and `--format NAME[:PATH]` specs: which output goes where, checked before any work."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from mbt.errors import MbtError
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    description: str
+    coverage: Callable | None  # (CoverageRun, Options) -> str, or a dict of files for folder formats
+    check: Callable | None = None  # (CheckReport, Options) -> str
+    review: bool = False  # needs source coverage and the traceability matrix
+    diagrams: bool = False  # needs the models' diagrams
+    folder: bool = False  # writes a folder (-o DIR), never stdout
+
+
+@dataclass
+class Options:
+    """Presentation options some formats read (the text report's lists)."""
+
+    style: object = None
+    show_covering: bool = False
+    uncovered_limit: int | None = 25
+    show_sources: bool = False
+
+
+def _text_cov(run, o: Options) -> str:
+    from mbt.report import text
+
+    out = text.coverage_text(run.report, o.style, o.show_covering, o.uncovered_limit)
+    if o.show_sources and run.report.sources is not None:
+        from mbt.report.sources_text import sources_text
+
+        out += sources_text(run.report.sources)
+    return out
+
+
+def _text_check(report, o: Options) -> str:
+    from mbt.report import text
+
+    return text.check_text(report, o.style)
+
+
+def _json(run_or_report, o: Options) -> str:
+    report = getattr(run_or_report, "report", run_or_report)
+    return report.model_dump_json(indent=2) + "\n"
+
+
+def _markdown(run, o):
+    from mbt.report.markdown import coverage_markdown
+
+    return coverage_markdown(run.report)
+
+
+def _markdown_check(report, o):
+    from mbt.report.markdown import check_markdown
+
+    return check_markdown(report)
+
+
+def _junit(run, o):
+    from mbt.report.junit import coverage_junit
+
+    return coverage_junit(run.report)
+
+
+def _junit_check(report, o):
+    from mbt.report.junit import check_junit
+
+    return check_junit(report)
+
+
+def _sarif(run, o):
+    from mbt.report.sarif import coverage_sarif
+
+    return coverage_sarif(run.report)
+
+
+def _sarif_check(report, o):
+    from mbt.report.sarif import check_sarif
+
+    return check_sarif(report)
+
+
+def _github(run, o):
+    from mbt.report.github import coverage_github
+
+    return coverage_github(run.report)
+
+
+def _github_check(report, o):
+    from mbt.report.github import check_github
+
+    return check_github(report)
+
+
+def _trace_md(run, o):
+    from mbt.report.markdown import trace_markdown
+
+    return trace_markdown(run.report.traceability)
+
+
+def _trace_csv(run, o):
+    from mbt.report.markdown import trace_csv
+
+    return trace_csv(run.report.traceability)
+
+
+def _html(run, o):
+    from mbt.report.html import html_files
+
+    return html_files(run)
+
+
+FORMATS: dict[str, Format] = {f.name: f for f in [
+    Format("text", "the human summary (default)", _text_cov, _text_check),
+    Format("json", "the full report (docs/schemas/)", _json, _json),
+    Format("markdown", "a compact summary for $GITHUB_STEP_SUMMARY", _markdown, _markdown_check, review=True),
+    Format("junit", "JUnit XML: a testcase per element", _junit, _junit_check),
+    Format("sarif", "SARIF 2.1.0 for code scanning", _sarif, _sarif_check, review=True),
+    Format("github", "GitHub Actions ::error annotations", _github, _github_check),
+    Format("trace-md", "the traceability matrix as Markdown", _trace_md, review=True),
+    Format("trace-csv", "the traceability matrix as CSV", _trace_csv, review=True),
+    Format("html", "a browsable report folder (-o DIR)", _html, review=True, diagrams=True, folder=True),
+]}
+
+
+@dataclass(frozen=True)
+class Target:
+    format: Format
+    path: str | None  # None or "-": stdout
+
+
+def parse_targets(specs: tuple[str, ...], output: str | None, command: str) -> list[Target]:
+    """`--format NAME` or `--format NAME:PATH`, repeatable; `-o PATH` is the path of the one format given
+    without a path. At most one output goes to stdout. Every problem is a bad option (exit 2) before any work."""
+    specs = specs or ("text",)
+    allowed = [f for f in FORMATS.values() if (f.coverage if command == "coverage" else f.check) is not None]
+    names = ", ".join(f.name for f in allowed)
+    targets: list[Target] = []
+    pathless = 0
+    for spec in specs:
+        name, sep, path = spec.partition(":")
+        name = name.strip().lower()
+        fmt = FORMATS.get(name)
+        if fmt is None or fmt not in allowed:
+            raise MbtError(f"error: --format {spec}: unknown format for `mbt {command}` (use {names}, "
+                           "optionally as NAME:PATH)")
+        if sep and not path:
+            raise MbtError(f"error: --format {spec}: give a path after the colon, or leave the colon out")
+        if not sep:
+            pathless += 1
+        targets.append(Target(fmt, path if sep else None))
+    if output is not None:
+        if pathless != 1:
+            raise MbtError("error: -o names the output of the one --format given without a path; "
+                           + ("every --format has its own path" if pathless == 0 else
+                              f"{pathless} are given without one (write them as NAME:PATH)"))
+        targets = [Target(t.format, output) if t.path is None else t for t in targets]
+    to_stdout = [t for t in targets if t.path in (None, "-")]
+    if len(to_stdout) > 1:
+        raise MbtError("error: only one report can go to stdout; give the others a path (--format NAME:PATH)")
+    seen: set[str] = set()
+    for t in targets:
+        if t.format.folder and t.path in (None, "-"):
+            raise MbtError(f"error: --format {t.format.name} writes a folder: use -o DIR or --format "
+                           f"{t.format.name}:DIR")
+        if t.path not in (None, "-"):
+            key = str(Path(t.path).resolve())
+            if key in seen:
+                raise MbtError(f"error: two reports would be written to {t.path}")
+            seen.add(key)
+            _check_writable(t)
+    return targets
+
+
+def _check_writable(t: Target) -> None:
+    from mbt.report.files import check_folder_target
+
+    if t.format.folder:
+        check_folder_target(t.path)
+        return
+    p = Path(t.path)
+    if p.is_dir():
+        raise MbtError(f"error: {t.path} is a folder; give a file name for the {t.format.name} report")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise MbtError(f"error: cannot write {t.path}: folder {parent} does not exist")

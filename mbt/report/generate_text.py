@@ -1,0 +1,58 @@
+"""Plain-text report of `mbt generate`: per model, the tests written, the elements left without a witness (with the
+reason), suite figures against their bounds, and what happened to each file."""
+
+from __future__ import annotations
+
+from mbt.generate.report import GenerateReport, ModelGeneration
+from mbt.report.style import PLAIN, Style
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def generate_text(report: GenerateReport, style: Style = PLAIN, with_files: bool = True) -> str:
+    lines = [style(f"mbt generate: {_plural(len(report.models), 'model')} -> {report.out} "
+                   f"(--max-depth {report.max_depth})", "bold")]
+    for m in report.models:
+        lines += [""] + _model(m, style)
+    if with_files and report.files:
+        lines += ["", "Files:"]
+        for f in report.files:
+            if f.status == "beside":
+                lines.append(style(f"  kept   {f.path}: edited since mbt wrote it; the new version is {f.beside} "
+                                   "(compare and merge, or use --force)", "yellow"))
+            else:
+                lines.append(f"  {f.status:<11} {f.path}")
+    return "\n".join(lines) + "\n"
+
+
+def _model(m: ModelGeneration, style: Style) -> list[str]:
+    head = f"{m.model}  ({m.kind}, {m.file})"
+    if m.note:
+        return [style(head, "bold"), f"  {m.note}"]
+    lines = [style(head, "bold")]
+    if m.suite is not None:
+        s = m.suite
+        shape = "strongly connected: Chinese-postman tour" if s.method == "chinese-postman" else \
+            "not strongly connected: path cover with resets"
+        lines += [
+            f"  {s.criterion} suite ({shape})",
+            f"    {s.criterion}s to cover (lower bound on steps): {s.lower_bound} of {s.elements}",
+            f"    optimum ignoring guards (min-cost flow): {s.optimum_steps} steps in {_plural(s.optimum_tests, 'test')}",
+            f"    suite respecting guards: {s.steps} steps in {_plural(s.tests, 'test')}"
+            + ("  (= the optimum)" if s.steps == s.optimum_steps else
+               f"  (+{s.steps - s.optimum_steps} steps: guards forced detours or restarts)"),
+        ]
+    else:
+        lines.append(f"  {_plural(len(m.tests), 'test')} for {m.uncovered} uncovered "
+                     f"{'element' if m.uncovered == 1 else 'elements'}"
+                     + (f"; {len(m.missing)} without a witness" if m.missing else ""))
+        for t in m.tests:
+            lines.append(f"    {t.name}  {t.elements[0]}  ({_plural(t.steps, 'step')})")
+    if m.missing:
+        lines.append(style(f"  Without a witness ({len(m.missing)}):", "yellow"))
+        for x in m.missing:
+            lines.append(f"    {x.element}  [{x.reason}]  {x.location}")
+            lines.append(f"        {x.message}")
+    return lines

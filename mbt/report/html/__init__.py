@@ -1,0 +1,182 @@
+"""The HTML report: a folder of static pages (index, a page per model, source documents, traceability, findings)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from importlib import resources
+
+import jinja2
+from markupsafe import Markup
+
+from mbt import __version__
+from mbt.measure.coverage import CoverageReport, ElementCoverage, ModelCoverage
+from mbt.measure.review import DocumentCoverage, TraceRow
+from mbt.render.dot import anchor
+
+STATUS_TEXT = {
+    "covered": "modelled, every element citing it verified",
+    "partial": "modelled, some citing elements verified",
+    "exercised": "modelled, exercised but never verified",
+    "uncovered": "modelled, no golden covers it",
+    "modelled": "modelled (variables, events, bindings), no coverage element",
+    "not-modelled": "not modelled: no model part cites it",
+    "excluded": "excluded from source coverage",
+}
+COVERAGE_TEXT = {"verified": "verified", "exercised": "exercised only", "uncovered": "not covered",
+                 "waived": "waived", "infeasible": "infeasible"}
+
+
+def slug(text: str) -> str:
+    """A file-name-safe, collision-free name for a model or document."""
+    base = re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:40] or "x"
+    return f"{base}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:6]}"
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("mbt.report.html", "templates"),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                             undefined=jinja2.StrictUndefined)
+    env.filters["pct"] = lambda r: "n/a" if r is None else f"{r * 100:.1f}%"
+    env.filters["width"] = lambda r: 0 if r is None else round(r * 100, 1)
+    env.filters["anchor"] = anchor
+    return env
+
+
+def _asset(name: str) -> str:
+    return resources.files("mbt.report.html").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def element_state(ec: ElementCoverage, waived: set[str]) -> str:
+    e = ec.element
+    if not e.feasible:
+        return "infeasible"
+    if ec.verified_by:
+        return "verified"
+    if e.id in waived:
+        return "waived"
+    return "exercised" if ec.exercised_by else "uncovered"
+
+
+def html_files(run) -> dict[str, bytes]:
+    """Every page of the report, by file name. `run` is mbt.api.CoverageRun (report + diagrams)."""
+    report: CoverageReport = run.report
+    env = _env()
+    gate = report.gate
+    waived: dict[str, set[str]] = {}
+    for w in (gate.waivers if gate else []):
+        if w.status == "active":
+            for m in w.models:
+                waived.setdefault(m, set()).add(w.element)
+    docs = report.sources.documents if report.sources else []
+    doc_pages = {d.path: f"source-{slug(d.path)}.html" for d in docs}
+    model_pages = {m.model: f"model-{slug(m.model)}.html" for m in report.models}
+    trace = {(r.model, r.element): r for r in report.traceability}
+
+    def span_link(row: TraceRow | None) -> str | None:
+        if row is None or row.document not in doc_pages or row.line_start is None:
+            return None
+        return f"{doc_pages[row.document]}#L{row.line_start}-L{row.line_end or row.line_start}"
+
+    def rows_for(m: ModelCoverage) -> list[dict]:
+        out = []
+        for ec in m.elements:
+            e = ec.element
+            row = trace.get((m.model, e.id))
+            state = element_state(ec, waived.get(m.model, set()))
+            out.append({"id": e.id, "anchor": anchor(e.id), "model": m.model, "kind": m.kind,
+                        "criterion": e.criterion, "label": e.label, "state": state,
+                        "state_text": COVERAGE_TEXT[state], "severity": e.severity.value, "status": e.status.value,
+                        "weight": e.weight, "location": str(e.location), "reason": e.reason,
+                        "span": e.span.describe() if e.span else None, "span_link": span_link(row),
+                        "found": row.found if row else True, "expected": row.expected if row else "",
+                        "verified_by": ec.verified_by,
+                        "exercised_by": [c for c in ec.exercised_by if c not in set(ec.verified_by)],
+                        "alarm": state in ("uncovered", "exercised") and e.criterion == "forbidden",
+                        "model_page": model_pages[m.model]})
+        return out
+
+    counts = {"contradictions": len(report.contradictions), "divergences": len(report.divergences),
+              "unbound_turns": len(report.unbound_turns), "invalid_cases": len(report.invalid_cases),
+              "notes": len(report.notes),
+              "silent": len(report.sources.silent) if report.sources else 0}
+    common = {"css": Markup(_asset("report.css")), "js": Markup(_asset("report.js")), "version": __version__,
+              "report": report, "gate": gate, "model_pages": model_pages, "doc_pages": doc_pages,
+              "counts": counts, "docs": docs}
+    files: dict[str, bytes] = {}
+
+    def page(name: str, template: str, title: str, active: str, **values) -> None:
+        html = env.get_template(template).render(title=title, active=active, **common, **values)
+        files[name] = html.encode("utf-8")
+
+    all_rows = []
+    for m in report.models:
+        rows = rows_for(m)
+        all_rows += rows
+        forbidden_alarms = [r for r in rows if r["alarm"]]
+        svg = run.diagrams.get(m.model)
+        page(model_pages[m.model], "model.html", f"{m.model} — mbt coverage", "models", m=m, rows=rows,
+             alarms=forbidden_alarms, svg=Markup(svg) if svg else None,
+             diagram_error=run.diagram_errors.get(m.model), table=run.tables.get(m.model),
+             criteria=[c.criterion for c in m.criteria],
+             severities=sorted({r["severity"] for r in rows}, key=_severity_order))
+    page("index.html", "index.html", "mbt coverage report", "index")
+    page("elements.html", "elements.html", "All elements — mbt coverage", "elements", rows=all_rows,
+         kinds=sorted({r["kind"] for r in all_rows}), criteria=_ordered(r["criterion"] for r in all_rows),
+         severities=sorted({r["severity"] for r in all_rows}, key=_severity_order))
+    for d in docs:
+        page(doc_pages[d.path], "source.html", f"{d.path} — mbt source coverage", "sources", d=d,
+             lines=_shaded_lines(d), status_text=STATUS_TEXT,
+             citations=_citations(report.traceability, d.path, model_pages))
+    trace_rows = [dict(r.model_dump(), anchor=anchor(r.element),
+                       model_page=model_pages.get(r.model, "index.html"),
+                       span_link=span_link(r)) for r in report.traceability]
+    page("trace.html", "trace.html", "Traceability matrix — mbt", "trace", rows=trace_rows,
+         criteria=_ordered(r.criterion for r in report.traceability))
+    page("findings.html", "findings.html", "Findings — mbt", "findings", sources=report.sources)
+    return files
+
+
+def _ordered(values) -> list[str]:
+    seen: list[str] = []
+    for v in values:
+        if v not in seen:
+            seen.append(v)
+    return seen
+
+
+def _severity_order(s: str) -> int:
+    return ["critical", "high", "medium", "low"].index(s) if s in ("critical", "high", "medium", "low") else 9
+
+
+def _shaded_lines(d: DocumentCoverage) -> list[dict]:
+    """Each document line as segments, each segment shaded by the unit it belongs to (or none)."""
+    marks: dict[int, list[tuple[int, int, int]]] = {}  # line -> (start col, end col, unit index)
+    for k, u in enumerate(d.units):
+        for line in range(u.line_start, u.line_end + 1):
+            text = d.lines[line - 1] if 0 < line <= len(d.lines) else ""
+            a = u.col_start if line == u.line_start else 1
+            b = u.col_end if line == u.line_end else len(text) + 1
+            marks.setdefault(line, []).append((a, b, k))
+    out = []
+    for number, text in enumerate(d.lines, start=1):
+        segments, pos = [], 1
+        for a, b, k in sorted(marks.get(number, [])):
+            a = max(a, pos)
+            if a > pos:
+                segments.append({"text": text[pos - 1:a - 1], "unit": None})
+            if b > a:
+                segments.append({"text": text[a - 1:b - 1], "unit": d.units[k]})
+            pos = max(pos, b)
+        if pos <= len(text):
+            segments.append({"text": text[pos - 1:], "unit": None})
+        out.append({"number": number, "segments": segments})
+    return out
+
+
+def _citations(rows: list[TraceRow], path: str, model_pages: dict[str, str]) -> list[dict]:
+    """The elements citing this document, for the page's banner when a link highlights a span."""
+    return [{"element": r.element, "model": r.model, "anchor": anchor(r.element), "coverage": r.coverage,
+             "line_start": r.line_start, "line_end": r.line_end or r.line_start, "quote": r.quote,
+             "page": model_pages.get(r.model, "index.html")}
+            for r in rows if r.document == path and r.line_start is not None]

@@ -1,0 +1,170 @@
+"""Markdown: a compact coverage summary for a CI job page ($GITHUB_STEP_SUMMARY), and the traceability matrix."""
+
+from __future__ import annotations
+
+from mbt.measure.coverage import CoverageReport
+from mbt.measure.numbers import Numbers
+from mbt.measure.review import TraceRow
+
+UNCOVERED_SHOWN = 10
+
+
+def cell(text) -> str:
+    """Text safe inside a Markdown table cell: pipes escaped, newlines flattened, HTML-ish characters neutralised."""
+    s = "" if text is None else str(text)
+    s = " ".join(s.split())
+    return (s.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\[").replace("]", "\\]"))
+
+
+def code(text, table: bool = False) -> str:
+    """An inline code span that survives backticks (and, inside a table cell, pipes) in the text."""
+    s = " ".join(str(text).split())
+    if table:
+        s = s.replace("|", "\\|")
+    fence = "``" if "`" in s else "`"
+    return f"{fence} {s} {fence}" if fence == "``" else f"`{s}`"
+
+
+def _pct(n: Numbers, weighted: bool = False) -> str:
+    r = n.weighted_ratio if weighted else n.ratio
+    return "n/a" if r is None else f"{r * 100:.1f}%"
+
+
+def coverage_markdown(report: CoverageReport) -> str:
+    g = report.goldens
+    gate = report.gate
+    if gate is None:
+        verdict = "coverage report (no gate)"
+    elif gate.passed:
+        verdict = "✅ gate passed"
+    else:
+        verdict = f"❌ gate failed ({len(gate.failures)} failure{'s' if len(gate.failures) != 1 else ''})"
+    out = [f"## mbt coverage: {verdict}", "",
+           f"{g.read} golden cases read ({g.valid} valid, {g.invalid} invalid); {g.bound} bound, "
+           f"{g.unbound} with unbound turns. Coverage counts elements a golden *verifies*; "
+           "*exercised* = reached without a check.", ""]
+    for m in report.models:
+        out += [f"### {cell(m.model)} ({m.kind}, {code(m.file)})", "",
+                "| criterion | verified | % | weighted | exercised | % |",
+                "|---|---:|---:|---:|---:|---:|"]
+        for c in m.criteria:
+            extra = f" ({c.infeasible} infeasible)" if c.infeasible else ""
+            out.append(f"| {c.criterion}{extra} | {c.verified.covered}/{c.verified.total} | {_pct(c.verified)} | "
+                       f"{_pct(c.verified, True)} | {c.exercised.covered}/{c.exercised.total} | {_pct(c.exercised)} |")
+        forbidden = m.uncovered("forbidden")
+        waived = {w.element for w in (gate.waivers if gate else []) if w.status == "active" and m.model in w.models}
+        if forbidden:
+            out += ["", f"**Uncovered forbidden elements ({len(forbidden)})** — behaviour that must never happen "
+                        "and no golden checks:", ""]
+            for ec in forbidden:
+                tag = " *(waived)*" if ec.element.id in waived else ""
+                cite = f" — cites {cell(ec.element.span.describe())}" if ec.element.span else ""
+                out.append(f"- {code(ec.element.id)}{tag} ({ec.element.severity.value}, "
+                           f"{code(str(ec.element.location))}){cite}")
+        others = [ec for ec in m.uncovered() if ec.element.criterion != "forbidden"]
+        if others:
+            out += ["", f"<details><summary>Other uncovered elements ({len(others)})</summary>", ""]
+            for ec in others[:UNCOVERED_SHOWN * 5]:
+                out.append(f"- {code(ec.element.id)} ({ec.element.criterion}, "
+                           f"{'exercised' if ec.exercised else 'not reached'})")
+            if len(others) > UNCOVERED_SHOWN * 5:
+                out.append(f"- ... and {len(others) - UNCOVERED_SHOWN * 5} more")
+            out += ["", "</details>"]
+        out.append("")
+    if report.sources is not None and report.sources.documents:
+        out += ["### Source documents", "", "| document | units | modelled | tested by a golden | not modelled |",
+                "|---|---:|---:|---:|---:|"]
+        for d in report.sources.documents:
+            if d.error:
+                out.append(f"| {code(d.path, True)} | — | — | — | {cell(d.error)} |")
+                continue
+            missing = d.modelled.total - d.modelled.covered
+            out.append(f"| {code(d.path, True)} | {d.modelled.total} | {d.modelled.covered} ({_pct(d.modelled)}) | "
+                       f"{d.tested.covered} ({_pct(d.tested)}) | {missing} |")
+        if report.sources.silent:
+            out.append("")
+            out.append(f"{len(report.sources.silent)} model part(s) marked `unspecified` (the document is silent).")
+        out.append("")
+    findings = [("Contradictions", len(report.contradictions)), ("Divergences", len(report.divergences)),
+                ("Unbound turns", len(report.unbound_turns)), ("Invalid cases", len(report.invalid_cases))]
+    if any(n for _, n in findings):
+        out += ["### Findings", "", "| finding | count |", "|---|---:|"]
+        out += [f"| {name} | {n} |" for name, n in findings if n]
+        out.append("")
+        for c in report.contradictions[:UNCOVERED_SHOWN]:
+            out.append(f"- **{cell(c.case)}** ({code(c.where)}): {cell(c.message)} — expected {code(_v(c.expected))}, "
+                       f"model gives {code(_v(c.actual))}")
+        if report.contradictions:
+            out.append("")
+    if gate is not None:
+        out += [f"### Gate: {'passed' if gate.passed else 'FAILED'} ({code(gate.source or 'default gate')})", ""]
+        for f in gate.failures:
+            out.append(f"- ❌ {cell(f.message)}")
+        active = [w for w in gate.waivers if w.status == "active"]
+        for w in active:
+            out.append(f"- waived until {w.expires}: {code(w.element)} — {cell(w.reason)}")
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _v(value) -> str:
+    return "none" if value is None else str(value)
+
+
+def trace_markdown(rows: list[TraceRow]) -> str:
+    out = ["# Traceability matrix", "",
+           "| source span | element | criterion | coverage | verified by | exercised only by | expected result |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {cell(_span(r))} | {code(r.element, True)} | {r.criterion} | {r.coverage} | "
+                   f"{cell(', '.join(r.verified_by))} | {cell(', '.join(r.exercised_by))} | {cell(r.expected)} |")
+    return "\n".join(out) + "\n"
+
+
+def _span(r: TraceRow) -> str:
+    if r.source is None:
+        return f"({r.status}, no citation)"
+    where = r.source
+    if r.line_start is not None:
+        where += f":{r.line_start}" + (f"-{r.line_end}" if r.line_end and r.line_end != r.line_start else "")
+    if r.quote:
+        where += f' "{r.quote}"'
+    if not r.found:
+        where += " (quote not found)"
+    return where + ("" if r.status == "stated" else f" ({r.status})")
+
+
+def trace_csv(rows: list[TraceRow]) -> str:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["model", "element", "criterion", "status", "severity", "source", "document", "line_start", "line_end",
+                "quote", "quote_found", "coverage", "verified_by", "exercised_only_by", "expected"])
+    for r in rows:
+        w.writerow([_safe(v) for v in (r.model, r.element, r.criterion, r.status, r.severity, r.source or "",
+                                       r.document or "", r.line_start or "", r.line_end or "", r.quote or "",
+                                       "yes" if r.found else "no", r.coverage, " ".join(r.verified_by),
+                                       " ".join(r.exercised_by), r.expected)])
+    return buf.getvalue()
+
+
+def _safe(value) -> str:
+    """Spreadsheets run cells starting with = + - @ as formulas; a leading apostrophe keeps them text."""
+    s = str(value)
+    return "'" + s if s[:1] in ("=", "+", "-", "@", "\t", "\r") else s
+
+
+def check_markdown(report) -> str:
+    errors, warnings, infos = report.count("error"), report.count("warning"), report.count("info")
+    verdict = "❌ failed" if errors else "✅ passed"
+    out = [f"## mbt check: {verdict}", "",
+           f"{len(report.files)} file(s), {len(report.models)} model(s): {errors} error(s), {warnings} warning(s), "
+           f"{infos} info.", ""]
+    if report.findings:
+        out += ["| severity | location | code | message |", "|---|---|---|---|"]
+        for f in report.findings:
+            out.append(f"| {f.severity} | {code(str(f.location), True)} | {f.code} {f.name} | {cell(f.message)} |")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,159 @@
+"""SARIF 2.1.0: uncovered elements, contradictions and gate failures (coverage) or findings (check), located in the files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from mbt import __version__
+from mbt.measure.coverage import CoverageReport
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+
+# Stable rule ids (never renumbered): what each kind of result means.
+COVERAGE_RULES = {
+    "uncovered-forbidden": ("error", "Forbidden behaviour that no golden case tests",
+                            "A forbidden transition or effect (behaviour the system must never show) that no golden "
+                            "verifies: no golden drives the system there and asserts the forbidden outcome did not happen."),
+    "uncovered-element": ("note", "Model element that no golden case verifies",
+                          "A state, transition, guard outcome, rule or other coverage element that no golden verifies."),
+    "contradiction": ("error", "Golden case contradicts the model",
+                      "The golden expects one result and the model computes another; one of them is wrong."),
+    "divergence": ("warning", "Golden case fires an event the model does not allow",
+                   "The golden fires an event the model refuses in that state, without treating it as refused."),
+    "unbound-turn": ("warning", "Golden turn bound to no event",
+                     "No explicit event, intent or text binding matched the turn; its replay stopped there."),
+    "invalid-case": ("error", "Golden case could not be read", "A golden case was malformed and skipped."),
+    "gate": ("error", "Coverage gate failed", "A rule of the gate (threshold, limit, waiver, baseline) failed."),
+}
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _uri(path: str) -> dict:
+    """An artifact location: relative paths against %SRCROOT% (the checkout), absolute ones as file URIs."""
+    p = Path(path)
+    if p.is_absolute():
+        return {"uri": p.as_uri()}
+    return {"uri": p.as_posix(), "uriBaseId": "%SRCROOT%"}
+
+
+def _location(path: str, line: int | None = None, column: int | None = None, end_line: int | None = None,
+              message: str | None = None) -> dict:
+    physical: dict = {"artifactLocation": _uri(path)}
+    if line:
+        region = {"startLine": max(1, line)}
+        if column:
+            region["startColumn"] = max(1, column)
+        if end_line and end_line >= line:
+            region["endLine"] = end_line
+        physical["region"] = region
+    loc: dict = {"physicalLocation": physical}
+    if message:
+        loc["message"] = {"text": message}
+    return loc
+
+
+def fingerprint(*parts: str) -> str:
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:32]
+
+
+def _rules(table: dict) -> list[dict]:
+    return [{"id": rid, "name": "".join(w.capitalize() for w in rid.split("-")),
+             "shortDescription": {"text": short}, "fullDescription": {"text": full},
+             "defaultConfiguration": {"level": level}}
+            for rid, (level, short, full) in table.items()]
+
+
+def _log(rules: list[dict], results: list[dict]) -> str:
+    run = {"tool": {"driver": {"name": "mbt", "version": __version__,
+                               "rules": rules}},
+           "columnKind": "unicodeCodePoints", "results": results}
+    return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2,
+                      ensure_ascii=False) + "\n"
+
+
+def coverage_sarif(report: CoverageReport) -> str:
+    rule_ids = list(COVERAGE_RULES)
+    gate = report.gate
+    waivers = {(m, w.element): w for w in (gate.waivers if gate else []) if w.status == "active" for m in w.models}
+    spans = {(r.model, r.element): r for r in report.traceability}
+    results = []
+
+    def result(rule: str, message: str, locations: list[dict], fp: str, **extra) -> dict:
+        item = {"ruleId": rule, "ruleIndex": rule_ids.index(rule), "level": COVERAGE_RULES[rule][0],
+                "message": {"text": message}, "partialFingerprints": {"mbt/v1": fp}}
+        if locations:
+            item["locations"] = locations
+        item.update(extra)
+        return item
+
+    for m in report.models:
+        for ec in m.uncovered():
+            e = ec.element
+            forbidden = e.criterion == "forbidden"
+            reached = "exercised by a golden but never checked" if ec.exercised_by else "not reached by any golden"
+            text = (f"{'Forbidden behaviour not tested' if forbidden else 'Not covered'}: {e.id} in model "
+                    f"{m.model} ({e.label}; {reached}).")
+            extra: dict = {"properties": {"model": m.model, "element": e.id, "criterion": e.criterion,
+                                          "severity": e.severity.value, "status": e.status.value,
+                                          "exercised": bool(ec.exercised_by)}}
+            trace = spans.get((m.model, e.id))
+            if trace is not None and trace.document and trace.line_start:
+                extra["relatedLocations"] = [dict(id=1, **_location(
+                    trace.document, trace.line_start, None, trace.line_end,
+                    f"cited source: {e.span.describe() if e.span else trace.document}"))]
+            waiver = waivers.get((m.model, e.id))
+            if waiver is not None:
+                extra["suppressions"] = [{"kind": "external", "status": "accepted",
+                                          "justification": f"waived until {waiver.expires}: {waiver.reason}"}]
+            results.append(result("uncovered-forbidden" if forbidden else "uncovered-element", text,
+                                  [_location(e.location.file, e.location.line, e.location.column)],
+                                  fingerprint(m.model, e.id), **extra))
+    for c in report.contradictions:
+        file, _, line = c.where.rpartition(":")
+        results.append(result("contradiction", f"{c.case} on {c.model}: {c.message} (expected {c.expected!r}, "
+                                               f"the model gives {c.actual!r})",
+                              [_location(file or c.where, int(line) if line.isdigit() else None)],
+                              fingerprint("contradiction", c.model, c.case, str(c.turn), c.path)))
+    for d in report.divergences:
+        file, _, line = d.where.rpartition(":")
+        results.append(result("divergence", f"{d.case} turn {d.turn} on {d.model}: {d.message}",
+                              [_location(file or d.where, int(line) if line.isdigit() else None)],
+                              fingerprint("divergence", d.model, d.case, str(d.turn))))
+    for u in report.unbound_turns:
+        file, _, line = u.where.rpartition(":")
+        results.append(result("unbound-turn", f"{u.case} turn {u.turn} on {u.model}: {u.reason}",
+                              [_location(file or u.where, int(line) if line.isdigit() else None)],
+                              fingerprint("unbound", u.model, u.case, str(u.turn))))
+    for i in report.invalid_cases:
+        results.append(result("invalid-case", i.message, [_location(i.file, i.line)],
+                              fingerprint("invalid", i.file, i.message)))
+    if gate is not None:
+        for f in gate.failures:
+            locations = [_location(gate.source)] if gate.source else []
+            results.append(result("gate", f.message, locations, fingerprint("gate", f.rule, *f.elements)))
+    return _log(_rules(COVERAGE_RULES), results)
+
+
+def check_sarif(report) -> str:
+    codes: dict[str, tuple[str, str]] = {}
+    for f in report.findings:
+        codes.setdefault(f.code, (f.name, f.severity))
+    order = sorted(codes)
+    rules = [{"id": code, "name": codes[code][0], "shortDescription": {"text": codes[code][0].replace("-", " ")},
+              "defaultConfiguration": {"level": _LEVEL[codes[code][1]]}}
+             for code in order]
+    results = []
+    for f in report.findings:
+        item = {"ruleId": f.code, "ruleIndex": order.index(f.code), "level": _LEVEL[f.severity],
+                "message": {"text": f.message},
+                "locations": [_location(f.location.file, f.location.line, f.location.column)],
+                "partialFingerprints": {"mbt/v1": fingerprint(f.code, f.model or "", f.message)}}
+        if f.related:
+            item["relatedLocations"] = [dict(id=k, **_location(r.file, r.line, r.column))
+                                        for k, r in enumerate(f.related, start=1)]
+        if f.witness:
+            item["properties"] = {"witness": {k: f.witness[k] for k in sorted(f.witness)}}
+        results.append(item)
+    return _log(rules, results)

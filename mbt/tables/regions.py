@@ -1,0 +1,287 @@
+"""The domain of each input column cut into elementary regions, and the table indexed by them.
+
+Every constant an entry of a column mentions (and the domain's bounds) cuts the column's domain: the regions are
+the points and the open intervals between consecutive cuts (for integers, dates and numbers with a precision only
+those holding a value of the lattice), each listed string and "other" when the strings are not enumerated, and
+`none` for optional columns. Every unary test is either true on a whole region or false on all of it, so a rule is
+exactly a product of region sets: gaps, overlaps and masking become set operations (tables/analysis.py), partitions
+are the coverage elements of the `partition` criterion, and a value is matched by looking up its region.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from typing import Any
+
+from mbt.model.table import ColumnType, InputColumn, TableModel, interval_text, value_text
+from mbt.tables.evaluator import TableEvaluator, entry_matches
+
+DAY = dt.timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class Region:
+    """One elementary region of a column: its bounds (None = unbounded), a value inside it, a readable label."""
+
+    kind: str  # point | between | below | above | value | other | null | all
+    rep: Any  # a value inside the region (the witness value)
+    label: str
+    lo: Any = None
+    hi: Any = None
+    lo_closed: bool = True
+    hi_closed: bool = True
+
+
+class Lattice:
+    """The values an ordered column can take: integers, days, multiples of a precision, or (None) all reals."""
+
+    def __init__(self, ctype: ColumnType):
+        self.kind = ctype.kind
+        self.step = {"integer": 1, "date": DAY}.get(ctype.kind, ctype.precision)
+
+    @property
+    def discrete(self) -> bool:
+        return self.step is not None
+
+    def on(self, x) -> bool:
+        if self.kind != "number" or self.step is None:
+            return True
+        return Decimal(x) % self.step == 0
+
+    def above(self, x):
+        """The smallest lattice value greater than x."""
+        if self.kind in ("integer", "date"):
+            return x + self.step
+        if self.step is None:
+            return None
+        return ((Decimal(x) / self.step).to_integral_value(rounding=ROUND_FLOOR) + 1) * self.step
+
+    def below(self, x):
+        """The largest lattice value smaller than x."""
+        if self.kind in ("integer", "date"):
+            return x - self.step
+        if self.step is None:
+            return None
+        return ((Decimal(x) / self.step).to_integral_value(rounding=ROUND_CEILING) - 1) * self.step
+
+
+def boundary_step(column: InputColumn, constants: list) -> Any:
+    """The step of two-value boundary analysis: the declared precision, else the finest decimal the column uses."""
+    ctype = column.type
+    if ctype.kind == "integer":
+        return 1
+    if ctype.kind == "date":
+        return DAY
+    if ctype.precision is not None:
+        return ctype.precision
+    places = max((-Decimal(c).as_tuple().exponent for c in constants if isinstance(c, Decimal)), default=0)
+    return Decimal(1).scaleb(-max(places, 0))
+
+
+class ColumnPartition:
+    """The elementary regions of one input column, in ascending order (then other, then none)."""
+
+    def __init__(self, column: InputColumn, constants: list):
+        self.column = column
+        self.ctype = ctype = column.type
+        self.regions: list[Region] = []
+        self.value_index: dict | None = None  # listed columns: value -> region
+        self.other_index: int | None = None
+        if ctype.ordered and ctype.values is None:
+            self._ordered(constants)
+        else:
+            self._listed(constants)
+        self.null_index = None
+        if ctype.optional:
+            self.null_index = len(self.regions)
+            self.regions.append(Region("null", None, "none"))
+        self.all_mask = (1 << len(self.regions)) - 1
+
+    # ---- building
+    def _ordered(self, constants: list) -> None:
+        ctype, lat = self.ctype, Lattice(self.ctype)
+        self.lattice = lat
+        cuts = {c for c in constants if c is not None and ctype.in_range(c)}
+        for bound in (ctype.lo, ctype.hi):
+            if bound is not None:
+                cuts.add(bound)
+        self.cuts = sorted(cuts)
+        n = len(self.cuts)
+        self.point_index: list[int | None] = [None] * n
+        self.gap_index: list[int | None] = [None] * (n + 1)  # gap_index[i]: the open interval before cuts[i]
+        if n == 0:
+            rep = dt.date(2000, 1, 1) if ctype.kind == "date" else (0 if ctype.kind == "integer" else Decimal(0))
+            self.gap_index[0] = self._add(Region("all", rep, "any"))
+            return
+        if ctype.lo is None:
+            first = self.cuts[0]
+            rep = lat.below(first) if lat.discrete else first - 1
+            self.gap_index[0] = self._add(Region("below", rep, f"<{value_text(first)}", None, first, True, False))
+        for i, cut in enumerate(self.cuts):
+            if ctype.in_range(cut) and lat.on(cut):
+                self.point_index[i] = self._add(Region("point", cut, value_text(cut), cut, cut))
+            if i + 1 < n:
+                nxt = self.cuts[i + 1]
+                if lat.discrete:
+                    first, last = lat.above(cut), lat.below(nxt)
+                    if first > last:
+                        continue  # no value of the lattice lies strictly between the two cuts
+                    label = value_text(first) if first == last else f"[{value_text(first)}..{value_text(last)}]"
+                    rep = first
+                else:
+                    label, rep = f"({value_text(cut)}..{value_text(nxt)})", (cut + nxt) / 2
+                self.gap_index[i + 1] = self._add(Region("between", rep, label, cut, nxt, False, False))
+        if ctype.hi is None:
+            last = self.cuts[-1]
+            rep = lat.above(last) if lat.discrete else last + 1
+            self.gap_index[n] = self._add(Region("above", rep, f">{value_text(last)}", last, None, False, True))
+
+    def _listed(self, constants: list) -> None:
+        ctype = self.ctype
+        self.cuts = []
+        if ctype.values is not None:
+            values = list(ctype.values)
+        else:
+            values = sorted({c for c in constants if c is not None}, key=lambda v: (str(type(v)), v))
+        self.value_index = {}
+        for v in values:
+            self.value_index[v] = self._add(Region("value", v, value_text(v), v, v))
+        if ctype.values is None:
+            rep = "other"
+            while rep in self.value_index:
+                rep += "_"
+            self.other_index = self._add(Region("other", rep, "other"))
+
+    def _add(self, region: Region) -> int:
+        self.regions.append(region)
+        return len(self.regions) - 1
+
+    # ---- lookup
+    def region_of(self, v: Any) -> int | None:
+        """The region holding a typed value, or None when the value is outside the declared domain."""
+        if v is None:
+            return self.null_index
+        if self.value_index is not None:
+            found = self.value_index.get(v)
+            return found if found is not None else self.other_index
+        i = bisect.bisect_left(self.cuts, v)
+        if i < len(self.cuts) and self.cuts[i] == v:
+            return self.point_index[i]
+        return self.gap_index[i]
+
+    def mask_of(self, entry) -> int:
+        """The regions on which an input entry holds, as a bitmask (decided by the reference evaluator)."""
+        mask = 0
+        for r, region in enumerate(self.regions):
+            if entry_matches(entry, region.rep):
+                mask |= 1 << r
+        return mask
+
+    # ---- description
+    def describe(self, mask: int) -> str:
+        """A union of regions in the DSL's words: merged ranges for ordered columns, `-` for everything."""
+        if mask == self.all_mask:
+            return "-"
+        indices = [r for r in range(len(self.regions)) if mask >> r & 1]
+        parts: list[str] = []
+        if self.ctype.ordered and self.ctype.values is None:
+            run: list[int] = []
+            for r in indices:
+                if self.regions[r].kind == "null":
+                    continue
+                if run and r != run[-1] + 1:
+                    parts.append(self._run_text(run))
+                    run = []
+                run.append(r)
+            if run:
+                parts.append(self._run_text(run))
+            if self.null_index is not None and mask >> self.null_index & 1:
+                parts.append("none")
+        else:
+            parts = [self.regions[r].label for r in indices]
+        return ", ".join(parts)
+
+    def _run_text(self, run: list[int]) -> str:
+        first, last = self.regions[run[0]], self.regions[run[-1]]
+        if first.kind == "all":
+            return "-"
+        lo, lo_closed, hi, hi_closed = first.lo, first.lo_closed, last.hi, last.hi_closed
+        lat = self.lattice
+        if lat.discrete:  # show integer, date and precision ranges with their first and last value
+            if lo is not None and not lo_closed:
+                lo, lo_closed = lat.above(lo), True
+            if hi is not None and not hi_closed:
+                hi, hi_closed = lat.below(hi), True
+        if lo is not None and lo == hi:
+            return value_text(lo)
+        return interval_text(lo, hi, lo_closed, hi_closed)
+
+
+def constants_by_column(model: TableModel) -> list[list]:
+    out: list[list] = [[] for _ in model.inputs]
+    for rule in model.rules:
+        for k, entry in enumerate(rule.entries):
+            out[k].extend(entry.constants())
+    return out
+
+
+class TablePartition:
+    """All columns' regions, each rule as per-column region masks, and per region the mask of rules allowing it."""
+
+    def __init__(self, model: TableModel):
+        self.model = model
+        consts = constants_by_column(model)
+        self.columns = [ColumnPartition(c, k) for c, k in zip(model.inputs, consts)]
+        self.rule_masks: list[tuple[int, ...]] = [
+            tuple(col.mask_of(e) for col, e in zip(self.columns, rule.entries)) for rule in model.rules]
+        self.region_rules: list[list[int]] = []  # [column][region] -> bitmask of rules
+        for k, col in enumerate(self.columns):
+            per_region = [0] * len(col.regions)
+            for i, masks in enumerate(self.rule_masks):
+                m = masks[k]
+                while m:
+                    low = m & -m
+                    per_region[low.bit_length() - 1] |= 1 << i
+                    m ^= low
+            self.region_rules.append(per_region)
+        self.all_rules = (1 << len(model.rules)) - 1
+
+    def point(self, masks: tuple[int, ...]) -> tuple:
+        """A concrete input inside a product of region sets: the first region's value per column."""
+        return tuple(col.regions[(m & -m).bit_length() - 1].rep for col, m in zip(self.columns, masks))
+
+    def describe(self, masks: tuple[int, ...]) -> str:
+        parts = []
+        for col, m in zip(self.columns, masks):
+            text = col.describe(m)
+            if text != "-":
+                parts.append(f"{col.column.name}: {text}")
+        return ", ".join(parts) if parts else "every input"
+
+
+class IndexedTable(TableEvaluator):
+    """The evaluator with matching by region lookup: one bisect and one AND of rule masks per column."""
+
+    def __init__(self, model: TableModel, partition: TablePartition | None = None):
+        super().__init__(model)
+        self.partition = partition or TablePartition(model)
+
+    def matches(self, values: tuple) -> tuple[int, ...]:
+        p = self.partition
+        mask = p.all_rules
+        for col, per_region, v in zip(p.columns, p.region_rules, values):
+            r = col.region_of(v)
+            if r is None:  # outside the declared domain: no region; ask the plain evaluator
+                return TableEvaluator.matches(self, values)
+            mask &= per_region[r]
+            if not mask:
+                return ()
+        out = []
+        while mask:
+            low = mask & -mask
+            out.append(low.bit_length() - 1)
+            mask ^= low
+        return tuple(out)

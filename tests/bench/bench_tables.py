@@ -1,0 +1,208 @@
+"""Benchmark: decision-table analysis and evaluation at scale; prints figures beside their targets (never asserts).
+
+    python tests/bench/bench_tables.py             # 1,000 rules over 10 inputs, 100,000 decision cases
+    python tests/bench/bench_tables.py --quick     # 200 rules, 10,000 cases: a smoke run
+
+The synthetic table mixes integer, number (precision 0.01) and enumerated string columns; rules are drawn at random
+(seeded) with `-`, comparisons, ranges and value lists, so they overlap, leave gaps and mask each other like a
+real table grown by many hands. The analysis (gaps + overlaps + masked rules + duplicates) is the interval sweep of
+mbt/tables/analysis.py; for comparison the overlaps are also decided pairwise with z3 on a sample of rule pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))  # run from a checkout without installing
+
+from mbt.model.table import value_text  # noqa: E402
+from mbt.parsing.loader import parse_text  # noqa: E402
+from mbt.tables.analysis import Analyser  # noqa: E402
+from mbt.tables.evaluator import TableEvaluator  # noqa: E402
+from mbt.tables.regions import IndexedTable  # noqa: E402
+from mbt.tables.values import coerce  # noqa: E402
+
+FULL = (1000, 10, 100_000)
+QUICK = (200, 10, 10_000)
+TARGET_ANALYSIS_SECONDS = 10.0
+
+
+def columns(n_inputs: int) -> list[tuple[str, str, object]]:
+    """(name, DSL type, generator of one entry) for each input: integers, amounts at 0.01, enumerations."""
+    out = []
+    for k in range(n_inputs):
+        kind = ("integer", "amount", "enum")[k % 3]
+        if kind == "integer":
+            out.append((f"i{k}", "integer [0..1000]", kind))
+        elif kind == "amount":
+            out.append((f"a{k}", "number precision 0.01 [0..100000]", kind))
+        else:
+            values = [f"v{j}" for j in range(8)]
+            out.append((f"s{k}", "string {" + ", ".join(value_text(v) for v in values) + "}", kind))
+    return out
+
+
+def entry(rng: random.Random, kind: str) -> str:
+    if kind == "enum":
+        picked = rng.sample([f"v{j}" for j in range(8)], rng.randint(1, 3))
+        text = ", ".join(value_text(v) for v in picked)
+        return f"not({text})" if rng.random() < 0.15 else text
+    hi = 1000 if kind == "integer" else 100000
+    a, b = sorted(rng.randint(0, hi) for _ in range(2))
+    if kind == "amount":
+        a, b = Decimal(a) / 100 * rng.choice((1, 100)), Decimal(b) / 100 * rng.choice((1, 100))
+        a, b = sorted((a.quantize(Decimal("0.01")), b.quantize(Decimal("0.01"))))
+    shape = rng.random()
+    if shape < 0.3:
+        return f"< {b}"
+    if shape < 0.6:
+        return f">= {a}"
+    return f"[{a}..{b}]" if a < b else f"{a}"
+
+
+def table_text(n_rules: int, n_inputs: int, hit: str, seed: int = 7) -> str:
+    rng = random.Random(seed)
+    cols = columns(n_inputs)
+    lines = [f"table synth {{", f"  hit {hit}"]
+    lines += [f"  input {name}: {dsl}" for name, dsl, _ in cols]
+    lines.append('  output decision: string {"reject", "review", "approve"}')
+    lines.append("  output limit: integer")
+    outputs = ['"reject"', '"review"', '"approve"']
+    for r in range(n_rules):
+        # Like a real table, each rule constrains a few columns (2 to 5) and leaves the others `-`.
+        constrained = set(rng.sample(range(n_inputs), rng.randint(2, 5)))
+        cells = " | ".join(entry(rng, kind) if k in constrained else "-" for k, (_, _, kind) in enumerate(cols))
+        lines.append(f"  rule r{r + 1}: {cells} -> {rng.choice(outputs)} | {rng.randint(0, 5) * 100}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def cases(model, n: int, seed: int = 11) -> list[tuple]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        row = []
+        for column in model.inputs:
+            t = column.type
+            if t.kind == "integer":
+                raw = rng.randint(0, 1000)
+            elif t.kind == "number":
+                raw = rng.randint(0, 10_000_000) / 100
+            else:
+                raw = rng.choice(t.values)
+            row.append(coerce(raw, t))
+        out.append(tuple(row))
+    return out
+
+
+def timed(func, *args):
+    start = time.perf_counter()
+    result = func(*args)
+    return result, time.perf_counter() - start
+
+
+def z3_pairwise(model, pairs: list[tuple[int, int]]) -> tuple[int, float]:
+    """Overlap of rule pairs decided by z3 (one query per pair): the solver approach, for comparison."""
+    import z3
+
+    from mbt.tables.evaluator import entry_matches  # noqa: F401  (semantics reference)
+
+    start = time.perf_counter()
+    symbols = []
+    for c in model.inputs:
+        if c.type.kind == "string":
+            symbols.append(z3.Int(c.name))  # value index
+        elif c.type.kind == "integer":
+            symbols.append(z3.Int(c.name))
+        else:
+            symbols.append(z3.Int(c.name))  # cents
+    def encode(entry, k):
+        c, x = model.inputs[k], symbols[k]
+        scale = 100 if c.type.kind == "number" else 1
+        def num(v):
+            return int(Decimal(v) * scale)
+        parts = []
+        for t in entry.tests:
+            if c.type.kind == "string":
+                parts.append(x == c.type.values.index(t.value))
+            elif t.op == "=":
+                parts.append(x == num(t.value))
+            elif t.op == "range":
+                lo = x >= num(t.lo) if t.lo_closed else x > num(t.lo)
+                hi = x <= num(t.hi) if t.hi_closed else x < num(t.hi)
+                parts.append(z3.And(lo, hi))
+            else:
+                parts.append({"<": x < num(t.value), "<=": x <= num(t.value), ">": x > num(t.value),
+                              ">=": x >= num(t.value)}[t.op])
+        if not parts:
+            return z3.BoolVal(True)
+        formula = z3.Or(*parts)
+        return z3.Not(formula) if entry.negated else formula
+    domain = []
+    for k, c in enumerate(model.inputs):
+        x = symbols[k]
+        if c.type.kind == "string":
+            domain.append(z3.And(x >= 0, x < len(c.type.values)))
+        else:
+            scale = 100 if c.type.kind == "number" else 1
+            domain.append(z3.And(x >= int(c.type.lo * scale), x <= int(c.type.hi * scale)))
+    overlapping = 0
+    for i, j in pairs:
+        s = z3.Solver()
+        s.add(*domain)
+        for k in range(len(model.inputs)):
+            s.add(encode(model.rules[i].entries[k], k), encode(model.rules[j].entries[k], k))
+        if s.check() == z3.sat:
+            overlapping += 1
+    return overlapping, time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a small run for CI")
+    args = ap.parse_args()
+    n_rules, n_inputs, n_cases = QUICK if args.quick else FULL
+    print(f"mbt decision-table benchmark: {n_rules:,} rules over {n_inputs} inputs, {n_cases:,} decision cases")
+    for hit in ("first", "unique"):
+        text = table_text(n_rules, n_inputs, hit)
+        files, parse_s = timed(parse_text, text, f"synth-{hit}.dt")
+        model = files.models[0]
+        analysis, analysis_s = timed(lambda: Analyser(model).run())
+        print(f"\n  hit {hit}: parse {parse_s:.2f} s; analysis (gaps + overlaps + masked + duplicates) "
+              f"{analysis_s:.2f} s (target < {TARGET_ANALYSIS_SECONDS:.0f} s)")
+        print(f"    {analysis.gap_count:,} gap regions, {len(analysis.overlaps):,} overlaps reported, "
+              f"{len(analysis.masked):,} masked rules, {len(analysis.duplicates):,} duplicates, "
+              f"{len(analysis.never_matches):,} never matching; "
+              f"{sum(len(c.regions) for c in analysis.partition.columns):,} regions over {n_inputs} columns")
+        if hit == "first":
+            inputs = cases(model, n_cases)
+            plain = TableEvaluator(model)
+            sample = inputs[: max(1, n_cases // 20)]
+            _, plain_s = timed(lambda: [plain.decide(v) for v in sample])
+            indexed = IndexedTable(model, analysis.partition)
+            decisions, indexed_s = timed(lambda: [indexed.decide(v) for v in inputs])
+            agree = all(plain.decide(v).matched == d.matched for v, d in zip(sample, decisions))
+            print(f"    evaluation: {n_cases / indexed_s:,.0f} decisions/s indexed ({indexed_s:.2f} s for "
+                  f"{n_cases:,}); {len(sample) / plain_s:,.0f} decisions/s rule by rule; the two agree on "
+                  f"{len(sample):,} cases: {agree}")
+        pairs = [(i, j) for i in range(0, n_rules, max(1, n_rules // 40)) for j in range(i + 1, min(n_rules, i + 26))]
+        found, z3_s = z3_pairwise(model, pairs)
+        sweep_found = sum(1 for i, j in pairs if (Analyser_overlaps(analysis, i, j)))
+        print(f"    z3 pairwise overlap on {len(pairs):,} rule pairs: {z3_s:.2f} s ({found} overlap; the sweep's region "
+              f"sets agree: {found == sweep_found}); all {n_rules * (n_rules - 1) // 2:,} pairs would take about "
+              f"{z3_s / len(pairs) * n_rules * (n_rules - 1) / 2:,.0f} s")
+
+
+def Analyser_overlaps(analysis, i: int, j: int) -> bool:
+    p = analysis.partition
+    return all(a & b for a, b in zip(p.rule_masks[i], p.rule_masks[j]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""The HTML report: the pages, escaping, folder safety, and the report opened in headless Chromium (screenshots)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+OUTPUT = ROOT / "tests" / "output"
+# The recovery example's own goldens, named one by one so goldens other examples add to models/goldens/ stay out.
+EXAMPLE = ["--model", "models/recovery.fsm", "--goldens", "models/goldens/broken.jsonl", "--goldens", "models/goldens/golden.jsonl",
+           "--goldens", "models/goldens/multi-turn.yaml", "--goldens", "models/goldens/recovery-flows.yaml",
+           "--goldens", "models/goldens/single-turn.jsonl", "--goldens", "models/goldens/tool-failures.jsonl",
+           "--gate", "models/gates/release.yaml"]
+
+
+def mbt(*args, cwd=ROOT):
+    result = subprocess.run([sys.executable, "-m", "mbt", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("html") / "htmlcov"
+    result = mbt("coverage", *EXAMPLE, "--format", "html", "-o", out)
+    assert result.returncode == 1, result.stderr  # the example fails its gate; the report is written anyway
+    return out
+
+
+def test_the_report_has_every_page(report_dir):
+    names = sorted(p.name for p in report_dir.iterdir())
+    assert ".mbt-report" in names
+    assert {"index.html", "elements.html", "trace.html", "findings.html"} <= set(names)
+    assert sum(n.startswith("model-") for n in names) == 1
+    assert sum(n.startswith("source-") for n in names) == 2
+    index = (report_dir / "index.html").read_text(encoding="utf-8")
+    assert "Gate: FAILED" in index and "78.6%" in index and "35.3%" in index
+    assert "http://" not in index.replace('xmlns="http://www.w3.org/2000/svg"', "")  # no external assets
+    model = (report_dir / next(n for n in names if n.startswith("model-"))).read_text(encoding="utf-8")
+    assert "<svg" in model and "forbidden:claim_reset_done" in model
+    assert 'id="el-forbidden_3a_claim_reset_done"' in model  # the diagram's links land on element rows
+    assert 'href="#el-forbidden_3a_claim_reset_done"' in model or "xlink:href=\"#el-forbidden_3a_claim_reset_done\"" in model
+    assert re.search(r'href="source-models-docs-account-recovery-v3-md-[0-9a-f]{6}\.html#L30-L33"', model)
+    findings = (report_dir / "findings.html").read_text(encoding="utf-8")
+    assert "TOOL-FAIL-003" in findings and "RST-WAIT-001" in findings
+    assert "survives it" in findings  # the unspecified transition's reason: the document is silent
+
+
+def test_a_second_run_replaces_its_own_folder_but_never_a_foreign_one(tmp_path, report_dir):
+    target = tmp_path / "htmlcov"
+    shutil.copytree(report_dir, target)
+    (target / "stale.html").write_text("old", encoding="utf-8")
+    assert mbt("coverage", *EXAMPLE, "--format", f"html:{target}").returncode == 1
+    assert not (target / "stale.html").exists() and (target / "index.html").exists()
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me", encoding="utf-8")
+    result = mbt("coverage", *EXAMPLE, "--format", f"html:{foreign}")
+    assert result.returncode == 2 and "mbt did not write" in result.stderr
+    assert (foreign / "notes.txt").read_text(encoding="utf-8") == "keep me"
+
+
+def test_hostile_strings_are_escaped(tmp_path):
+    (tmp_path / "doc.md").write_text("The <script>alert(1)</script> rule.\n", encoding="utf-8")
+    (tmp_path / "m.fsm").write_text(
+        'source doc "doc.md"\nfsm m {\n  state a initial @doc:1 "<script>alert(1)</script>"\n  state b\n'
+        '  event go\n  a -> b on go\n}\n', encoding="utf-8")
+    evil = '"><img src=x onerror=alert(1)>'
+    (tmp_path / "g.jsonl").write_text(json.dumps({"id": evil, "turns": [{"event": "go", "assert_state":
+                                                                         {"state": "b"}}]}) + "\n", encoding="utf-8")
+    out = tmp_path / "report"
+    assert mbt("coverage", "--model", "m.fsm", "--goldens", "g.jsonl", "--format", f"html:{out}",
+               cwd=tmp_path).returncode == 0
+    for page in out.glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "<script>alert" not in text and "<img src=x" not in text, page.name
+    assert "&lt;img src=x onerror=alert(1)&gt;" in (out / "elements.html").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ the browser
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise AssertionError("headless Chromium is needed for the browser test: `make test` installs Debian's "
+                         "`chromium` package (apt-get install -y chromium)")
+
+
+def browse(url: str, profile: Path, *extra: str) -> subprocess.CompletedProcess:
+    """Open `url` headless; stderr carries the page's console (--enable-logging=stderr)."""
+    return subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                           "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
+                           f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+                           "--virtual-time-budget=3000", *extra, url],
+                          capture_output=True, text=True, timeout=120)
+
+
+def console_errors(stderr: str) -> list[str]:
+    """Page errors Chromium logs: uncaught exceptions and console.error calls (CONSOLE lines at ERROR level)."""
+    return [line for line in stderr.splitlines()
+            if "Uncaught" in line or ("CONSOLE" in line and ":ERROR:" in line)
+            or "Failed to load resource" in line]
+
+
+@pytest.mark.parametrize("page", ["index", "model", "source", "trace", "elements", "findings"])
+def test_the_report_in_headless_chromium(report_dir, tmp_path, page):
+    files = {"index": "index.html", "trace": "trace.html", "elements": "elements.html", "findings": "findings.html",
+             "model": next(p.name for p in report_dir.glob("model-*.html")),
+             "source": next(p.name for p in report_dir.glob("source-models-docs-*.html"))}
+    url = (report_dir / files[page]).as_uri() + ("#L30-L33" if page == "source" else "")
+    dom = browse(url, tmp_path / "profile", "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert console_errors(dom.stderr) == [], console_errors(dom.stderr)
+    html = dom.stdout
+    assert 'data-ready="1"' in html  # the report's script ran to the end
+    if page == "index":
+        assert "Gate: FAILED" in html and "78.6%" in html and "forbidden behaviours not tested" in html
+    if page == "model":
+        assert "<svg" in html and "claim_reset_done" in html
+        assert re.search(r"showing 92 of 92", html)  # the filter script counted the element rows
+    if page == "source":
+        assert re.search(r'class="line hl" id="L30"', html) and re.search(r'class="line hl" id="L33"', html)
+        assert "are cited by" in html and "transition:confirming_email.correct_email-&gt;reset_started" in html
+    if page == "trace":
+        assert "showing 92 of 92" in html
+    OUTPUT.mkdir(exist_ok=True)
+    shot = OUTPUT / f"html-{page}.png"
+    shot.unlink(missing_ok=True)
+    result = browse(url, tmp_path / "profile2", "--window-size=1400,1800", f"--screenshot={shot}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_broken_script_would_be_caught(tmp_path):
+    """The console check is real: a page with an uncaught error is reported."""
+    page = tmp_path / "bad.html"
+    page.write_text("<html><body><script>undefinedFunction();</script></body></html>", encoding="utf-8")
+    result = browse(page.as_uri(), tmp_path / "profile", "--dump-dom")
+    assert console_errors(result.stderr), result.stderr[-2000:]
