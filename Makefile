@@ -27,6 +27,7 @@ demo: $(STAMP) graphviz
 test: $(STAMP) graphviz chromium
 	$(BIN)/pytest -q
 	@if [ -f tests/bench/run_bench.py ]; then $(BIN)/python tests/bench/run_bench.py --quick; fi
+	@if [ -f tests/bench/bench_tables.py ]; then $(BIN)/python tests/bench/bench_tables.py --quick; fi
 
 # Debian's python3 makes virtualenvs only with its python3-venv package: install it when the first try fails.
 $(BIN)/python:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import gc
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
@@ -17,6 +16,7 @@ from mbt.goldens.loader import GoldenSet, GoldenStream, load_goldens
 from mbt.kinds import support
 from mbt.measure.coverage import (CoverageReport, ElementCoverage, GoldenSummary, InvalidCaseReport, ModelCoverage,
                                   criterion_table)
+from mbt.measure import second_process
 from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate
 from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile, load_paths
@@ -243,8 +243,9 @@ class _Tally:
         self.model, self.kind = model, support(model.kind)
         self.elements = self.kind.enumerate(model)
         self.replayer = self.kind.replayer(model, self.elements)
-        self.exercised_by: dict[int, list[str]] = defaultdict(list)
-        self.verified_by: dict[int, list[str]] = defaultdict(list)
+        # Element index -> ids of the goldens; plain lists, as millions of ids are appended in a large run.
+        self.exercised_by: list[list[str]] = [[] for _ in self.elements]
+        self.verified_by: list[list[str]] = [[] for _ in self.elements]
         self.replayed = 0
         self.contradictions, self.divergences, self.unbound, self.notes, self.invalid = [], [], [], [], []
 
@@ -252,13 +253,47 @@ class _Tally:
         kind = self.kind
         return kind.accepts(self.model, case) if kind.accepts is not None else applies(self.model, case)
 
+    def outcome(self, case: GoldenCase) -> tuple | None:
+        """What replaying the case found, in a compact form that can cross processes; None: not this model's case."""
+        if not self.accepts(case):
+            return None
+        run = self.replayer.replay(case)
+        return run.invalid, run.exercised, run.verified, run.contradictions, run.divergences, run.unbound, run.notes
+
+    def record(self, case_id: str, file: str, line: int, outcome: tuple) -> None:
+        invalid, exercised, verified, contradictions, divergences, unbound, notes = outcome
+        if invalid is not None:
+            self.invalid.append(InvalidCaseReport(
+                file=file, line=line, message=f"case `{case_id}` on model `{self.model.name}`: {invalid}"))
+            return
+        self.replayed += 1
+        exercised_by, verified_by = self.exercised_by, self.verified_by
+        for i in exercised:
+            exercised_by[i].append(case_id)
+        for i in verified:
+            verified_by[i].append(case_id)
+        self.contradictions.extend(contradictions)
+        self.divergences.extend(divergences)
+        self.unbound.extend(unbound)
+        self.notes.extend(notes)
+
     def report(self) -> ModelCoverage:
         model = self.model
-        rows = [ElementCoverage(element=e, exercised_by=self.exercised_by.get(i, []),
-                                verified_by=self.verified_by.get(i, []))
-                for i, e in enumerate(self.elements)]
+        rows = [ElementCoverage(element=e, exercised_by=exercised, verified_by=verified)
+                for e, exercised, verified in zip(self.elements, self.exercised_by, self.verified_by)]
         return ModelCoverage(model=model.name, kind=model.kind, file=model.file, goldens_replayed=self.replayed,
                              criteria=criterion_table(self.kind.criteria, rows), elements=rows)
+
+
+# Golden text (characters) from which a second process pays off: forking and passing results back cost ~0.1 s.
+SECOND_PROCESS_MIN_CHARS = 4_000_000
+
+
+def _replay_all(tallies: list[_Tally], stream: GoldenStream) -> tuple[list, list]:
+    """Every case of the stream (repeated ids included) and what each model makes of it; and the broken cases."""
+    replayed = [(case.id, case.file, case.line, case.where, [tally.outcome(case) for tally in tallies])
+                for case in stream.all_cases()]
+    return stream.broken, replayed
 
 
 def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> CoverageReport:
@@ -271,30 +306,30 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
     applicable_anywhere: set[str] = set()
     unbound_cases: set[str] = set()
     valid = 0
-    for case in goldens.cases:
+
+    def take(case_id: str, file: str, line: int, outcomes: list) -> None:
+        nonlocal valid
         valid += 1
-        for tally in tallies:
-            if not tally.accepts(case):
+        for tally, outcome in zip(tallies, outcomes):
+            if outcome is None:
                 continue
-            applicable_anywhere.add(case.id)
-            run = tally.replayer.replay(case)
-            if run.invalid is not None:
-                tally.invalid.append(InvalidCaseReport(
-                    file=case.file, line=case.line, message=f"case `{case.id}` on model `{tally.model.name}`: "
-                                                            f"{run.invalid}"))
-                continue
-            tally.replayed += 1
-            case_id, exercised_by, verified_by = case.id, tally.exercised_by, tally.verified_by
-            for i in run.exercised:
-                exercised_by[i].append(case_id)
-            for i in run.verified:
-                verified_by[i].append(case_id)
-            tally.contradictions.extend(run.contradictions)
-            tally.divergences.extend(run.divergences)
-            tally.unbound.extend(run.unbound)
-            tally.notes.extend(run.notes)
-            if run.unbound:
-                unbound_cases.add(case.id)
+            applicable_anywhere.add(case_id)
+            tally.record(case_id, file, line, outcome)
+            if outcome[0] is None and outcome[5]:  # replayed, with unbound turns
+                unbound_cases.add(case_id)
+
+    # A large stream: a forked second process replays its later half meanwhile (same results, in the same order).
+    later = goldens.split() if isinstance(goldens, GoldenStream) and goldens.size >= SECOND_PROCESS_MIN_CHARS \
+        and second_process.available() else None
+    helper = second_process.SecondProcess(lambda: _replay_all(tallies, later)) if later is not None else None
+    for case in goldens.cases:
+        take(case.id, case.file, case.line, [tally.outcome(case) for tally in tallies])
+    if helper is not None:
+        broken_later, replayed = helper.result()
+        goldens.adopt(broken_later)
+        for case_id, file, line, where, outcomes in replayed:
+            if not goldens.repeats(case_id, file, line, where):
+                take(case_id, file, line, outcomes)
     broken = goldens.invalid
     summary = GoldenSummary(
         files=goldens.files, read=valid + len(broken), valid=valid, invalid=len(broken),
@@ -333,9 +368,12 @@ def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria
     return run(models, goldens, out, options)
 
 
-def import_graphwalker(path: str):
-    """A GraphWalker JSON file's models as DSL text (mbt.generate.graphwalker.GraphWalkerImport); the text is read
-    back before it is returned, so what `mbt import graphwalker` writes is a valid model."""
-    from mbt.generate.graphwalker import import_graphwalker as convert
+def import_graphwalker(path: str, output: str | None = None):
+    """A GraphWalker JSON file's models as DSL text (mbt.parsing.graphwalker.GraphWalkerImport), its `source` path
+    relative to where `output` goes; the text is read back before it is returned, so it is a valid model."""
+    from pathlib import Path
 
-    return convert(path)
+    from mbt.parsing.graphwalker import import_graphwalker as convert
+
+    folder = Path(output).resolve().parent if output not in (None, "-") else Path.cwd()
+    return convert(path, folder)

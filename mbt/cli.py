@@ -212,6 +212,21 @@ def import_dmn(path: str, output: str | None) -> None:
     sys.exit(EXIT_OK)
 
 
+@import_.command(name="graphwalker")
+@click.argument("path")
+@output_option
+def import_graphwalker(path: str, output: str | None) -> None:
+    """Convert GraphWalker JSON models into `fsm` models (DSL on stdout, or -o FILE); what is not translated is
+    listed on stderr."""
+    imported = api.import_graphwalker(path, output)
+    emit(imported.text, output)
+    for note in imported.notes:
+        click.echo(note.render(path), err=True)
+    click.echo(f"mbt import graphwalker: {len(imported.models)} model(s) from {path}, "
+               f"{len(imported.notes)} note(s)", err=True)
+    sys.exit(EXIT_OK)
+
+
 def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="mbt", standalone_mode=False)

@@ -39,10 +39,10 @@ def _fsm() -> KindSupport:
 
 def _table() -> KindSupport:
     from mbt.elements.table import CRITERIA, enumerate_table
-    from mbt.goldens.replay_table import CompiledTable, TableReplayer
+    from mbt.goldens.replay_table import CompiledTable, TableReplayer, accepts
 
     return KindSupport("table", CRITERIA, enumerate_table,
-                       lambda model, elements: TableReplayer(CompiledTable(model, elements)))
+                       lambda model, elements: TableReplayer(CompiledTable(model, elements)), accepts)
 
 
 def _invariant() -> KindSupport:

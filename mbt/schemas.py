@@ -9,7 +9,9 @@ from pathlib import Path
 from mbt.api import CheckReport, ElementsReport
 from mbt.measure.coverage import CoverageReport
 
-REPORTS = {"check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport}
+from mbt.generate.report import GenerateReport  # noqa: E402 - grouped with the report it adds
+
+REPORTS = {"check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport}
 
 
 def schema_text(name: str) -> str:

@@ -9,7 +9,7 @@ import pytest
 import yaml
 import z3
 
-from mbt.analysis import fsm_checks, invariant_checks, policy_checks, smt, spans
+from mbt.analysis import fsm_checks, invariant_checks, policy_checks, smt, spans, table_checks
 from mbt.analysis.check import KIND_CHECKS, CheckOptions, check_model, has_errors, run_checks
 from mbt.analysis.fsm_checks import FsmChecker
 from mbt.analysis.smt import Solver, Symbols, encode, model_to_valuation, pin
@@ -70,9 +70,10 @@ def test_every_documented_code_has_a_case_and_every_code_is_documented():
     for path in CASES.glob("*.yaml"):
         for case in yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]:
             in_cases.update(code for code, _ in case["expect"])
-    defined = {value[0] for module in (fsm_checks, spans, invariant_checks, policy_checks)
+    defined = {value[0] for module in (fsm_checks, spans, invariant_checks, policy_checks, table_checks)
                for value in vars(module).values()
-               if isinstance(value, tuple) and len(value) == 3 and str(value[0])[:3] in ("FSM", "SPN", "INV", "POL")}
+               if isinstance(value, tuple) and len(value) == 3
+               and str(value[0])[:3] in ("FSM", "SPN", "INV", "POL", "TBL")}
     assert defined == documented
     assert defined == in_cases
 

@@ -462,3 +462,11 @@ def test_goldens_for_the_fsm_apply_to_its_invariants():
     _, inv = models(TRIGGERS)
     assert applies(inv, parse_case({"id": "A", "model": "t", "turns": [turn("q")]}, "g", 1))
     assert not applies(inv, parse_case({"id": "B", "model": "other", "turns": [turn("q")]}, "g", 2))
+
+
+def test_a_precondition_in_the_initial_state_is_context_so_every_verdict_is_judged():
+    _, contradictions = coverage_of([{"id": "CTX", "precondition": {"locked": True},
+                                      "turns": [turn("to_mid"), turn("y")]}])
+    assert [(c.path, c.turn) for c in contradictions] == [
+        ("invariant:guarded", 1), ("invariant:quiet", 2), ("invariant:ordered", 2)]
+    assert not any("precondition" in c.message for c in contradictions)

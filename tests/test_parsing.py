@@ -66,6 +66,7 @@ PER_ELEMENT = {
     "reason": lambda e: e.status_reason,
     "severity": lambda e: e.severity.value if e.severity is not None else None,
     "span": lambda e: e.span.describe() if e.span is not None else None,
+    "tags": lambda e: e.tags,
 }
 
 
@@ -229,7 +230,7 @@ NOT_RESERVED = {
     # keywords that cannot be confused with a name where they appear (a state so named cannot start a
     # transition line, which the syntax error says)
     "source", "title", "contract", "complete", "initial", "final", "on", "effect", "say", "matching",
-    "stated", "inferred", "unspecified", "severity", "id",
+    "stated", "inferred", "unspecified", "severity", "id", "tag",
     # decision tables: keywords only inside a `table` body, where names never start an item
     "table", "hit", "mcdc", "input", "output", "number", "integer", "boolean", "date", "precision", "default",
     "rule", "note",

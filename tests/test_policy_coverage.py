@@ -62,7 +62,7 @@ def test_element_ids_and_criteria():
         "rule:own:applicable", "rule:own:decisive", "rule:big:applicable", "rule:big:decisive"]
     # Pairs a request can make both apply: readers/own never meet (read vs approve), nor agents/big (an agent's
     # limit is at most 1000.00, so the amounts it approves never exceed 1000.00).
-    assert by_criterion["conflict"] == ["conflict:agents|own", "conflict:readers|big"]
+    assert by_criterion["conflict"] == ["conflict:readers|big", "conflict:agents|own"]  # by the first rule
     assert by_criterion["effect"] == ["effect:read:permit", "effect:read:deny", "effect:approve:permit",
                                       "effect:approve:deny"]
     assert by_criterion["boundary"] == [
@@ -285,8 +285,11 @@ def test_bad_policy_is_exit_2_with_a_located_message(tmp_path):
     assert "Traceback" not in result.stderr
 
 
-def test_number_values_keep_their_decimals_in_json(at_root):
+def test_number_values_are_json_numbers_in_every_format(at_root, tmp_path):
     code, out = run("check", POLICY, CHAT, "--format", "json")
     findings = json.loads(out)["findings"]
     amounts = [f["witness"]["resource.amount"] for f in findings if f["witness"] and "resource.amount" in f["witness"]]
-    assert amounts and all(isinstance(a, str) and Decimal(a) == Decimal(a).quantize(Decimal("0.01")) for a in amounts)
+    assert amounts and all(isinstance(a, (int, float)) and round(a, 2) == a for a in amounts)
+    sarif = tmp_path / "check.sarif"
+    code, _ = run("check", POLICY, CHAT, "--format", f"sarif:{sarif}")
+    assert code == 0 and json.loads(sarif.read_text(encoding="utf-8"))["version"] == "2.1.0"

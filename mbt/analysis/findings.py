@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 from mbt.analysis.counterexample import Counterexample
 from mbt.model.common import Location
@@ -21,6 +22,16 @@ class Finding(BaseModel):
     model: str | None = None
     related: list[Location] = []  # e.g. the forbid that a transition matches
     witness: dict[str, Any] | None = None  # a satisfying valuation for solver findings
+
+    @field_validator("witness")
+    @classmethod
+    def _plain_numbers(cls, witness: dict[str, Any] | None) -> dict[str, Any] | None:
+        """A policy's decimal numbers become JSON numbers (int when whole), so every report format can write them;
+        two-place amounts keep their digits (float's shortest repr of 1000.01 is 1000.01)."""
+        if not witness or not any(isinstance(v, Decimal) for v in witness.values()):
+            return witness
+        return {k: (int(v) if v == v.to_integral_value() else float(v)) if isinstance(v, Decimal) else v
+                for k, v in witness.items()}
     counterexample: Counterexample | None = None  # a run that violates an invariant (INV001)
 
     def render(self) -> str:

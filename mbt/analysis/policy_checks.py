@@ -16,7 +16,7 @@ from mbt.analysis.smt import candidates, constants_of
 from mbt.model.common import Location
 from mbt.model.expr import Lit, atoms
 from mbt.model.policy import NOT_APPLICABLE, Assertion, PolicyModel, Rule
-from mbt.model.policy_eval import APPLIES, Outcome, PolicyEvaluator, _value_gates, compile_tri, ref_names
+from mbt.model.policy_eval import APPLIES, Outcome, PolicyEvaluator, compile_tri, ref_names, value_gates
 
 # (code, name, severity); stable, documented with a bad and a good example each in docs/checks.md.
 RULE_NEVER_APPLIES = ("POL001", "rule-never-applies", "error")
@@ -276,7 +276,7 @@ class PolicyAnalysis:
 
     def _gates(self, rule: Rule) -> dict[str, frozenset]:
         gate = rule.target if rule.target is not None else rule.condition
-        return _value_gates(gate, self.required) if gate is not None else {}
+        return value_gates(gate, self.required) if gate is not None else {}
 
     # ---------------------------------------------------------------- per action
     @cached_property
@@ -442,9 +442,9 @@ class PolicyChecker:
 
     def check_assertion(self, assertion: Assertion) -> None:
         a = self.analysis
-        refuted, mode = self._counterexample(assertion, a.encoding)
+        refuted = self._counterexample(assertion, a.encoding)
         if refuted is None and assertion.quantifier == "never":
-            refuted, mode = self._counterexample(assertion, a.any_encoding)
+            refuted = self._counterexample(assertion, a.any_encoding)
         text = assertion.text()
         if refuted is None:
             scope = "every request, including those missing attributes" if assertion.quantifier == "never" \
@@ -458,26 +458,26 @@ class PolicyChecker:
             return
         outcome = a.evaluator.evaluate(refuted.request)
         by = f" by {_names(outcome.reasons)}" if outcome.reasons else ""
-        missing = f" a request missing {_names(refuted.missing)}," if refuted.missing else ""
-        message = f"`{text}` does not hold: for{missing} the counterexample request the decision is " \
+        missing = f" (it lacks {_names(refuted.missing)})" if refuted.missing else ""
+        message = f"`{text}` does not hold: the counterexample request{missing} is decided " \
                   f"{outcome.decision}{by}"
         related = [self.model.rule(r).loc for r in outcome.reasons]
         self.report(PROPERTY_REFUTED, assertion.loc, message, related, _shown(refuted.request))
 
-    def _counterexample(self, assertion: Assertion, encoding: PolicyEncoding) -> tuple[Answer | None, str]:
-        """A replayed request that breaks the assertion under this encoding, or None when there is none."""
+    def _counterexample(self, assertion: Assertion, encoding: PolicyEncoding) -> Answer | None:
+        """A replayed request that breaks the assertion under this encoding, None when there is none ("unknown" when
+        z3 could not tell; "sat" without a request when its witness did not replay)."""
         parts = [encoding.holds(assertion.when)] if assertion.when is not None else []
         decided = encoding.decision(assertion.decision)
         parts.append(decided if assertion.quantifier == "never" else z3.Not(decided))
         answer = encoding.check(*parts)
         if answer.unsat:
-            return None, ""
+            return None
         if not answer.sat:
-            return answer, ""
+            return answer
         if not self._breaks(assertion, answer.request):
-            return Answer("sat"), ""
-        answer = self.analysis.tidy(answer, lambda request: self._breaks(assertion, request))
-        return answer, "complete" if encoding.complete else "any"
+            return Answer("sat")
+        return self.analysis.tidy(answer, lambda request: self._breaks(assertion, request))
 
     def _breaks(self, assertion: Assertion, request: dict[str, Any]) -> bool:
         """The evaluator's verdict: the `when` holds and the decision is (never) / is not (always) the one named."""

@@ -217,6 +217,3 @@ class PolicyEncoding:
         for name in missing:
             request.pop(name, None)
         return Answer("sat", request, missing)
-
-    def rule_index(self, name: str) -> int:
-        return next(i for i, r in enumerate(self.model.rules) if r.name == name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mbt.analysis.findings import Finding
 from mbt.model.common import Location
 from mbt.model.table import TableModel, plain, value_text
-from mbt.tables.analysis import MAX_GAPS, analyse, masked_reason
+from mbt.tables.analysis import analyse, masked_reason
 
 # (code, name, severity); stable, documented with a bad and a good example each in docs/checks.md.
 GAP = ("TBL001", "table-gap", "warning")
@@ -18,7 +18,7 @@ SUBSUMED = ("TBL006", "subsumed-rule", "warning")
 NEVER_MATCHES = ("TBL007", "rule-never-matches", "error")
 OUTSIDE_DOMAIN = ("TBL008", "entry-outside-domain", "warning")
 FINER_THAN_PRECISION = ("TBL009", "entry-finer-than-precision", "warning")
-GAPS_TRUNCATED = ("TBL010", "more-gaps", "info")
+INCOMPLETE = ("TBL010", "analysis-incomplete", "info")  # more gaps than listed, or a question the solver left open
 
 REPLAY_FAILED = " (the witness did not replay on mbt's evaluator; this is an mbt bug, please report it)"
 
@@ -45,9 +45,18 @@ def check_table(model: TableModel) -> list[Finding]:
                            f"gap in table `{model.name}`: no rule matches {p.describe(gap.masks)}{fallback}"
                            + ("" if gap.replayed else REPLAY_FAILED),
                            model, witness=witness_of(model, gap.witness)))
-    if a.gap_count > len(a.gaps):
-        out.append(finding(GAPS_TRUNCATED, model.loc, f"table `{model.name}` has {a.gap_count} gap regions; the first "
-                                                      f"{MAX_GAPS} are listed", model))
+    if a.gaps and not a.gap_count_exact:
+        out.append(finding(INCOMPLETE, model.loc, f"table `{model.name}` has more gap regions than the "
+                                                      f"{len(a.gaps)} listed", model))
+    elif a.gap_count > len(a.gaps):
+        out.append(finding(INCOMPLETE, model.loc, f"table `{model.name}` has {a.gap_count} gap regions; the "
+                                                      f"first {len(a.gaps)} are listed", model))
+    if a.overlap_count > len(a.overlaps):
+        out.append(finding(INCOMPLETE, model.loc, f"table `{model.name}` has {a.overlap_count} overlapping rule pairs; "
+                                                  f"the first {len(a.overlaps)} are listed", model))
+    for question in a.undecided:
+        out.append(finding(INCOMPLETE, model.loc, f"table `{model.name}`: the solver could not decide {question} in "
+                                                 "time; nothing is claimed about it", model))
     for o in a.overlaps:
         first, second = rules[o.first], rules[o.second]
         if model.hit == "UNIQUE":
@@ -64,7 +73,7 @@ def check_table(model: TableModel) -> list[Finding]:
         rule = rules[m.rule]
         out.append(finding(MASKED, rule.loc, f"rule {rule.name} can never give the result: "
                                              f"{masked_reason(model, m)}" + ("" if m.replayed else REPLAY_FAILED),
-                           model, [rules[i].loc for i in m.by], witness_of(model, m.witness)))
+                           model, [rules[i].loc for i in m.by[:5]], witness_of(model, m.witness)))
     for first, later in a.duplicates:
         same = rules[first].outputs == rules[later].outputs
         what = "the same outputs" if same else f"different outputs ({_outputs(rules[first])} vs {_outputs(rules[later])})"

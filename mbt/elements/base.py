@@ -22,6 +22,7 @@ class Element(BaseModel):
     weight: float = SEVERITY_WEIGHT[Severity.medium]
     feasible: bool = True  # False: no run can ever cover it (reason says why); excluded from the denominator
     reason: str | None = None
+    tags: list[str] = []  # the model part's `tag` annotations (requirement ids)
 
 
 def element_from(model: str, kind: str, criterion: str, id_: str, label: str, source: Annotated,
@@ -29,4 +30,5 @@ def element_from(model: str, kind: str, criterion: str, id_: str, label: str, so
     """An element that takes its location, span, status and severity from the model part it stands for."""
     sev = severity or source.severity or default_severity
     return Element(id=id_, model=model, kind=kind, criterion=criterion, label=label, location=source.loc,
-                   span=source.span, status=source.status, severity=sev, weight=SEVERITY_WEIGHT[sev])
+                   span=source.span, status=source.status, severity=sev, weight=SEVERITY_WEIGHT[sev],
+                   tags=list(getattr(source, "tags", [])))

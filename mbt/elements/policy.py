@@ -49,19 +49,6 @@ class Boundary:
         what = self.left if self.right is None else f"{self.left}-{self.right}"
         return f"boundary:{self.rule}:{what}={self.value}"
 
-    def hit(self, request: dict) -> bool:
-        """The request sits exactly on this point (every attribute given)."""
-        if self.left not in request or (self.right is not None and self.right not in request):
-            return False
-        a = request[self.left]
-        b = request[self.right] if self.right is not None else 0
-        if a is None or b is None or isinstance(a, bool) or isinstance(b, bool):
-            return False
-        try:
-            return Decimal(a) - Decimal(b) == self.value
-        except (TypeError, ValueError, ArithmeticError):
-            return False
-
 
 def boundaries(model: PolicyModel) -> list[Boundary]:
     """Two points per ordering comparison of a numeric attribute with a constant or with another numeric

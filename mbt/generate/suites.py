@@ -22,7 +22,7 @@ from typing import Any, Callable, Hashable
 import networkx as nx
 
 from mbt.elements import fsm as ids
-from mbt.generate.symbolic import Constraint, PlannedStep, SymbolicFsm, concrete, split
+from mbt.generate.symbolic import Constraint, PlannedStep, SymbolicFsm, concrete, split, store_key
 from mbt.generate.witnesses import NoWitness, Start, Witness, WitnessFinder
 
 CRITERIA = ("transition", "transition-pair")
@@ -265,6 +265,9 @@ class SuiteBuilder:
         self.detour_steps = detour_steps  # longest detour tried before a run is ended and a new one started
         self.orderings = 16  # Euler circuits tried (all optimal without guards) for models up to `small` elements
         self.small = 2000
+        self.repair_paths = 1000  # search limit for the witness runs that repair a suite
+        self.reconnect_steps = 3  # longest concrete continuation tried before a stuck run ends
+        self._closed = False
 
     def build(self, criterion: str) -> Suite:
         if criterion not in CRITERIA:
@@ -305,8 +308,10 @@ class SuiteBuilder:
             tour = transition_tour(engine, kept, reach, initial)
         else:
             tour, _ = pair_tour(engine, required, initial, strongly, wanted)
+        self._closed = tour.method == "chinese-postman"
         best = None
-        attempts = self.orderings if len(wanted) <= self.small else 1
+        # Small models: the guard-aware walk and several Euler circuits, the best kept; large ones: the walk only.
+        attempts = self.orderings if len(wanted) <= self.small else 0
         for ordering in range(-1, attempts):
             tried = list(missing)
             if ordering < 0:
@@ -351,7 +356,7 @@ class SuiteBuilder:
                 # ... else this run ends, and a witness for the step starts the next one.
                 self._close(run, runs)
                 run = self._fresh()
-                witness = self.finder.find(item)
+                witness = self.finder.find(item, self.repair_paths)
                 if isinstance(witness, NoWitness):
                     failed.add(item)
                     missing.append(witness)
@@ -376,57 +381,106 @@ class SuiteBuilder:
 
     def _greedy(self, tour: Tour, criterion: str, wanted: set[str], missing: list[NoWitness]) -> list[SuiteRun]:
         """Another way through the flow's edges: walk them with the guards evaluated as the run goes, at each step
-        preferring an edge that covers something new; a run ends where no remaining edge can be taken."""
+        preferring an edge that covers something new. Where no remaining edge can be taken the run ends; when even
+        the start offers none, a witness run for the next uncovered element starts the next run."""
         if tour.graph is None:
             return []
         transitions = self.engine.transitions
+        pairs = criterion == "transition-pair"
         remaining: dict[tuple, int] = {}
         out: dict[Hashable, list[tuple]] = {}
         for u, v, key in tour.graph.edges(keys=True):
-            if u in (_END,) or v == _END or (u == _START and criterion == "transition"):
+            if u == _END or v == _END or (u == _START and not pairs):
                 continue
             edge = (u, v, _key(key))
             if edge not in remaining:
                 out.setdefault(u, []).append(edge)
             remaining[edge] = remaining.get(edge, 0) + 1
-        pairs = criterion == "transition-pair"
+        todo = [item for item in dict.fromkeys(self._edge_item(e, pairs) for e in remaining) if item is not None]
+        cursor = 0
         covered: set[str] = set()
         runs: list[SuiteRun] = []
         failed: set[str] = set()
-        while any(remaining.values()):
-            run = self._fresh()
-            while True:
-                node = (run.plan[-1].outcome if run.plan else _START) if pairs else run.state
-                options = [e for e in out.get(node, ()) if remaining[e]]
-                options.sort(key=lambda e: self._edge_item(e, pairs) in covered)
-                for edge in options:
-                    i = edge[2][1] if pairs and isinstance(edge[2], tuple) else edge[2]
-                    if run.state == transitions[i].source and self._take(run, i):
-                        remaining[edge] -= 1
-                        covered.add(self._last_item(criterion, run))
-                        break
-                else:
+        run = self._fresh()
+        while True:
+            node = (run.plan[-1].outcome if run.plan else _START) if pairs else run.state
+            options = [e for e in out.get(node, ()) if remaining[e]]
+            options.sort(key=lambda e: self._edge_item(e, pairs) in covered)
+            for edge in options:
+                i = edge[2][1] if pairs and isinstance(edge[2], tuple) else edge[2]
+                if run.state == transitions[i].source and self._take(run, i):
+                    remaining[edge] -= 1
+                    covered.add(self._last_item(criterion, run))
                     break
-            if run.plan:
-                self._close(run, runs)
-                continue
-            # Nothing can be taken from the start: the next uncovered element left gets a witness run.
-            todo = [self._edge_item(e, pairs) for e, n in remaining.items() if n]
-            todo = [item for item in todo if item is not None and item not in covered and item not in failed]
-            if not todo:
-                break
-            witness = self.finder.find(todo[0])
-            if isinstance(witness, NoWitness):
-                failed.add(todo[0])
-                missing.append(witness)
-                continue
-            self._replay_witness(run, witness)
-            covered.update(self._items(criterion, run.plan))
-            for e, n in remaining.items():
-                if n and self._edge_item(e, pairs) in covered:
-                    remaining[e] = 0
-            self._close(run, runs)
+            else:
+                if run.plan and not pairs:
+                    # Stuck: a few concrete steps may reach a remaining edge that covers something new.
+                    wanted_here = {e[2] for e, n in remaining.items() if n and self._edge_item(e, pairs) not in covered}
+                    path = self._reconnect(run, wanted_here)
+                    if path:
+                        for i, args in path:
+                            run.push(self.engine, i, transitions[i].event, args, [])
+                            covered.add(self._last_item(criterion, run))
+                            edge = (transitions[i].source, transitions[i].target, i)
+                            if remaining.get(edge):
+                                remaining[edge] -= 1
+                        continue
+                if run.plan:
+                    self._close(run, runs)
+                    run = self._fresh()
+                    continue
+                # Nothing can be taken from the start: a witness for the next uncovered element starts the run.
+                while cursor < len(todo) and (todo[cursor] in covered or todo[cursor] in failed):
+                    cursor += 1
+                if cursor == len(todo):
+                    break
+                witness = self.finder.find(todo[cursor], self.repair_paths)
+                if isinstance(witness, NoWitness):
+                    failed.add(todo[cursor])
+                    missing.append(witness)
+                    continue
+                self._replay_witness(run, witness)
+                covered.update(self._items(criterion, run.plan))
         return self._trim(runs, criterion, wanted, missing, failed)
+
+    def _reconnect(self, run: "_Open", wanted: set[int]) -> list[tuple[int, dict[str, Any]]] | None:
+        """The shortest concrete continuation (at most `reconnect_steps` steps, readable arguments) from the run's
+        configuration that ends by taking a transition of `wanted`; None if there is none, or the run's values are
+        symbolic."""
+        engine, finder = self.engine, self.finder
+        if not wanted or any(not concrete(v) for v in run.store.values()):
+            return None
+        start = (run.state, run.store, None, None, None)
+        seen = {store_key(run.state, run.store)}
+        frontier = [start]
+        for _ in range(self.reconnect_steps):
+            following = []
+            for node in frontier:
+                state, store = node[0], node[1]
+                for i in engine.outgoing[state]:
+                    if not finder.edge_ok[i]:
+                        continue
+                    t = engine.transitions[i]
+                    names = engine.declared[t.event]
+                    pools = [finder.candidates(n, engine.param_types[t.event][n]) for n in names]
+                    for values in itertools.islice(itertools.product(*pools), self.combos):
+                        args = dict(zip(names, values))
+                        if not all(c is True for c in engine.takes(store, i, args)):
+                            continue
+                        if i in wanted:
+                            path = [(i, args)]
+                            while node[2] is not None:
+                                path.append((node[3], node[4]))
+                                node = node[2]
+                            return path[::-1]
+                        after = engine.apply(store, i, args)
+                        key = store_key(t.target, after)
+                        if key not in seen:
+                            seen.add(key)
+                            following.append((t.target, after, node, i, args))
+                        break
+            frontier = following
+        return None
 
     def _edge_item(self, edge: tuple, pairs: bool) -> str | None:
         transitions = self.engine.transitions
@@ -519,11 +573,13 @@ class SuiteBuilder:
                     last = k
             if not new:
                 continue
+            if self._closed and transitions[run.plan[-1].outcome].target == run.start.state:
+                last = len(run.plan) - 1  # a Chinese-postman tour returns to where it started: keep its way back
             out.append(SuiteRun(run.start, run.plan[:last + 1], run.args[:last + 1], new))
         for item in sorted(wanted - covered - failed, key=_order(transitions, criterion)):
             if item in covered:
                 continue
-            witness = self.finder.find(item)
+            witness = self.finder.find(item, self.repair_paths)
             if isinstance(witness, NoWitness):
                 missing.append(witness)
                 continue

@@ -80,8 +80,9 @@ class SymbolicFsm:
             self.groups.setdefault((t.source, t.event), []).append(i)
             self.outgoing[t.source].append(i)
         self.local_names = [t.params or self.declared[t.event] for t in model.transitions]
-        self._compiled: dict[Expr, Callable] = {}
-        self._refs: dict[Expr, frozenset[str]] = {}
+        self._compiled: dict[int, Callable] = {}
+        self._refs: dict[int, tuple[str, ...]] = {}
+        self._keep: list[Expr] = []
         self._answers: dict[frozenset[int], tuple[str, list]] = {}
         self._local_types: dict[int, dict[str, ValueType]] = {}
         self._arguments: dict[tuple[int, str], dict[str, Term]] = {}
@@ -112,15 +113,20 @@ class SymbolicFsm:
 
     # ------------------------------------------------------------ expressions
     def compiled(self, expr: Expr) -> Callable:
-        fn = self._compiled.get(expr)
+        fn = self._compiled.get(id(expr))
         if fn is None:
-            fn = self._compiled[expr] = compile_expr(expr)
+            fn = self._compiled[id(expr)] = compile_expr(expr)
+            self._keep.append(expr)  # an id() key is only safe while its object lives
         return fn
 
-    def refs(self, expr: Expr) -> frozenset[str]:
-        names = self._refs.get(expr)
+    def refs(self, expr: Expr) -> tuple[str, ...]:
+        # Keyed by identity (model expressions live as long as the model): hashing a frozen dataclass tree on
+        # every evaluation costs more than the evaluation.
+        names = self._refs.get(id(expr))
         if names is None:
-            names = self._refs[expr] = frozenset(n.name for n in expr.walk() if isinstance(n, Ref))
+            names = tuple(sorted({n.name for n in expr.walk() if isinstance(n, Ref)}))
+            self._refs[id(expr)] = names
+            self._keep.append(expr)
         return names
 
     def term_of(self, name: str, value: Any, types: dict[str, ValueType] | None = None) -> Term:
@@ -169,8 +175,12 @@ class SymbolicFsm:
         return ValueType("bool")
 
     # ------------------------------------------------------------ steps
-    def local_env(self, store: dict[str, Any], t_index: int, args: dict[str, Any]) -> dict[str, Any]:
-        """What transition `t_index`'s guard and actions see: the store and the arguments under its local names."""
+    def local_env(self, store: dict[str, Any], t_index: int, args: dict[str, Any], copy: bool = False
+                  ) -> dict[str, Any]:
+        """What transition `t_index`'s guard and actions see: the store and the arguments under its local names.
+        Without parameters that is the store itself, unless `copy` (the caller writes to it)."""
+        if not args and not copy:
+            return store
         env = dict(store)
         for local, declared in zip(self.local_names[t_index], self.declared[self.transitions[t_index].event]):
             env[local] = args[declared]
@@ -223,7 +233,7 @@ class SymbolicFsm:
         `on_call(call, arguments, env, types)` is told about every tool call, with the environment at that moment
         and the types of the arguments (`args.NAME`).
         """
-        env = self.local_env(store, t_index, args)
+        env = self.local_env(store, t_index, args, copy=True)
         types = self.local_types(t_index)
         out = dict(store)
         for action in self.transitions[t_index].actions:

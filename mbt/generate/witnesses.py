@@ -10,12 +10,14 @@ prefixes, so it always terminates, and says which bound it hit.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from mbt.analysis.smt import constants_of
-from mbt.generate.symbolic import (ANY, REFUSED, Constraint, PlannedStep, SymbolicFsm, split, store_key, symbolic_key)
+from mbt.generate.symbolic import (ANY, REFUSED, Constraint, PlannedStep, SymbolicFsm, concrete, split, store_key,
+                                   symbolic_key)
 from mbt.generate.targets import Suffix, Target, fsm_targets
 from mbt.model.fsm import Assign, FsmModel, ToolCall
 from mbt.model.types import ValueType
@@ -95,6 +97,7 @@ class _Search:
     cut_by_limit: bool = False
     unknown: bool = False
     paths: int = 0
+    max_paths: int = 0
 
 
 @dataclass
@@ -125,9 +128,11 @@ class WitnessFinder:
         constants = constants_of(expressions(self.model))
         self._candidates: dict[tuple[str, str], list[Any]] = {}
         self._constants = constants
+        self._atlas: Atlas | None = None
+        self._forward = forward
 
     # ------------------------------------------------------------ entry point
-    def find(self, element: str) -> Witness | NoWitness:
+    def find(self, element: str, max_paths: int | None = None) -> Witness | NoWitness:
         target = self.targets.get(element)
         if target is None:
             return NoWitness(element, "unusable", "not an element of this model")
@@ -138,14 +143,39 @@ class WitnessFinder:
             where = "the initial state" + (" or a declared precondition" if len(self.starts) > 1 else "")
             return NoWitness(element, "unreachable",
                              f"unreachable: no path from {where} leads to {names}, even ignoring guards")
-        search = None
-        if target.preferred is not None:
-            search = self._search(target, target.preferred)
-        if search is None or search.found is None:
-            search = self._search(target, target.suffixes)
-        if search.found is None:
-            return self._failure(target, search)
-        return self._witness(target, *search.found)
+        for suffixes in ([target.preferred] if target.preferred is not None else []) + [target.suffixes]:
+            # The atlas first: a run it has at the guard-free lower bound is a shortest one; a longer one bounds
+            # the search, which then only looks for something shorter (and proves there is none when it ends).
+            quick = self._from_atlas(target, suffixes)
+            if quick is not None and quick[0].depth + target.length <= (self._guard_free_length(target) or 0):
+                return self._witness(target, *quick)
+            limit = quick[0].depth + target.length - 1 if quick is not None else None
+            search = self._search(target, suffixes, limit=limit, max_paths=max_paths)
+            if search.found is not None:
+                return self._witness(target, *search.found)
+            if quick is not None:
+                return self._witness(target, *quick)
+        return self._failure(target, search)
+
+    # ------------------------------------------------------------ the atlas
+    @property
+    def atlas(self) -> "Atlas":
+        if self._atlas is None:
+            self._atlas = Atlas(self)
+        return self._atlas
+
+    def _from_atlas(self, target: Target, suffixes):
+        """The shortest run from the atlas's configurations at the element's source states that ends with one of
+        `suffixes` (None when it has none)."""
+        result = _Search()
+        for node in self.atlas.at(target.sources):
+            if node.depth + target.length > self.max_depth:
+                break
+            for suffix in suffixes(node.state):
+                done = self._finish(node, suffix, result)
+                if done is not None:
+                    return node, suffix, done
+        return None
 
     # ------------------------------------------------------------ search
     def distances(self, sources: frozenset[str] | None) -> dict[str, int] | None:
@@ -168,6 +198,7 @@ class WitnessFinder:
         length = target.length
         limit = self.max_depth if limit is None else limit
         max_paths = self.max_paths if max_paths is None else max_paths
+        result.max_paths = max_paths
 
         def h(state: str) -> int | None:
             if dist is None:
@@ -189,6 +220,7 @@ class WitnessFinder:
             if node.store is None:
                 # Children are made lazily: their step is worked out only when the search gets to them.
                 parent = node.parent
+                node.args = engine.arguments(node.depth, node.step.event)
                 ok, symbolic = split(engine.takes(parent.store, node.step.outcome, node.args))
                 if not ok:
                     continue
@@ -230,8 +262,7 @@ class WitnessFinder:
                 if depth + hv > limit:
                     result.cut_by_depth = True
                     continue
-                child = _Node(t.target, None, (), 0, depth, node, PlannedStep(t.event, i), node.start,
-                              engine.arguments(depth, t.event))
+                child = _Node(t.target, None, (), 0, depth, node, PlannedStep(t.event, i), node.start)
                 # Deeper first among equal estimates: the run closest to done is finished first.
                 heapq.heappush(heap, (depth + hv, -depth, counter, child))
                 counter += 1
@@ -298,7 +329,16 @@ class WitnessFinder:
         values = engine.solve(list(node.constraints) + done.conds, names)
         if values is None:
             return NoWitness(target.element, "unknown", "the solver could not produce values for the run (timeout)")
-        args = [{p: values[f"@{k}:{step.event}:{p}"] for p in engine.declared[step.event]}
+        given: list[dict[str, Any] | None] = []
+        cursor = node
+        while cursor.parent is not None:
+            given.append(cursor.args if cursor.args is not None and all(concrete(v) for v in cursor.args.values())
+                         else None)
+            cursor = cursor.parent
+        given = given[::-1] + [None] * len(suffix)
+        # Steps the atlas took with concrete arguments keep them; the rest come from the solver.
+        args = [dict(given[k - 1]) if given[k - 1] is not None else
+                {p: values[f"@{k}:{step.event}:{p}"] for p in engine.declared[step.event]}
                 for k, step in enumerate(plan, start=1)]
         start = node.start
         if not self.holds(start, plan, args):
@@ -309,7 +349,7 @@ class WitnessFinder:
     def _failure(self, target: Target, search: _Search) -> NoWitness:
         element = target.element
         if search.cut_by_limit:
-            return NoWitness(element, "limit", f"search limit: {self.max_paths:,} run prefixes explored without a run "
+            return NoWitness(element, "limit", f"search limit: {search.max_paths:,} run prefixes explored without a run "
                                                f"ending with {target.describe} whose guards all hold")
         if search.cut_by_depth:
             shortest = self._guard_free_length(target)
@@ -323,6 +363,7 @@ class WitnessFinder:
                                                    "guard on the way holding (every run was ruled out)")
 
     def _guard_free_length(self, target: Target) -> int | None:
+        """The fewest steps any run covering the target takes, ignoring guards (a lower bound)."""
         dist = self.distances(target.sources)
         if dist is None:
             return target.length
@@ -457,3 +498,63 @@ def _bfs_distances(sources: frozenset[str], adjacency: dict[str, list[str]]) -> 
 
 def _same(a: Any, b: Any) -> bool:
     return a == b and type(a) is type(b)
+
+
+class Atlas:
+    """Configurations reached by one breadth-first walk from the starts, a few different ones per state, each with the
+    run that reached it (arguments chosen concretely from the readable candidates).
+
+    Shared by every element of a model: most elements are covered by a run from here whose length equals the
+    guard-free lower bound, which is then a shortest witness without any search of its own.
+    """
+
+    def __init__(self, finder: WitnessFinder, per_state: int = 8, combos: int = 8):
+        engine = finder.engine
+        self.by_state: dict[str, list[_Node]] = {}
+        seen: set = set()
+        queue: deque[_Node] = deque()
+        for start in finder.starts:
+            node = _Node(start.state, start.store, (), 0, 0, start=start)
+            key = store_key(node.state, node.store)
+            if key in seen:
+                continue
+            seen.add(key)
+            self.by_state.setdefault(node.state, []).append(node)
+            queue.append(node)
+        limit = finder.max_depth
+        while queue:
+            node = queue.popleft()
+            if node.depth >= limit:
+                continue
+            for i in engine.outgoing[node.state]:
+                if not finder.edge_ok[i]:
+                    continue
+                t = engine.transitions[i]
+                slot = self.by_state.setdefault(t.target, [])
+                if len(slot) >= per_state:
+                    continue
+                names = engine.declared[t.event]
+                pools = [finder.candidates(n, engine.param_types[t.event][n]) for n in names]
+                for values in itertools.islice(itertools.product(*pools), combos):
+                    args = dict(zip(names, values))
+                    if not all(c is True for c in engine.takes(node.store, i, args)):
+                        continue
+                    store = engine.apply(node.store, i, args)
+                    key = store_key(t.target, store)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    child = _Node(t.target, store, (), 0, node.depth + 1, node, PlannedStep(t.event, i), node.start,
+                                  args)
+                    slot.append(child)
+                    queue.append(child)
+                    if len(slot) >= per_state:
+                        break
+
+    def at(self, states: frozenset[str] | None) -> list[_Node]:
+        """The configurations at these states (None: every state), shallowest first."""
+        if states is None:
+            nodes = [n for found in self.by_state.values() for n in found]
+        else:
+            nodes = [n for s in states for n in self.by_state.get(s, ())]
+        return sorted(nodes, key=lambda n: n.depth)

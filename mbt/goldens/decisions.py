@@ -13,6 +13,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 
+# Keys a decision case might use for its expected outputs by mistake: refused rather than kept as unchecked extras.
+LIKELY_TYPOS = {"expected", "expects", "output", "outputs", "expected_output", "expected_outputs", "result",
+                "expected_result", "input"}
+
+
 class DecisionCheck(BaseModel):
     """One evaluation of a table: the inputs, and what the golden expects (if it says)."""
 
@@ -55,6 +60,9 @@ def normalise_decisions(data: dict[str, Any], out: dict[str, Any]) -> bool:
     checks: list[DecisionCheck] = []
     is_decision_case = "table" in data
     if is_decision_case:
+        misspelt = sorted(k for k in data if k in LIKELY_TYPOS)
+        if misspelt:
+            raise ValueError(f"unknown key `{misspelt[0]}` in a decision case; the expected outputs go under `expect`")
         single = {k: data.pop(k) for k in ("table", "inputs", "expect", "expect_error") if k in data}
         checks.append(decision_from(single, "the decision"))
         out.setdefault("model", checks[0].table)

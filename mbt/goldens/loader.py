@@ -43,8 +43,8 @@ def _reason(err: Exception) -> str:
     return str(err)
 
 
-def _jsonl_cases(text: str, shown: str, invalid: list[InvalidCase]) -> Iterator[GoldenCase]:
-    for number, line in enumerate(text.splitlines(), start=1):
+def _jsonl_cases(text: str, shown: str, invalid: list[InvalidCase], first_line: int = 1) -> Iterator[GoldenCase]:
+    for number, line in enumerate(text.splitlines(), start=first_line):
         stripped = line.strip()
         if not stripped or stripped.startswith("//"):
             continue
@@ -112,7 +112,7 @@ class GoldenStream:
 
     def __init__(self, paths: list[str]):
         self.files: list[str] = []
-        self._texts: list[tuple[Path, str, str]] = []
+        self._texts: list[tuple[str, str, str, int]] = []  # (suffix, shown path, text, number of its first line)
         problems: list[Problem] = []
         for path in expand(paths):
             shown = str(path)
@@ -122,32 +122,80 @@ class GoldenStream:
                 problems.extend(err.problems)
                 continue
             self.files.append(shown)
-            self._texts.append((path, shown, text))
+            self._texts.append((path.suffix, shown, text, 1))
         if problems:
             raise LocatedError(problems)
         self._broken: list[InvalidCase] = []
         self._duplicates: list[InvalidCase] = []
+        self._seen: dict[str, str] = {}  # case id -> where it first occurs
 
     @property
     def cases(self) -> Iterator[GoldenCase]:
         """Valid cases in file order; a repeated id is reported and skipped (the first one counts)."""
-        seen: dict[str, str] = {}  # id -> where it first occurs
+        for case in self.all_cases():
+            if not self.repeats(case.id, case.file, case.line, case.where):
+                yield case
+
+    def all_cases(self) -> Iterator[GoldenCase]:
+        """Every valid case, repeated ids included; broken ones go to `invalid`."""
         while self._texts:
-            path, shown, text = self._texts.pop(0)  # the text goes once its cases are read
-            if path.suffix in (".yaml", ".yml"):
+            suffix, shown, text, first_line = self._texts.pop(0)  # the text goes once its cases are read
+            if suffix in (".yaml", ".yml"):
                 found = _yaml_cases(text, shown, self._broken)
-            elif path.suffix == ".json":
+            elif suffix == ".json":
                 found = _json_cases(text, shown, self._broken)
             else:
-                found = _jsonl_cases(text, shown, self._broken)
+                found = _jsonl_cases(text, shown, self._broken, first_line)
             del text
-            for case in found:
-                if case.id in seen:
-                    self._duplicates.append(InvalidCase(case.file, case.line,
-                                                        f"duplicate case id `{case.id}` (first at {seen[case.id]})"))
-                    continue
-                seen[case.id] = case.where
-                yield case
+            yield from found
+
+    def repeats(self, case_id: str, file: str, line: int, where: str) -> bool:
+        """True, and reported in `invalid`, when an earlier case has the same id."""
+        first = self._seen.get(case_id)
+        if first is not None:
+            self._duplicates.append(InvalidCase(file, line, f"duplicate case id `{case_id}` (first at {first})"))
+            return True
+        self._seen[case_id] = where
+        return False
+
+    def split(self) -> GoldenStream | None:
+        """Move the later half of the unread text (by size; a JSONL file is cut between lines) to a new stream, for
+        a second process to read; None when it cannot be split. Its cases come after all of this stream's: check
+        their ids with `repeats` here, in order, and `adopt` its broken cases."""
+        half = sum(len(text) for _, _, text, _ in self._texts) // 2
+        size = 0
+        for position, (suffix, shown, text, first_line) in enumerate(self._texts):
+            if size + len(text) <= half:
+                size += len(text)
+                continue
+            cut = text.find("\n", half - size) + 1 if suffix not in (".yaml", ".yml", ".json") else 0
+            keep, rest = self._texts[:position], self._texts[position + 1:]
+            if 0 < cut < len(text):
+                keep.append((suffix, shown, text[:cut], first_line))
+                rest.insert(0, (suffix, shown, text[cut:], first_line + len(text[:cut].splitlines())))
+            else:
+                rest.insert(0, (suffix, shown, text, first_line))
+            if not keep or not rest:
+                return None
+            later = GoldenStream.__new__(GoldenStream)
+            later.files, later._texts, later._broken, later._duplicates, later._seen = [], rest, [], [], {}
+            self._texts = keep
+            return later
+        return None
+
+    @property
+    def broken(self) -> list[InvalidCase]:
+        """The broken cases met so far (not the duplicates)."""
+        return self._broken
+
+    def adopt(self, broken: list[InvalidCase]) -> None:
+        """Take the broken cases of a stream split off this one (they follow this stream's own)."""
+        self._broken.extend(broken)
+
+    @property
+    def size(self) -> int:
+        """Characters of golden text not read yet."""
+        return sum(len(text) for _, _, text, _ in self._texts)
 
     @property
     def invalid(self) -> list[InvalidCase]:

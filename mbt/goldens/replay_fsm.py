@@ -30,6 +30,7 @@ class CompiledTransition:
     branch_el: int | None
     target_el: int
     assigned: tuple[str, ...] = ()  # variables its assignments and discards change, in declaration order
+    pairs_after: dict[int, int] = field(default_factory=dict)  # index of the next transition -> its pair element
 
 
 @dataclass
@@ -73,7 +74,6 @@ class CompiledFsm:
         self.by_state_event: dict[tuple[str, str], list[CompiledTransition]] = defaultdict(list)
         grouped = ids.guard_groups(model)
         self.no_branch = {key: idx[ids.no_branch_id(*key)] for key in grouped}
-        self.pairs: dict[tuple[int, int], int] = {}
         self.transitions: list[CompiledTransition] = []
         for i, t in enumerate(model.transitions):
             in_group = (t.source, t.event) in grouped
@@ -97,7 +97,7 @@ class CompiledFsm:
         for i, t in enumerate(model.transitions):
             prefix = ids.pair_id_prefix(t)  # pair ids built in bulk (ids.pair_id, without a call per pair)
             for j, key in by_source.get(t.target, ()):
-                self.pairs[(i, j)] = idx[prefix + key]
+                self.transitions[i].pairs_after[j] = idx[prefix + key]
         self.forbids = [CompiledForbid(f, compile_expr(f.guard) if f.guard is not None else None,
                                        idx[ids.forbidden_id(f)], [p.casefold() for p in _phrases(f)])
                         for f in model.forbids]
@@ -125,6 +125,7 @@ class CompiledFsm:
             found = self._slots[key] = _Slot(group, forbids, self.state_el[state], self.no_branch.get(key))
             if len(group) == 1 and group[0].guard is None and all(cf.guard is None for cf in forbids):
                 found.simple = only = group[0]
+                found.forbid_elements = tuple(cf.element for cf in forbids)
                 found.fixed = (found.state_el, only.transition_el, only.target_el) + (
                     () if only.branch_el is None else (only.branch_el,))
         return found
@@ -180,6 +181,7 @@ class _Slot:
     # One unguarded transition and only unguarded forbids (most steps): the outcome is known in advance.
     simple: CompiledTransition | None = None
     fixed: tuple[int, ...] = ()  # the elements such a step exercises, in _step's order, before any pair
+    forbid_elements: tuple[int, ...] = ()  # of those unguarded forbids
 
 
 # ------------------------------------------------------------------ replay of one case
@@ -401,7 +403,7 @@ class FsmReplayer:
             if taken.branch_el is not None:
                 exercised.append(taken.branch_el)
             if prev is not None:
-                pair = c.pairs.get((prev.index, taken.index))
+                pair = prev.pairs_after.get(taken.index)
                 if pair is not None:
                     exercised.append(pair)
             refused = False
@@ -421,15 +423,15 @@ class FsmReplayer:
             env = dict(variables)
             for declared, name in zip(self.c.params[event], taken.param_names):
                 env[name] = args[declared]
-        if slot.forbids:
-            run.exercised.update(cf.element for cf in slot.forbids)
+        if slot.forbid_elements:
+            run.exercised.update(slot.forbid_elements)
         made: list = []
         for action in taken.actions:
             action(env, variables, made)
         calls = [ToolCallMade(tool, a, number) for tool, a in made] if made else []
         exercised = list(slot.fixed)
         if prev is not None:
-            pair = self.c.pairs.get((prev.index, taken.index))
+            pair = prev.pairs_after.get(taken.index)
             if pair is not None:
                 exercised.append(pair)
         if run.out_of_range:

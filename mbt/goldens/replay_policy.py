@@ -34,16 +34,21 @@ class CompiledPolicy:
         index = {e.id: i for i, e in enumerate(elements)}
         self.applicable = {r.name: index[ids.applicable_id(r)] for r in model.rules}
         self.decisive = {r.name: index[ids.decisive_id(r)] for r in model.rules}
-        rules = {r.name: r for r in model.rules}
-        self.conflicts: list[tuple[str, str, int]] = []
+        self.rule_names = {r.name for r in model.rules}
+        # Conflicts by their first rule; boundary points by attribute and value (or attribute pair and difference):
+        # a replayed request looks up what it touches instead of testing every element.
+        self.conflicts: dict[str, list[tuple[str, int]]] = {}
         for e in elements:
             if e.criterion == "conflict":
                 first, second = e.id.removeprefix("conflict:").split("|")
-                self.conflicts.append((first, second, index[e.id]))
+                self.conflicts.setdefault(first, []).append((second, index[e.id]))
         self.action = model.action_attribute()
         self.effects = {key: index[key] for key in index if key.startswith("effect:")}
-        self.boundaries = [(b, index[b.id]) for b in ids.boundaries(model) if b.id in index]
-        self.rule_names = set(rules)
+        self.points: dict[tuple[str, str | None], dict[Decimal, list[int]]] = {}
+        for point in ids.boundaries(model):
+            if point.id in index:
+                by_value = self.points.setdefault((point.left, point.right), {})
+                by_value.setdefault(Decimal(point.value), []).append(index[point.id])
         self.enforcements: list[CompiledEnforcement] = []
         for e in model.enforcements:
             if e.linked and e.fsm_model is not None:
@@ -52,16 +57,25 @@ class CompiledPolicy:
 
     def elements_of(self, outcome: Outcome, request: dict) -> list[int]:
         """The elements one evaluated request exercises."""
-        out = [self.applicable[name] for name in outcome.applying]
+        applying = outcome.applying
+        out = [self.applicable[name] for name in applying]
         out += [self.decisive[name] for name in outcome.decisive]
-        out += [i for first, second, i in self.conflicts
-                if outcome.value(first) == APPLIES and outcome.value(second) == APPLIES]
+        for first in applying:
+            out += [i for second, i in self.conflicts.get(first, ()) if outcome.value(second) == APPLIES]
         if outcome.decision in (PERMIT, DENY):
             action = request.get(self.action.qualified) if self.action is not None else None
             key = ids.effect_id(action, outcome.decision)
             if key in self.effects:
                 out.append(self.effects[key])
-        out += [i for point, i in self.boundaries if point.hit(request)]
+        for (left, right), by_value in self.points.items():
+            a = request.get(left)
+            b = request.get(right) if right is not None else 0
+            if a is None or b is None or isinstance(a, bool) or isinstance(b, bool):
+                continue
+            try:
+                out += by_value.get(Decimal(a) - Decimal(b), ())
+            except (TypeError, ValueError, ArithmeticError):
+                continue
         return out
 
 

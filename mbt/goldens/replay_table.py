@@ -231,3 +231,9 @@ def _shown(value: Any) -> str:
     if value is None:
         return "none"
     return value_text(value) if isinstance(value, bool) else str(value)
+
+
+def accepts(model: TableModel, case: GoldenCase) -> bool:
+    """A case is for a table when it carries a decision on it: a decision case naming the table, or a conversation
+    case (of whatever model) with `decisions` on it. Cases with nothing for the table are not replayed on it."""
+    return any(check.table == model.name for check in case.decisions)

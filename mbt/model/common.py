@@ -83,6 +83,7 @@ class Annotated(BaseModel):
     status_reason: str | None = None
     severity: Severity | None = None
     explicit_id: str | None = None
+    tags: list[str] = []  # `tag "..."`: requirement ids and other labels (GraphWalker's `requirements`)
 
 
 class ModelBase(Annotated):

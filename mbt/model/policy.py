@@ -19,7 +19,6 @@ Effect = Literal["permit", "deny"]
 PERMIT, DENY, NOT_APPLICABLE = "Permit", "Deny", "NotApplicable"
 INDETERMINATE_D, INDETERMINATE_P, INDETERMINATE_DP = "Indeterminate{D}", "Indeterminate{P}", "Indeterminate{DP}"
 DECISIONS = (PERMIT, DENY, NOT_APPLICABLE, INDETERMINATE_D, INDETERMINATE_P, INDETERMINATE_DP)
-EFFECT_DECISION = {"permit": PERMIT, "deny": DENY}
 
 
 class Attribute(Annotated):

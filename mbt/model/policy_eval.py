@@ -191,7 +191,7 @@ class PolicyEvaluator:
         counts: dict[str, int] = {}
         for rule in model.rules:
             gate = rule.target if rule.target is not None else rule.condition
-            found = _value_gates(gate, self.required) if gate is not None else {}
+            found = value_gates(gate, self.required) if gate is not None else {}
             self.gates.append(found)
             for name in found:
                 counts[name] = counts.get(name, 0) + 1
@@ -275,7 +275,7 @@ def _drop_gates(expr: Expr, known: frozenset[str]) -> Expr | None:
     return kept[0] if len(kept) == 1 else And(kept)
 
 
-def _value_gates(expr: Expr, required: frozenset[str]) -> dict[str, frozenset]:
+def value_gates(expr: Expr, required: frozenset[str]) -> dict[str, frozenset]:
     """attribute -> the values it must have for `expr` to hold, from its top-level `==` / `in` conjuncts."""
     parts = expr.items if isinstance(expr, And) else (expr,)
     out: dict[str, frozenset] = {}

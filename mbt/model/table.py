@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import ConfigDict, PrivateAttr
 
 from mbt.model.common import Annotated, Location, ModelBase
 
@@ -188,7 +188,7 @@ def value_text(value: Any) -> str:
     if isinstance(value, dt.date):
         return f'date("{value.isoformat()}")'
     if isinstance(value, Decimal):
-        return format(value, "f")
+        return format(value.normalize(), "f")  # 1000.00 and 1000 are one value, with one text (and one id)
     return str(value)
 
 
@@ -214,4 +214,4 @@ def plain(value: Any) -> Any:
 
 
 __all__ = ["ColumnType", "UnaryTest", "Entry", "InputColumn", "OutputColumn", "Rule", "TableModel",
-           "HIT_POLICIES", "SINGLE_HIT", "AGGREGATIONS", "value_text", "interval_text", "plain", "BaseModel"]
+           "HIT_POLICIES", "SINGLE_HIT", "AGGREGATIONS", "value_text", "interval_text", "plain"]

@@ -116,7 +116,6 @@ class Monitor:
         self.pattern = inv.pattern
         self.scope = inv.scope.kind
         self.bound = inv.bound if inv.bound is not None else 0
-        self.has_antecedent = inv.antecedent is not None
         self.steps_count = names_steps(inv.p)
         self.props = {role: compile_prop(expr) for role, expr in inv.props().items()}
         # Violations inside a `before` or `between` scope count only once R closes the interval.

@@ -152,10 +152,16 @@ class CommonRules:
     def explicit_id(self, children):
         return ("id", str(children[0]))
 
+    def tag(self, children):
+        return ("tag", unquote(children[0]))
+
     def annotations(self, children):
         found = Annotations()
         for key, value in children:
-            found[key] = value
+            if key == "tag":  # the one annotation that may be repeated: it adds up
+                found.setdefault("tags", []).append(value)
+            else:
+                found[key] = value
         return found
 
     @v_args(meta=True)
@@ -177,4 +183,6 @@ def annotation_fields(annotations: Annotations) -> dict:
         fields["severity"] = annotations["severity"]
     if "id" in annotations:
         fields["explicit_id"] = annotations["id"]
+    if "tags" in annotations:
+        fields["tags"] = list(dict.fromkeys(annotations["tags"]))
     return fields

@@ -26,6 +26,8 @@ from mbt.parsing.table_rules import RawTable, TableRules
 MODEL_SUFFIXES = (".model", ".fsm", ".dt", ".policy", ".inv")
 # DMN XML files are read too: each decision table becomes a `table` model (mbt/tables/dmn.py).
 DMN_SUFFIX = ".dmn"
+# GraphWalker JSON models are read when named explicitly (folders are not searched for .json: goldens use it too).
+GRAPHWALKER_SUFFIX = ".json"
 MAX_MODEL_BYTES = 20 * 1024 * 1024
 
 
@@ -181,6 +183,10 @@ def load_file(path: str | Path, link: bool = True) -> ModelFile:
         from mbt.tables.dmn import load_dmn
 
         return load_dmn(path)
+    if Path(path).suffix == GRAPHWALKER_SUFFIX:
+        from mbt.parsing.graphwalker import load_graphwalker
+
+        return load_graphwalker(path)
     return parse_text(read_text(Path(path), shown), shown, link)
 
 
@@ -192,9 +198,9 @@ def expand_paths(paths: list[str]) -> list[Path]:
         if p.is_dir():
             found.extend(sorted(q for q in p.rglob("*") if q.suffix in (*MODEL_SUFFIXES, DMN_SUFFIX) and q.is_file()))
         else:
-            if p.exists() and p.suffix not in (*MODEL_SUFFIXES, DMN_SUFFIX):
+            if p.exists() and p.suffix not in (*MODEL_SUFFIXES, DMN_SUFFIX, GRAPHWALKER_SUFFIX):
                 raise LocatedError([Problem(raw, 1, 1, f"not a model file (mbt reads {', '.join(MODEL_SUFFIXES)}, "
-                                                       f"{DMN_SUFFIX})")])
+                                                       f"{DMN_SUFFIX}, and GraphWalker {GRAPHWALKER_SUFFIX})")])
             found.append(p)
     return found
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from mbt.errors import Problem
 from mbt.model.common import Location
-from mbt.model.table import (AGGREGATIONS, ColumnType, Entry, InputColumn, OutputColumn, Rule, TableModel, UnaryTest,
+from mbt.model.table import (ColumnType, Entry, InputColumn, OutputColumn, Rule, TableModel, UnaryTest,
                              value_text)
 from mbt.parsing.common import annotation_fields
 from mbt.parsing.table_rules import RawColumn, RawEntry, RawInterval, RawTable, RawTest

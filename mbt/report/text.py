@@ -86,7 +86,7 @@ def _element_lines(rows: list[ElementCoverage], show_covering: bool, limit: int 
         e = ec.element
         state = "exercised, not verified" if ec.exercised else "not reached"
         out.append(f"    {e.id}  ({state}; {e.severity.value})  {e.location}")
-        if e.criterion in ("forbidden", "guard", "trigger"):
+        if e.criterion in ("forbidden", "guard", "trigger", "conflict", "boundary"):
             out.append(f"        {e.label}")
         if e.span is not None:
             out.append(f"        {_cite(e)}")

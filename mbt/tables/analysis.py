@@ -23,9 +23,11 @@ from mbt.tables.evaluator import TableEvaluator, priority_key
 from mbt.tables.regions import TablePartition
 
 MAX_GAPS = 20  # gap boxes described per table; the total is always counted
-SWEEP_BUDGET = 3_000  # subproblems one sweep may open before the SAT solver decides instead
+MAX_OVERLAPS = 200  # overlapping pairs described per table; all are counted
+SWEEP_BUDGET = 20_000  # subproblems one sweep may open before the SAT solver decides instead
 SOLVER_TIMEOUT_MS = 20_000
 MASKED_SWEEP_BUDGET = 200  # a masked-rule question is small: past this, the solver answers it
+MASKED_SWEEP_RULES = 40  # ... and with more rules competing than this, the solver answers it at once
 
 
 class _OutOfBudget(Exception):
@@ -96,6 +98,7 @@ class TableAnalysis:
     gap_count_exact: bool = True  # False: the sweep stopped early; gap_count is a lower bound
     undecided: list[str] = field(default_factory=list)  # questions the solver could not settle in time
     overlaps: list[Overlap] = field(default_factory=list)
+    overlap_count: int = 0  # all of them; the first MAX_OVERLAPS are described
     masked: list[Masked] = field(default_factory=list)
     duplicates: list[tuple[int, int]] = field(default_factory=list)  # (first, later)
     subsumed: list[tuple[int, int]] = field(default_factory=list)  # (rule, the rule that contains it)
@@ -146,8 +149,8 @@ class Analyser:
     def sweep(self, box: tuple[int, ...], active: int, limit: int, first_only: bool = False,
               budget: int = SWEEP_BUDGET) -> tuple[int, list, bool]:
         """The parts of `box` that no rule of `active` matches: (number of gap boxes, the first `limit` found,
-        whether the sweep finished). An unfinished sweep (more than `budget` subproblems) lists only gaps it proved;
-        its count is then a lower bound.
+        whether the sweep finished). A sweep stops early after `budget` subproblems or once `limit` gaps are found;
+        it then lists only gaps it proved, and its count is a lower bound.
 
         The columns are split in order; a subproblem is (column, rules still matching): every rule in it contains
         the regions fixed on the columns before, so the pair decides the answer and is memoised. A subproblem that
@@ -190,8 +193,9 @@ class Analyser:
             for sub, regions in groups.items():
                 if sub == 0:
                     count += 1
-                    if len(found) < limit:
-                        found.append((*path, regions, *box[k + 1:]))
+                    found.append((*path, regions, *box[k + 1:]))
+                    if len(found) >= limit and not first_only:
+                        raise _OutOfBudget  # enough to show: the count is then a lower bound
                 else:
                     path.append(regions)
                     count += go(k + 1, sub)
@@ -208,8 +212,9 @@ class Analyser:
         except _OutOfBudget:
             return len(found), found, False
 
-    def covered(self, box: tuple[int, ...], active: int) -> bool:
-        """True when the rules of `active` together match every input of `box`.
+    def covered(self, box: tuple[int, ...], active: int) -> int:
+        """The rules of `active` that together match every input of `box` (one rule when one alone does, else
+        all of them), or 0 when some input of the box escapes them.
 
         Cheap answers first: one rule containing the whole box settles it (a subsumed rule); an input of the box
         that none of them matches refutes it (tried at a few deterministic sample points); only what remains is
@@ -219,7 +224,7 @@ class Analyser:
         for rules in self.column_cover(box):
             whole &= rules
         if whole:
-            return True
+            return whole & -whole  # the first rule that contains the whole box
         rng = self._rng
         choices = [list(bits(m)) for m in box]
         region_rules = self.p.region_rules
@@ -229,16 +234,18 @@ class Analyser:
                 r = regions[0] if attempt == 0 else regions[-1] if attempt == 1 else rng.choice(regions)
                 hit &= region_rules[k][r]
                 if not hit:
-                    return False
-        count, _, finished = self.sweep(box, active, 1, first_only=True, budget=MASKED_SWEEP_BUDGET)
-        if finished or count:
-            return count == 0
-        return self.uncovered_cell(box, active) is None
+                    return 0
+        if active.bit_count() <= MASKED_SWEEP_RULES:  # past that, the sweep rarely ends within its budget
+            count, _, finished = self.sweep(box, active, 1, first_only=True, budget=MASKED_SWEEP_BUDGET)
+            if finished or count:
+                return active if count == 0 else 0
+        return active if self.uncovered_cell(box, active) is None else 0
 
-    def uncovered_cell(self, box: tuple[int, ...], active: int) -> tuple[int, ...] | None:
-        """A cell of `box` (one region per column) that no rule of `active` matches, decided by z3 as a SAT problem
-        (one-hot region choice per column; per rule, a clause saying the cell leaves it on some column).
-        None when there is none; `Undecided` when the solver gives up."""
+    def uncovered_cell(self, box: tuple[int, ...], active: int,
+                       blocked: list[tuple[int, ...]] = ()) -> tuple[int, ...] | None:
+        """A cell of `box` (one region per column) that no rule of `active` matches and that lies in none of the
+        `blocked` boxes, decided by z3 as a SAT problem (the region chosen per column; per rule or blocked box, a
+        clause saying the cell leaves it on some column). None when there is none; `Undecided` when z3 gives up."""
         import z3
 
         # Written as SMT-LIB text: z3 parses it far faster than the Python API builds the same terms one by one.
@@ -248,10 +255,10 @@ class Analyser:
 
         lines = [f"(declare-const r{k} Int)" for k in range(self.n)]
         lines += [f"(assert {within(k, m)})" for k, m in enumerate(box)]
-        for i in bits(active):
-            outside = [within(k, box[k] & ~m) for k, m in enumerate(self.p.rule_masks[i]) if box[k] & ~m]
+        for masks in [self.p.rule_masks[i] for i in bits(active)] + list(blocked):
+            outside = [within(k, box[k] & ~m) for k, m in enumerate(masks) if box[k] & ~m]
             if not outside:
-                return None  # this rule contains the whole box
+                return None  # this rule (or blocked box) contains the whole box
             lines.append(f"(assert {outside[0] if len(outside) == 1 else '(or ' + ' '.join(outside) + ')'})")
         solver = z3.Solver()
         solver.set("timeout", SOLVER_TIMEOUT_MS)
@@ -263,6 +270,30 @@ class Analyser:
             raise Undecided
         model = solver.model()
         return tuple(1 << model.eval(z3.Int(f"r{k}"), model_completion=True).as_long() for k in range(self.n))
+
+    def grow(self, cell: tuple[int, ...], active: int) -> tuple[int, ...]:
+        """The cell widened, column by column, by every region that keeps the box clear of all rules of `active`:
+        a box no rule matches anywhere (a box is clear when, on some column, no rule allows any of its regions)."""
+        box = list(cell)
+        region_rules = self.p.region_rules
+
+        def allowing(k: int, mask: int) -> int:
+            rules = 0
+            for r in bits(mask):
+                rules |= region_rules[k][r]
+            return rules
+
+        per_column = [allowing(k, m) & active for k, m in enumerate(box)]
+        for k, col in enumerate(self.p.columns):
+            others = active
+            for j, rules in enumerate(per_column):
+                if j != k:
+                    others &= rules
+            for r in range(len(col.regions)):
+                if not box[k] >> r & 1 and not (others & region_rules[k][r]):
+                    box[k] |= 1 << r
+                    per_column[k] |= region_rules[k][r] & active
+        return tuple(box)
 
     def overlapping(self, i: int) -> int:
         """The rules sharing at least one input with rule i (exact: each column's region sets intersect)."""
@@ -295,11 +326,15 @@ class Analyser:
         full = tuple(c.all_mask for c in p.columns)
         if model.inputs:
             out.gap_count, boxes, out.gap_count_exact = self.sweep(full, live, MAX_GAPS)
-            if not out.gap_count_exact and not boxes:
+            if not out.gap_count_exact and len(boxes) < MAX_GAPS:
+                # The sweep stopped early: z3 finds the other gaps, one cell at a time, each grown into a box.
                 try:
-                    cell = self.uncovered_cell(full, live)
-                    out.gap_count_exact = cell is None
-                    boxes = [cell] if cell is not None else []
+                    while len(boxes) < MAX_GAPS:
+                        cell = self.uncovered_cell(full, live, boxes)
+                        if cell is None:
+                            out.gap_count_exact = True  # every gap lies in a listed box
+                            break
+                        boxes.append(self.grow(cell, live))
                     out.gap_count = len(boxes)
                 except Undecided:
                     out.undecided.append("whether some input matches no rule")
@@ -309,16 +344,19 @@ class Analyser:
         outputs = [tuple(r.outputs) for r in model.rules]
         priority = [(priority_key(model, r), r.index) for r in model.rules]
         overlaps_of = {i: self.overlapping(i) & live for i in bits(live)}
-        for i, cand in overlaps_of.items():
-            for j in bits(cand):
-                if j <= i:
-                    continue
-                same = outputs[i] == outputs[j]
-                if model.hit == "UNIQUE" or (model.hit == "ANY" and not same):
+        if model.hit in ("UNIQUE", "ANY"):
+            for i, cand in overlaps_of.items():
+                for j in bits(cand >> (i + 1) << (i + 1)):  # each pair once: j > i
+                    same = outputs[i] == outputs[j]
+                    if model.hit == "ANY" and same:
+                        continue
+                    out.overlap_count += 1
+                    if len(out.overlaps) >= MAX_OVERLAPS:
+                        continue  # counted, not described: a table with thousands of overlaps needs rework first
                     box = tuple(a & b for a, b in zip(p.rule_masks[i], p.rule_masks[j]))
                     witness = p.point(box)
-                    matched = self.evaluator.matches(witness)
-                    out.overlaps.append(Overlap(i, j, witness, i in matched and j in matched, same))
+                    replayed = self.evaluator.rule_matches(i, witness) and self.evaluator.rule_matches(j, witness)
+                    out.overlaps.append(Overlap(i, j, witness, replayed, same))
         if model.single_hit:
             for j, cand in overlaps_of.items():
                 if model.hit == "FIRST":
@@ -330,14 +368,15 @@ class Analyser:
                 else:
                     beaters = sum(1 << i for i in bits(cand) if outputs[i] != outputs[j])
                 try:
-                    if not beaters or not self.covered(p.rule_masks[j], beaters):
+                    by = self.covered(p.rule_masks[j], beaters) if beaters else 0
+                    if not by:
                         continue
                 except Undecided:
                     out.undecided.append(f"whether rule {model.rules[j].name} can give the result")
                     continue
                 witness = p.point(p.rule_masks[j])
                 decision = self.evaluator.decide(witness)
-                out.masked.append(Masked(j, list(bits(beaters)), witness,
+                out.masked.append(Masked(j, list(bits(by)), witness,
                                          j in decision.matched and j not in decision.contributing))
         self.duplicates_and_subsumed(out, overlaps_of, outputs)
         return out
@@ -353,7 +392,7 @@ class Analyser:
                 first_with[masks] = i
         if model.hit not in ("UNIQUE", "ANY", "PRIORITY"):
             return  # under FIRST a contained rule is masked (or wins where it is first); multi-hit tables collect all
-        duplicated = {j for _, j in out.duplicates}
+        duplicated = {j for _, j in out.duplicates} | {m.rule for m in out.masked}  # already said more strongly
         for j, cand in overlaps_of.items():
             if j in duplicated:
                 continue

@@ -122,6 +122,10 @@ class TableEvaluator:
                 out.append(i)
         return tuple(out)
 
+    def rule_matches(self, i: int, values: tuple) -> bool:
+        """Whether rule i matches (every entry holds), by its entries alone."""
+        return all(pred is None or pred(v) for pred, v in zip(self.rows[i], values))
+
     def decide(self, values: tuple) -> Decision:
         return self.combine(self.matches(values))
 

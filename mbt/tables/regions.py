@@ -104,40 +104,50 @@ class ColumnPartition:
     def _ordered(self, constants: list) -> None:
         ctype, lat = self.ctype, Lattice(self.ctype)
         self.lattice = lat
-        cuts = {c for c in constants if c is not None and ctype.in_range(c)}
-        for bound in (ctype.lo, ctype.hi):
-            if bound is not None:
-                cuts.add(bound)
-        self.cuts = sorted(cuts)
+        # The cuts are the constants the entries use; the domain's bounds only clip the first and last region.
+        self.cuts = sorted({c for c in constants if c is not None and ctype.in_range(c)})
         n = len(self.cuts)
         self.point_index: list[int | None] = [None] * n
         self.gap_index: list[int | None] = [None] * (n + 1)  # gap_index[i]: the open interval before cuts[i]
-        if n == 0:
-            rep = dt.date(2000, 1, 1) if ctype.kind == "date" else (0 if ctype.kind == "integer" else Decimal(0))
-            self.gap_index[0] = self._add(Region("all", rep, "any"))
-            return
-        if ctype.lo is None:
-            first = self.cuts[0]
-            rep = lat.below(first) if lat.discrete else first - 1
-            self.gap_index[0] = self._add(Region("below", rep, f"<{value_text(first)}", None, first, True, False))
-        for i, cut in enumerate(self.cuts):
-            if ctype.in_range(cut) and lat.on(cut):
-                self.point_index[i] = self._add(Region("point", cut, value_text(cut), cut, cut))
-            if i + 1 < n:
-                nxt = self.cuts[i + 1]
-                if lat.discrete:
-                    first, last = lat.above(cut), lat.below(nxt)
-                    if first > last:
-                        continue  # no value of the lattice lies strictly between the two cuts
-                    label = value_text(first) if first == last else f"[{value_text(first)}..{value_text(last)}]"
-                    rep = first
-                else:
-                    label, rep = f"({value_text(cut)}..{value_text(nxt)})", (cut + nxt) / 2
-                self.gap_index[i + 1] = self._add(Region("between", rep, label, cut, nxt, False, False))
-        if ctype.hi is None:
-            last = self.cuts[-1]
-            rep = lat.above(last) if lat.discrete else last + 1
-            self.gap_index[n] = self._add(Region("above", rep, f">{value_text(last)}", last, None, False, True))
+        bounds = [(ctype.lo, ctype.lo_closed)] + [(c, False) for c in self.cuts]
+        uppers = [(c, False) for c in self.cuts] + [(ctype.hi, ctype.hi_closed)]
+        for i, ((a, a_closed), (b, b_closed)) in enumerate(zip(bounds, uppers)):
+            if i > 0:
+                cut = self.cuts[i - 1]
+                if lat.on(cut):
+                    self.point_index[i - 1] = self._add(Region("point", cut, value_text(cut), cut, cut))
+            region = self._between(a, a_closed, b, b_closed)
+            if region is not None:
+                self.gap_index[i] = self._add(region)
+
+    def _between(self, a, a_closed: bool, b, b_closed: bool) -> Region | None:
+        """The values between two bounds (None: unbounded), or None when no value of the lattice lies there."""
+        lat = self.lattice
+        kind = "all" if a is None and b is None else "between"
+        if lat.discrete:
+            first = None if a is None else a if a_closed and lat.on(a) else lat.above(a)
+            last = None if b is None else b if b_closed and lat.on(b) else lat.below(b)
+            if first is not None and last is not None and first > last:
+                return None
+            if first is None and last is None:
+                rep = dt.date(2000, 1, 1) if self.ctype.kind == "date" else 0 if self.ctype.kind == "integer" else Decimal(0)
+            else:
+                rep = first if first is not None else last
+            label = ("any" if kind == "all" else value_text(first) if first == last
+                     else interval_text(first, last, True, True))
+            return Region(kind, rep, label.replace(" ", ""), a, b, a_closed, b_closed)
+        if a is not None and b is not None and a == b and not (a_closed and b_closed):
+            return None
+        if a is None and b is None:
+            rep = Decimal(0)
+        elif a is None:
+            rep = b - 1
+        elif b is None:
+            rep = a + 1
+        else:
+            rep = (a + b) / 2
+        label = "any" if kind == "all" else interval_text(a, b, a_closed, b_closed)
+        return Region(kind, rep, label.replace(" ", ""), a, b, a_closed, b_closed)
 
     def _listed(self, constants: list) -> None:
         ctype = self.ctype
@@ -167,6 +177,8 @@ class ColumnPartition:
         if self.value_index is not None:
             found = self.value_index.get(v)
             return found if found is not None else self.other_index
+        if not self.ctype.in_range(v):
+            return None
         i = bisect.bisect_left(self.cuts, v)
         if i < len(self.cuts) and self.cuts[i] == v:
             return self.point_index[i]

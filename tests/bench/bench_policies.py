@@ -25,6 +25,9 @@ sys.path.insert(0, str(HERE.parent.parent))  # run from a checkout without insta
 
 from mbt.analysis.policy_checks import PolicyAnalysis, PolicyChecker  # noqa: E402
 from mbt.elements.policy import enumerate_policy  # noqa: E402
+from mbt.goldens.cases import GoldenCase  # noqa: E402
+from mbt.goldens.replay_policy import CompiledPolicy, PolicyReplayer  # noqa: E402
+from mbt.goldens.requests import PolicyRequest  # noqa: E402
 from mbt.model.policy_eval import PolicyEvaluator  # noqa: E402
 from mbt.parsing.loader import load_file  # noqa: E402
 
@@ -169,6 +172,19 @@ def main() -> None:
     eval_s = time.perf_counter() - start
     print(f"  evaluation                     {eval_s:8.2f} s   {requests / eval_s:,.0f} requests/s "
           f"(index on {evaluator.index_attribute}); {dict(sorted(decisions.items()))}")
+
+    # Request goldens replayed as `mbt coverage` does: values checked against the types, elements marked.
+    replayer = PolicyReplayer(CompiledPolicy(model, elements))
+    cases = [GoldenCase(id=f"R{i}", model=model.name, request=PolicyRequest(
+        policy=model.name, attributes=request, expect=decision_of))
+        for i, (request, decision_of) in enumerate((r, evaluator.evaluate(r).decision) for r in batch)]
+    start = time.perf_counter()
+    covered: set[int] = set()
+    for case in cases:
+        covered |= replayer.replay(case).verified
+    replay_s = time.perf_counter() - start
+    print(f"  request goldens replayed       {replay_s:8.2f} s   {requests / replay_s:,.0f} cases/s; "
+          f"{len(covered):,} of {len(elements):,} elements verified")
 
     replayed = agree = 0
     for c in conflicts[:200]:

@@ -31,6 +31,7 @@ from mbt.tables.values import coerce  # noqa: E402
 FULL = (1000, 10, 100_000)
 QUICK = (200, 10, 10_000)
 TARGET_ANALYSIS_SECONDS = 10.0
+OUTPUTS = ('"reject"', '"review"', '"approve"')
 
 
 def columns(n_inputs: int) -> list[tuple[str, str, object]]:
@@ -83,6 +84,79 @@ def table_text(n_rules: int, n_inputs: int, hit: str, seed: int = 7) -> str:
     return "\n".join(lines) + "\n"
 
 
+def tree_table_text(n_rules: int, n_inputs: int, hit: str, seed: int = 5) -> str:
+    """A table grown like a real one: the domain split again and again (a decision tree, each leaf a rule), then
+    damaged a little: 1% of the leaves removed (gaps), 1% widened on one column (overlaps), 1% copied to the
+    end (masked under FIRST, duplicates)."""
+    rng = random.Random(seed)
+    cols = columns(n_inputs)
+    full = []
+    for _, _, kind in cols:
+        if kind == "integer":
+            full.append(("num", 0, 1001))  # [lo, hi)
+        elif kind == "amount":
+            full.append(("num", 0, 10_000_001))  # cents
+        else:
+            full.append(("set", tuple(f"v{j}" for j in range(8))))
+    leaves = [tuple(full)]
+    while len(leaves) < n_rules:
+        i = max(range(len(leaves)), key=lambda j: (rng.random() * _volume(leaves[j], full), j))
+        box = leaves.pop(i)
+        for _ in range(20):
+            k = rng.randrange(n_inputs)
+            part = box[k]
+            if part[0] == "num" and part[2] - part[1] >= 2:
+                cut = rng.randint(part[1] + 1, part[2] - 1)
+                a, b = ("num", part[1], cut), ("num", cut, part[2])
+                break
+            if part[0] == "set" and len(part[1]) >= 2:
+                values = list(part[1])
+                rng.shuffle(values)
+                split = rng.randint(1, len(values) - 1)
+                a, b = ("set", tuple(sorted(values[:split]))), ("set", tuple(sorted(values[split:])))
+                break
+        else:
+            leaves.append(box)
+            continue
+        leaves.append(box[:k] + (a,) + box[k + 1:])
+        leaves.append(box[:k] + (b,) + box[k + 1:])
+    rng.shuffle(leaves)
+    removed = set(rng.sample(range(len(leaves)), len(leaves) // 100))
+    rows = [leaf for i, leaf in enumerate(leaves) if i not in removed]
+    for i in rng.sample(range(len(rows)), len(rows) // 100):
+        k = rng.randrange(n_inputs)
+        rows[i] = rows[i][:k] + (full[k],) + rows[i][k + 1:]
+    rows += [rows[i] for i in rng.sample(range(len(rows)), len(rows) // 100)]
+    lines = ["table synth {", f"  hit {hit}"]
+    lines += [f"  input {name}: {dsl}" for name, dsl, _ in cols]
+    lines.append('  output decision: string {"reject", "review", "approve"}')
+    lines.append("  output limit: integer")
+    for r, row in enumerate(rows):
+        cells = " | ".join(_cell(part, whole, kind) for part, whole, (_, _, kind) in zip(row, full, cols))
+        decision = rng.choice(OUTPUTS)
+        lines.append(f"  rule r{r + 1}: {cells} -> {decision} | {rng.randint(0, 5) * 100}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _volume(box, full) -> float:
+    v = 1.0
+    for part, whole in zip(box, full):
+        v *= (part[2] - part[1]) / (whole[2] - whole[1]) if part[0] == "num" else len(part[1]) / len(whole[1])
+    return v
+
+
+def _cell(part, whole, kind: str) -> str:
+    if part == whole:
+        return "-"
+    if part[0] == "set":
+        return ", ".join(value_text(v) for v in part[1])
+    lo, hi = part[1], part[2]
+    if kind == "amount":
+        lo, hi = Decimal(lo) / 100, Decimal(hi) / 100
+    return f"[{lo}..{hi})"
+
+
 def cases(model, n: int, seed: int = 11) -> list[tuple]:
     rng = random.Random(seed)
     out = []
@@ -110,8 +184,6 @@ def timed(func, *args):
 def z3_pairwise(model, pairs: list[tuple[int, int]]) -> tuple[int, float]:
     """Overlap of rule pairs decided by z3 (one query per pair): the solver approach, for comparison."""
     import z3
-
-    from mbt.tables.evaluator import entry_matches  # noqa: F401  (semantics reference)
 
     start = time.perf_counter()
     symbols = []
@@ -168,38 +240,53 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="a small run for CI")
     args = ap.parse_args()
     n_rules, n_inputs, n_cases = QUICK if args.quick else FULL
-    print(f"mbt decision-table benchmark: {n_rules:,} rules over {n_inputs} inputs, {n_cases:,} decision cases")
-    for hit in ("first", "unique"):
-        text = table_text(n_rules, n_inputs, hit)
-        files, parse_s = timed(parse_text, text, f"synth-{hit}.dt")
-        model = files.models[0]
-        analysis, analysis_s = timed(lambda: Analyser(model).run())
-        print(f"\n  hit {hit}: parse {parse_s:.2f} s; analysis (gaps + overlaps + masked + duplicates) "
-              f"{analysis_s:.2f} s (target < {TARGET_ANALYSIS_SECONDS:.0f} s)")
-        print(f"    {analysis.gap_count:,} gap regions, {len(analysis.overlaps):,} overlaps reported, "
-              f"{len(analysis.masked):,} masked rules, {len(analysis.duplicates):,} duplicates, "
-              f"{len(analysis.never_matches):,} never matching; "
-              f"{sum(len(c.regions) for c in analysis.partition.columns):,} regions over {n_inputs} columns")
-        if hit == "first":
-            inputs = cases(model, n_cases)
-            plain = TableEvaluator(model)
-            sample = inputs[: max(1, n_cases // 20)]
-            _, plain_s = timed(lambda: [plain.decide(v) for v in sample])
-            indexed = IndexedTable(model, analysis.partition)
-            decisions, indexed_s = timed(lambda: [indexed.decide(v) for v in inputs])
-            agree = all(plain.decide(v).matched == d.matched for v, d in zip(sample, decisions))
-            print(f"    evaluation: {n_cases / indexed_s:,.0f} decisions/s indexed ({indexed_s:.2f} s for "
-                  f"{n_cases:,}); {len(sample) / plain_s:,.0f} decisions/s rule by rule; the two agree on "
-                  f"{len(sample):,} cases: {agree}")
-        pairs = [(i, j) for i in range(0, n_rules, max(1, n_rules // 40)) for j in range(i + 1, min(n_rules, i + 26))]
-        found, z3_s = z3_pairwise(model, pairs)
-        sweep_found = sum(1 for i, j in pairs if (Analyser_overlaps(analysis, i, j)))
-        print(f"    z3 pairwise overlap on {len(pairs):,} rule pairs: {z3_s:.2f} s ({found} overlap; the sweep's region "
-              f"sets agree: {found == sweep_found}); all {n_rules * (n_rules - 1) // 2:,} pairs would take about "
-              f"{z3_s / len(pairs) * n_rules * (n_rules - 1) / 2:,.0f} s")
+    print(f"mbt decision-table benchmark: {n_rules:,} rules over {n_inputs} inputs "
+          f"(integers, amounts at 0.01, 8-value enumerations), {n_cases:,} decision cases")
+    shapes = (("tree", "grown by splitting the domain, 1% of rules removed, widened, copied", tree_table_text),
+              ("random", "every rule drawn at random (a stress case: most rules overlap and mask each other)",
+               table_text))
+    for shape, description, make in shapes:
+        print(f"\n{shape} table: {description}")
+        for hit in ("first", "unique"):
+            text = make(n_rules, n_inputs, hit)
+            files, parse_s = timed(parse_text, text, f"synth-{shape}-{hit}.dt")
+            model = files.models[0]
+            analysis, analysis_s = timed(lambda: Analyser(model).run())
+            gaps = f"{analysis.gap_count:,}" if analysis.gap_count_exact else f"more than {analysis.gap_count:,}"
+            print(f"  hit {hit}: {len(model.rules):,} rules; parse {parse_s:.2f} s; analysis (gaps + overlaps + masked "
+                  f"+ duplicates + domain) {analysis_s:.2f} s (target < {TARGET_ANALYSIS_SECONDS:.0f} s)")
+            print(f"    {gaps} gap regions, {analysis.overlap_count:,} overlapping pairs reported "
+                  f"({len(analysis.overlaps)} described), {len(analysis.masked):,} "
+                  f"masked rules, {len(analysis.duplicates):,} duplicates, {len(analysis.never_matches):,} never "
+                  f"matching; {sum(len(c.regions) for c in analysis.partition.columns):,} regions over {n_inputs} "
+                  f"columns; {len(analysis.undecided)} undecided")
+            if shape == "tree" and hit == "first":
+                evaluation(model, analysis, n_cases)
+            if hit == "unique":
+                pairs = [(i, j) for i in range(0, len(model.rules), max(1, len(model.rules) // 40))
+                         for j in range(i + 1, min(len(model.rules), i + 26))]
+                found, z3_s = z3_pairwise(model, pairs)
+                sweep_found = sum(1 for i, j in pairs if regions_overlap(analysis, i, j))
+                total = len(model.rules) * (len(model.rules) - 1) // 2
+                print(f"    z3, one query per rule pair, on {len(pairs):,} pairs: {z3_s:.2f} s ({found} overlap; the "
+                      f"region sets agree: {found == sweep_found}); all {total:,} pairs would take about "
+                      f"{z3_s / len(pairs) * total:,.0f} s")
 
 
-def Analyser_overlaps(analysis, i: int, j: int) -> bool:
+def evaluation(model, analysis, n_cases: int) -> None:
+    inputs = cases(model, n_cases)
+    plain = TableEvaluator(model)
+    sample = inputs[: max(1, n_cases // 20)]
+    plain_decisions, plain_s = timed(lambda: [plain.decide(v) for v in sample])
+    indexed = IndexedTable(model, analysis.partition)
+    decisions, indexed_s = timed(lambda: [indexed.decide(v) for v in inputs])
+    agree = all(p.matched == d.matched and p.result == d.result for p, d in zip(plain_decisions, decisions))
+    print(f"    evaluation: {n_cases / indexed_s:,.0f} decisions/s by region index ({indexed_s:.2f} s for "
+          f"{n_cases:,}); {len(sample) / plain_s:,.0f} decisions/s rule by rule; both agree on {len(sample):,} "
+          f"cases: {agree}")
+
+
+def regions_overlap(analysis, i: int, j: int) -> bool:
     p = analysis.partition
     return all(a & b for a, b in zip(p.rule_masks[i], p.rule_masks[j]))
 
