@@ -13,7 +13,7 @@ DEMO_MODEL := models/recovery.fsm
 DEMO_GOLDENS := models/goldens/
 DEMO_GATE := models/gates/release.yaml
 
-.PHONY: demo test graphviz chromium
+.PHONY: demo test graphviz chromium generated
 
 demo: $(STAMP) graphviz
 	@echo "== mbt check models/"
@@ -28,6 +28,14 @@ test: $(STAMP) graphviz chromium
 	$(BIN)/pytest -q
 	@if [ -f tests/bench/run_bench.py ]; then $(BIN)/python tests/bench/run_bench.py --quick; fi
 	@if [ -f tests/bench/bench_tables.py ]; then $(BIN)/python tests/bench/bench_tables.py --quick; fi
+	@if [ -f tests/bench/bench_generate.py ]; then $(BIN)/python tests/bench/bench_generate.py --quick; fi
+
+# The committed output of `mbt generate` for the example (generated/README.md; a test fails when it is stale).
+GENERATED_GOLDENS := $(addprefix --goldens models/goldens/,broken.jsonl golden.jsonl multi-turn.yaml \
+	recovery-flows.yaml single-turn.jsonl tool-failures.jsonl)
+generated: $(STAMP)
+	$(BIN)/mbt generate --model $(DEMO_MODEL) $(GENERATED_GOLDENS) --out generated
+	$(BIN)/mbt generate --model $(DEMO_MODEL) --all --criterion transition --out generated
 
 # Debian's python3 makes virtualenvs only with its python3-venv package: install it when the first try fails.
 $(BIN)/python:

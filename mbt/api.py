@@ -318,8 +318,9 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
             if outcome[0] is None and outcome[5]:  # replayed, with unbound turns
                 unbound_cases.add(case_id)
 
-    # A large stream: a forked second process replays its later half meanwhile (same results, in the same order).
-    later = goldens.split() if isinstance(goldens, GoldenStream) and goldens.size >= SECOND_PROCESS_MIN_CHARS \
+    # A large stream: a forked second process replays its later part meanwhile (same results, in the same order).
+    # It takes the larger part, as this process also records every result, its own and the second one's.
+    later = goldens.split(0.55) if isinstance(goldens, GoldenStream) and goldens.size >= SECOND_PROCESS_MIN_CHARS \
         and second_process.available() else None
     helper = second_process.SecondProcess(lambda: _replay_all(tallies, later)) if later is not None else None
     for case in goldens.cases:
@@ -355,16 +356,17 @@ def import_dmn(path: str):
 @collector_paused
 def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria: list[str] | None = None,
              suite: str | None = None, max_depth: int | None = None, preconditions: list[dict] | None = None,
-             force: bool = False):
+             force: bool = False, max_paths: int | None = None):
     """Test skeletons for the coverage gaps (or, with `suite`, a full suite) written under `out`
     (mbt.generate.generation); returns the GenerateReport."""
     from mbt.generate.generation import GenerateOptions, generate as run
-    from mbt.generate.witnesses import DEFAULT_MAX_DEPTH
+    from mbt.generate.witnesses import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PATHS
 
     _, models = load_models(model_paths)
     goldens = load_goldens(golden_paths) if golden_paths else GoldenSet()
     options = GenerateOptions(criteria=criteria, suite=suite, max_depth=max_depth or DEFAULT_MAX_DEPTH,
-                              preconditions=list(preconditions or []), force=force)
+                              max_paths=max_paths or DEFAULT_MAX_PATHS, preconditions=list(preconditions or []),
+                              force=force)
     return run(models, goldens, out, options)
 
 

@@ -158,12 +158,14 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate) ->
               help="A full suite covering every transition (or transition pair) instead of the gaps.")
 @click.option("--max-depth", "max_depth", default=None, type=click.IntRange(min=1, max=10_000), metavar="N",
               help="Longest witness run searched, in steps (default 40).")
+@click.option("--max-paths", "max_paths", default=None, type=click.IntRange(min=1), metavar="N",
+              help="Run prefixes a witness search may explore before it gives up (default 5000).")
 @click.option("--precondition", "preconditions", multiple=True, metavar="MAPPING",
               help="A start configuration witnesses may begin from, as YAML/JSON: '{state: s, var: value}' "
                    "(repeatable).")
 @click.option("--force", is_flag=True, help="Overwrite generated files even when they were edited.")
 @format_option
-def generate(models, goldens, out, criteria, full, max_depth, preconditions, force, fmt) -> None:
+def generate(models, goldens, out, criteria, full, max_depth, max_paths, preconditions, force, fmt) -> None:
     """Write test skeletons (pytest + golden-case stubs) for the coverage gaps, or a full suite with --all."""
     from mbt.report.generate_text import generate_text
 
@@ -173,8 +175,8 @@ def generate(models, goldens, out, criteria, full, max_depth, preconditions, for
             raise MbtError("error: --all takes one --criterion (transition or transition-pair)")
         suite = criteria[0] if criteria else "transition"
     report = api.generate(list(models), list(goldens), out, criteria=None if full else list(criteria) or None,
-                          suite=suite, max_depth=max_depth, preconditions=[_mapping(p) for p in preconditions],
-                          force=force)
+                          suite=suite, max_depth=max_depth, max_paths=max_paths,
+                          preconditions=[_mapping(p) for p in preconditions], force=force)
     emit(report.model_dump_json(indent=2) + "\n" if fmt == "json" else generate_text(report, _style(None)), None)
     for kept in report.kept_edited:
         click.echo(f"{out}/{kept.path}: edited since mbt generated it, so it was kept; the new version is "

@@ -131,8 +131,8 @@ def test_feel_beyond_unary_tests_names_the_rule_and_entry(tmp_path):
                                      rule("r3", "-", "amount * 0.1")))
     found = problems(path)
     assert [(p.line, p.message) for p in found] == [
-        (12, "rule `r2`, input 1: FEEL `age * 2 > limit` is beyond simple unary tests"),
-        (17, "rule `r3`, output 1: FEEL `amount * 0.1` is beyond simple unary tests")]
+        (12, "rule `r2`, input `age`: FEEL `age * 2 > limit` is beyond simple unary tests"),
+        (17, "rule `r3`, output `result`: FEEL `amount * 0.1` is beyond simple unary tests")]
     assert found[0].source_line.strip().startswith('<inputEntry id="r2_i">')
     assert "S-FEEL unary tests" in found[0].hint
     assert mbt("import", "dmn", path).returncode == 2
@@ -192,7 +192,7 @@ def test_cli_import_of_bad_dmn_exits_2_without_partial_output(tmp_path):
     out = tmp_path / "out.dt"
     done = mbt("import", "dmn", bad, "-o", out)
     assert done.returncode == 2
-    assert "error: rule `r1`, input 1: FEEL `foo(1)` is beyond simple unary tests" in done.stderr
+    assert "error: rule `r1`, input `age`: FEEL `foo(1)` is beyond simple unary tests" in done.stderr
     assert "Traceback" not in done.stderr and not out.exists()
 
 

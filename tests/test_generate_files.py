@@ -112,3 +112,20 @@ def test_the_cli_reports_bad_options_clearly(tmp_path: Path, capsys):
     assert run_cli(["generate", "--model", str(EXAMPLE), "--out", out, "--precondition", "{retries: 7}"]) == 2
     assert "not a value of int[0..1]" in capsys.readouterr().err
     assert not Path(out).exists()  # bad input: nothing written
+
+
+def test_the_json_report_follows_the_published_schema(tmp_path: Path, capsys):
+    import json
+
+    import jsonschema
+
+    assert run_cli(["generate", "--model", str(EXAMPLE), "--out", str(tmp_path / "gen"), "--format", "json",
+                    "--max-depth", "3"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    schema = json.loads((Path(__file__).resolve().parents[1] / "docs" / "schemas" / "generate.schema.json")
+                        .read_text(encoding="utf-8"))
+    jsonschema.validate(report, schema)
+    (model,) = report["models"]
+    assert report["max_depth"] == 3 and model["tests"]
+    depth = [m for m in model["missing"] if m["reason"] == "depth"]
+    assert depth and all("--max-depth 3" in m["message"] for m in depth)

@@ -1,6 +1,7 @@
-"""The reference adapter: generated tests driving mbt's executable reference machine (`transitions`) instead of a
-real system. Generated suites pass against it by construction, and fail against a mutated model's machine, which is
-how mbt's own tests prove that generated tests test something. `MBT_ADAPTER=reference` selects it."""
+"""The reference adapter: generated tests driving mbt's own executable semantics instead of a real system -- the
+`transitions` reference machine for an FSM, the table evaluator, the policy evaluator. Generated tests pass against it
+by construction and fail against a mutated model's, which is how mbt's own tests prove that generated tests test
+something. `MBT_ADAPTER=reference` selects it."""
 
 from __future__ import annotations
 
@@ -8,41 +9,77 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from mbt.model.common import ModelBase
 from mbt.model.fsm import FsmModel
-from mbt.reference import ReferenceMachine
 
 
 class ReferenceAdapter:
-    """The adapter protocol of mbt_support (reset / send / observe) over a ReferenceMachine built from any FsmModel."""
+    """The adapter protocol of mbt_support (reset / send / observe, decide, authorize) over one model."""
 
-    def __init__(self, model: FsmModel):
-        self.machine = ReferenceMachine(model)
+    def __init__(self, model: ModelBase):
+        self.model = model
+        self.machine = None
         self._accepted: bool | None = None
+        if isinstance(model, FsmModel):
+            from mbt.reference import ReferenceMachine
+
+            self.machine = ReferenceMachine(model)
 
     @classmethod
     def from_file(cls, path: str | Path, model: str | None = None) -> "ReferenceAdapter":
         return cls(_load(str(Path(path).resolve()), model))
 
+    # ---- conversations (fsm)
     def reset(self, state: str | None, variables: dict[str, Any], discarded: dict[str, Any]) -> None:
-        self.machine.reset(state, variables, discarded)
+        self._fsm().reset(state, variables, discarded)
         self._accepted = None
 
     def send(self, event: str, args: dict[str, Any], user: str | None = None) -> None:
-        self._accepted = self.machine.send(event, args)
+        self._accepted = self._fsm().send(event, args)
 
     def observe(self) -> dict[str, Any]:
-        m = self.machine
+        m = self._fsm()
         return {"state": m.state, "accepted": self._accepted, "variables": dict(m.variables),
                 "discarded": dict(m.discarded), "calls": [(c.tool, dict(c.args)) for c in m.last_calls],
                 "outputs": []}  # the model says nothing: `say` effects are behaviour outside it
 
+    def _fsm(self):
+        if self.machine is None:
+            raise ValueError(f"model `{self.model.name}` is a {self.model.kind}, not an fsm")
+        return self.machine
+
+    # ---- decisions (table)
+    def decide(self, table: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        from mbt.model.table import plain
+        from mbt.tables.evaluator import TableEvaluator
+        from mbt.tables.values import coerce
+
+        model = self._kind("table", table)
+        values = tuple(coerce(inputs.get(c.name), c.type) for c in model.inputs)
+        decision = TableEvaluator(model).decide(values)
+        return {"result": None if decision.error else plain(decision.result), "error": decision.error}
+
+    # ---- requests (policy)
+    def authorize(self, policy: str, request: dict[str, Any]) -> dict[str, Any]:
+        from mbt.goldens.replay_policy import typed_value
+        from mbt.model.policy_eval import PolicyEvaluator
+
+        model = self._kind("policy", policy)
+        outcome = PolicyEvaluator(model).evaluate({k: typed_value(v) for k, v in request.items()})
+        return {"decision": outcome.decision, "reasons": list(outcome.reasons)}
+
+    def _kind(self, kind: str, name: str):
+        if self.model.kind != kind or self.model.name != name:
+            raise ValueError(f"this adapter runs {self.model.kind} `{self.model.name}`, not {kind} `{name}`")
+        return self.model
+
 
 @lru_cache(maxsize=32)
-def _load(path: str, name: str | None) -> FsmModel:
+def _load(path: str, name: str | None) -> ModelBase:
     from mbt.parsing.loader import load_paths
 
-    models = [m for f in load_paths([path]) for m in f.models if isinstance(m, FsmModel)]
+    models = [m for f in load_paths([path]) for m in f.models]
     chosen = [m for m in models if name is None or m.name == name]
     if not chosen:
-        raise ValueError(f"{path}: no fsm model named {name!r}")
+        raise ValueError(f"{path}: no model named {name!r}")
     return chosen[0]

@@ -359,7 +359,8 @@ class SuiteBuilder:
                 witness = self.finder.find(item, self.repair_paths)
                 if isinstance(witness, NoWitness):
                     failed.add(item)
-                    missing.append(witness)
+                    if witness.reason != "limit":  # over the small budget: retried with the full one at the end
+                        missing.append(witness)
                     continue
                 self._replay_witness(run, witness)
                 covered.update(self._items(criterion, run.plan))
@@ -437,7 +438,8 @@ class SuiteBuilder:
                 witness = self.finder.find(todo[cursor], self.repair_paths)
                 if isinstance(witness, NoWitness):
                     failed.add(todo[cursor])
-                    missing.append(witness)
+                    if witness.reason != "limit":  # over the small budget: retried with the full one at the end
+                        missing.append(witness)
                     continue
                 self._replay_witness(run, witness)
                 covered.update(self._items(criterion, run.plan))
@@ -576,10 +578,12 @@ class SuiteBuilder:
             if self._closed and transitions[run.plan[-1].outcome].target == run.start.state:
                 last = len(run.plan) - 1  # a Chinese-postman tour returns to where it started: keep its way back
             out.append(SuiteRun(run.start, run.plan[:last + 1], run.args[:last + 1], new))
-        for item in sorted(wanted - covered - failed, key=_order(transitions, criterion)):
+        given_up = {m.element for m in missing}
+        for item in sorted(wanted - covered - given_up, key=_order(transitions, criterion)):
             if item in covered:
                 continue
-            witness = self.finder.find(item, self.repair_paths)
+            # The last chance for the element: the full search budget (the repairs above used a small one).
+            witness = self.finder.find(item)
             if isinstance(witness, NoWitness):
                 missing.append(witness)
                 continue

@@ -3,10 +3,12 @@
 `mbt generate` copies this module (as mbt_support.py) beside the pytest modules it writes, so the generated tests need
 nothing from mbt except, optionally, its reference adapter. It is plain Python with no imports from mbt.
 
-An adapter is any object with three methods:
+An adapter is any object with these methods (the ones its tests use):
 
     reset(state, variables, discarded)  # start a fresh conversation; state None = the initial state; values override
     send(event, args, user)             # one turn: the model event and its arguments, and the user's words (or None)
+    decide(table, inputs)               # a decision table: {"result": outputs (a dict, or a list), "error": text/None}
+    authorize(policy, request)          # a policy: {"decision": "Permit"/"Deny"/..., "reasons": [rules] or None}
     observe()                           # what the last turn did, as a dict (or an object with these attributes):
         state      the control state (or None if the system does not expose it)
         accepted   whether the turn was handled (False: refused), or None
@@ -111,6 +113,28 @@ class Driver:
             raise AssertionError(f"step {len(self.trail) - 1} `{event}`: " + "; ".join(problems) + f"\n  run: {steps}")
         self.before = seen
 
+    def decide(self, table: str, inputs: dict[str, Any], expect: Any = None, error: bool = False) -> None:
+        """Evaluate a decision table on `inputs`: the outputs must be `expect` (or the hit policy must fail)."""
+        seen = self.adapter.decide(table, dict(inputs))
+        failed, result = seen.get("error"), seen.get("result")
+        where = f"table `{table}` with {inputs!r}"
+        if error and not failed:
+            raise AssertionError(f"{where}: the model's hit policy fails here, the system gives {result!r}")
+        if not error and failed:
+            raise AssertionError(f"{where}: the system fails ({failed}), the model gives {expect!r}")
+        if not error and not same(_numbers(result), _numbers(expect)):
+            raise AssertionError(f"{where}: the system gives {result!r}, the model gives {expect!r}")
+
+    def authorize(self, policy: str, request: dict[str, Any], expect: str, reasons: list[str] | None = None) -> None:
+        """Ask a policy about `request`: the decision must be `expect` (decided by `reasons`, when observed)."""
+        seen = self.adapter.authorize(policy, dict(request))
+        where = f"policy `{policy}` on {request!r}"
+        if seen.get("decision") != expect:
+            raise AssertionError(f"{where}: the system decides {seen.get('decision')!r}, the model {expect!r}")
+        observed = seen.get("reasons")
+        if reasons is not None and observed is not None and sorted(observed) != sorted(reasons):
+            raise AssertionError(f"{where}: decided by {observed!r}, the model's deciding rules are {reasons!r}")
+
     def _compare(self, expect: dict[str, Any], seen: dict[str, Any]) -> list[str]:
         problems = []
         if "state" in expect and seen["state"] is not None and seen["state"] != expect["state"]:
@@ -180,3 +204,14 @@ class Driver:
             if evaluate(when, env):
                 return True
         return False
+
+
+def _numbers(value: Any) -> Any:
+    """Numbers compared by value (120 == 120.0; a decimal the system returns as text is its number)."""
+    if isinstance(value, dict):
+        return {k: _numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value

@@ -350,7 +350,8 @@ class WitnessFinder:
         element = target.element
         if search.cut_by_limit:
             return NoWitness(element, "limit", f"search limit: {search.max_paths:,} run prefixes explored without a run "
-                                               f"ending with {target.describe} whose guards all hold")
+                                               f"ending with {target.describe} whose guards all hold (raise "
+                                               "--max-paths)")
         if search.cut_by_depth:
             shortest = self._guard_free_length(target)
             hint = f" (ignoring guards it takes {shortest} steps)" if shortest is not None else ""
@@ -359,8 +360,8 @@ class WitnessFinder:
                                                "holding; raise --max-depth")
         if search.unknown:
             return NoWitness(element, "unknown", "the solver could not decide some runs (timeout)")
-        return NoWitness(element, "unsatisfiable", f"unsatisfiable: no run ends with {target.describe} with every "
-                                                   "guard on the way holding (every run was ruled out)")
+        return NoWitness(element, "unsatisfiable", f"unsatisfiable: every run that ends with {target.describe} "
+                                                   "breaks a guard on the way (all runs explored)")
 
     def _guard_free_length(self, target: Target) -> int | None:
         """The fewest steps any run covering the target takes, ignoring guards (a lower bound)."""

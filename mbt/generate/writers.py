@@ -30,8 +30,12 @@ def _finalize(value: Any) -> Any:
 
 
 def py_flat(value: Any) -> str:
-    """A Python literal for plain data (None, bool, int, str, lists, dicts with str keys) on one line."""
+    """A Python literal for plain data (None, bool, int, finite float, str, lists, dicts with str keys), one line."""
     if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise TypeError("cannot write a non-finite number into generated code")
         return repr(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(py_flat(v) for v in value) + "]"
@@ -95,20 +99,22 @@ MODEL_FILE = {{ model_file | py }}  # relative to this file; MBT_ADAPTER=referen
 
 def {{ t.name | ident }}(sut):
     {{ t.doc | doc(4) }}
-    sut.start({{ t.precondition | py(4) }})
-{% for s in t.steps %}
-{% if s.todo %}
-    # {{ s.todo | comment }}
+{% for c in t.calls %}
+{% if c.comment %}
+    # {{ c.comment | comment }}
 {% endif %}
-    sut.step(
-        {{ s.event | py }},
-        {{ s.args | py(8) }},
-        expect={{ s.expect | py(8) }},
-{% if s.forbid %}
-        forbid={{ s.forbid | py(8) }},
-{% endif %}
-        user=None,
+{% if c.kwargs %}
+    sut.{{ c.method | ident }}(
+{% for a in c.args %}
+        {{ a | py(8) }},
+{% endfor %}
+{% for k, v in c.kwargs %}
+        {{ k | ident }}={{ v | py(8) }},
+{% endfor %}
     )
+{% else %}
+    sut.{{ c.method | ident }}({% for a in c.args %}{{ a | py(4) }}{% if not loop.last %}, {% endif %}{% endfor %})
+{% endif %}
 {% endfor %}
 {% endfor %}
 '''
@@ -151,17 +157,25 @@ def sut(request):
 '''
 
 
-def render_pytest(skeletons: list[Skeleton], model_name: str, model_file: str, module_doc: str,
-                  docs: dict[str, str]) -> str:
-    """A pytest module: one test per skeleton, each checking the model's outcome after every step."""
-    tests = []
-    for sk in skeletons:
-        steps = []
-        for step in sk.steps:
-            steps.append({"event": step.event, "args": dict(step.args), "expect": step.expect(),
-                          "forbid": step.forbid.data() if step.forbid else None,
-                          "todo": todo_comment(step)})
-        tests.append({"name": sk.name, "doc": docs[sk.name], "precondition": dict(sk.precondition), "steps": steps})
+def fsm_calls(sk: Skeleton) -> list[dict[str, Any]]:
+    """An FSM skeleton as driver calls: start from the precondition, then one checked step per event."""
+    calls = [{"method": "start", "args": [dict(sk.precondition)], "kwargs": [], "comment": None}]
+    for step in sk.steps:
+        kwargs = [("expect", step.expect())]
+        if step.forbid is not None:
+            kwargs.append(("forbid", step.forbid.data()))
+        kwargs.append(("user", None))
+        calls.append({"method": "step", "args": [step.event, dict(step.args)], "kwargs": kwargs,
+                      "comment": todo_comment(step)})
+    return calls
+
+
+def render_pytest(tests: list[dict[str, Any]], model_name: str, model_file: str, module_doc: str) -> str:
+    """A pytest module: one test per entry (`name`, `doc`, `calls`: driver method, arguments, keyword arguments)."""
+    for test in tests:
+        for call in test["calls"]:
+            if call["method"] not in ("start", "step", "decide", "authorize"):
+                raise ValueError(f"unknown driver call {call['method']!r}")
     template = _environment().from_string(PYTEST_TEMPLATE)
     return template.render(module_doc=module_doc, model=model_name, model_file=model_file, tests=tests)
 

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from mbt.elements import fsm as ids
 from mbt.elements.base import Element
-from mbt.goldens.binding import Binder, Bound
+from mbt.goldens.binding import Binder
 from mbt.goldens.cases import Assertions, GoldenCase
 from mbt.goldens.results import Contradiction, Divergence, Note, UnboundTurn
 from mbt.model.expr import atoms, compile_expr

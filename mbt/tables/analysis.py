@@ -7,6 +7,9 @@ column the regions are grouped by the set of rules still matching, a group no ru
 regions fixed so far, this group, anything after), and the other groups are swept on the next column; a subspace
 that some rule matches whole is settled at once. Whether a rule is masked (under FIRST, PRIORITY, UNIQUE or ANY, no
 input lets it give the result) is the same sweep inside the rule's own box, over the rules that beat it there.
+A sweep that would take long (many rules competing, many subspaces) hands its question to z3 as a SAT problem over
+region choices: for a masked rule, "is some cell of its box left to it"; for gaps, a cell no rule matches, widened
+into the largest box no rule touches, then excluded, until 20 are listed or none is left.
 
 Every witness (a concrete input inside a gap, an overlap, a masked rule) is evaluated by the reference evaluator
 (tables/evaluator.py) before it is reported; `replayed` says whether it behaved as claimed.
@@ -22,9 +25,9 @@ from mbt.model.table import TableModel
 from mbt.tables.evaluator import TableEvaluator, priority_key
 from mbt.tables.regions import TablePartition
 
-MAX_GAPS = 20  # gap boxes described per table; the total is always counted
+MAX_GAPS = 20  # gap boxes described per table (beyond them, TBL010 says there are more)
 MAX_OVERLAPS = 200  # overlapping pairs described per table; all are counted
-SWEEP_BUDGET = 20_000  # subproblems one sweep may open before the SAT solver decides instead
+SWEEP_BUDGET = 2_000  # subproblems one sweep may open before the SAT solver decides instead
 SOLVER_TIMEOUT_MS = 20_000
 MASKED_SWEEP_BUDGET = 200  # a masked-rule question is small: past this, the solver answers it
 MASKED_SWEEP_RULES = 40  # ... and with more rules competing than this, the solver answers it at once
@@ -325,7 +328,7 @@ class Analyser:
                 live |= 1 << i
         full = tuple(c.all_mask for c in p.columns)
         if model.inputs:
-            out.gap_count, boxes, out.gap_count_exact = self.sweep(full, live, MAX_GAPS)
+            out.gap_count, boxes, out.gap_count_exact = self.sweep(full, live, MAX_GAPS, budget=SWEEP_BUDGET)
             if not out.gap_count_exact and len(boxes) < MAX_GAPS:
                 # The sweep stopped early: z3 finds the other gaps, one cell at a time, each grown into a box.
                 try:

@@ -142,6 +142,12 @@ class _EntryReader:
         return value
 
 
+def _input_name(el) -> str | None:
+    """An input's name: its input expression (usually a plain name), else its label or id."""
+    expression = _child(el, "inputExpression")
+    return (_text(expression) if expression is not None else None) or el.get("label") or el.get("id")
+
+
 def lit_text(lit: Lit) -> str:
     if isinstance(lit.value, DateText):
         return f"date({Lit(str(lit.value)).text()})"
@@ -284,6 +290,8 @@ class _Converter:
         inputs, outputs = _children(table, "input"), _children(table, "output")
         rules = _children(table, "rule")
         # Read every entry first: the column types are inferred from them when typeRef is missing.
+        in_names = [_comment(_input_name(el) or f"{k + 1}") for k, el in enumerate(inputs)]
+        out_names = [_comment(el.get("name") or el.get("label") or f"{k + 1}") for k, el in enumerate(outputs)]
         entries = []
         for r_index, rule in enumerate(rules):
             rid = rule.get("id") or f"rule {r_index + 1}"
@@ -293,13 +301,14 @@ class _Converter:
                                    f"{len(inputs)} inputs and {len(outputs)} outputs")
                 entries.append(None)
                 continue
-            row_in = [self.entry(e, "input_entry", f"rule `{rid}`, input {k + 1}") for k, e in enumerate(ins)]
-            row_out = [self.entry(e, "output_entry", f"rule `{rid}`, output {k + 1}") for k, e in enumerate(outs)]
+            row_in = [self.entry(e, "input_entry", f"rule `{rid}`, input `{name}`") for e, name in zip(ins, in_names)]
+            row_out = [self.entry(e, "output_entry", f"rule `{rid}`, output `{name}`")
+                       for e, name in zip(outs, out_names)]
             entries.append((row_in, row_out))
         columns: set[str] = set()
         for k, el in enumerate(inputs):
             expression = _child(el, "inputExpression")
-            raw_name = (_text(expression) if expression is not None else None) or el.get("label") or el.get("id")
+            raw_name = _input_name(el)
             cname = safe_name(raw_name, f"input{k + 1}", columns)
             type_ref = (expression.get("typeRef") if expression is not None else None) or el.get("typeRef")
             values = [row[0][k] for row in entries if row is not None]

@@ -255,7 +255,7 @@ def main() -> None:
             gaps = f"{analysis.gap_count:,}" if analysis.gap_count_exact else f"more than {analysis.gap_count:,}"
             print(f"  hit {hit}: {len(model.rules):,} rules; parse {parse_s:.2f} s; analysis (gaps + overlaps + masked "
                   f"+ duplicates + domain) {analysis_s:.2f} s (target < {TARGET_ANALYSIS_SECONDS:.0f} s)")
-            print(f"    {gaps} gap regions, {analysis.overlap_count:,} overlapping pairs reported "
+            print(f"    {gaps} gap regions, {analysis.overlap_count:,} overlap findings "
                   f"({len(analysis.overlaps)} described), {len(analysis.masked):,} "
                   f"masked rules, {len(analysis.duplicates):,} duplicates, {len(analysis.never_matches):,} never "
                   f"matching; {sum(len(c.regions) for c in analysis.partition.columns):,} regions over {n_inputs} "

@@ -52,6 +52,14 @@ def parse_and_check(model: Path) -> tuple[float, str]:
     return seconds, f"{len(report.findings)} findings"
 
 
+def coverage_runs(model: Path, goldens: Path, out: Path) -> tuple[float, int, str]:
+    """The fastest of a few runs of the real command line (wall seconds, with its CPU seconds in the note), and the
+    largest peak memory (bytes) of any of them."""
+    runs = [coverage_run(model, goldens, out) for _ in range(REPEATS)]
+    seconds, _, note = min(runs)
+    return seconds, max(peak for _, peak, _ in runs), note + f", best of {REPEATS}"
+
+
 def coverage_run(model: Path, goldens: Path, out: Path) -> tuple[float, int, str]:
     """Wall seconds and peak memory (bytes) of the real command line, run as a child process.
 
@@ -61,6 +69,7 @@ def coverage_run(model: Path, goldens: Path, out: Path) -> tuple[float, int, str
     """
     command = [sys.executable, "-m", "mbt", "coverage", "--model", str(model), "--goldens", str(goldens),
                "--format", "json", "-o", str(out)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryFile() as errors:
         start = time.perf_counter()
         child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, cwd=HERE.parent.parent)
@@ -71,12 +80,12 @@ def coverage_run(model: Path, goldens: Path, out: Path) -> tuple[float, int, str
         seconds = time.perf_counter() - start
         errors.seek(0)
         stderr = errors.read().decode("utf-8", "replace")
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # of this script's only child, and the child's own
-    peak = max(peak, usage.ru_maxrss * 1024)  # kilobytes on Linux
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # of this script's children, and theirs
+    peak = max(peak, usage.ru_maxrss * 1024)  # kilobytes on Linux; the largest single process so far
     if child.returncode not in (0, 1):  # 1: the gate failed, which the synthetic goldens are built to show
         raise SystemExit(f"mbt coverage failed (exit {child.returncode}):\n{stderr}")
     # CPU seconds beside the wall time: on a busy machine the wall time also counts waiting for a core.
-    cpu = usage.ru_utime + usage.ru_stime
+    cpu = usage.ru_utime + usage.ru_stime - before.ru_utime - before.ru_stime
     return seconds, peak, f"exit {child.returncode}, {cpu:.1f} s CPU, report {out.stat().st_size / 1e6:.0f} MB"
 
 
@@ -188,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         _, enumerate_seconds = timed(api.collector_paused(support("fsm").enumerate), models[0])
         rows.append(("elements (api.elements)", f"{elements_seconds:.2f} s", "", "", "parse + enumerate"))
         rows.append(("  enumeration alone", f"{enumerate_seconds:.2f} s", "", "", f"{count:,} elements"))
-        wall, peak, note = coverage_run(model, golden_file, folder / "coverage.json")
+        wall, peak, note = coverage_runs(model, golden_file, folder / "coverage.json")
         rows.append(("mbt coverage: wall time", f"{wall:.2f} s", "< 15 s", verdict(wall < 15), note))
         rows.append(("mbt coverage: peak memory", f"{peak / GB:.2f} GB", "< 2 GB", verdict(peak < 2 * GB),
                      "resident, all its processes"))

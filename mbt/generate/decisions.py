@@ -1,0 +1,228 @@
+"""Witness inputs for decision tables and requests for policies: one per uncovered element, checked by replay.
+
+Tables: candidate inputs come from the table's region lattice (mbt/tables/regions.py: one representative value per
+elementary region of each column): for a rule, the points of its region box; for a partition or a boundary, that
+region or value in the column and, in the others, the boxes of the rules that allow it; for MC/DC, points where only
+the one condition fails. Policies: the policy analysis's own witnesses (a request where a rule applies, decides, two
+rules conflict, an action gets a decision) and its deterministic sample requests, boundary values set on them.
+
+Whatever the source, a candidate is kept only when its stub -- inputs or request, with the outputs or decision the
+evaluator computes as the expectation -- is replayed as `mbt coverage` reads it and verifies the element.
+"""
+
+from __future__ import annotations
+
+import itertools
+from decimal import Decimal
+from typing import Any, Iterable, Iterator
+
+from mbt.elements import policy as policy_ids
+from mbt.elements import table as table_ids
+from mbt.elements.base import Element
+from mbt.generate.witnesses import NoWitness
+from mbt.goldens.cases import parse_case
+from mbt.model.table import plain
+
+CANDIDATES = 2000  # per element: candidates are cheap, but a table's region boxes multiply
+
+
+class DecisionWitnesses:
+    """Common part: elements, the kind's replayer, and the search over candidates checked by replay."""
+
+    kind = ""
+
+    def __init__(self, model, elements: list[Element]):
+        from mbt.kinds import support
+
+        self.model = model
+        self.elements = elements
+        self.index = {e.id: i for i, e in enumerate(elements)}
+        self.by_id = {e.id: e for e in elements}
+        self.replayer = support(model.kind).replayer(model, elements)
+
+    def find(self, element: str) -> dict[str, Any] | NoWitness:
+        """A stub (without the id and annotations) that verifies `element`, or why there is none."""
+        target = self.index.get(element)
+        if target is None:
+            return NoWitness(element, "unusable", "not an element of this model")
+        seen: set = set()
+        tried = 0
+        for candidate in itertools.islice(self.candidates(element), CANDIDATES):
+            key = repr(candidate)
+            if key in seen:
+                continue
+            seen.add(key)
+            tried += 1
+            if target not in self.touched(candidate):
+                continue
+            stub = self.stub(candidate)
+            if self.verifies(stub, [element]):
+                return stub
+        what = "input" if self.kind == "table" else "request"
+        return NoWitness(element, "unsatisfiable" if tried < CANDIDATES else "limit",
+                         f"none of the {tried:,} candidate {what}s tried covers it (from the "
+                         f"{'region lattice' if self.kind == 'table' else 'analysis witnesses and samples'})")
+
+    def verifies(self, stub: dict[str, Any], elements: list[str]) -> bool:
+        case = parse_case({"id": "witness", **stub}, "generated", 1)
+        run = self.replayer.replay(case)
+        if run.contradictions or run.invalid:
+            return False
+        return all(self.index[e] in run.verified for e in elements)
+
+    # kind-specific
+    def candidates(self, element: str) -> Iterator[Any]:
+        raise NotImplementedError
+
+    def touched(self, candidate: Any) -> list[int]:
+        raise NotImplementedError
+
+    def stub(self, candidate: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+# ---------------------------------------------------------------- tables
+
+
+class TableWitnesses(DecisionWitnesses):
+    kind = "table"
+
+    def __init__(self, model, elements: list[Element]):
+        super().__init__(model, elements)
+        c = self.replayer.c
+        self.partition = c.partition
+        self.evaluator = c.evaluator
+        self.recipes: dict[str, tuple] = {}
+        for i, rule in enumerate(model.rules):
+            self.recipes[table_ids.rule_id(rule)] = ("rule", i)
+            self.recipes[table_ids.mcdc_id(rule)] = ("rule", i)
+            for k, column in enumerate(model.inputs):
+                self.recipes[table_ids.mcdc_id(rule, column.name)] = ("mcdc-false", i, k)
+        for k, (column, part) in enumerate(zip(model.inputs, self.partition.columns)):
+            for r, region in enumerate(part.regions):
+                self.recipes[table_ids.partition_id(column.name, region.label)] = ("value", k, region.rep)
+        for k, (column, points) in enumerate(zip(model.inputs, table_ids.boundary_points(model,
+                                                                                         self.partition.columns))):
+            for value in points:
+                self.recipes[table_ids.boundary_id(column.name, value)] = ("value", k, value)
+
+    def _reps(self, k: int, mask: int) -> list[Any]:
+        regions = self.partition.columns[k].regions
+        return [regions[r].rep for r in range(len(regions)) if mask >> r & 1]
+
+    def _box(self, masks: Iterable[int], fixed: dict[int, list[Any]] | None = None) -> Iterator[tuple]:
+        choices = [(fixed or {}).get(k) or self._reps(k, m) for k, m in enumerate(masks)]
+        if all(choices):
+            yield from itertools.product(*choices)
+
+    def candidates(self, element: str) -> Iterator[tuple]:
+        recipe = self.recipes.get(element)
+        if recipe is None:
+            return
+        p = self.partition
+        everything = [col.all_mask for col in p.columns]
+        if recipe[0] == "rule":
+            yield from self._box(p.rule_masks[recipe[1]])
+        elif recipe[0] == "mcdc-false":
+            _, i, k = recipe
+            masks = list(p.rule_masks[i])
+            masks[k] = p.columns[k].all_mask & ~masks[k]
+            yield from self._box(masks)
+        else:
+            _, k, value = recipe
+            region = p.columns[k].region_of(value)
+            for i, masks in enumerate(p.rule_masks):
+                if region is not None and masks[k] >> region & 1:
+                    yield from itertools.islice(self._box(masks, {k: [value]}), 50)
+            yield from self._box(everything, {k: [value]})
+
+    def touched(self, values: tuple) -> list[int]:
+        return self.replayer._exercised(values, self.evaluator.decide(values))
+
+    def stub(self, values: tuple) -> dict[str, Any]:
+        decision = self.evaluator.decide(values)
+        stub: dict[str, Any] = {"table": self.model.name,
+                                "inputs": {c.name: plain(v) for c, v in zip(self.model.inputs, values)}}
+        if decision.error:
+            stub["expect_error"] = True
+        else:
+            stub["expect"] = plain(decision.result)
+        return stub
+
+
+# ---------------------------------------------------------------- policies
+
+
+class PolicyWitnesses(DecisionWitnesses):
+    kind = "policy"
+
+    def __init__(self, model, elements: list[Element]):
+        from mbt.analysis.policy_checks import analysis_of
+
+        super().__init__(model, elements)
+        self.analysis = analysis_of(model)
+        self.evaluator = self.analysis.evaluator
+        self.rules = {r.name: i for i, r in enumerate(model.rules)}
+        self.points = {b.id: b for b in policy_ids.boundaries(model)}
+
+    def candidates(self, element: str) -> Iterator[dict[str, Any]]:
+        a, kind = self.analysis, element.split(":", 1)[0]
+        if kind == "rule":
+            name, which = element.split(":")[1:3]
+            i = self.rules.get(name)
+            if i is not None and a.applicable[i].sat:
+                if which == "decisive" and i in a.decisive and a.decisive[i].request is not None:
+                    # Made readable the way `mbt check` shows witnesses: plainer values where the rule still decides.
+                    yield a.tidy(a.decisive[i], lambda r: name in self.evaluator.evaluate(r).decisive).request
+                if a.applicable[i].request is not None:
+                    yield a.applies_witness(i).request
+        elif kind == "conflict":
+            first, second = element.removeprefix("conflict:").split("|")
+            yield from (c.request for c in a.conflicts
+                        if (self.model.rules[c.first].name, self.model.rules[c.second].name) == (first, second))
+        elif kind == "effect":
+            parts = element.split(":")
+            action, decision = (parts[1], parts[2]) if len(parts) == 3 else (None, parts[1])
+            answer = a.decision_possible(decision.capitalize(), action)
+            if answer.request is not None:
+                yield answer.request
+        samples = [request for request, _ in a.samples]
+        if kind == "boundary":
+            point = self.points.get(element)
+            if point is None:
+                return
+            for request in samples:
+                yield self._at(request, point)
+            return
+        yield from samples
+
+    @staticmethod
+    def _at(request: dict[str, Any], point) -> dict[str, Any]:
+        out = dict(request)
+        if point.right is None:
+            out[point.left] = point.value
+        else:
+            other = out.get(point.right)
+            if isinstance(other, (int, Decimal)) and not isinstance(other, bool):
+                out[point.left] = Decimal(other) + Decimal(point.value)
+        return out
+
+    def touched(self, request: dict[str, Any]) -> list[int]:
+        return self.replayer.c.elements_of(self.evaluator.evaluate(request), request)
+
+    def stub(self, request: dict[str, Any]) -> dict[str, Any]:
+        outcome = self.evaluator.evaluate(request)
+        stub = {"policy": self.model.name, "request": {k: plain(v) for k, v in sorted(request.items())},
+                "expect": outcome.decision}
+        if outcome.reasons:
+            stub["reason"] = list(outcome.reasons)
+        return stub
+
+
+def witnesses_for(model, elements: list[Element]) -> DecisionWitnesses | None:
+    if model.kind == "table":
+        return TableWitnesses(model, elements)
+    if model.kind == "policy":
+        return PolicyWitnesses(model, elements)
+    return None
+
