@@ -264,7 +264,7 @@ class SuiteBuilder:
         self.combos = combos  # argument combinations tried before a step's arguments are left to z3
         self.detour_steps = detour_steps  # longest detour tried before a run is ended and a new one started
         self.orderings = 16  # Euler circuits tried (all optimal without guards) for models up to `small` elements
-        self.small = 2000
+        self.small = 300
         self.repair_paths = 1000  # search limit for the witness runs that repair a suite
         self.reconnect_steps = 3  # longest concrete continuation tried before a stuck run ends
         self._closed = False

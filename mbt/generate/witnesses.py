@@ -130,6 +130,7 @@ class WitnessFinder:
         self._constants = constants
         self._atlas: Atlas | None = None
         self._forward = forward
+        self._from_starts: dict[str, int] | None = None
 
     # ------------------------------------------------------------ entry point
     def find(self, element: str, max_paths: int | None = None) -> Witness | NoWitness:
@@ -364,11 +365,13 @@ class WitnessFinder:
                                                    "breaks a guard on the way (all runs explored)")
 
     def _guard_free_length(self, target: Target) -> int | None:
-        """The fewest steps any run covering the target takes, ignoring guards (a lower bound)."""
-        dist = self.distances(target.sources)
-        if dist is None:
+        """The fewest steps any run covering the target takes, ignoring guards (a lower bound): one breadth-first
+        walk from the starts serves every target."""
+        if target.sources is None:
             return target.length
-        options = [dist[s.state] for s in self.starts if s.state in dist]
+        if self._from_starts is None:
+            self._from_starts = _bfs_distances(frozenset(s.state for s in self.starts), self._forward)
+        options = [self._from_starts[s] for s in target.sources if s in self._from_starts]
         return min(options) + target.length if options else None
 
     # ------------------------------------------------------------ concrete check and canonical values
@@ -511,6 +514,7 @@ class Atlas:
 
     def __init__(self, finder: WitnessFinder, per_state: int = 8, combos: int = 8):
         engine = finder.engine
+        self._everywhere: list[_Node] | None = None
         self.by_state: dict[str, list[_Node]] = {}
         seen: set = set()
         queue: deque[_Node] = deque()
@@ -555,7 +559,9 @@ class Atlas:
     def at(self, states: frozenset[str] | None) -> list[_Node]:
         """The configurations at these states (None: every state), shallowest first."""
         if states is None:
-            nodes = [n for found in self.by_state.values() for n in found]
-        else:
-            nodes = [n for s in states for n in self.by_state.get(s, ())]
-        return sorted(nodes, key=lambda n: n.depth)
+            if self._everywhere is None:
+                nodes = [n for found in self.by_state.values() for n in found]
+                self._everywhere = sorted(nodes, key=lambda n: n.depth)
+            return self._everywhere
+        nodes = [n for s in states for n in self.by_state.get(s, ())]
+        return sorted(nodes, key=lambda n: n.depth) if len(states) > 1 else nodes

@@ -1,7 +1,7 @@
 """Benchmark of `mbt generate`: optimal tours / path covers against a greedy walk, and witness generation.
 
     python tests/bench/bench_generate.py            # 5,000 states / 50,000 transitions, 1,000 witnesses
-    python tests/bench/bench_generate.py --quick    # 200 / 2,000 / 100: a smoke run, a few seconds
+    python tests/bench/bench_generate.py --quick    # 200 / 2,000 / 100: a smoke run (`make test` adds --no-guards)
 
 Two synthetic models from synth.py: its usual one (a spanning tree from the initial state plus random edges, final
 states as leaves: not strongly connected, so the suite is a path cover with resets) and a strongly connected variant

@@ -202,7 +202,7 @@ class SynthModel:
 
     def text(self) -> str:
         lines = [f"# Synthetic benchmark model: {self.states} states, {len(self.transitions)} transitions.",
-                 f"fsm {MODEL_NAME} {{", f'  title "Synthetic benchmark model"', f'  contract "{CONTRACT}"']
+                 f"fsm {MODEL_NAME} {{", '  title "Synthetic benchmark model"', f'  contract "{CONTRACT}"']
         lines += [f"  var {name}: {decl}" for name, decl, _ in VARIABLES]
         for i in range(self.states):
             flags = " initial" if i == 0 else " final" if i in self.finals else ""
