@@ -23,6 +23,13 @@ demo: $(STAMP) graphviz
 	@$(BIN)/mbt coverage --model $(DEMO_MODEL) --goldens $(DEMO_GOLDENS) --gate $(DEMO_GATE); code=$$?; \
 	  echo "== mbt coverage exited with $$code (1 = the release gate failed, which the example is built to show)"; \
 	  [ $$code -lt 2 ]
+	@echo
+	@echo "== every example model side by side, with an HTML report and a coverage-painted diagram"
+	@mkdir -p build
+	@$(BIN)/mbt coverage --model models/ --goldens models/goldens/ --no-gate \
+	  --format markdown:build/mbt-coverage.md --format html:build/mbt-report; code=$$?; [ $$code -lt 2 ]
+	@$(BIN)/mbt render --model $(DEMO_MODEL) --goldens $(DEMO_GOLDENS) -o build/recovery.svg
+	@echo "== wrote build/mbt-report/index.html (open it in a browser), build/mbt-coverage.md and build/recovery.svg"
 
 test: $(STAMP) graphviz chromium
 	$(BIN)/pytest -q
