@@ -240,3 +240,28 @@ def test_kinds_without_a_graph_render_as_element_tables(tmp_path):
     html = str(table_html(element_table(m, cov, RenderOptions())))
     assert "&lt;b&gt;G&lt;/b&gt;" in html and "<b>G" not in html
     assert 'class="badge verified"' in html and "NOT COVERED" in html
+
+
+def test_render_path_accepts_mbt_check_counterexample_output(tmp_path):
+    """The counterexample JSON of an invariant finding (step 0 = start configuration) highlights its path."""
+    import json
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    model = root / "tests" / "data" / "invariants" / "orders-buggy.fsm"
+    check = subprocess.run([sys.executable, "-m", "mbt", "check", str(model), "--format", "json"],
+                           capture_output=True, text=True)
+    finding = next(f for f in json.loads(check.stdout)["findings"] if f.get("counterexample"))
+    path_file = tmp_path / "cx.json"
+    path_file.write_text(json.dumps({"counterexample": finding["counterexample"]}))
+    out = tmp_path / "cx.dot"
+    result = subprocess.run([sys.executable, "-m", "mbt", "render", "--model", str(model), "--name", "orders",
+                             "--path", str(path_file), "-o", str(out)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    moves = [s["transition"] for s in finding["counterexample"]["steps"] if s["transition"]]
+    dot = out.read_text()
+    # Each move of the path is an edge numbered in order: `#1  event...` on the edge of that transition.
+    for number, key in enumerate(moves, start=1):
+        edge = next(line for line in dot.splitlines() if f'id="edge:transition:{key}"' in line)
+        assert f'label="#{number}  ' in edge

@@ -48,6 +48,9 @@ def _from_json(data: Any, model: ModelBase, where: str) -> list[str]:
     keys: list[str | None] = []
     events: list[dict] = []
     for i, step in enumerate(steps, start=1):
+        if isinstance(step, dict) and step.get("step") == 0 and step.get("event") is None \
+                and step.get("transition") is None:
+            continue  # a counterexample's step 0 is its start configuration, not a move
         if isinstance(step, str):
             keys.append(step if step.startswith("transition:") or "->" in step or step in _keys(model) else None)
             events.append({"event": step})
