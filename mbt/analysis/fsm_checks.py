@@ -91,11 +91,7 @@ class FsmChecker:
     # ------------------------------------------------------------ scopes
     def scope(self) -> dict[str, ValueType]:
         m = self.model
-        scope = {name: v.type for name, v in m.variables.items()}
-        for name in m.discardable:
-            if name in m.variables:
-                t = m.variables[name].type
-                scope[f"discarded.{name}"] = ValueType(t.kind, t.lo, t.hi, t.values, optional=True)
+        scope = m.state_scope()
         for event in m.events.values():
             for p in event.params:
                 scope[param_symbol(event.name, p.name)] = p.type
@@ -357,7 +353,7 @@ class FsmChecker:
                 self.report(UNUSED_EVENT, event.loc,
                             f"event `{event.name}` is not used by any transition, binding or forbid")
         read: set[str] = set()
-        for expr in model_expressions(m):
+        for expr in m.expressions():
             for name in ref_names(expr):
                 read.add(name.removeprefix("discarded."))
         for var in m.variables.values():
@@ -439,23 +435,6 @@ def run_actions(actions, env: dict[str, Any], tool: str, compiled: Callable):
         elif action.tool == tool:
             args = {f"args.{name}": compiled(value)(env) for name, value in action.args}
             yield {**env, **args}
-
-
-def model_expressions(m: FsmModel):
-    """Every expression the model evaluates: guards, assigned values, tool arguments, forbid conditions."""
-    for t in m.transitions:
-        if t.guard is not None:
-            yield t.guard
-        for a in t.actions:
-            if isinstance(a, Assign):
-                yield a.value
-            elif isinstance(a, ToolCall):
-                yield from (value for _, value in a.args)
-    for f in m.forbids:
-        if f.guard is not None:
-            yield f.guard
-        if f.effect is not None and f.effect.condition is not None:
-            yield f.effect.condition
 
 
 def check_fsm(model: FsmModel) -> list[Finding]:

@@ -19,7 +19,7 @@ from mbt.analysis.smt import constants_of
 from mbt.generate.symbolic import (ANY, REFUSED, Constraint, PlannedStep, SymbolicFsm, concrete, split, store_key,
                                    symbolic_key)
 from mbt.generate.targets import Suffix, Target, fsm_targets
-from mbt.model.fsm import Assign, FsmModel, ToolCall
+from mbt.model.fsm import FsmModel
 from mbt.model.types import ValueType
 
 DEFAULT_MAX_DEPTH = 40
@@ -125,7 +125,7 @@ class WitnessFinder:
                 forward[t.source].append(t.target)
         self.reachable = _bfs({s.state for s in self.starts}, forward)
         self._distances: dict[frozenset[str], dict[str, int]] = {}
-        constants = constants_of(expressions(self.model))
+        constants = constants_of(self.model.expressions())
         self._candidates: dict[tuple[str, str], list[Any]] = {}
         self._constants = constants
         self._atlas: Atlas | None = None
@@ -449,23 +449,6 @@ def candidate_values(name: str, vtype: ValueType, constants: list[Any]) -> list[
         texts = [c for c in constants if isinstance(c, str)]
         values = list(dict.fromkeys([f"{name}-1", f"{name}-2", f"{name}-3", "", *texts]))
     return values + [None] if vtype.optional else values
-
-
-def expressions(model: FsmModel):
-    """Every expression of the model, for its constants."""
-    for t in model.transitions:
-        if t.guard is not None:
-            yield t.guard
-        for a in t.actions:
-            if isinstance(a, Assign):
-                yield a.value
-            elif isinstance(a, ToolCall):
-                yield from (value for _, value in a.args)
-    for f in model.forbids:
-        if f.guard is not None:
-            yield f.guard
-        if f.effect is not None and f.effect.condition is not None:
-            yield f.effect.condition
 
 
 def usable_transitions(model: FsmModel) -> list[bool]:

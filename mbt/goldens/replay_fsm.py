@@ -12,7 +12,7 @@ from mbt.goldens.binding import Binder
 from mbt.goldens.cases import Assertions, GoldenCase
 from mbt.goldens.results import Contradiction, Divergence, Note, UnboundTurn
 from mbt.model.expr import atoms, compile_expr
-from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, ToolCall, Transition
+from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, Transition
 
 
 # ------------------------------------------------------------------ compiled model

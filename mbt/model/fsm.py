@@ -146,6 +146,31 @@ class FsmModel(ModelBase):
     def initial_state(self) -> str:
         return next(s.name for s in self.states.values() if s.initial)
 
+    def state_scope(self) -> dict[str, ValueType]:
+        """Types of what a guard can read besides event parameters: the variables and `discarded.VAR`."""
+        scope = {name: v.type for name, v in self.variables.items()}
+        for name in self.discardable:
+            if name in self.variables:
+                t = self.variables[name].type
+                scope[f"discarded.{name}"] = ValueType(t.kind, t.lo, t.hi, t.values, optional=True)
+        return scope
+
+    def expressions(self):
+        """Every expression the model evaluates: guards, assigned values, tool arguments, forbid conditions."""
+        for t in self.transitions:
+            if t.guard is not None:
+                yield t.guard
+            for a in t.actions:
+                if isinstance(a, Assign):
+                    yield a.value
+                elif isinstance(a, ToolCall):
+                    yield from (value for _, value in a.args)
+        for f in self.forbids:
+            if f.guard is not None:
+                yield f.guard
+            if f.effect is not None and f.effect.condition is not None:
+                yield f.effect.condition
+
     def tools(self) -> list[str]:
         names = {a.tool for t in self.transitions for a in t.actions if isinstance(a, ToolCall)}
         return sorted(names)

@@ -99,13 +99,7 @@ class Resolver:
             self.problem(extra.loc, f"a second initial state `{extra.name}` (first is `{initial[0].name}`)")
 
     def state_scope(self) -> dict[str, ValueType]:
-        m = self.model
-        scope = {name: v.type for name, v in m.variables.items()}
-        for name in m.discardable:
-            if name in m.variables:
-                t = m.variables[name].type
-                scope[f"discarded.{name}"] = ValueType(t.kind, t.lo, t.hi, t.values, optional=True)
-        return scope
+        return self.model.state_scope()
 
     def check_variables(self) -> None:
         for var, initial in self.raw.items.get("var", []):

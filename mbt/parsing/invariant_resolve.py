@@ -38,11 +38,7 @@ class InvariantResolver:
     # ---- scopes
     def _base_scope(self) -> dict[str, ValueType]:
         m = self.fsm
-        scope = {name: v.type for name, v in m.variables.items()}
-        for name in m.discardable:
-            if name in m.variables:
-                t = m.variables[name].type
-                scope[f"discarded.{name}"] = ValueType(t.kind, t.lo, t.hi, t.values, optional=True)
+        scope = m.state_scope()
         scope[STATE] = ValueType("enum", values=tuple(m.states))
         return scope
 
