@@ -265,3 +265,25 @@ def test_render_path_accepts_mbt_check_counterexample_output(tmp_path):
     for number, key in enumerate(moves, start=1):
         edge = next(line for line in dot.splitlines() if f'id="edge:transition:{key}"' in line)
         assert f'label="#{number}  ' in edge
+
+
+@pytest.mark.parametrize("model_file,marks", [("refund.dt", ("rule",)), ("refund.policy", ("applicable", "decisive"))])
+def test_tables_and_policies_render_their_rules_as_a_grid_with_rule_coverage(model_file, marks):
+    from mbt import api
+    from mbt.render.graph import RenderOptions, coverage_of
+    from mbt.render.table import element_table, table_markdown
+
+    root = Path(__file__).resolve().parents[1]
+    report = api.coverage([str(root / "models" / model_file)], [str(root / "models" / "goldens")], use_gate=False)
+    (model_cov,) = report.models
+    _, (model,) = api.load_models([str(root / "models" / model_file)])
+    view = element_table(model, model_cov, RenderOptions())
+    states = coverage_of(model_cov, {})
+    assert [row[0] for row in view.grid.rows] == [r.name for r in model.rules]
+    suffixes = {"rule": "", "applicable": ":applicable", "decisive": ":decisive"}
+    for rule, row_marks in zip(model.rules, view.grid.coverage):
+        assert row_marks == [(m, states.get(f"rule:{rule.name}{suffixes[m]}")) for m in marks]
+    text = table_markdown(view)
+    assert text.index("## rules (") < text.index("## rule\n")
+    if model.kind == "table":
+        assert view.grid.headers[1:] == [f"{c.name} (in)" for c in model.inputs] + [f"{c.name} (out)" for c in model.outputs]

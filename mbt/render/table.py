@@ -31,12 +31,24 @@ class TableSection:
 
 
 @dataclass
+class RuleGrid:
+    """The model's own rules as a grid (a decision table's inputs and outputs, a policy's effect/target/condition),
+    each row with the coverage of the rule's element(s): the view a product owner recognises from the document."""
+
+    caption: str
+    headers: list[str]
+    rows: list[list[str]]
+    coverage: list[list[tuple[str, str | None]]]  # per row: (element label, coverage state)
+
+
+@dataclass
 class TableView:
     name: str
     kind: str
     title: str
     sections: list[TableSection]
     has_coverage: bool
+    grid: RuleGrid | None = None
 
     def __html__(self) -> str:  # embedded as is in the HTML report's model page
         return table_html(self)
@@ -60,7 +72,31 @@ def element_table(model: ModelBase, model_cov: ModelCoverage | None, options: Re
             TableRow(e.id, e.label, cov.get(e.id), e.span.describe() if e.span else "",
                      ", ".join(goldens.get(e.id, [])[:8]) + (" ..." if len(goldens.get(e.id, [])) > 8 else ""))
             for e in mine]))
-    return TableView(model.name, model.kind, model.title or model.name, sections, model_cov is not None)
+    return TableView(model.name, model.kind, model.title or model.name, sections, model_cov is not None,
+                     rule_grid(model, cov))
+
+
+def rule_grid(model: ModelBase, cov: dict) -> RuleGrid | None:
+    """The rule grid of a decision table or a policy (other kinds have none)."""
+    if model.kind == "table":
+        from mbt.elements.table import rule_id
+        from mbt.model.table import value_text
+
+        headers = ["rule", *(f"{c.name} (in)" for c in model.inputs), *(f"{c.name} (out)" for c in model.outputs)]
+        rows = [[r.name, *(e.text() for e in r.entries), *("-" if v is None else value_text(v) for v in r.outputs)]
+                for r in model.rules]
+        coverage = [[("rule", cov.get(rule_id(r)))] for r in model.rules]
+        return RuleGrid(f"hit policy {model.hit_text}", headers, rows, coverage)
+    if model.kind == "policy":
+        from mbt.elements.policy import applicable_id, decisive_id
+
+        rows = [[r.name, str(r.effect), r.target.text() if r.target is not None else "(any request)",
+                 r.condition.text() if r.condition is not None else "-"] for r in model.rules]
+        coverage = [[("applicable", cov.get(applicable_id(r))), ("decisive", cov.get(decisive_id(r)))]
+                    for r in model.rules]
+        return RuleGrid(f"combining algorithm {model.algorithm}", ["rule", "effect", "target", "condition"], rows,
+                        coverage)
+    return None
 
 
 def _md(text: str) -> str:
@@ -69,6 +105,15 @@ def _md(text: str) -> str:
 
 def table_markdown(view: TableView) -> str:
     out = [f"# {_md(view.title)} ({view.kind})", ""]
+    if view.grid is not None:
+        g = view.grid
+        cov_head = ["coverage"] if view.has_coverage else []
+        out += [f"## rules ({_md(g.caption)})", "", "| " + " | ".join(_md(h) for h in g.headers + cov_head) + " |",
+                "|" + "---|" * (len(g.headers) + len(cov_head))]
+        for cells, marks in zip(g.rows, g.coverage):
+            extra = [", ".join(f"{label}: {_TEXT[state]}" for label, state in marks)] if view.has_coverage else []
+            out.append("| " + " | ".join(_md(c) for c in cells + extra) + " |")
+        out.append("")
     for s in view.sections:
         out += [f"## {s.criterion}", "", "| element | what | source span |" + (" coverage | goldens |" if view.has_coverage else ""),
                 "|---|---|---|" + ("---|---|" if view.has_coverage else "")]
@@ -84,6 +129,17 @@ def table_markdown(view: TableView) -> str:
 def table_html(view: TableView) -> str:
     e = html.escape
     parts = []
+    if view.grid is not None:
+        g = view.grid
+        parts.append(f'<h3>rules <small>({e(g.caption)})</small></h3><table class="elements rule-grid"><thead><tr>'
+                     + "".join(f"<th>{e(h)}</th>" for h in g.headers)
+                     + ("<th>coverage</th>" if view.has_coverage else "") + "</tr></thead><tbody>")
+        for cells, marks in zip(g.rows, g.coverage):
+            badges = "".join(f'<span class="badge {e(state or "none")}">{e(label)}: {e(_TEXT[state])}</span> '
+                             for label, state in marks)
+            parts.append("<tr>" + "".join(f"<td><code>{e(c)}</code></td>" for c in cells)
+                         + (f"<td>{badges}</td>" if view.has_coverage else "") + "</tr>")
+        parts.append("</tbody></table>")
     for s in view.sections:
         parts.append(f'<h3>{e(s.criterion)}</h3><table class="elements"><thead><tr><th>element</th><th>what</th>'
                      f'<th>source span</th>{"<th>coverage</th><th>goldens</th>" if view.has_coverage else ""}'
