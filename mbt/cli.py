@@ -40,6 +40,11 @@ def _write_reports(targets, produce) -> None:
             emit(body, t.path)
 
 
+def _pretty(output: str | None) -> bool:
+    """JSON is indented for a person at a terminal and compact in files and pipes (coverage.py does the same)."""
+    return output in (None, "-") and sys.stdout.isatty()
+
+
 def _style(output: str | None) -> Style:
     return Style.for_stream(sys.stdout) if output in (None, "-") else Style(False)
 
@@ -63,7 +68,7 @@ def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], o
 
     targets = parse_targets(formats, output, "check")
     report = api.check(list(paths), depth=depth)
-    _write_reports(targets, lambda t: t.format.check(report, Options(style=_style(t.path))))
+    _write_reports(targets, lambda t: t.format.check(report, Options(style=_style(t.path), pretty=_pretty(t.path))))
     sys.exit(EXIT_FAILED if report.count("error") else EXIT_OK)
 
 
@@ -111,7 +116,7 @@ def coverage(models, goldens, gate, no_gate, show_covering, show_uncovered, show
                            diagrams=any(t.format.diagrams for t in targets))
     limit = None if show_uncovered == "all" else 25
     _write_reports(targets, lambda t: t.format.coverage(run, Options(_style(t.path), show_covering, limit,
-                                                                     show_sources)))
+                                                                     show_sources, _pretty(t.path))))
     if save_baseline:
         emit(api.baseline_text(run.report), save_baseline)
     report = run.report

@@ -157,3 +157,14 @@ def test_check_exits_1_on_error_findings_and_json_follows_the_schema(tmp_path):
 def test_check_of_the_shipped_examples_has_no_errors():
     result = mbt("check", ROOT / "models")
     assert result.returncode == 0 and "0 errors" in result.stdout
+
+
+def test_json_files_are_compact_and_equal_to_what_a_terminal_sees_indented(tmp_path):
+    from mbt.cli import _pretty
+
+    goldens = write(tmp_path, "g.jsonl", GOOD)
+    out = tmp_path / "cov.json"
+    mbt("coverage", "--model", MODEL, "--goldens", goldens, "--format", "json", "-o", out)
+    text = out.read_text()
+    assert text.count("\n") == 1 and json.loads(text)["schema_version"]
+    assert _pretty(str(out)) is False  # a file never gets the indented form; stdout does only on a terminal

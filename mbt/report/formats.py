@@ -28,6 +28,7 @@ class Options:
     show_covering: bool = False
     uncovered_limit: int | None = 25
     show_sources: bool = False
+    pretty: bool = False  # indent JSON; the CLI sets it for a terminal (files stay compact: large reports halve)
 
 
 def _text_cov(run, o: Options) -> str:
@@ -49,7 +50,7 @@ def _text_check(report, o: Options) -> str:
 
 def _json(run_or_report, o: Options) -> str:
     report = getattr(run_or_report, "report", run_or_report)
-    return report.model_dump_json(indent=2) + "\n"
+    return report.model_dump_json(indent=2 if o.pretty else None) + "\n"
 
 
 def _markdown(run, o):
