@@ -212,19 +212,25 @@ class FsmGeneration:
         return model_files(self.model, self.out, mode, tests, self.stubs)
 
 
-class DecisionGeneration:
-    """Generation for a decision table or a policy: a witness input (request) per uncovered element."""
+class GapGeneration:
+    """Generation of one test per uncovered element for kinds without full suites (tables, policies, invariants):
+    subclasses find a witness per element and turn it into a test and a stub (`add`)."""
 
     def __init__(self, model: ModelBase, options: GenerateOptions, out: str):
-        from mbt.generate.decisions import witnesses_for
         from mbt.kinds import support
 
         self.model, self.options, self.out = model, options, out
         self.elements: list[Element] = support(model.kind).enumerate(model)
-        self.witnesses = witnesses_for(model, self.elements)
+        self.witnesses = self.make_witnesses()
         self.tests: list[dict[str, Any]] = []
         self.stubs: list[dict[str, Any]] = []
         self.names: set[str] = set()
+
+    def make_witnesses(self):
+        raise NotImplementedError
+
+    def add(self, row: ElementCoverage, found, result: ModelGeneration) -> None:
+        raise NotImplementedError
 
     def gaps(self, rows: list[ElementCoverage]) -> ModelGeneration:
         wanted = [r for r in rows if not r.verified and (not self.options.criteria
@@ -240,69 +246,62 @@ class DecisionGeneration:
             if isinstance(found, NoWitness):
                 result.missing.append(missing(e, found.reason, found.message))
                 continue
-            name = test_name(e.id, self.names)
-            case_id = f"gen:{self.model.name}:{e.id}"
-            stub = {"id": case_id, **annotations(e), **found}
-            call = decision_call(self.model.kind, found)
-            self.stubs.append(stub)
-            self.tests.append({"name": name, "doc": decision_doc(e, row.exercised_by, call), "calls": [call]})
-            result.tests.append(GeneratedTest(name=name, case_id=case_id, elements=[e.id], steps=1,
-                                              events=[f"{call['method']}({call['args'][0]!r}, {call['args'][1]!r})"]))
+            self.add(row, found, result)
         return result
 
     def files(self, mode: str) -> list[OutputFile]:
         return model_files(self.model, self.out, mode, self.tests, self.stubs)
 
 
-class InvariantGeneration:
+class DecisionGeneration(GapGeneration):
+    """Generation for a decision table or a policy: a witness input (request) per uncovered element."""
+
+    def make_witnesses(self):
+        from mbt.generate.decisions import witnesses_for
+
+        return witnesses_for(self.model, self.elements)
+
+    def add(self, row: ElementCoverage, found, result: ModelGeneration) -> None:
+        e = row.element
+        name = test_name(e.id, self.names)
+        case_id = f"gen:{self.model.name}:{e.id}"
+        call = decision_call(self.model.kind, found)
+        self.stubs.append({"id": case_id, **annotations(e), **found})
+        self.tests.append({"name": name, "doc": decision_doc(e, row.exercised_by, call), "calls": [call]})
+        result.tests.append(GeneratedTest(name=name, case_id=case_id, elements=[e.id], steps=1,
+                                          events=[f"{call['method']}({call['args'][0]!r}, {call['args'][1]!r})"]))
+
+
+class InvariantGeneration(GapGeneration):
     """Generation for invariants: a run of their FSM that triggers each untested invariant and asserts it."""
 
-    def __init__(self, model: ModelBase, options: GenerateOptions, out: str):
+    def make_witnesses(self):
         from mbt.generate.invariants import InvariantWitnesses
-        from mbt.kinds import support
 
-        self.model, self.options, self.out = model, options, out
-        self.elements: list[Element] = support(model.kind).enumerate(model)
-        self.witnesses = InvariantWitnesses(model, self.elements)
-        self.tests: list[dict[str, Any]] = []
-        self.stubs: list[dict[str, Any]] = []
-        self.names: set[str] = set()
+        return InvariantWitnesses(self.model, self.elements)
 
-    def gaps(self, rows: list[ElementCoverage]) -> ModelGeneration:
-        wanted = [r for r in rows if not r.verified and (not self.options.criteria
-                                                          or r.element.criterion in self.options.criteria)]
-        result = ModelGeneration(model=self.model.name, kind=self.model.kind, file=self.model.file, mode="gaps",
-                                 uncovered=len(wanted))
+    def add(self, row: ElementCoverage, found, result: ModelGeneration) -> None:
+        e = row.element
         builder = self.witnesses.builder
-        for row in wanted:
-            e = row.element
-            if not e.feasible:
-                result.missing.append(missing(e, "infeasible", f"infeasible: {e.reason}"))
-                continue
-            found = self.witnesses.find(e.id)
-            if isinstance(found, NoWitness):
-                result.missing.append(missing(e, found.reason, found.message))
-                continue
-            stub, events = found
-            name = test_name(e.id, self.names)
-            case_id = f"gen:{self.model.name}:{e.id}"
-            sk = builder.build(name, case_id, [], {}, events)
-            problem = builder.check_test(sk, ReferenceAdapter(self.model.fsm_model))
-            if problem is not None:
-                result.missing.append(missing(e, "replay", f"the test fails on the reference machine: {problem} "
-                                                           "(an mbt bug, please report it)"))
-                continue
-            self.stubs.append({"id": case_id, **annotations(e), **stub})
-            doc = [f"Covers {e.id} ({e.criterion}, {e.severity.value}): a run of `{self.model.fsm_model.name}` "
-                   "that triggers the invariant, checked at every step.", "", e.label,
-                   f"Model: {e.location.file}:{e.location.line}",
-                   f"Source: {e.span.describe()} ({e.status.value})" if e.span is not None
-                   else f"Source: none cited ({e.status.value})",
-                   "Run: " + " -> ".join(call_text(ev, a) for ev, a in events)]
-            self.tests.append({"name": name, "doc": "\n".join(doc), "calls": fsm_calls(sk)})
-            result.tests.append(GeneratedTest(name=name, case_id=case_id, elements=[e.id], steps=len(events),
-                                              events=[call_text(ev, a) for ev, a in events]))
-        return result
+        stub, events = found
+        name = test_name(e.id, self.names)
+        case_id = f"gen:{self.model.name}:{e.id}"
+        sk = builder.build(name, case_id, [], {}, events)
+        problem = builder.check_test(sk, ReferenceAdapter(self.model.fsm_model))
+        if problem is not None:
+            result.missing.append(missing(e, "replay", f"the test fails on the reference machine: {problem} "
+                                                       "(an mbt bug, please report it)"))
+            return
+        self.stubs.append({"id": case_id, **annotations(e), **stub})
+        doc = [f"Covers {e.id} ({e.criterion}, {e.severity.value}): a run of `{self.model.fsm_model.name}` "
+               "that triggers the invariant, checked at every step.", "", e.label,
+               f"Model: {e.location.file}:{e.location.line}",
+               f"Source: {e.span.describe()} ({e.status.value})" if e.span is not None
+               else f"Source: none cited ({e.status.value})",
+               "Run: " + " -> ".join(call_text(ev, a) for ev, a in events)]
+        self.tests.append({"name": name, "doc": "\n".join(doc), "calls": fsm_calls(sk)})
+        result.tests.append(GeneratedTest(name=name, case_id=case_id, elements=[e.id], steps=len(events),
+                                          events=[call_text(ev, a) for ev, a in events]))
 
     def files(self, mode: str) -> list[OutputFile]:
         # The tests drive the invariants' FSM: its adapter runs them.
