@@ -22,12 +22,14 @@ class Assertions(BaseModel):
     discarded: dict[str, Any] = Field(default_factory=dict)
     tool_arguments: dict[str, Any] = Field(default_factory=dict)
     must_not: list[str] = Field(default_factory=list)
+    # Tools the golden asserts were NOT called (at this turn; in the final assertions: anywhere in the case).
+    must_not_call: list[str] = Field(default_factory=list)
     must_have: list[str] = Field(default_factory=list)
     intent: str | None = None
 
     def empty(self) -> bool:
         return (self.state is None and not self.variables and not self.discarded and not self.tool_arguments
-                and not self.must_not)
+                and not self.must_not and not self.must_not_call)
 
 
 class Turn(BaseModel):
@@ -104,7 +106,7 @@ def assertions_from(raw: dict[str, Any] | None, state_key: str) -> Assertions:
     return Assertions.model_validate(fields)
 
 
-_TURN_EXPECT_KEYS = frozenset(("assert_state", "must_not", "tool_arguments", "discarded"))
+_TURN_EXPECT_KEYS = frozenset(("assert_state", "must_not", "must_not_call", "tool_arguments", "discarded"))
 _NO_EXPECTATIONS = assertions_from({"assert_state": None}, "assert_state")  # what a turn without them gets
 
 
@@ -141,7 +143,7 @@ def normalise(raw: Any) -> dict[str, Any]:
             turns.append(turn)
             continue
         expect_raw = {"assert_state": turn.pop("assert_state", None)}
-        for key in ("must_not", "tool_arguments", "discarded"):
+        for key in ("must_not", "must_not_call", "tool_arguments", "discarded"):
             if key in turn:
                 expect_raw[key] = turn.pop(key)
         turn["expect"] = assertions_from(expect_raw, "assert_state")
