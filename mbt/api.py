@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from mbt.analysis.findings import Finding
 from mbt.elements.base import Element
 from mbt.goldens.cases import GoldenCase
+from mbt.goldens.results import Note
 from mbt.goldens.loader import GoldenSet, GoldenStream, load_goldens
 from mbt.kinds import support
 from mbt.measure.coverage import (CoverageReport, ElementCoverage, GoldenSummary, InvalidCaseReport, ModelCoverage,
@@ -247,7 +248,8 @@ class _Tally:
         self.exercised_by: list[list[str]] = [[] for _ in self.elements]
         self.verified_by: list[list[str]] = [[] for _ in self.elements]
         self.replayed = 0
-        self.contradictions, self.divergences, self.unbound, self.notes, self.invalid = [], [], [], [], []
+        self.contradictions, self.divergences, self.unbound, self.notes = [], [], [], []
+        self.forbidden_expected: list = []
 
     def accepts(self, case: GoldenCase) -> bool:
         kind = self.kind
@@ -258,14 +260,12 @@ class _Tally:
         if not self.accepts(case):
             return None
         run = self.replayer.replay(case)
-        return run.invalid, run.exercised, run.verified, run.contradictions, run.divergences, run.unbound, run.notes
+        return (run.invalid, run.exercised, run.verified, run.contradictions, run.divergences, run.unbound, run.notes,
+                getattr(run, "forbidden_expected", ()))
 
-    def record(self, case_id: str, file: str, line: int, outcome: tuple) -> None:
-        invalid, exercised, verified, contradictions, divergences, unbound, notes = outcome
-        if invalid is not None:
-            self.invalid.append(InvalidCaseReport(
-                file=file, line=line, message=f"case `{case_id}` on model `{self.model.name}`: {invalid}"))
-            return
+    def record(self, case_id: str, outcome: tuple) -> None:
+        """Count a valid case's outcome (an invalid case is counted once, by `measure`, and nowhere else)."""
+        _, exercised, verified, contradictions, divergences, unbound, notes, forbidden_expected = outcome
         self.replayed += 1
         exercised_by, verified_by = self.exercised_by, self.verified_by
         for i in exercised:
@@ -276,6 +276,7 @@ class _Tally:
         self.divergences.extend(divergences)
         self.unbound.extend(unbound)
         self.notes.extend(notes)
+        self.forbidden_expected.extend(forbidden_expected)
 
     def report(self) -> ModelCoverage:
         model = self.model
@@ -291,7 +292,7 @@ SECOND_PROCESS_MIN_CHARS = 4_000_000
 
 def _replay_all(tallies: list[_Tally], stream: GoldenStream) -> tuple[list, list]:
     """Every case of the stream (repeated ids included) and what each model makes of it; and the broken cases."""
-    replayed = [(case.id, case.file, case.line, case.where, [tally.outcome(case) for tally in tallies])
+    replayed = [(case.id, case.file, case.line, case.where, case.model, [tally.outcome(case) for tally in tallies])
                 for case in stream.all_cases()]
     return stream.broken, replayed
 
@@ -305,17 +306,30 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
     tallies = [_Tally(model) for model in models]
     applicable_anywhere: set[str] = set()
     unbound_cases: set[str] = set()
+    invalid_at_replay: list[InvalidCaseReport] = []
+    known_models = {name for m in models for name in (m.name, getattr(m, "fsm", None)) if name}
+    unknown_models: dict[str, list] = {}  # model name no loaded file declares -> [cases, first id, first where]
     valid = 0
 
-    def take(case_id: str, file: str, line: int, outcomes: list) -> None:
+    def take(case_id: str, file: str, line: int, model_name: str | None, outcomes: list) -> None:
         nonlocal valid
+        # A case is valid or invalid once: invalid on any model it applies to, it counts nowhere.
+        problems = [(tally, outcome[0]) for tally, outcome in zip(tallies, outcomes)
+                    if outcome is not None and outcome[0] is not None]
+        if problems:
+            invalid_at_replay.append(InvalidCaseReport(file=file, line=line, message=f"case `{case_id}` " + "; ".join(
+                f"on model `{tally.model.name}`: {problem}" for tally, problem in problems)))
+            return
         valid += 1
+        if model_name is not None and model_name not in known_models:
+            entry = unknown_models.setdefault(model_name, [0, case_id, f"{file}:{line}"])
+            entry[0] += 1
         for tally, outcome in zip(tallies, outcomes):
             if outcome is None:
                 continue
             applicable_anywhere.add(case_id)
-            tally.record(case_id, file, line, outcome)
-            if outcome[0] is None and outcome[5]:  # replayed, with unbound turns
+            tally.record(case_id, outcome)
+            if outcome[5]:  # replayed, with unbound turns
                 unbound_cases.add(case_id)
 
     # A large stream: a forked second process replays its later part meanwhile (same results, in the same order).
@@ -324,25 +338,35 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
         and second_process.available() else None
     helper = second_process.SecondProcess(lambda: _replay_all(tallies, later)) if later is not None else None
     for case in goldens.cases:
-        take(case.id, case.file, case.line, [tally.outcome(case) for tally in tallies])
+        take(case.id, case.file, case.line, case.model, [tally.outcome(case) for tally in tallies])
     if helper is not None:
         broken_later, replayed = helper.result()
         goldens.adopt(broken_later)
-        for case_id, file, line, where, outcomes in replayed:
+        for case_id, file, line, where, model_name, outcomes in replayed:
             if not goldens.repeats(case_id, file, line, where):
-                take(case_id, file, line, outcomes)
+                take(case_id, file, line, model_name, outcomes)
     broken = goldens.invalid
+    invalid_all = [InvalidCaseReport(file=i.file, line=i.line, message=i.message) for i in broken] + invalid_at_replay
     summary = GoldenSummary(
-        files=goldens.files, read=valid + len(broken), valid=valid, invalid=len(broken),
+        files=goldens.files, read=valid + len(invalid_all), valid=valid, invalid=len(invalid_all),
         bound=len(applicable_anywhere - unbound_cases), unbound=len(unbound_cases),
         not_applicable=valid - len(applicable_anywhere))
-    invalid_all = [InvalidCaseReport(file=i.file, line=i.line, message=i.message) for i in broken]
-    invalid_all += [item for tally in tallies for item in tally.invalid]
+    notes = [n for tally in tallies for n in tally.notes]
+    notes += [_unknown_model_note(name, *entry, known_models) for name, entry in sorted(unknown_models.items())]
     return CoverageReport(models=[tally.report() for tally in tallies], goldens=summary, invalid_cases=invalid_all,
                           contradictions=[c for tally in tallies for c in tally.contradictions],
+                          forbidden_expected=[f for tally in tallies for f in tally.forbidden_expected],
                           divergences=[d for tally in tallies for d in tally.divergences],
                           unbound_turns=[u for tally in tallies for u in tally.unbound],
-                          notes=[n for tally in tallies for n in tally.notes])
+                          notes=notes)
+
+
+def _unknown_model_note(name: str, count: int, first_id: str, first_where: str, known: set[str]) -> Note:
+    from mbt.errors import did_you_mean
+
+    return Note(case=first_id, where=first_where, model=name, turn=None,
+                message=f"{count} case(s) name model `{name}`, which no loaded file declares"
+                        f"{did_you_mean(name, sorted(known))}; they were not replayed")
 
 
 def import_dmn(path: str):

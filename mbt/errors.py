@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
+
+
+def closest(name: str, known) -> str | None:
+    """The known name most like `name` (a typo's likely intent), or None."""
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    return close[0] if close else None
+
+
+def did_you_mean(name: str, known) -> str:
+    """` (did you mean `x`?)` after a message about an unknown name, or nothing."""
+    close = closest(name, known)
+    return f" (did you mean `{close}`?)" if close else ""
 
 
 class MbtError(Exception):

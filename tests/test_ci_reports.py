@@ -71,7 +71,7 @@ def test_sarif_is_valid_sarif_2_1_0(example_outputs):
     assert related["region"]["startLine"] == 14
     assert len(by_rule["uncovered-element"]) == 36
     assert len(by_rule["contradiction"]) == 1 and len(by_rule["divergence"]) == 1
-    assert len(by_rule["invalid-case"]) == 1 and len(by_rule["gate"]) == 2
+    assert len(by_rule["invalid-case"]) == 1 and len(by_rule["gate"]) == 3  # + invalid_cases, a default limit
     prints = [r["partialFingerprints"]["mbt/v1"] for r in run["results"]]
     assert len(set(prints)) == len(prints)
 
@@ -110,13 +110,14 @@ def test_junit_counts_and_outcomes(example_outputs):
     assert "not covered" in cases["transition:handoff_after_retry"].find("skipped").get("message")
     assert recovery.get("failures") == "1" and recovery.get("skipped") == str(36 + 1)  # 36 uncovered + 1 infeasible
     assert suites["goldens"].get("failures") == "2"  # one contradiction, one invalid case
-    assert suites["gate"].get("failures") == "2"
-    assert root.get("tests") == str(92 + 2 + 2)
+    assert suites["gate"].get("failures") == "3"  # the release gate's two, and the default invalid_cases limit
+    assert root.get("tests") == str(92 + 2 + 3)
 
 
 def test_junit_skips_waived_elements(tmp_path):
     gate = tmp_path / "gate.yaml"
-    gate.write_text("waivers:\n  - element: forbidden:claim_reset_done\n    reason: ticket QA-7\n"
+    gate.write_text("contradictions: 1\ninvalid_cases: 1\n"  # the example's one of each, allowed
+                    "waivers:\n  - element: forbidden:claim_reset_done\n    reason: ticket QA-7\n"
                     "    expires: 2999-01-01\n", encoding="utf-8")
     result = mbt("coverage", *EXAMPLE[:-2], "--gate", gate, "--format", "junit")
     assert result.returncode == 0  # the only uncovered forbidden element is waived

@@ -85,11 +85,12 @@ def test_some_policy_sentences_are_deliberately_not_modelled():
 
 
 def test_default_gate_fails_on_the_one_uncovered_forbidden_element(coverage):
+    """The default gate also fails on the example's contradiction and its broken golden line (issue 9)."""
     code, report = coverage
     assert code == 1
-    (failure,) = report["gate"]["failures"]
-    assert failure["rule"] == "forbidden_uncovered"
-    assert failure["elements"] == ["forbidden:claim_reset_done"]
+    failures = {f["rule"]: f for f in report["gate"]["failures"]}
+    assert sorted(failures) == ["contradictions", "forbidden_uncovered", "invalid_cases"]
+    assert failures["forbidden_uncovered"]["elements"] == ["forbidden:claim_reset_done"]
 
 
 def test_uncovered_forbidden_element_is_reached_but_never_asserted(coverage):
@@ -164,4 +165,6 @@ def test_real_gaps_remain(coverage):
 def test_release_gate_reports_the_contradiction_too():
     code, report = run("coverage", "--model", MODEL, "--goldens", GOLDENS, "--gate", "models/gates/release.yaml")
     assert code == 1
-    assert sorted(f["rule"] for f in report["gate"]["failures"]) == ["contradictions", "forbidden_uncovered"]
+    # invalid_cases: the release gate does not allow broken golden lines, so the default limit of 0 holds.
+    assert sorted(f["rule"] for f in report["gate"]["failures"]) == ["contradictions", "forbidden_uncovered",
+                                                                      "invalid_cases"]

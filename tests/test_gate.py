@@ -76,7 +76,9 @@ def test_rule_matching_no_model_fails_loudly(tmp_path):
 def test_seed_release_gate_keys_are_accepted(tmp_path):
     gate = gate_file(tmp_path, "release_gate:\n  critical_failures_allowed: 0\n  required_suites: [a]\n"
                                "  thresholds:\n    fsm.state: '>= 0.5'\n")
-    assert [r.key for r in gate.rules] == ["forbidden_uncovered", "fsm.state"]
+    # The default limits come first (a gate file keeps them unless it names the key), then the file's rules.
+    assert [r.key for r in gate.rules] == ["forbidden_uncovered", "forbidden_expected", "contradictions",
+                                           "invalid_cases", "fsm.state"]
 
 
 @pytest.mark.parametrize("text,line,fragment", [

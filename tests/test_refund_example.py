@@ -61,7 +61,8 @@ def coverage():
 
 def test_coverage_leaves_real_gaps(coverage):
     code, report = coverage
-    assert code == 0  # the default gate only concerns forbidden elements
+    assert code == 1  # the default gate fails on the example's one contradiction (nothing here is forbidden)
+    assert [f["rule"] for f in report["gate"]["failures"]] == ["contradictions"]
     (model,) = report["models"]
     missed = sorted(e["element"]["id"] for e in model["elements"]
                     if e["element"]["criterion"] == "rule" and e["element"]["feasible"] and not e["verified_by"])

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mbt.errors import did_you_mean
 from mbt.goldens.cases import Turn
 from mbt.model.fsm import FsmModel
 
@@ -36,7 +37,7 @@ class Binder:
         """The bound event, or the reason the turn cannot be bound."""
         if turn.event is not None:
             if turn.event not in self.model.events:
-                return f"unknown event `{turn.event}`"
+                return f"unknown event `{turn.event}`{did_you_mean(turn.event, self.model.events)}"
             return Bound(turn.event, dict(turn.args), "explicit")
         intent = turn.intent or intent
         if intent is not None and intent in self.intents:

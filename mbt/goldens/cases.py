@@ -106,7 +106,8 @@ def assertions_from(raw: dict[str, Any] | None, state_key: str) -> Assertions:
     return Assertions.model_validate(fields)
 
 
-_TURN_EXPECT_KEYS = frozenset(("assert_state", "must_not", "must_not_call", "tool_arguments", "discarded"))
+_TURN_EXPECT_KEYS = frozenset(("assert_state", "must_not", "must_not_call", "must_have", "tool_arguments",
+                               "discarded"))
 _NO_EXPECTATIONS = assertions_from({"assert_state": None}, "assert_state")  # what a turn without them gets
 
 
@@ -143,7 +144,7 @@ def normalise(raw: Any) -> dict[str, Any]:
             turns.append(turn)
             continue
         expect_raw = {"assert_state": turn.pop("assert_state", None)}
-        for key in ("must_not", "must_not_call", "tool_arguments", "discarded"):
+        for key in ("must_not", "must_not_call", "must_have", "tool_arguments", "discarded"):
             if key in turn:
                 expect_raw[key] = turn.pop(key)
         turn["expect"] = assertions_from(expect_raw, "assert_state")

@@ -10,7 +10,7 @@ from mbt.elements import fsm as ids
 from mbt.elements.base import Element
 from mbt.goldens.binding import Binder
 from mbt.goldens.cases import Assertions, GoldenCase
-from mbt.goldens.results import Contradiction, Divergence, Note, UnboundTurn
+from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 from mbt.model.expr import atoms, compile_expr
 from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, Transition
 
@@ -39,6 +39,10 @@ class CompiledForbid:
     guard: Callable | None
     element: int
     phrases: list[str]
+    element_id: str = ""
+    severity: str = ""
+    condition: Callable | None = None  # an `effect call T [cond]` condition, over `args.NAME` and the variables
+    condition_args: frozenset[str] = frozenset()  # the argument names the condition reads
 
 
 @dataclass
@@ -98,9 +102,7 @@ class CompiledFsm:
             prefix = ids.pair_id_prefix(t)  # pair ids built in bulk (ids.pair_id, without a call per pair)
             for j, key in by_source.get(t.target, ()):
                 self.transitions[i].pairs_after[j] = idx[prefix + key]
-        self.forbids = [CompiledForbid(f, compile_expr(f.guard) if f.guard is not None else None,
-                                       idx[ids.forbidden_id(f)], [p.casefold() for p in _phrases(f)])
-                        for f in model.forbids]
+        self.forbids = [self._compile_forbid(f, idx[ids.forbidden_id(f)], elements) for f in model.forbids]
         self.state_el = {name: idx[ids.state_id(name)] for name in model.states}
         # Forbids by (source, event) as written (None: any); a slot merges its four keys in declaration order.
         self._forbid_positions: dict[tuple[str | None, str | None], list[int]] = defaultdict(list)
@@ -129,6 +131,16 @@ class CompiledFsm:
                 found.fixed = (found.state_el, only.transition_el, only.target_el) + (
                     () if only.branch_el is None else (only.branch_el,))
         return found
+
+    @staticmethod
+    def _compile_forbid(f: Forbid, element: int, elements: list[Element]) -> CompiledForbid:
+        condition = f.effect.condition if f.effect is not None and f.effect.kind == "call" else None
+        read = frozenset(node.name[5:] for node in (condition.walk() if condition is not None else ())
+                         if getattr(node, "name", "").startswith("args."))
+        e = elements[element]
+        return CompiledForbid(f, compile_expr(f.guard) if f.guard is not None else None, element,
+                              [p.casefold() for p in _phrases(f)], e.id, e.severity.value,
+                              compile_expr(condition) if condition is not None else None, read)
 
     @staticmethod
     def _compile_action(action) -> Callable[[dict, dict, list], None]:
@@ -197,6 +209,7 @@ class CaseRun:
     unbound: list[UnboundTurn] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     invalid: str | None = None  # the case cannot be replayed on this model (bad precondition, ...)
+    forbidden_expected: list[ForbiddenExpected] = field(default_factory=list)
     snapshots: list[Snapshot] = field(default_factory=list)
     step_elements: dict[int, list[int]] = field(default_factory=dict)  # turn number -> elements its step exercised
     out_of_range: bool = False  # some variable left its range: every variable is re-checked after each step
@@ -221,7 +234,8 @@ class FsmReplayer:
     # ---- entry point
     def replay(self, case: GoldenCase, keep_snapshots: bool = False) -> CaseRun:
         run = CaseRun(case)
-        start = self._start(case, run)
+        run.invalid = self._assertion_problem(case)
+        start = self._start(case, run) if run.invalid is None else None
         if start is None:
             return run
         state, variables = start
@@ -264,7 +278,11 @@ class FsmReplayer:
                                               {k[10:]: v for k, v in variables.items() if k.startswith("discarded.")},
                                               taken.t.key if taken else None, step.calls, event, args))
             prev = taken if taken is not None else prev
-            if not turn.rejected and turn.expect.empty() and (final_quiet or number != len(case.turns)):
+            last = number == len(case.turns)
+            if step.forbids and (turn.expect.must_have or not turn.expect.empty() or (last and not final_quiet)):
+                self._expects_forbidden(step, [turn.expect] + ([case.final] if last else []), turn.rejected,
+                                        variables, args, number, run)
+            if not turn.rejected and turn.expect.empty() and (final_quiet or not last):
                 # Nothing asserted here (the common turn): nothing to contradict or verify; a refusal diverges.
                 if step.refused:
                     run.divergences.append(self._divergence(case, number, step))
@@ -276,7 +294,8 @@ class FsmReplayer:
             agree = self._check(checks, state, variables, step, all_calls, number, run)
             refusal_ok = turn.rejected or any(a.state is not None and a.state == step.state_before for a in checks)
             if step.refused:
-                forbids_verified = [f for f in step.forbids if self._forbid_verified(f, checks, step, turn.rejected)]
+                forbids_verified = [f for f in step.forbids
+                                    if self._forbid_verified(f, checks, step, turn.rejected, variables)]
                 if not (refusal_ok or forbids_verified):
                     run.divergences.append(self._divergence(case, number, step))
             elif turn.rejected:
@@ -289,17 +308,31 @@ class FsmReplayer:
             if checked and agree:
                 run.verified.update(step.elements)
             for f in step.forbids:
-                if self._forbid_verified(f, checks, step, turn.rejected):
+                if self._forbid_verified(f, checks, step, turn.rejected, variables):
                     run.verified.add(f.element)
         else:
             last_turn = len(case.turns)
-        # Final must_not / tool_arguments speak of the whole conversation: they verify earlier forbids too.
-        if last_turn == len(case.turns) and steps and (case.final.must_not or case.final.tool_arguments):
+        # Final must_not / must_not_call speak of the whole conversation: they verify earlier forbids too.
+        if last_turn == len(case.turns) and steps and (case.final.must_not or case.final.must_not_call):
             for step in steps[:-1]:
                 for f in step.forbids:
                     if self._forbid_verified_by_final(f, case.final):
                         run.verified.add(f.element)
+        if run.contradictions or run.forbidden_expected:
+            # A golden that contradicts the model, or expects what it forbids, verifies nothing on it: one of
+            # the two is wrong, and until a human decides which, none of its checks can be trusted.
+            run.verified.clear()
         return run
+
+    def _assertion_problem(self, case: GoldenCase) -> str | None:
+        """Assertions whose meaning is unclear make the case invalid: `tool_arguments: {TOOL: null}`."""
+        tools = self.c.tools
+        for label, a in [(f"turn {n}", t.expect) for n, t in enumerate(case.turns, start=1)] + [("final", case.final)]:
+            for key, value in a.tool_arguments.items():
+                if key in tools and value is None:
+                    return (f"{label}: `tool_arguments: {{{key}: null}}` is ambiguous: write `must_not_call: [{key}]` "
+                            f"to assert that {key} is not called, or `{{{key}: {{}}}}` that it is called")
+        return None
 
     def _divergence(self, case: GoldenCase, number: int, step: "_Step") -> Divergence:
         return Divergence(case=case.id, where=case.where, model=self.model.name, turn=number, state=step.state_before,
@@ -485,9 +518,28 @@ class FsmReplayer:
                 elif not _same(variables[key], expected):
                     contradict(key, expected, variables[key],
                                f"golden expects discarded {name} = {expected!r}, the model has {variables[key]!r}")
+            calls = step.calls if turn else all_calls
+            for tool in a.must_not_call:
+                if tool not in self.c.tools:
+                    run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=turn,
+                                          message=f"{label}: `must_not_call: [{tool}]`: the model never calls "
+                                                  f"`{tool}` (the check holds trivially)"))
+                made = next((c for c in calls if c.tool == tool), None)
+                if made is not None:
+                    contradict(f"must_not_call.{tool}", f"no call to {tool}", f"{tool}({_args_text(made.args)})",
+                               f"golden expects no call to {tool}{' in this turn' if turn else ''}, the model calls "
+                               f"{tool}({_args_text(made.args)})" + ("" if turn else f" at turn {made.step}"))
             if a.tool_arguments:
-                calls = step.calls if turn else all_calls
                 for tool, arg, expected in self._expected_args(a.tool_arguments):
+                    if arg is None:  # `{TOOL: {}}`: the call happens, whatever its arguments
+                        made = next((c for c in reversed(calls) if c.tool == tool), None)
+                        if made is None:
+                            contradict(f"tool_arguments.{tool}", f"a call to {tool}", f"no call to {tool}",
+                                       f"golden expects a call to {tool}, the model makes none"
+                                       + ("" if turn is None else " in this turn"))
+                        elif turn is None:
+                            run.verified.update(run.step_elements.get(made.step, ()))
+                        continue
                     actual = _latest_arg(calls, tool, arg)
                     path = f"tool_arguments.{tool + '.' if tool else ''}{arg}"
                     if actual is _MISSING:
@@ -509,36 +561,111 @@ class FsmReplayer:
         for key, value in tool_arguments.items():
             if key in tools and isinstance(value, dict):
                 out.extend((key, arg, v) for arg, v in value.items())
+                if not value:
+                    out.append((key, None, None))  # the call itself is asserted
             else:
                 out.append((None, key, value))
         return out
 
     # ---- forbidden elements
-    def _forbid_verified(self, cf: CompiledForbid, checks: list[Assertions], step: _Step, rejected: bool) -> bool:
+    def _forbid_verified(self, cf: CompiledForbid, checks: list[Assertions], step: _Step, rejected: bool,
+                         variables: dict) -> bool:
         """The golden asserts that the forbidden outcome did not happen at this step."""
         f = cf.f
         for a in checks:
             if cf.phrases and a.must_not and any(p in item.casefold() for item in a.must_not for p in cf.phrases):
                 return True
-            if f.effect is not None and f.effect.kind == "call" and a.tool_arguments:
-                if any(tool in (None, f.effect.tool) for tool, _, _ in self._expected_args(a.tool_arguments)):
-                    return True
-            if (f.target is not None or f.effect is None) and a.state is not None:
-                if f.target is None or a.state != f.target:
-                    return True
-        # A forbid on the event itself (no target, no effect): the golden expects the refusal.
-        return f.effect is None and f.target is None and step.refused and rejected
+            if f.effect is not None and f.effect.kind == "call" and f.effect.tool in a.must_not_call:
+                return True
+            if self._pins_allowed_call(cf, a, step, variables):
+                return True
+            if f.target is not None and a.state is not None and a.state != f.target:
+                return True
+        # A forbid on the event itself (no target, no effect): the golden expects the refusal, or asserts that the
+        # state did not change.
+        if f.effect is None and f.target is None and step.refused:
+            return rejected or any(a.state == step.state_before for a in checks)
+        return False
+
+    def _pins_allowed_call(self, cf: CompiledForbid, a: Assertions, step: _Step, variables: dict) -> bool:
+        """For `effect call T [cond]`: the golden pins this step's one call of T to arguments under which `cond` is
+        false (it asserts every argument `cond` reads, as the model passes them), so the call made is not the
+        forbidden one. A positive check of an unconditional forbid's tool is the opposite: it expects the call."""
+        if cf.condition is None or not a.tool_arguments:
+            return False
+        tool = cf.f.effect.tool
+        made = [c for c in step.calls if c.tool == tool]
+        if len(made) != 1:
+            return False
+        call = made[0]
+        asserted = {}
+        for t, arg, expected in self._expected_args(a.tool_arguments):
+            if arg is None or t not in (None, tool) or arg not in call.args:
+                continue
+            if t is None and _latest_arg(step.calls, None, arg)[1] != tool:
+                continue  # a plain argument check that speaks of another tool's call
+            asserted[arg] = expected
+        if not cf.condition_args <= asserted.keys() or not all(_same(call.args[k], v) for k, v in asserted.items()):
+            return False
+        env = dict(variables)
+        env.update({f"args.{k}": v for k, v in call.args.items()})
+        return not cf.condition(env)
+
+    def _expects_forbidden(self, step: _Step, checks: list[Assertions], rejected: bool, variables: dict, args: dict,
+                           number: int, run: CaseRun) -> None:
+        """Findings for the forbids exercised at this step whose forbidden outcome the golden expects."""
+        for cf in step.forbids:
+            expected = self._expected_outcome(cf, checks, rejected, step, variables)
+            if expected is None:
+                continue
+            f, case = cf.f, run.case
+            run.forbidden_expected.append(ForbiddenExpected(
+                case=case.id, where=case.where, model=self.model.name, turn=number, element=cf.element_id,
+                severity=cf.severity, forbid_at=str(f.loc), expected=expected,
+                message=f"golden expects forbidden behaviour: {expected} at turn {number} (in `{step.state_before}` "
+                        f"on `{step.event}`), which `forbid {f.label()}` ({f.loc}, severity {cf.severity}) forbids"))
+
+    def _expected_outcome(self, cf: CompiledForbid, checks: list[Assertions], rejected: bool, step: _Step,
+                          variables: dict) -> str | None:
+        """What the golden expects that the forbid forbids, in words; None when it expects nothing forbidden."""
+        f = cf.f
+        for a in checks:
+            if cf.phrases and any(p in item.casefold() for item in a.must_have for p in cf.phrases):
+                return f"saying {next(i for i in a.must_have if any(p in i.casefold() for p in cf.phrases))!r}"
+            if f.target is not None and a.state == f.target:
+                return f"the move to `{f.target}`"
+            if f.effect is None and f.target is None and not rejected and a.state is not None \
+                    and a.state != step.state_before:
+                return f"`{step.event}` accepted (state `{a.state}`)"
+            if f.effect is not None and f.effect.kind == "call":
+                tool = f.effect.tool
+                asserted = {arg: value for t, arg, value in self._expected_args(a.tool_arguments)
+                            if t == tool and arg is not None}
+                if tool not in a.tool_arguments or not isinstance(a.tool_arguments[tool], dict):
+                    continue
+                if cf.condition is None:
+                    return f"a call to {tool}"
+                # A conditional forbid: the expected call is forbidden when the asserted arguments make the condition
+                # true; when the golden leaves an argument the condition reads unasserted, it cannot be told.
+                if cf.condition_args <= asserted.keys():
+                    env = dict(variables)
+                    env.update({f"args.{k}": v for k, v in asserted.items()})
+                    if cf.condition(env):
+                        return f"a call {tool}({_args_text(asserted)})"
+        return None
 
     def _forbid_verified_by_final(self, cf: CompiledForbid, final: Assertions) -> bool:
         f = cf.f
         if cf.phrases and any(p in item.casefold() for item in final.must_not for p in cf.phrases):
             return True
-        if f.effect is not None and f.effect.kind == "call" and final.tool_arguments:
-            return any(tool in (None, f.effect.tool) for tool, _, _ in self._expected_args(final.tool_arguments))
-        return False
+        return f.effect is not None and f.effect.kind == "call" and f.effect.tool in final.must_not_call
 
 
 _MISSING = object()
+
+
+def _args_text(args: dict[str, Any]) -> str:
+    return ", ".join(f"{name} = {value!r}" for name, value in args.items())
 
 
 def _latest_arg(calls: list[ToolCallMade], tool: str | None, arg: str):

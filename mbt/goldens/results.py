@@ -20,6 +20,21 @@ class Contradiction(BaseModel):
     message: str
 
 
+class ForbiddenExpected(BaseModel):
+    """A golden expects behaviour a `forbid` declares the system must never show. It never verifies that forbid
+    (nor anything else on the model), and the default gate fails on it."""
+
+    case: str
+    where: str  # file:line of the case
+    model: str
+    turn: int | None  # 1-based; None for the final assertions
+    element: str  # the forbidden element's id
+    severity: str  # the forbid's severity
+    forbid_at: str  # file:line:col of the forbid in the model
+    expected: str  # what the golden expects, in words
+    message: str
+
+
 class Divergence(BaseModel):
     """The golden fires an event the model does not allow there, without treating it as a refusal."""
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from mbt.elements.base import Element
-from mbt.goldens.results import Contradiction, Divergence, Note, UnboundTurn
+from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 from mbt.measure.numbers import Numbers
 from mbt.measure.review import SourceCoverage, TraceRow
 
@@ -102,6 +102,7 @@ class CoverageReport(BaseModel):
     goldens: GoldenSummary
     invalid_cases: list[InvalidCaseReport] = []
     contradictions: list[Contradiction] = []
+    forbidden_expected: list[ForbiddenExpected] = []  # goldens expecting behaviour a forbid forbids
     divergences: list[Divergence] = []
     unbound_turns: list[UnboundTurn] = []
     notes: list[Note] = []

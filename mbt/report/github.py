@@ -56,6 +56,9 @@ def coverage_github(report: CoverageReport) -> str:
         file, line = _where(c.where)
         out.append(annotation("error", f"{c.message}: expected {c.expected!r}, the model gives {c.actual!r}",
                               file, line, None, f"mbt: {c.case} contradicts model {c.model}"))
+    for f in report.forbidden_expected:
+        file, line = _where(f.where)
+        out.append(annotation("error", f.message, file, line, None, f"mbt: {f.case} expects forbidden behaviour"))
     for d in report.divergences:
         file, line = _where(d.where)
         out.append(annotation("warning", d.message, file, line, None, f"mbt: {d.case} diverges from {d.model}"))

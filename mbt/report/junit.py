@@ -63,6 +63,10 @@ def coverage_junit(report: CoverageReport) -> str:
                             f"file={_a(c.where.rsplit(':', 1)[0])}><failure message={_a(c.message)} "
                             f"type=\"contradiction\">{_t(f'expected {c.expected!r}, the model gives {c.actual!r}')}"
                             f"</failure></testcase>")
+    for f in report.forbidden_expected:
+        golden_cases.append(f"    <testcase name={_a(f'{f.case}: {f.element}')} classname={_a(f'goldens.{f.model}')} "
+                            f"file={_a(f.where.rsplit(':', 1)[0])}><failure message={_a(f.message)} "
+                            f"type=\"forbidden-expected\">{_t(f'the forbid is at {f.forbid_at}')}</failure></testcase>")
     for i in report.invalid_cases:
         golden_cases.append(f"    <testcase name={_a(f'{i.file}:{i.line}')} classname=\"goldens.invalid\" "
                             f"file={_a(i.file)} line=\"{i.line}\"><failure message={_a(i.message)} "

@@ -86,7 +86,9 @@ def coverage_markdown(report: CoverageReport) -> str:
             out.append("")
             out.append(f"{len(report.sources.silent)} model part(s) marked `unspecified` (the document is silent).")
         out.append("")
-    findings = [("Contradictions", len(report.contradictions)), ("Divergences", len(report.divergences)),
+    findings = [("Contradictions", len(report.contradictions)),
+                ("Goldens expecting forbidden behaviour", len(report.forbidden_expected)),
+                ("Divergences", len(report.divergences)),
                 ("Unbound turns", len(report.unbound_turns)), ("Invalid cases", len(report.invalid_cases))]
     if any(n for _, n in findings):
         out += ["### Findings", "", "| finding | count |", "|---|---:|"]
@@ -96,6 +98,10 @@ def coverage_markdown(report: CoverageReport) -> str:
             out.append(f"- **{cell(c.case)}** ({code(c.where)}): {cell(c.message)} — expected {code(_v(c.expected))}, "
                        f"model gives {code(_v(c.actual))}")
         if report.contradictions:
+            out.append("")
+        for f in report.forbidden_expected[:UNCOVERED_SHOWN]:
+            out.append(f"- **{cell(f.case)}** ({code(f.where)}): {cell(f.message)}")
+        if report.forbidden_expected:
             out.append("")
     if gate is not None:
         out += [f"### Gate: {'passed' if gate.passed else 'FAILED'} ({code(gate.source or 'default gate')})", ""]

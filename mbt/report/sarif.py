@@ -20,6 +20,9 @@ COVERAGE_RULES = {
                           "A state, transition, guard outcome, rule or other coverage element that no golden verifies."),
     "contradiction": ("error", "Golden case contradicts the model",
                       "The golden expects one result and the model computes another; one of them is wrong."),
+    "forbidden-expected": ("error", "Golden case expects forbidden behaviour",
+                           "The golden expects what a forbid declares the system must never do (a forbidden call, "
+                           "saying, target or event); it verifies nothing until the golden or the forbid is fixed."),
     "divergence": ("warning", "Golden case fires an event the model does not allow",
                    "The golden fires an event the model refuses in that state, without treating it as refused."),
     "unbound-turn": ("warning", "Golden turn bound to no event",
@@ -28,6 +31,14 @@ COVERAGE_RULES = {
     "gate": ("error", "Coverage gate failed", "A rule of the gate (threshold, limit, waiver, baseline) failed."),
 }
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _split_location(text: str) -> tuple[str, int | None, int | None]:
+    """`file:line:col` (a Location printed) back into its parts."""
+    parts = text.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        return parts[0], int(parts[1]), int(parts[2])
+    return text, None, None
 
 
 def _uri(path: str) -> dict:
@@ -116,6 +127,14 @@ def coverage_sarif(report: CoverageReport) -> str:
                                                f"the model gives {c.actual!r})",
                               [_location(file or c.where, int(line) if line.isdigit() else None)],
                               fingerprint("contradiction", c.model, c.case, str(c.turn), c.path)))
+    for f in report.forbidden_expected:
+        file, _, line = f.where.rpartition(":")
+        forbid_file, forbid_line, forbid_col = _split_location(f.forbid_at)
+        results.append(result("forbidden-expected", f"{f.case} on {f.model}: {f.message}",
+                              [_location(file or f.where, int(line) if line.isdigit() else None)],
+                              fingerprint("forbidden-expected", f.model, f.case, str(f.turn), f.element),
+                              relatedLocations=[dict(id=1, **_location(forbid_file, forbid_line, forbid_col, None,
+                                                                       f"the forbid ({f.severity})"))]))
     for d in report.divergences:
         file, _, line = d.where.rpartition(":")
         results.append(result("divergence", f"{d.case} turn {d.turn} on {d.model}: {d.message}",

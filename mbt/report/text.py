@@ -105,6 +105,11 @@ def _findings_sections(report: CoverageReport, style: Style) -> list[str]:
         for c in report.contradictions:
             lines.append(f"  {c.case} ({c.where}) on {c.model}: {c.message}")
             lines.append(f"      expected {_value(c.expected)}, model gives {_value(c.actual)}")
+    if report.forbidden_expected:
+        lines += ["", style(f"Goldens expecting forbidden behaviour ({len(report.forbidden_expected)}): they verify "
+                            "nothing; the golden or the forbid is wrong", "red")]
+        for f in report.forbidden_expected:
+            lines.append(f"  {f.case} ({f.where}) on {f.model}: {f.message}")
     if report.divergences:
         lines += ["", style(f"Divergences ({len(report.divergences)}): events the model does not allow there", "yellow")]
         for d in report.divergences:

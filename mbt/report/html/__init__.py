@@ -97,6 +97,7 @@ def html_files(run) -> dict[str, bytes]:
         return out
 
     counts = {"contradictions": len(report.contradictions), "divergences": len(report.divergences),
+              "forbidden_expected": len(report.forbidden_expected),
               "unbound_turns": len(report.unbound_turns), "invalid_cases": len(report.invalid_cases),
               "notes": len(report.notes),
               "silent": len(report.sources.silent) if report.sources else 0}
