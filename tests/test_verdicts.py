@@ -190,3 +190,24 @@ def test_expecting_the_discarded_address_sent_is_expecting_forbidden_behaviour(r
     assert [f.element for f in report.forbidden_expected] == [DISCARDED_TO_TOOL]
     assert report.contradictions  # the model sends lin@x.cn
     assert element(report, DISCARDED_TO_TOOL).verified_by == []
+
+
+def test_every_kind_and_every_model_citing_a_document_counts_in_source_coverage(tmp_path):
+    from mbt.api import coverage_run
+
+    (tmp_path / "doc.md").write_text("# Policy\n\nThe first rule.\n\nThe invariant rule.\n\nThe other model's rule.\n",
+                                     encoding="utf-8")
+    (tmp_path / "a.fsm").write_text('source doc "doc.md"\nfsm a {\n  state s initial @doc:3 "first rule"\n'
+                                    "  state t\n  event go\n  s -> t on go\n}\n", encoding="utf-8")
+    (tmp_path / "a.inv").write_text('source doc "doc.md"\ninvariants for a {\n  stays: always state == t -> state == t\n'
+                                    '    @doc:5 "invariant rule"\n}\n', encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.fsm").write_text('source policy "../doc.md"\nfsm b {\n  state s initial @policy:7 "other"\n'
+                                            "  state t\n  event go\n  s -> t on go\n}\n", encoding="utf-8")
+    golden = tmp_path / "g.jsonl"
+    golden.write_text('{"id": "x", "model": "a", "turns": [{"event": "go"}]}\n', encoding="utf-8")
+    result = coverage_run([str(tmp_path / n) for n in ("a.fsm", "a.inv", "sub/b.fsm")], [str(golden)], review=True)
+    (doc,) = result.report.sources.documents
+    status = {u.line_start: u.status for u in doc.units}
+    assert status[5] != "not-modelled" and status[7] != "not-modelled", status
+    assert doc.modelled.covered == doc.modelled.total == 4

@@ -478,10 +478,11 @@ def _declares(models: list[ModelBase], name: str, path: str, names: dict[tuple[s
 
 def _shown(path: Path) -> str:
     """The document path as the user will read it: relative to the working folder when it is inside it."""
+    resolved = path.resolve()  # one document, however each model's folder reaches it (`sub/../doc.md`)
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        return str(resolved.relative_to(Path.cwd().resolve()))
     except ValueError:
-        return str(path)
+        return str(resolved)
 
 
 def _make_units(doc: _Doc) -> list[SourceUnit]:

@@ -147,6 +147,7 @@ def link_invariants(files: list[ModelFile]) -> list[Problem]:
                                            f"model `{model.name}` is declared twice (first at line {names[model.name]})"))
             names[model.name] = model.loc.line
             problems.extend(check_span_sources(model, f.sources, f.path, f.text))
+            model.sources = f.sources  # the file's sources are every model's: source coverage reads them here
             f.models.append(model)
         f.pending = []
     return problems
