@@ -211,3 +211,11 @@ def test_every_kind_and_every_model_citing_a_document_counts_in_source_coverage(
     status = {u.line_start: u.status for u in doc.units}
     assert status[5] != "not-modelled" and status[7] != "not-modelled", status
     assert doc.modelled.covered == doc.modelled.total == 4
+
+
+def test_a_must_not_phrase_verifies_forbids_only(shop):
+    """What is said is not computed by an FSM: a `must_not` phrase cannot verify a state or transition."""
+    report = run(shop, {"id": "S", "turns": [{"event": "ask", "args": {"e": "x"}, "must_not": ["your password"]}]})
+    assert element(report, "forbidden:any.*!say").verified_by == ["S"]
+    assert element(report, "transition:idle.ask->asked").verified_by == []
+    assert element(report, "transition:idle.ask->asked").exercised_by == ["S"]

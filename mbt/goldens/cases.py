@@ -27,6 +27,12 @@ class Assertions(BaseModel):
     must_have: list[str] = Field(default_factory=list)
     intent: str | None = None
 
+    def checks_outcome(self) -> bool:
+        """Checks the model can compute and contradict: only these verify a step's elements (a `must_not`
+        phrase speaks of what is said, which an FSM does not compute: it verifies forbids only)."""
+        return bool(self.state is not None or self.variables or self.discarded or self.tool_arguments
+                    or self.must_not_call)
+
     def empty(self) -> bool:
         return (self.state is None and not self.variables and not self.discarded and not self.tool_arguments
                 and not self.must_not and not self.must_not_call)

@@ -304,7 +304,7 @@ class FsmReplayer:
                     expected=f"`{event}` refused in `{step.state_before}`", actual=f"transition {taken.t.key}",
                     message=f"the golden expects `{event}` to be refused, the model takes {taken.t.key}"))
                 agree = False
-            checked = any(not a.empty() for a in checks) or (turn.rejected and step.refused)
+            checked = any(a.checks_outcome() for a in checks) or (turn.rejected and step.refused)
             if checked and agree:
                 run.verified.update(step.elements)
             for f in step.forbids:
