@@ -219,3 +219,10 @@ def test_a_must_not_phrase_verifies_forbids_only(shop):
     assert element(report, "forbidden:any.*!say").verified_by == ["S"]
     assert element(report, "transition:idle.ask->asked").verified_by == []
     assert element(report, "transition:idle.ask->asked").exercised_by == ["S"]
+
+
+def test_a_final_must_have_of_a_forbidden_phrase_is_found_too(shop):
+    """Found by the judge campaign: final assertions holding only `must_have` were skipped."""
+    report = run(shop, {"id": "F", "turns": [{"event": "ask", "args": {"e": "x"}}],
+                        "assertions": {"must_have": ["the password is"]}})
+    assert [(f.turn, f.element) for f in report.forbidden_expected] == [(1, "forbidden:any.*!say")]

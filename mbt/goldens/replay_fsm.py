@@ -279,7 +279,8 @@ class FsmReplayer:
                                               taken.t.key if taken else None, step.calls, event, args))
             prev = taken if taken is not None else prev
             last = number == len(case.turns)
-            if step.forbids and (turn.expect.must_have or not turn.expect.empty() or (last and not final_quiet)):
+            if step.forbids and (turn.expect.must_have or not turn.expect.empty()
+                                 or (last and (not final_quiet or case.final.must_have))):
                 self._expects_forbidden(step, [turn.expect] + ([case.final] if last else []), turn.rejected,
                                         variables, args, number, run)
             if not turn.rejected and turn.expect.empty() and (final_quiet or not last):
