@@ -6,11 +6,23 @@ import sys
 
 import click
 
-from mbt import __version__, api
+from mbt import __version__
 from mbt.errors import MbtError
-from mbt.report import text as text_report
-from mbt.report.output import emit
-from mbt.report.style import Style
+
+# mbt.api and the reporters import the whole pipeline (lark, pydantic models, networkx, z3 ...): they are imported
+# when a command runs, so `mbt --help` and `mbt --version` start fast.
+
+
+def _api():
+    from mbt import api
+
+    return api
+
+
+def emit(text: str, path: str | None) -> None:
+    from mbt.report.output import emit as write
+
+    write(text, path)
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -45,7 +57,9 @@ def _pretty(output: str | None) -> bool:
     return output in (None, "-") and sys.stdout.isatty()
 
 
-def _style(output: str | None) -> Style:
+def _style(output: str | None):
+    from mbt.report.style import Style
+
     return Style.for_stream(sys.stdout) if output in (None, "-") else Style(False)
 
 
@@ -67,7 +81,7 @@ def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], o
     from mbt.report.formats import Options, parse_targets
 
     targets = parse_targets(formats, output, "check")
-    report = api.check(list(paths), depth=depth)
+    report = _api().check(list(paths), depth=depth)
     _write_reports(targets, lambda t: t.format.check(report, Options(style=_style(t.path), pretty=_pretty(t.path))))
     sys.exit(EXIT_FAILED if report.count("error") else EXIT_OK)
 
@@ -79,7 +93,9 @@ def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], o
 @output_option
 def elements(models: tuple[str, ...], criteria: tuple[str, ...], fmt: str, output: str | None) -> None:
     """List the coverage elements of models per criterion, with stable ids, spans, status and weights."""
-    report = api.elements(list(models), list(criteria) or None)
+    report = _api().elements(list(models), list(criteria) or None)
+    from mbt.report import text as text_report
+
     emit(report.model_dump_json(indent=2) + "\n" if fmt == "json" else text_report.elements_text(report), output)
 
 
@@ -110,7 +126,7 @@ def coverage(models, goldens, gate, no_gate, show_covering, show_uncovered, show
     if baseline and no_gate:
         raise MbtError("error: --baseline is a gate rule; it cannot be used with --no-gate")
     targets = parse_targets(formats, output, "coverage")
-    run = api.coverage_run(list(models), list(goldens), gate_path=gate, use_gate=not no_gate,
+    run = _api().coverage_run(list(models), list(goldens), gate_path=gate, use_gate=not no_gate,
                            baseline_path=baseline,
                            review=show_sources or any(t.format.review for t in targets),
                            diagrams=any(t.format.diagrams for t in targets))
@@ -118,7 +134,7 @@ def coverage(models, goldens, gate, no_gate, show_covering, show_uncovered, show
     _write_reports(targets, lambda t: t.format.coverage(run, Options(_style(t.path), show_covering, limit,
                                                                      show_sources, _pretty(t.path))))
     if save_baseline:
-        emit(api.baseline_text(run.report), save_baseline)
+        emit(_api().baseline_text(run.report), save_baseline)
     report = run.report
     sys.exit(EXIT_FAILED if report.gate is not None and not report.gate.passed else EXIT_OK)
 
@@ -145,7 +161,7 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate) ->
 
     if depth != 1 and focus is None:
         raise MbtError("error: --depth needs --focus STATE")
-    rendered = api.render(list(models), output, list(goldens) or None, name=name, focus=focus, depth=depth,
+    rendered = _api().render(list(models), output, list(goldens) or None, name=name, focus=focus, depth=depth,
                           path=path, clusters=clusters, gate_path=gate)
     write_bytes(output, rendered.data)
     click.echo(f"mbt render: wrote {output} ({rendered.model})", err=True)
@@ -179,7 +195,7 @@ def generate(models, goldens, out, criteria, full, max_depth, max_paths, precond
         if len(criteria) > 1:
             raise MbtError("error: --all takes one --criterion (transition or transition-pair)")
         suite = criteria[0] if criteria else "transition"
-    report = api.generate(list(models), list(goldens), out, criteria=None if full else list(criteria) or None,
+    report = _api().generate(list(models), list(goldens), out, criteria=None if full else list(criteria) or None,
                           suite=suite, max_depth=max_depth, max_paths=max_paths,
                           preconditions=[_mapping(p) for p in preconditions], force=force)
     emit(report.model_dump_json(indent=2) + "\n" if fmt == "json" else generate_text(report, _style(None)), None)
@@ -211,7 +227,7 @@ def import_() -> None:
 @output_option
 def import_dmn(path: str, output: str | None) -> None:
     """Convert the decision tables of a DMN 1.1-1.5 XML file into `table` models (DSL on stdout, or -o FILE)."""
-    imported = api.import_dmn(path)
+    imported = _api().import_dmn(path)
     emit(imported.text, output)
     for name in imported.skipped:
         click.echo(f"{path}: note: decision `{name}` holds no decision table; not imported", err=True)
@@ -225,7 +241,7 @@ def import_dmn(path: str, output: str | None) -> None:
 def import_graphwalker(path: str, output: str | None) -> None:
     """Convert GraphWalker JSON models into `fsm` models (DSL on stdout, or -o FILE); what is not translated is
     listed on stderr."""
-    imported = api.import_graphwalker(path, output)
+    imported = _api().import_graphwalker(path, output)
     emit(imported.text, output)
     for note in imported.notes:
         click.echo(note.render(path), err=True)

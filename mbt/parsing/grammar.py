@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+import lark
 from lark import Lark
 
 # common.lark first (names, literals, expressions, spans), then one grammar per model kind, then the file rule.
@@ -28,7 +31,24 @@ def grammar_text() -> str:
     return "\n".join((folder / name).read_text(encoding="utf-8") for name in GRAMMAR_FILES)
 
 
+def cache_dir() -> Path:
+    """mbt's own cache folder (XDG_CACHE_HOME, else ~/.cache): private to the user, never a shared temp folder,
+    since lark's cache is a pickle and loading it runs code."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mbt"
+
+
 @lru_cache(maxsize=1)
 def parser() -> Lark:
     # LALR with the contextual lexer: linear time on large models, and keywords only reserved where they fit.
-    return Lark(grammar_text(), parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    text = grammar_text()
+    options = dict(parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    # Building the LALR tables takes ~0.2 s per process; lark's cache keeps them in a file keyed by the grammar's
+    # content and lark's version (so a changed grammar never loads stale tables). No cache when it cannot be written.
+    key = hashlib.sha256(f"{lark.__version__}\n{sorted(options.items())}\n{text}".encode()).hexdigest()[:32]
+    folder = cache_dir()
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return Lark(text, cache=str(folder / f"grammar-{key}.lark-cache"), **options)
+    except OSError:
+        return Lark(text, **options)
