@@ -13,7 +13,7 @@ DEMO_MODEL := models/recovery.fsm
 DEMO_GOLDENS := models/goldens/
 DEMO_GATE := models/gates/release.yaml
 
-.PHONY: demo test graphviz chromium generated
+.PHONY: demo test test-fast lint graphviz chromium generated
 
 demo: $(STAMP) graphviz
 	@echo "== mbt check models/"
@@ -37,6 +37,16 @@ test: $(STAMP) graphviz chromium
 	@if [ -f tests/bench/bench_tables.py ]; then $(BIN)/python tests/bench/bench_tables.py --quick; fi
 	@if [ -f tests/bench/bench_generate.py ]; then $(BIN)/python tests/bench/bench_generate.py --quick --no-guards; fi
 
+# Everything but the browser and packaging tests (marked `slow`): the quick loop while developing.
+test-fast: $(STAMP) graphviz
+	$(BIN)/pytest -q -m "not slow"
+
+# ruff (pyflakes, pycodestyle, isort, bugbear, pyupgrade) on the code and the tests; mypy where it is clean.
+MYPY_CLEAN := mbt/api.py mbt/goldens mbt/measure
+lint: $(STAMP)
+	$(BIN)/ruff check mbt tests
+	$(BIN)/mypy $(MYPY_CLEAN)
+
 # The committed output of `mbt generate` for the example (generated/README.md; a test fails when it is stale).
 GENERATED_GOLDENS := $(addprefix --goldens models/goldens/,broken.jsonl golden.jsonl multi-turn.yaml \
 	recovery-flows.yaml single-turn.jsonl tool-failures.jsonl)
@@ -52,7 +62,7 @@ $(BIN)/python:
 	  $(PYTHON) -m venv $(VENV); }
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --disable-pip-version-check -q -e '.[test]'
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e '.[test,dev]'
 	touch $@
 
 # The browser test opens the HTML report in headless Chromium (Debian's package `chromium`).

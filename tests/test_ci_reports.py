@@ -11,6 +11,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from tests.cli_runner import run_mbt
+
 from _gold import compare_gold
 from mbt.report.github import annotation
 from mbt.report.markdown import cell
@@ -25,7 +27,7 @@ EXAMPLE = ["--model", "models/recovery.fsm", "--goldens", "models/goldens/broken
 
 
 def mbt(*args, cwd=ROOT):
-    result = subprocess.run([sys.executable, "-m", "mbt", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    result = run_mbt(*args, cwd=cwd)
     assert "Traceback" not in result.stderr, result.stderr
     return result
 

@@ -10,12 +10,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from tests.cli_runner import run_mbt
+
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "tests" / "data" / "reset.fsm"
 
 
 def mbt(*args, cwd=None):
-    result = subprocess.run([sys.executable, "-m", "mbt", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    result = run_mbt(*args, cwd=cwd)
     assert "Traceback" not in result.stderr, result.stderr
     return result
 
@@ -168,3 +170,14 @@ def test_json_files_are_compact_and_equal_to_what_a_terminal_sees_indented(tmp_p
     text = out.read_text()
     assert text.count("\n") == 1 and json.loads(text)["schema_version"]
     assert _pretty(str(out)) is False  # a file never gets the indented form; stdout does only on a terminal
+
+
+def test_the_real_entry_point_in_a_process_of_its_own(tmp_path):
+    """Most CLI tests run `mbt.cli.main` in-process (tests/cli_runner.py); this one starts `python -m mbt` itself."""
+    version = subprocess.run([sys.executable, "-m", "mbt", "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.startswith("mbt, version ")
+    goldens = write(tmp_path, "g.jsonl", GOOD)
+    result = subprocess.run([sys.executable, "-m", "mbt", "coverage", "--model", str(MODEL), "--goldens", str(goldens)],
+                            capture_output=True, text=True)
+    assert result.returncode == 1 and "Uncovered forbidden elements" in result.stdout
+    assert "Traceback" not in result.stderr

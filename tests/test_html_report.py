@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import run_mbt
+
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "tests" / "output"
 # The recovery example's own goldens, named one by one so goldens other examples add to models/goldens/ stay out.
@@ -21,7 +23,7 @@ EXAMPLE = ["--model", "models/recovery.fsm", "--goldens", "models/goldens/broken
 
 
 def mbt(*args, cwd=ROOT):
-    result = subprocess.run([sys.executable, "-m", "mbt", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    result = run_mbt(*args, cwd=cwd)
     assert "Traceback" not in result.stderr, result.stderr
     return result
 
@@ -112,6 +114,7 @@ def console_errors(stderr: str) -> list[str]:
             or "Failed to load resource" in line]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", ["index", "model", "source", "trace", "elements", "findings"])
 def test_the_report_in_headless_chromium(report_dir, tmp_path, page):
     files = {"index": "index.html", "trace": "trace.html", "elements": "elements.html", "findings": "findings.html",
@@ -141,6 +144,7 @@ def test_the_report_in_headless_chromium(report_dir, tmp_path, page):
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_a_broken_script_would_be_caught(tmp_path):
     """The console check is real: a page with an uncaught error is reported."""
     page = tmp_path / "bad.html"

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # builds a wheel and installs it: minutes on a cold machine
+
 ROOT = Path(__file__).parents[1]
 
 

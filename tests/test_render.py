@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import run_mbt
+
 from _gold import compare_gold
 from mbt import api
 from mbt.errors import MbtError
@@ -22,7 +24,7 @@ MODEL = ROOT / "tests" / "data" / "reset.fsm"
 
 
 def mbt(*args, cwd=ROOT):
-    result = subprocess.run([sys.executable, "-m", "mbt", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    result = run_mbt(*args, cwd=cwd)
     assert "Traceback" not in result.stderr, result.stderr
     return result
 

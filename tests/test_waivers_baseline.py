@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import run_mbt
+
 from mbt import api
 from mbt.errors import LocatedError
 from mbt.measure.gate import evaluate_gate, load_gate
@@ -24,7 +26,7 @@ FORBIDDEN = ["forbidden:any.*!say", "forbidden:confirming.confirm->started",
 
 
 def mbt(*args, cwd=ROOT):
-    result = subprocess.run([sys.executable, "-m", "mbt", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    result = run_mbt(*args, cwd=cwd)
     assert "Traceback" not in result.stderr, result.stderr
     return result
 
