@@ -37,11 +37,16 @@ class Campaign:
 
 def mbt_statuses(model: ModelBase, case: GoldenCase) -> dict[str, str]:
     """Element id -> "verified" / "exercised" as `mbt coverage` reports them for this one golden on this model."""
-    report = measure([model], GoldenSet(cases=[case]))
-    out = {}
+    return mbt_statuses_many(model, [case])[case.id]
+
+
+def mbt_statuses_many(model: ModelBase, cases: list[GoldenCase]) -> dict[str, dict[str, str]]:
+    """`mbt_statuses` for several goldens (ids unique) in one coverage run: the model is prepared once."""
+    report = measure([model], GoldenSet(cases=cases))
+    out: dict[str, dict[str, str]] = {case.id: {} for case in cases}
     for row in report.models[0].elements:
-        if case.id in row.verified_by:
-            out[row.element.id] = VERIFIED
-        elif case.id in row.exercised_by:
-            out[row.element.id] = EXERCISED
+        for case_id in row.exercised_by:
+            out[case_id][row.element.id] = EXERCISED
+        for case_id in row.verified_by:
+            out[case_id][row.element.id] = VERIFIED
     return out
