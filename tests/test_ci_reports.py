@@ -134,7 +134,7 @@ def test_github_annotations(example_outputs):
     assert errors[0].startswith("::error file=models/recovery.fsm,line=111,col=3,title=mbt%3A uncovered forbidden "
                                 "forbidden%3Aclaim_reset_done::forbidden behaviour not tested")
     assert any(line.startswith("::error file=models/goldens/tool-failures.jsonl,line=3,") for line in errors)
-    assert any(line.startswith("::warning file=models/goldens/recovery-flows.yaml,line=61,") for line in lines)
+    assert any(line.startswith("::warning file=models/goldens/recovery-flows.yaml,line=62,") for line in lines)
     assert sum(line.startswith("::notice") for line in lines) == 36
     assert annotation("error", "50% done\nnext", "a,b:c.fsm", 3, None, "t:x") == \
         "::error file=a%2Cb%3Ac.fsm,line=3,title=t%3Ax::50%25 done%0Anext"

@@ -81,8 +81,11 @@ def test_orders_goldens_leave_real_gaps(orders_coverage):
     found = triggers(report)
     uncovered = sorted(i for i, e in found.items() if not e["verified_by"])
     # Nobody checks the second lookup after a cancellation (seed 002's blind spot), nor that nothing is cancelled
-    # between the lookup and the confirmation; both are triggered, neither is asserted.
-    assert uncovered == ["trigger:confirm_first", "trigger:verify_after_cancel"]
+    # between the lookup and the confirmation; both are triggered, neither is asserted. Nor does the happy path
+    # check whose order it cancels or that the number is the one looked up: it checks only the call's order_id,
+    # not order_owner / customer_id / order_status, which the two `every call cancel_order` conditions read.
+    assert uncovered == ["trigger:confirm_first", "trigger:looked_up_number", "trigger:own_order_only",
+                         "trigger:verify_after_cancel"]
     assert all(found[i]["exercised_by"] for i in uncovered)
 
 
@@ -91,7 +94,8 @@ def test_a_refusal_is_a_vacuous_pass_of_the_ownership_invariant(orders_coverage)
     own = triggers(report)["trigger:own_order_only"]
     # ORD-OTHER-001 is about another customer's order, but never reaches a cancel call: it covers nothing here.
     assert "ORD-OTHER-001" not in own["exercised_by"] + own["verified_by"]
-    assert own["verified_by"] == ["ORD-HAPPY-001"]
+    assert own["verified_by"] == []  # ORD-HAPPY-001 reaches the call but checks neither owner nor customer
+    assert "ORD-HAPPY-001" in own["exercised_by"]
 
 
 def test_a_golden_whose_precondition_breaks_an_invariant_is_reported(orders_coverage):
@@ -106,7 +110,12 @@ def test_recovery_goldens_never_reject_an_address(tmp_path):
     _, report = run("coverage", "--model", "models/recovery.fsm", "--model", "models/recovery.inv",
                     "--goldens", "models/goldens/", "--no-gate")
     found = triggers(report)
-    assert sorted(i for i, e in found.items() if not e["verified_by"]) == ["trigger:rejected_address_discarded"]
+    # Checked too little: the hand-off payload's addresses (handoff_with_current_email reads recovery_email and
+    # discarded_email of the call and both variables) and that no reset starts while suspended (no must_not_call).
+    assert sorted(i for i, e in found.items() if not e["verified_by"]) == [
+        "trigger:handoff_with_current_email", "trigger:no_reset_while_suspended",
+        "trigger:rejected_address_discarded"]
+    assert found["trigger:confirmation_first"]["verified_by"] == ["RST-HAPPY-001"]  # its must_not_call
     assert found["trigger:rejected_address_discarded"]["exercised_by"] == []
     # The recovery goldens break no invariant: the one contradiction is the FSM's own (TOOL-FAIL-003).
     assert [c["case"] for c in report["contradictions"]] == ["TOOL-FAIL-003"]
@@ -132,4 +141,5 @@ def test_a_gate_threshold_on_invariant_triggers(tmp_path):
     failures = {f["rule"]: f for f in report["gate"]["failures"]}
     assert sorted(failures) == ["contradictions", "invariant.trigger"]  # the example's contradiction fails too
     failure = failures["invariant.trigger"]
-    assert round(failure["actual"], 3) == round(7 / 9, 3)
+    # 5 of 9 triggers verified: own_order_only and looked_up_number are checked too little (see above)
+    assert round(failure["actual"], 3) == round(5 / 9, 3)

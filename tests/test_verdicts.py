@@ -226,3 +226,32 @@ def test_a_final_must_have_of_a_forbidden_phrase_is_found_too(shop):
     report = run(shop, {"id": "F", "turns": [{"event": "ask", "args": {"e": "x"}}],
                         "assertions": {"must_have": ["the password is"]}})
     assert [(f.turn, f.element) for f in report.forbidden_expected] == [(1, "forbidden:any.*!say")]
+
+
+ORDERS = Path(__file__).resolve().parents[1] / "models"
+
+
+def orders_case(cancel_turn_checks: dict) -> dict:
+    return {"id": "O", "model": "orders", "precondition": {"customer_id": "C-1001"}, "turns": [
+        {"user": "I want to cancel my order", "intent": "CANCEL_ORDER"},
+        {"user": "It is SO-10042"},
+        {"event": "order_found", "args": {"owner": "C-1001", "status": "paid"}},
+        {"user": "yes please", **cancel_turn_checks}]}
+
+
+@pytest.fixture(scope="module")
+def orders():
+    return load_models([str(ORDERS / "orders.fsm"), str(ORDERS / "orders.inv")])[1]
+
+
+def test_every_call_trigger_needs_every_variable_its_condition_reads(orders):
+    """Issue 9: checking only the call's order_id verified `every call cancel_order [order_owner == customer_id
+    and customer_id != none]`, whose condition reads neither."""
+    weak = run(orders, orders_case({"tool_arguments": {"cancel_order": {"order_id": "SO-10042"}}}))
+    assert element(weak, "trigger:own_order_only").verified_by == []
+    assert element(weak, "trigger:own_order_only").exercised_by == ["O"]
+    strong = run(orders, orders_case({"tool_arguments": {"cancel_order": {"order_id": "SO-10042"}},
+                                      "assert_state": {"order_owner": "C-1001", "customer_id": "C-1001"}}))
+    assert element(strong, "trigger:own_order_only").verified_by == ["O"]
+    # looked_up_number reads args.order_id, order_id and order_status: one of the three is not enough.
+    assert element(strong, "trigger:looked_up_number").verified_by == []

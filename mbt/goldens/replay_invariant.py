@@ -2,7 +2,8 @@
 
 A trigger element is *exercised* when the golden's run makes the invariant's antecedent or scope true (see
 Monitor.fires) and *verified* when, in the same opening of the scope, the golden also asserts the consequent: it
-checks (and agrees with) the state, variables, tool arguments or `must_not` phrases the consequent speaks of.
+checks (and agrees with) every state, variable, tool call and argument the consequent reads
+(docs/coverage-rules/invariant.md).
 An invariant that passes only vacuously (its scope never opens, its antecedent never holds) covers nothing. For
 `before` and `between` scopes, only intervals that R actually closes count, as in Dwyer's patterns.
 
@@ -11,8 +12,8 @@ A golden whose run violates an invariant is reported as a contradiction (path `i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
 
 from mbt.elements.base import Element
 from mbt.elements.fsm import enumerate_fsm
@@ -20,8 +21,8 @@ from mbt.elements.invariant import trigger_id
 from mbt.goldens.cases import Assertions, GoldenCase
 from mbt.goldens.replay_fsm import CaseRun, CompiledFsm, CompiledTransition, FsmReplayer, Snapshot
 from mbt.goldens.results import Contradiction, Note
-from mbt.model.expr import Expr, Ref
-from mbt.model.fsm import FsmModel, ToolCall
+from mbt.model.expr import And, Expr, Not, Or, Ref, refs
+from mbt.model.fsm import FsmModel
 from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel
 from mbt.model.temporal import OPEN, CallAt, Judgement, Monitor, Position, judge
 
@@ -80,60 +81,95 @@ def positions_of(compiled: CompiledFsm, run: CaseRun) -> tuple[list[Position], l
     return positions, turns, problems
 
 
-# ---------------------------------------------------------------- what a golden's check observes
+# ---------------------------------------------------------------- what a golden checks at each position
 
 
-@dataclass(frozen=True)
-class Observables:
-    """What a proposition speaks of, so a golden's check can be said to assert it."""
+@dataclass
+class Checked:
+    """What a golden's checks pin at one position of the run. Only goldens whose every check agrees with the model
+    verify anything, so a check here is also a check of the model's value."""
 
-    variables: frozenset[str]
-    discarded: frozenset[str]
-    state: bool
-    tools: frozenset[str]
-    tool_args: frozenset[str]  # argument names the FSM passes to those tools (the flat tool_arguments form)
-    phrases: tuple[str, ...]  # the invariant's `matching` phrases, folded
-    anything: bool  # an event, or nothing observable: any check of the step asserts it
+    state: bool = False
+    names: set[str] = field(default_factory=set)  # variables and `discarded.X` asserted in this configuration
+    outcome: bool = False  # the turn whose step reached this position checks the outcome (as the FSM's rules say)
+    not_called: set[str] = field(default_factory=set)  # `must_not_call` of that turn, or of the final assertions
+    pinned: dict[int, set[str | None]] = field(default_factory=dict)  # Position.calls index -> args checked (None: the call)
+    phrases: list[str] = field(default_factory=list)  # folded `must_not` items of that turn and of the final ones
 
-    @classmethod
-    def of(cls, exprs: list[Expr], inv: Invariant, fsm: FsmModel) -> "Observables":
-        names, tools, events = set(), set(), False
-        for expr in exprs:
-            for node in expr.walk():
-                if isinstance(node, Ref):
-                    names.add(node.name)
-                elif isinstance(node, CallMade):
-                    tools.add(node.tool)
-                elif isinstance(node, EventIs):
-                    events = True
-        variables = frozenset(n for n in names if n in fsm.variables)
-        discarded = frozenset(n[10:] for n in names if n.startswith("discarded."))
-        args = frozenset(name for t in fsm.transitions for a in t.actions if isinstance(a, ToolCall)
-                         and a.tool in tools for name, _ in a.args)
-        state = "state" in names
-        return cls(variables, discarded, state, frozenset(tools), args,
-                   tuple(p.casefold() for p in inv.matching),
-                   events or not (variables or discarded or state or tools))
 
-    def asserted_by(self, a: Assertions, tools: set[str]) -> bool:
-        if a.empty():
+def resolve_tool_arguments(tool_arguments: dict, calls: list, tools: set[str]) -> Iterator[tuple[int, str | None]]:
+    """The call each `tool_arguments` entry speaks of, as an index into `calls`, with the argument it checks (None:
+    `{TOOL: {}}`, the call itself). As the FSM replay compares them: `{TOOL: {ARG: ..}}` the latest call of TOOL
+    passing ARG, a flat `{ARG: ..}` the latest call of any tool passing ARG."""
+    for key, value in tool_arguments.items():
+        if key in tools and isinstance(value, dict):
+            wanted = [(key, arg) for arg in value] or [(key, None)]
+        else:
+            wanted = [(None, key)]
+        for tool, arg in wanted:
+            for i in range(len(calls) - 1, -1, -1):
+                if (tool is None or calls[i].tool == tool) and (arg is None or arg in calls[i].args):
+                    yield i, arg
+                    break
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+Need = Callable[[Position, Checked], bool]
+
+
+def needs_of(expr: Expr, fsm: FsmModel) -> list[Need] | None:
+    """What a golden must check at a position to assert this proposition there, one test per thing it reads; None
+    when it reads nothing a golden could check (a constant), so that no check asserts it."""
+    if not any(isinstance(n, (Ref, EventIs)) or (isinstance(n, CallMade) and not n.every) for n in expr.walk()):
+        return None
+    return _needs(expr, fsm, set())
+
+
+def _needs(expr: Expr, fsm: FsmModel, params: set[str]) -> list[Need]:
+    if isinstance(expr, EventIs):
+        # The event and its arguments are the golden's own input; that the model accepted it is an outcome.
+        own = {p.name for p in fsm.events[expr.event].params}
+        inner = _needs(expr.condition, fsm, own) if expr.condition is not None else []
+        return [lambda pos, seen: pos.event is not None and seen.outcome] + inner
+    if isinstance(expr, CallMade):
+        return [_call_need(expr)]
+    if isinstance(expr, (Not, And, Or)):
+        return [need for child in expr.children() for need in _needs(child, fsm, params)]
+    out: list[Need] = []
+    for name in sorted(refs(expr) - params):
+        if name == "state":
+            out.append(lambda pos, seen: seen.state)
+        else:
+            out.append(lambda pos, seen, name=name: name in seen.names)
+    return out
+
+
+def _call_need(expr: CallMade) -> Need:
+    """`call T [C]` is checked where T is not called and the golden says so (`must_not_call`), or where the step made
+    exactly one call of T and the golden pins it: the call (unless it is the antecedent of `every call`), every
+    `args.NAME` C reads, and every variable C reads, asserted here with the value it had at the moment of the call."""
+    tool, every = expr.tool, expr.every
+    names = refs(expr.condition) if expr.condition is not None else set()
+    args = {n[5:] for n in names if n.startswith("args.")}
+    variables = sorted(n for n in names if not n.startswith("args.") and n != "state")
+    reads_state = "state" in names
+
+    def need(pos: Position, seen: Checked) -> bool:
+        made = [i for i, c in enumerate(pos.calls) if c.tool == tool]
+        if not made:
+            return tool in seen.not_called
+        if len(made) > 1:
+            return False  # a golden's tool_arguments check speaks of one call only
+        pinned = seen.pinned.get(made[0], set())
+        if (not every and not pinned) or not args <= pinned or (reads_state and not seen.state):
             return False
-        if self.anything:
-            return True
-        if self.state and a.state is not None:
-            return True
-        if self.variables & a.variables.keys() or self.discarded & a.discarded.keys():
-            return True
-        for key in a.tool_arguments:
-            if key in self.tools or (key not in tools and key in self.tool_args):
-                return True
-        return bool(self.phrases) and any(p in item.casefold() for item in a.must_not for p in self.phrases)
+        at_call = pos.calls[made[0]].env
+        return all(n in seen.names and _same(at_call.get(n), pos.env.get(n)) for n in variables)
 
-    def asserted_by_final(self, final: Assertions, tools: set[str]) -> bool:
-        """The final `must_not` and `tool_arguments` speak of the whole conversation, so of every step."""
-        if self.phrases and any(p in item.casefold() for item in final.must_not for p in self.phrases):
-            return True
-        return any(key in self.tools or (key not in tools and key in self.tool_args) for key in final.tool_arguments)
+    return need
 
 
 # ---------------------------------------------------------------- the replayer
@@ -144,7 +180,9 @@ class _Compiled:
     inv: Invariant
     monitor: Monitor
     element: int
-    consequent: Observables
+    p: list[Need] | None  # what asserts P at a position
+    s: list[Need] | None  # what asserts S (the precondition of `precedes`)
+    phrases: tuple[str, ...]  # `matching` phrases, folded: they assert the absence of P (`never` only)
 
 
 class InvariantReplayer:
@@ -160,9 +198,9 @@ class InvariantReplayer:
         index = {e.id: i for i, e in enumerate(elements)}
         self.invariants = []
         for inv in model.invariants:
-            consequent = [inv.p] + ([inv.s] if inv.pattern == "precedence" else [])
-            self.invariants.append(_Compiled(inv, Monitor(inv), index[trigger_id(inv)],
-                                             Observables.of(consequent, inv, fsm)))
+            phrases = tuple(p.casefold() for p in inv.matching) if inv.pattern == "absence" else ()
+            self.invariants.append(_Compiled(inv, Monitor(inv), index[trigger_id(inv)], needs_of(inv.p, fsm),
+                                             needs_of(inv.s, fsm) if inv.s is not None else None, phrases))
 
     def replay(self, case: GoldenCase) -> CaseRun:
         fsm_run = self.fsm_replayer.replay(case, keep_snapshots=True)
@@ -179,44 +217,73 @@ class InvariantReplayer:
         # A precondition that only sets variables in the initial state is context (who is signed in); one that
         # starts in another state stands for a history nobody saw.
         from_initial = fsm_run.start.state == self.fsm.initial_state
-        checks = self._checks(case, fsm_run, positions, turns, finished)
+        seen = self._checked(case, fsm_run, positions, turns, finished)
         for c in self.invariants:
             judgement = judge(c.monitor, positions, complete)
             verdict = judgement.verdict
-            violated = verdict is not None and (from_initial or not _needs_history(c.inv))
-            # A golden whose run breaks the invariant contradicts it: like a contradicted check, it verifies nothing.
-            # (Nor does one whose run breaks it only for want of the history its precondition hides.)
-            self._cover(c, judgement, checks, run, case, fsm_run, finished, may_verify=verdict is None)
-            if violated:
+            # A break that depends on the hidden history is not reported, but the golden verifies nothing of it.
+            self._cover(c, judgement, positions, seen, run, from_initial, may_verify=verdict is None)
+            if verdict is not None and (from_initial or not _needs_history(c.inv)):
                 self._violation(c.inv, verdict, positions, turns, run, case, from_initial)
+        if run.contradictions or fsm_run.contradictions or fsm_run.forbidden_expected:
+            # A golden that contradicts the model (its FSM, or any of its invariants) verifies nothing on it.
+            run.verified.clear()
         return run
 
-    # ---- which checks apply at each position, and whether they agree with the model
-    def _checks(self, case: GoldenCase, fsm_run: CaseRun, positions: list[Position], turns: list[int],
-                finished: bool) -> list[list[Assertions]]:
-        disagree = {c.turn for c in fsm_run.contradictions}
-        at: list[list[Assertions]] = [[] for _ in positions]
+    # ---- what the golden checks at each position
+    def _checked(self, case: GoldenCase, fsm_run: CaseRun, positions: list[Position], turns: list[int],
+                 finished: bool) -> list[Checked]:
+        """Per position: a turn's configuration checks apply where its turn left the run (a refused turn: where the
+        run already was); its outcome, call and `must_not` checks only to the position its own step reached. The
+        final assertions add to the last turn's, and their calls and phrases speak of the whole run."""
+        at = [Checked() for _ in positions]
         position = 0
+        last = len(case.turns)
         for number, turn in enumerate(case.turns[:len(fsm_run.snapshots)], start=1):
             while position + 1 < len(turns) and turns[position + 1] <= number:
-                position += 1  # a refused turn's checks read the configuration it left unchanged
-            if number not in disagree:
-                at[position].append(turn.expect)
-            if number == len(case.turns) and finished and None not in disagree:
-                at[position].append(case.final)
+                position += 1
+            seen, own = at[position], turns[position] == number
+            for a in [turn.expect] + ([case.final] if finished and number == last else []):
+                if a.state is not None:
+                    seen.state = True
+                seen.names.update(a.variables)
+                seen.names.update(f"discarded.{k}" for k in a.discarded)
+                seen.outcome |= own and a.checks_outcome()
+            if own:
+                seen.not_called.update(turn.expect.must_not_call)
+                seen.phrases.extend(m.casefold() for m in turn.expect.must_not)
+                for i, arg in resolve_tool_arguments(turn.expect.tool_arguments, positions[position].calls, self.tools):
+                    seen.pinned.setdefault(i, set()).add(arg)
+        if finished:
+            final = case.final
+            for seen in at:
+                seen.not_called.update(final.must_not_call)
+                seen.phrases.extend(m.casefold() for m in final.must_not)
+            made = [(k, i) for k, pos in enumerate(positions) for i in range(len(pos.calls))]
+            calls = [positions[k].calls[i] for k, i in made]
+            for n, arg in resolve_tool_arguments(final.tool_arguments, calls, self.tools):
+                k, i = made[n]
+                at[k].pinned.setdefault(i, set()).add(arg)
         return at
 
-    def _cover(self, c: _Compiled, j: Judgement, checks: list[list[Assertions]], run: CaseRun, case: GoldenCase,
-               fsm_run: CaseRun, finished: bool, may_verify: bool = True) -> None:
-        """Exercised: a trigger fired; verified: the consequent was asserted in the same opening of the scope."""
-        monitor, obs = c.monitor, c.consequent
-        final_ok = finished and None not in {x.turn for x in fsm_run.contradictions}
-        whole_run = final_ok and obs.asserted_by_final(case.final, self.tools)
+    # ---- exercised and verified
+    def _cover(self, c: _Compiled, j: Judgement, positions: list[Position], seen: list[Checked], run: CaseRun,
+               from_initial: bool, may_verify: bool) -> None:
+        monitor, inv = c.monitor, c.inv
+        openings = self._openings(monitor, j)
+        if inv.scope.kind == "before" and not from_initial:
+            return  # whether R already happened before the precondition is hidden: so is the scope
+        fires = [i for i, inst in enumerate(openings) if inst is not None and monitor.fires(j.states[i], j.values[i])]
+        if not fires:
+            return
+        run.exercised.add(c.element)
+        if may_verify and self._verified(c, j, positions, seen, openings, fires, from_initial):
+            run.verified.add(c.element)
 
-        def asserted(i: int) -> bool:
-            return whole_run or any(obs.asserted_by(a, self.tools) for a in checks[i])
-
-        # Openings of the scope: each interval gets a number; `closed` holds those an R ended.
+    @staticmethod
+    def _openings(monitor: Monitor, j: Judgement) -> list[int | None]:
+        """Per position, the number of the scope's opening (interval) it belongs to, or None: outside the scope, or
+        in an interval the pattern makes no claim about (`before`/`between` intervals that R never closes)."""
         openings: list[int | None] = []
         closed: set[int] = set()
         closes = monitor.scope in ("before", "between", "after-until")
@@ -232,37 +299,47 @@ class InvariantReplayer:
             else:
                 current = None
             openings.append(current)
-        needs_close = monitor.inv.scope.needs_close
-        exercised = verified = False
-        for i, state in enumerate(j.states):
-            inst = openings[i]
-            if inst is None or not monitor.fires(state, j.values[i]):
-                continue
-            if needs_close and inst not in closed:
-                continue  # an interval R never closes: the pattern makes no claim about it
-            exercised = True
-            if not may_verify:
-                break
-            if self._consequent_asserted(c, j, openings, i, asserted):
-                verified = True
-                break
-        if exercised:
-            run.exercised.add(c.element)
-        if verified:
-            run.verified.add(c.element)
+        if monitor.inv.scope.needs_close:
+            openings = [inst if inst in closed else None for inst in openings]
+        return openings
 
-    @staticmethod
-    def _consequent_asserted(c: _Compiled, j: Judgement, openings: list, i: int, asserted) -> bool:
-        """Is the consequent of the trigger at position i asserted within the same opening of the scope?"""
-        pattern, inst = c.inv.pattern, openings[i]
-        if pattern in ("universality", "absence", "precedence"):
-            return asserted(i)  # the condition at the trigger itself (P, and for `precedes` the order)
-        same = [k for k in range(len(j.states)) if openings[k] == inst]
-        if pattern == "existence":
-            return any(j.values[k][0] and asserted(k) for k in same)  # P happened, and the golden checked it
-        if pattern == "response":
-            return any(j.values[k][0] and asserted(k) for k in same if k >= i)  # the answer to this S
-        return any(asserted(k) for k in same if k >= i)  # bounded existence: the count, checked from here on
+    def _verified(self, c: _Compiled, j: Judgement, positions: list[Position], seen: list[Checked],
+                  openings: list[int | None], fires: list[int], from_initial: bool) -> bool:
+        """The consequent checked where it is evaluated (docs/coverage-rules/invariant.md, per pattern)."""
+
+        def asserts(needs: list[Need] | None, k: int) -> bool:
+            return needs is not None and all(need(positions[k], seen[k]) for need in needs)
+
+        pattern, n = c.inv.pattern, len(positions)
+        holds = [v[0] for v in j.values]
+        if pattern == "universality":  # P where A holds
+            return any(asserts(c.p, i) for i in fires)
+        if pattern == "absence":  # P's absence: P checked false, or a `matching` phrase in a `must_not`
+            return any(asserts(c.p, i) or any(p in m for m in seen[i].phrases for p in c.phrases) for i in fires)
+        if pattern == "existence":  # P checked where it holds
+            return any(holds[k] and asserts(c.p, k) for k in fires)
+        if pattern == "response":  # after an S, P checked where it holds, in the same interval
+            return any(holds[k] and asserts(c.p, k) and any(i <= k and openings[i] == openings[k] for i in fires)
+                       for k in range(n) if openings[k] is not None)
+        if pattern == "precedence":  # before a P, an S checked where it held, since the interval (re)started
+            restarts = c.monitor.scope in ("between", "after-until")
+            for i in fires:
+                k = i
+                while True:
+                    if j.values[k][1] and asserts(c.s, k):
+                        return True
+                    if k == 0 or openings[k - 1] != openings[i] or (restarts and j.values[k][3]):
+                        break
+                    k -= 1
+            return False
+        # bounded existence: P checked at every step of one interval (the count), unless hidden history adds to it
+        if not from_initial:
+            return False
+        for inst in {openings[i] for i in fires}:
+            steps = [k for k in range(1, n) if openings[k] == inst]
+            if steps and all(asserts(c.p, k) for k in steps):
+                return True
+        return False
 
     def _violation(self, inv: Invariant, verdict, positions, turns, run: CaseRun, case: GoldenCase,
                    from_initial: bool) -> None:
@@ -282,4 +359,5 @@ def _needs_history(inv: Invariant) -> bool:
     return inv.pattern in ("existence", "precedence") or inv.scope.kind == "before"
 
 
-__all__ = ["InvariantReplayer", "positions_of", "fire", "CallRecorder", "Observables"]
+__all__ = ["InvariantReplayer", "positions_of", "fire", "CallRecorder", "Checked", "needs_of",
+           "resolve_tool_arguments"]
