@@ -461,7 +461,7 @@ def usable_transitions(model: FsmModel) -> list[bool]:
 
 
 def _bfs(starts: set[str], adjacency: dict[str, list[str]]) -> set[str]:
-    seen, queue = set(starts), deque(starts)
+    seen, queue = set(starts), deque(sorted(starts))
     while queue:
         for nxt in adjacency[queue.popleft()]:
             if nxt not in seen:
@@ -546,5 +546,5 @@ class Atlas:
                 nodes = [n for found in self.by_state.values() for n in found]
                 self._everywhere = sorted(nodes, key=lambda n: n.depth)
             return self._everywhere
-        nodes = [n for s in states for n in self.by_state.get(s, ())]
+        nodes = [n for s in sorted(states) for n in self.by_state.get(s, ())]  # sorted: set order follows the hash seed
         return sorted(nodes, key=lambda n: n.depth) if len(states) > 1 else nodes
