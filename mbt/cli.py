@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import traceback
 
 import click
 
@@ -66,7 +68,13 @@ def _style(output: str | None):
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mbt")
 def cli() -> None:
-    """mbt: which business behaviour do your golden test cases check, which do they miss?"""
+    """mbt: which business behaviour do your golden test cases check, which do they miss?
+
+    \b
+    Exit codes: 0 ok, 1 a gate or check failed, 2 the input could not be used,
+    3 an internal error (a bug in mbt), 130 interrupted.
+    --debug (or MBT_DEBUG=1) prints the traceback of an internal error.
+    """
 
 
 @cli.command()
@@ -250,20 +258,41 @@ def import_graphwalker(path: str, output: str | None) -> None:
     sys.exit(EXIT_OK)
 
 
+EXIT_INTERNAL, EXIT_INTERRUPTED = 3, 130
+
+
 def main(argv: list[str] | None = None) -> None:
+    """Exit codes: 0 ok, 1 a gate or check failed, 2 unusable input (or an OS error on output), 3 an internal error
+    (a bug in mbt: never 1, so CI can tell a crash from a failing gate), 130 interrupted."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("MBT_DEBUG", "") not in ("", "0")
+    args = [a for a in args if a != "--debug"]
     try:
-        cli.main(args=argv, prog_name="mbt", standalone_mode=False)
+        cli.main(args=args, prog_name="mbt", standalone_mode=False)
     except MbtError as err:
         click.echo(err.render(), err=True)
         sys.exit(EXIT_BAD_INPUT)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("mbt: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as err:
         err.show()
         sys.exit(EXIT_BAD_INPUT)
     except SystemExit:
         raise
+    except OSError as err:  # writing a report or generated files: a full disk, a read-only folder, ...
+        if debug:
+            traceback.print_exc()
+        where = f"{err.filename}: " if err.filename else ""
+        click.echo(f"error: {where}{err.strerror or err}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except Exception as err:  # noqa: BLE001 - the last line of defence: one line, never a traceback unasked
+        if debug:
+            traceback.print_exc()
+        click.echo(f"mbt: internal error (mbt {__version__}): {type(err).__name__}: {err}. This is a bug in mbt: "
+                   "please report it with the command line"
+                   + ("" if debug else " and the traceback that `--debug` (or MBT_DEBUG=1) prints") + ".", err=True)
+        sys.exit(EXIT_INTERNAL)
     sys.exit(EXIT_OK)
 
 

@@ -181,3 +181,34 @@ def test_the_real_entry_point_in_a_process_of_its_own(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode == 1 and "Uncovered forbidden elements" in result.stdout
     assert "Traceback" not in result.stderr
+
+
+def test_an_internal_error_is_one_line_and_exit_3(monkeypatch, capsys):
+    """A bug in mbt must never exit 1 (a failing gate) nor print a traceback unless asked."""
+    from mbt import api, cli
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(api, "elements", broken)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["elements", "--model", str(MODEL)])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 3
+    assert "internal error" in err and "ZeroDivisionError: boom" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    with pytest.raises(SystemExit):
+        cli.main(["elements", "--model", str(MODEL), "--debug"])
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys):
+    from mbt import api, cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "elements", interrupted)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["elements", "--model", str(MODEL)])
+    assert exit_.value.code == 130 and capsys.readouterr().err.strip() == "mbt: interrupted"
