@@ -83,9 +83,10 @@ def test_orders_goldens_leave_real_gaps(orders_coverage):
     # Nobody checks the second lookup after a cancellation (seed 002's blind spot), nor that nothing is cancelled
     # between the lookup and the confirmation; both are triggered, neither is asserted. Nor does the happy path
     # check whose order it cancels or that the number is the one looked up: it checks only the call's order_id,
-    # not order_owner / customer_id / order_status, which the two `every call cancel_order` conditions read.
-    assert uncovered == ["trigger:confirm_first", "trigger:looked_up_number", "trigger:own_order_only",
-                         "trigger:verify_after_cancel"]
+    # not order_owner / customer_id / order_status, which the two `every call cancel_order` conditions read. Nor
+    # does any golden count the cancel calls: that takes `must_not_call: [cancel_order]` at every other step.
+    assert uncovered == ["trigger:confirm_first", "trigger:looked_up_number", "trigger:one_state_change",
+                         "trigger:own_order_only", "trigger:verify_after_cancel"]
     assert all(found[i]["exercised_by"] for i in uncovered)
 
 
@@ -111,9 +112,10 @@ def test_recovery_goldens_never_reject_an_address(tmp_path):
                     "--goldens", "models/goldens/", "--no-gate")
     found = triggers(report)
     # Checked too little: the hand-off payload's addresses (handoff_with_current_email reads recovery_email and
-    # discarded_email of the call and both variables) and that no reset starts while suspended (no must_not_call).
+    # discarded_email of the call and both variables), that no reset starts while suspended (no must_not_call), and
+    # the number of reset calls (at most 2: no golden checks every step for a call).
     assert sorted(i for i, e in found.items() if not e["verified_by"]) == [
-        "trigger:handoff_with_current_email", "trigger:no_reset_while_suspended",
+        "trigger:handoff_with_current_email", "trigger:no_reset_while_suspended", "trigger:one_retry",
         "trigger:rejected_address_discarded"]
     assert found["trigger:confirmation_first"]["verified_by"] == ["RST-HAPPY-001"]  # its must_not_call
     assert found["trigger:rejected_address_discarded"]["exercised_by"] == []
@@ -134,12 +136,12 @@ def test_check_depth_option(capsys):
 
 def test_a_gate_threshold_on_invariant_triggers(tmp_path):
     gate = tmp_path / "gate.yaml"
-    gate.write_text('thresholds:\n  invariant.trigger: ">= 1.0"\n  orders_invariants.trigger.weighted: ">= 0.5"\n')
+    gate.write_text('thresholds:\n  invariant.trigger: ">= 1.0"\n  orders_invariants.trigger.weighted: ">= 0.4"\n')
     code, report = run("coverage", "--model", "models/orders.fsm", "--model", "models/orders.inv",
                        "--goldens", "models/goldens/orders/", "--gate", str(gate))
     assert code == 1
     failures = {f["rule"]: f for f in report["gate"]["failures"]}
     assert sorted(failures) == ["contradictions", "invariant.trigger"]  # the example's contradiction fails too
     failure = failures["invariant.trigger"]
-    # 5 of 9 triggers verified: own_order_only and looked_up_number are checked too little (see above)
-    assert round(failure["actual"], 3) == round(5 / 9, 3)
+    # 4 of 9 triggers verified: own_order_only, looked_up_number and one_state_change are checked too little
+    assert round(failure["actual"], 3) == round(4 / 9, 3)

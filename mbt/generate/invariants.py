@@ -136,6 +136,10 @@ class InvariantWitnesses:
             latest = {c.tool: dict(c.args) for c in snap.calls}
             if latest:
                 turn["tool_arguments"] = latest
+            # The tools the step does not call: an invariant about calls is evaluated at the steps without them too.
+            quiet = sorted(set(self.fsm.tools()) - latest.keys())
+            if quiet:
+                turn["must_not_call"] = quiet
             if snap.transition is None:
                 turn["rejected"] = True
             turns.append(turn)
