@@ -11,14 +11,12 @@ from pydantic import BaseModel
 
 from mbt.analysis.findings import Finding
 from mbt.elements.base import Element
-from mbt.goldens.cases import GoldenCase
-from mbt.goldens.results import Note
 from mbt.goldens.loader import GoldenSet, GoldenStream, load_goldens
+from mbt.goldens.routing import applies  # noqa: F401 - part of the facade
 from mbt.kinds import support
-from mbt.measure.coverage import (CoverageReport, ElementCoverage, GoldenSummary, InvalidCaseReport, ModelCoverage,
-                                  criterion_table)
-from mbt.measure import second_process
+from mbt.measure.coverage import CoverageReport
 from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate
+from mbt.measure.run import measure
 from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile, load_paths
 
@@ -95,16 +93,6 @@ def elements(paths: list[str], criteria: list[str] | None = None) -> ElementsRep
         found = [e for e in kind.enumerate(m) if not criteria or e.criterion in criteria]
         out.append(ModelElements(model=m.name, kind=m.kind, file=m.file, criteria=list(kind.criteria), elements=found))
     return ElementsReport(models=out)
-
-
-def applies(model: ModelBase, case: GoldenCase) -> bool:
-    """A case names its model, or its contract (seed 000's `contract`), or neither (then it applies to every model)."""
-    if case.model is not None:
-        # Invariants answer to the name of the FSM they constrain too: its goldens are theirs.
-        return case.model == model.name or case.model == getattr(model, "fsm", None)
-    if case.contract is not None and model.contracts:
-        return case.contract in model.contracts
-    return True
 
 
 @collector_paused
@@ -235,138 +223,6 @@ def render(model_paths: list[str], output: str, golden_paths: list[str] | None =
         waived = waived_elements(report).get(model.name, set())
     options = RenderOptions(focus=focus, depth=depth, path=keys, clusters=clusters, waived=frozenset(waived))
     return Rendered(model.name, views.render_bytes(model, model_cov, options, suffix))
-
-
-class _Tally:
-    """One model's part of a coverage run, filled in case by case."""
-
-    def __init__(self, model: ModelBase):
-        self.model, self.kind = model, support(model.kind)
-        self.elements = self.kind.enumerate(model)
-        self.replayer = self.kind.replayer(model, self.elements)
-        # Element index -> ids of the goldens; plain lists, as millions of ids are appended in a large run.
-        self.exercised_by: list[list[str]] = [[] for _ in self.elements]
-        self.verified_by: list[list[str]] = [[] for _ in self.elements]
-        self.replayed = 0
-        self.contradictions, self.divergences, self.unbound, self.notes = [], [], [], []
-        self.forbidden_expected: list = []
-
-    def accepts(self, case: GoldenCase) -> bool:
-        kind = self.kind
-        return kind.accepts(self.model, case) if kind.accepts is not None else applies(self.model, case)
-
-    def outcome(self, case: GoldenCase) -> tuple | None:
-        """What replaying the case found, in a compact form that can cross processes; None: not this model's case."""
-        if not self.accepts(case):
-            return None
-        run = self.replayer.replay(case)
-        return (run.invalid, run.exercised, run.verified, run.contradictions, run.divergences, run.unbound, run.notes,
-                getattr(run, "forbidden_expected", ()))
-
-    def record(self, case_id: str, outcome: tuple) -> None:
-        """Count a valid case's outcome (an invalid case is counted once, by `measure`, and nowhere else)."""
-        _, exercised, verified, contradictions, divergences, unbound, notes, forbidden_expected = outcome
-        self.replayed += 1
-        exercised_by, verified_by = self.exercised_by, self.verified_by
-        for i in exercised:
-            exercised_by[i].append(case_id)
-        for i in verified:
-            verified_by[i].append(case_id)
-        self.contradictions.extend(contradictions)
-        self.divergences.extend(divergences)
-        self.unbound.extend(unbound)
-        self.notes.extend(notes)
-        self.forbidden_expected.extend(forbidden_expected)
-
-    def report(self) -> ModelCoverage:
-        model = self.model
-        rows = [ElementCoverage(element=e, exercised_by=exercised, verified_by=verified)
-                for e, exercised, verified in zip(self.elements, self.exercised_by, self.verified_by)]
-        return ModelCoverage(model=model.name, kind=model.kind, file=model.file, goldens_replayed=self.replayed,
-                             criteria=criterion_table(self.kind.criteria, rows), elements=rows)
-
-
-# Golden text (characters) from which a second process pays off: forking and passing results back cost ~0.1 s.
-SECOND_PROCESS_MIN_CHARS = 4_000_000
-
-
-def _replay_all(tallies: list[_Tally], stream: GoldenStream) -> tuple[list, list]:
-    """Every case of the stream (repeated ids included) and what each model makes of it; and the broken cases."""
-    replayed = [(case.id, case.file, case.line, case.where, case.model, [tally.outcome(case) for tally in tallies])
-                for case in stream.all_cases()]
-    return stream.broken, replayed
-
-
-def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> CoverageReport:
-    """Replay every applicable case on every model and count what it exercised and verified.
-
-    Each case is replayed on every model as soon as it is read, so a GoldenStream is never held in memory whole;
-    what each model finds is kept apart and reported model by model.
-    """
-    tallies = [_Tally(model) for model in models]
-    applicable_anywhere: set[str] = set()
-    unbound_cases: set[str] = set()
-    invalid_at_replay: list[InvalidCaseReport] = []
-    known_models = {name for m in models for name in (m.name, getattr(m, "fsm", None)) if name}
-    unknown_models: dict[str, list] = {}  # model name no loaded file declares -> [cases, first id, first where]
-    valid = 0
-
-    def take(case_id: str, file: str, line: int, model_name: str | None, outcomes: list) -> None:
-        nonlocal valid
-        # A case is valid or invalid once: invalid on any model it applies to, it counts nowhere.
-        problems = [(tally, outcome[0]) for tally, outcome in zip(tallies, outcomes)
-                    if outcome is not None and outcome[0] is not None]
-        if problems:
-            invalid_at_replay.append(InvalidCaseReport(file=file, line=line, message=f"case `{case_id}` " + "; ".join(
-                f"on model `{tally.model.name}`: {problem}" for tally, problem in problems)))
-            return
-        valid += 1
-        if model_name is not None and model_name not in known_models:
-            entry = unknown_models.setdefault(model_name, [0, case_id, f"{file}:{line}"])
-            entry[0] += 1
-        for tally, outcome in zip(tallies, outcomes):
-            if outcome is None:
-                continue
-            applicable_anywhere.add(case_id)
-            tally.record(case_id, outcome)
-            if outcome[5]:  # replayed, with unbound turns
-                unbound_cases.add(case_id)
-
-    # A large stream: a forked second process replays its later part meanwhile (same results, in the same order).
-    # It takes the larger part, as this process also records every result, its own and the second one's.
-    later = goldens.split(0.55) if isinstance(goldens, GoldenStream) and goldens.size >= SECOND_PROCESS_MIN_CHARS \
-        and second_process.available() else None
-    helper = second_process.SecondProcess(lambda: _replay_all(tallies, later)) if later is not None else None
-    for case in goldens.cases:
-        take(case.id, case.file, case.line, case.model, [tally.outcome(case) for tally in tallies])
-    if helper is not None:
-        broken_later, replayed = helper.result()
-        goldens.adopt(broken_later)
-        for case_id, file, line, where, model_name, outcomes in replayed:
-            if not goldens.repeats(case_id, file, line, where):
-                take(case_id, file, line, model_name, outcomes)
-    broken = goldens.invalid
-    invalid_all = [InvalidCaseReport(file=i.file, line=i.line, message=i.message) for i in broken] + invalid_at_replay
-    summary = GoldenSummary(
-        files=goldens.files, read=valid + len(invalid_all), valid=valid, invalid=len(invalid_all),
-        bound=len(applicable_anywhere - unbound_cases), unbound=len(unbound_cases),
-        not_applicable=valid - len(applicable_anywhere))
-    notes = [n for tally in tallies for n in tally.notes]
-    notes += [_unknown_model_note(name, *entry, known_models) for name, entry in sorted(unknown_models.items())]
-    return CoverageReport(models=[tally.report() for tally in tallies], goldens=summary, invalid_cases=invalid_all,
-                          contradictions=[c for tally in tallies for c in tally.contradictions],
-                          forbidden_expected=[f for tally in tallies for f in tally.forbidden_expected],
-                          divergences=[d for tally in tallies for d in tally.divergences],
-                          unbound_turns=[u for tally in tallies for u in tally.unbound],
-                          notes=notes)
-
-
-def _unknown_model_note(name: str, count: int, first_id: str, first_where: str, known: set[str]) -> Note:
-    from mbt.errors import did_you_mean
-
-    return Note(case=first_id, where=first_where, model=name, turn=None,
-                message=f"{count} case(s) name model `{name}`, which no loaded file declares"
-                        f"{did_you_mean(name, sorted(known))}; they were not replayed")
 
 
 def import_dmn(path: str):

@@ -13,6 +13,7 @@ import pytest
 
 from mbt import api
 from mbt.goldens.loader import GoldenStream
+from mbt.measure import run as engine
 from mbt.measure import second_process
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
@@ -34,7 +35,7 @@ def goldens(tmp_path_factory):
 
 
 def report_json(model: Path, folder: Path, monkeypatch, min_chars: int) -> str:
-    monkeypatch.setattr(api, "SECOND_PROCESS_MIN_CHARS", min_chars)
+    monkeypatch.setattr(engine, "SECOND_PROCESS_MIN_CHARS", min_chars)
     monkeypatch.setattr(second_process, "available", lambda: True)  # also on a one-core machine (fork: POSIX)
     _, models = api.load_models([str(model)])
     return api.measure(models, GoldenStream([str(folder)])).model_dump_json()

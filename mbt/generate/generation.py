@@ -47,7 +47,7 @@ def generate(models: list[ModelBase], goldens: GoldenSet, out: str, options: Gen
         raise MbtError(f"error: --all builds suites for {' or '.join(SUITE_CRITERIA)}, not {options.suite!r}")
     rows: dict[str, list[ElementCoverage]] = {}
     if options.suite is None:
-        from mbt.api import measure
+        from mbt.measure.run import measure
 
         coverage = measure(models, goldens)
         rows = {m.model: m.elements for m in coverage.models}

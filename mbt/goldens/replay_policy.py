@@ -167,7 +167,7 @@ class PolicyReplayer:
 
     # ---- conversation cases: the tool calls of an enforced FSM
     def _conversation(self, case: GoldenCase, run: CaseRun) -> None:
-        from mbt.api import applies
+        from mbt.goldens.routing import applies
 
         base = case.request.attributes if case.request is not None else {}
         for ce in self.c.enforcements:
@@ -248,6 +248,6 @@ def accepts(model: PolicyModel, case: GoldenCase) -> bool:
     case applies to (its calls are the requests). Decision-table cases and other conversations are not for it."""
     if not case.turns:
         return case.request is not None and case.model == model.name
-    from mbt.api import applies
+    from mbt.goldens.routing import applies
 
     return any(e.linked and e.fsm_model is not None and applies(e.fsm_model, case) for e in model.enforcements)

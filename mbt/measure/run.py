@@ -1,0 +1,167 @@
+"""The coverage engine: every applicable golden replayed on every model, outcomes tallied per element.
+
+Each case is replayed on every model as soon as it is read (a GoldenStream is never held in memory whole); a
+large stream is split with a forked second process (mbt.measure.second_process). A case is valid or invalid once:
+invalid on any model it applies to, it counts nowhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mbt.errors import did_you_mean
+from mbt.goldens.cases import GoldenCase
+from mbt.goldens.loader import GoldenSet, GoldenStream
+from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
+from mbt.goldens.routing import applies
+from mbt.kinds import support
+from mbt.measure import second_process
+from mbt.measure.coverage import (CoverageReport, ElementCoverage, GoldenSummary, InvalidCaseReport, ModelCoverage,
+                                  criterion_table)
+from mbt.model.common import ModelBase
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What replaying one case on one model found, in the compact form that crosses processes."""
+
+    invalid: str | None
+    exercised: set[int] = field(default_factory=set)  # element indices
+    verified: set[int] = field(default_factory=set)
+    contradictions: list[Contradiction] = field(default_factory=list)
+    divergences: list[Divergence] = field(default_factory=list)
+    unbound: list[UnboundTurn] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    forbidden_expected: list[ForbiddenExpected] = field(default_factory=list)
+
+
+class ModelTally:
+    """One model's part of a coverage run, filled in case by case."""
+
+    def __init__(self, model: ModelBase):
+        self.model, self.kind = model, support(model.kind)
+        self.elements = self.kind.enumerate(model)
+        self.replayer = self.kind.replayer(model, self.elements)
+        # Element index -> ids of the goldens; plain lists, as millions of ids are appended in a large run.
+        self.exercised_by: list[list[str]] = [[] for _ in self.elements]
+        self.verified_by: list[list[str]] = [[] for _ in self.elements]
+        self.replayed = 0
+        self.contradictions: list[Contradiction] = []
+        self.divergences: list[Divergence] = []
+        self.unbound: list[UnboundTurn] = []
+        self.notes: list[Note] = []
+        self.forbidden_expected: list[ForbiddenExpected] = []
+
+    def accepts(self, case: GoldenCase) -> bool:
+        kind = self.kind
+        return kind.accepts(self.model, case) if kind.accepts is not None else applies(self.model, case)
+
+    def outcome(self, case: GoldenCase) -> Outcome | None:
+        """What replaying the case found; None: not this model's case."""
+        if not self.accepts(case):
+            return None
+        run = self.replayer.replay(case)
+        return Outcome(run.invalid, run.exercised, run.verified, run.contradictions, run.divergences, run.unbound,
+                       run.notes, getattr(run, "forbidden_expected", []))
+
+    def record(self, case_id: str, outcome: Outcome) -> None:
+        """Count a valid case's outcome (an invalid case is counted once, by `measure`, and nowhere else)."""
+        self.replayed += 1
+        exercised_by, verified_by = self.exercised_by, self.verified_by
+        for i in outcome.exercised:
+            exercised_by[i].append(case_id)
+        for i in outcome.verified:
+            verified_by[i].append(case_id)
+        self.contradictions.extend(outcome.contradictions)
+        self.divergences.extend(outcome.divergences)
+        self.unbound.extend(outcome.unbound)
+        self.notes.extend(outcome.notes)
+        self.forbidden_expected.extend(outcome.forbidden_expected)
+
+    def report(self) -> ModelCoverage:
+        model = self.model
+        rows = [ElementCoverage(element=e, exercised_by=exercised, verified_by=verified)
+                for e, exercised, verified in zip(self.elements, self.exercised_by, self.verified_by)]
+        return ModelCoverage(model=model.name, kind=model.kind, file=model.file, goldens_replayed=self.replayed,
+                             criteria=criterion_table(self.kind.criteria, rows), elements=rows)
+
+
+# Golden text (characters) from which a second process pays off: forking and passing results back cost ~0.1 s.
+SECOND_PROCESS_MIN_CHARS = 4_000_000
+
+
+def _replay_all(tallies: list[ModelTally], stream: GoldenStream) -> tuple[list, list]:
+    """Every case of the stream (repeated ids included) and what each model makes of it; and the broken cases."""
+    replayed = [(case.id, case.file, case.line, case.where, case.model, [tally.outcome(case) for tally in tallies])
+                for case in stream.all_cases()]
+    return stream.broken, replayed
+
+
+def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> CoverageReport:
+    """Replay every applicable case on every model and count what it exercised and verified.
+
+    Each case is replayed on every model as soon as it is read, so a GoldenStream is never held in memory whole;
+    what each model finds is kept apart and reported model by model.
+    """
+    tallies = [ModelTally(model) for model in models]
+    applicable_anywhere: set[str] = set()
+    unbound_cases: set[str] = set()
+    invalid_at_replay: list[InvalidCaseReport] = []
+    known_models = {name for m in models for name in (m.name, getattr(m, "fsm", None)) if name}
+    unknown_models: dict[str, list] = {}  # model name no loaded file declares -> [cases, first id, first where]
+    valid = 0
+
+    def take(case_id: str, file: str, line: int, model_name: str | None, outcomes: list) -> None:
+        nonlocal valid
+        # A case is valid or invalid once: invalid on any model it applies to, it counts nowhere.
+        problems = [(tally, outcome.invalid) for tally, outcome in zip(tallies, outcomes)
+                    if outcome is not None and outcome.invalid is not None]
+        if problems:
+            invalid_at_replay.append(InvalidCaseReport(file=file, line=line, message=f"case `{case_id}` " + "; ".join(
+                f"on model `{tally.model.name}`: {problem}" for tally, problem in problems)))
+            return
+        valid += 1
+        if model_name is not None and model_name not in known_models:
+            entry = unknown_models.setdefault(model_name, [0, case_id, f"{file}:{line}"])
+            entry[0] += 1
+        for tally, outcome in zip(tallies, outcomes):
+            if outcome is None:
+                continue
+            applicable_anywhere.add(case_id)
+            tally.record(case_id, outcome)
+            if outcome.unbound:
+                unbound_cases.add(case_id)
+
+    # A large stream: a forked second process replays its later part meanwhile (same results, in the same order).
+    # It takes the larger part, as this process also records every result, its own and the second one's.
+    later = goldens.split(0.55) if isinstance(goldens, GoldenStream) and goldens.size >= SECOND_PROCESS_MIN_CHARS \
+        and second_process.available() else None
+    helper = second_process.SecondProcess(lambda: _replay_all(tallies, later)) if later is not None else None
+    for case in goldens.cases:
+        take(case.id, case.file, case.line, case.model, [tally.outcome(case) for tally in tallies])
+    if helper is not None:
+        broken_later, replayed = helper.result()
+        goldens.adopt(broken_later)
+        for case_id, file, line, where, model_name, outcomes in replayed:
+            if not goldens.repeats(case_id, file, line, where):
+                take(case_id, file, line, model_name, outcomes)
+    broken = goldens.invalid
+    invalid_all = [InvalidCaseReport(file=i.file, line=i.line, message=i.message) for i in broken] + invalid_at_replay
+    summary = GoldenSummary(
+        files=goldens.files, read=valid + len(invalid_all), valid=valid, invalid=len(invalid_all),
+        bound=len(applicable_anywhere - unbound_cases), unbound=len(unbound_cases),
+        not_applicable=valid - len(applicable_anywhere))
+    notes = [n for tally in tallies for n in tally.notes]
+    notes += [_unknown_model_note(name, *entry, known_models) for name, entry in sorted(unknown_models.items())]
+    return CoverageReport(models=[tally.report() for tally in tallies], goldens=summary, invalid_cases=invalid_all,
+                          contradictions=[c for tally in tallies for c in tally.contradictions],
+                          forbidden_expected=[f for tally in tallies for f in tally.forbidden_expected],
+                          divergences=[d for tally in tallies for d in tally.divergences],
+                          unbound_turns=[u for tally in tallies for u in tally.unbound],
+                          notes=notes)
+
+
+def _unknown_model_note(name: str, count: int, first_id: str, first_where: str, known: set[str]) -> Note:
+    return Note(case=first_id, where=first_where, model=name, turn=None,
+                message=f"{count} case(s) name model `{name}`, which no loaded file declares"
+                        f"{did_you_mean(name, sorted(known))}; they were not replayed")
