@@ -7,10 +7,8 @@ import functools
 import gc
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel
-
-from mbt.analysis.findings import Finding
-from mbt.elements.base import Element
+from mbt.analysis.findings import CheckReport
+from mbt.elements.base import ElementsReport, ModelElements
 from mbt.goldens.loader import GoldenSet, GoldenStream, load_goldens
 from mbt.goldens.routing import applies  # noqa: F401 - part of the facade
 from mbt.kinds import support
@@ -19,32 +17,6 @@ from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate
 from mbt.measure.run import measure
 from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile, load_paths
-
-SCHEMA_VERSION = "1.0"
-
-
-class CheckReport(BaseModel):
-    schema_version: str = SCHEMA_VERSION
-    files: list[str]
-    models: list[str]
-    findings: list[Finding]
-
-    def count(self, severity: str) -> int:
-        return sum(1 for f in self.findings if f.severity == severity)
-
-
-class ModelElements(BaseModel):
-    model: str
-    kind: str
-    file: str
-    criteria: list[str]
-    elements: list[Element]
-
-
-class ElementsReport(BaseModel):
-    schema_version: str = SCHEMA_VERSION
-    models: list[ModelElements]
-
 
 def collector_paused(func):
     """Run `func` with Python's cyclic garbage collector paused.

@@ -6,7 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from mbt.api import CheckReport, ElementsReport
+from mbt.analysis.findings import CheckReport
+from mbt.elements.base import ElementsReport
 from mbt.measure.coverage import CoverageReport
 
 from mbt.generate.report import GenerateReport  # noqa: E402 - grouped with the report it adds

@@ -54,3 +54,16 @@ def _show(value: Any) -> str:
     if isinstance(value, str):
         return '"' + value.replace('"', '\\"') + '"'
     return str(value)
+
+
+SCHEMA_VERSION = "1.0"
+
+
+class CheckReport(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    files: list[str]
+    models: list[str]
+    findings: list[Finding]
+
+    def count(self, severity: str) -> int:
+        return sum(1 for f in self.findings if f.severity == severity)

@@ -32,3 +32,19 @@ def element_from(model: str, kind: str, criterion: str, id_: str, label: str, so
     return Element(id=id_, model=model, kind=kind, criterion=criterion, label=label, location=source.loc,
                    span=source.span, status=source.status, severity=sev, weight=SEVERITY_WEIGHT[sev],
                    tags=list(getattr(source, "tags", [])))
+
+
+SCHEMA_VERSION = "1.0"
+
+
+class ModelElements(BaseModel):
+    model: str
+    kind: str
+    file: str
+    criteria: list[str]
+    elements: list[Element]
+
+
+class ElementsReport(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    models: list[ModelElements]

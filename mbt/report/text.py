@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mbt.api import CheckReport, ElementsReport
+from mbt.analysis.findings import CheckReport
+from mbt.elements.base import ElementsReport
 from mbt.elements.base import Element
 from mbt.measure.coverage import CoverageReport, ElementCoverage, ModelCoverage
 from mbt.measure.numbers import Numbers, percent
