@@ -119,9 +119,8 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
 
 def waived_elements(report: CoverageReport) -> dict[str, set[str]]:
     """Model -> element ids under a waiver in force (empty without a gate)."""
-    from mbt.measure.waivers import active_waivers
-
-    return active_waivers(report.gate.waivers) if report.gate is not None else {}
+    models = {m for m, _ in report.waived()}
+    return {m: report.waived_in(m) for m in models}
 
 
 def _add_views(run: CoverageRun, models: list[ModelBase]) -> None:

@@ -34,6 +34,17 @@ class ElementCoverage(BaseModel):
     def exercised(self) -> bool:
         return bool(self.exercised_by)
 
+    def state(self, waived: bool = False) -> str:
+        """The one place an element's state is decided: infeasible | verified | waived (uncovered, under a waiver
+        in force) | exercised | uncovered. Diagrams, tables and every reporter show this."""
+        if not self.element.feasible:
+            return "infeasible"
+        if self.verified_by:
+            return "verified"
+        if waived:
+            return "waived"
+        return "exercised" if self.exercised_by else "uncovered"
+
 
 class ModelCoverage(BaseModel):
     model: str
@@ -95,6 +106,10 @@ class GateResult(BaseModel):
     waivers: list[WaiverState] = []
     baseline: str | None = None  # the baseline file the ratchet compared against
 
+    def waived(self) -> dict[tuple[str, str], WaiverState]:
+        """(model, element id) -> the waiver in force for it."""
+        return {(m, w.element): w for w in self.waivers if w.status == "active" for m in w.models}
+
 
 class CoverageReport(BaseModel):
     schema_version: str = SCHEMA_VERSION
@@ -109,6 +124,13 @@ class CoverageReport(BaseModel):
     gate: GateResult | None = None
     sources: SourceCoverage | None = None  # source-document coverage, when asked for (review formats compute it)
     traceability: list[TraceRow] = []  # span -> element -> goldens -> expected, when asked for
+
+    def waived(self) -> dict[tuple[str, str], WaiverState]:
+        """(model, element id) -> the waiver in force for it; nothing without a gate."""
+        return self.gate.waived() if self.gate is not None else {}
+
+    def waived_in(self, model: str) -> set[str]:
+        return {element for m, element in self.waived() if m == model}
 
 
 def numbers_for(elements: list[ElementCoverage], verified: bool) -> Numbers:

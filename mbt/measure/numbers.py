@@ -32,5 +32,11 @@ class Numbers(BaseModel):
         return round(self.covered_weight / self.total_weight, 4) if self.total_weight else None
 
 
+def percent_text(value: float | None) -> str:
+    """A ratio as people read it (`66.7%`, or `n/a` when there is nothing to cover): every format uses this."""
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
 def percent(value: float | None) -> str:
-    return "   n/a" if value is None else f"{value * 100:5.1f}%"
+    """percent_text right-aligned for the text tables."""
+    return f"{percent_text(value):>6}"

@@ -84,20 +84,7 @@ def coverage_of(model_cov: ModelCoverage | None, waived: frozenset[str] = frozen
     """Element id -> verified | exercised | uncovered | infeasible | waived (uncovered but waived)."""
     if model_cov is None:
         return {}
-    out = {}
-    for ec in model_cov.elements:
-        e = ec.element
-        if not e.feasible:
-            out[e.id] = INFEASIBLE
-        elif ec.verified_by:
-            out[e.id] = VERIFIED
-        elif e.id in waived:
-            out[e.id] = WAIVED
-        elif ec.exercised_by:
-            out[e.id] = EXERCISED
-        else:
-            out[e.id] = UNCOVERED
-    return out
+    return {ec.element.id: ec.state(ec.element.id in waived) for ec in model_cov.elements}
 
 
 def _covering(model_cov: ModelCoverage | None) -> dict[str, tuple[list[str], list[str]]]:

@@ -38,7 +38,7 @@ def coverage_github(report: CoverageReport) -> str:
     """Errors: uncovered forbidden elements (not waived), contradictions, invalid cases, gate failures;
     warnings: divergences, unbound turns; notices: other uncovered elements."""
     gate = report.gate
-    waived = {(m, w.element) for w in (gate.waivers if gate else []) if w.status == "active" for m in w.models}
+    waived = report.waived()
     out = []
     for m in report.models:
         for ec in m.uncovered():

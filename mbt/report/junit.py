@@ -23,7 +23,7 @@ def coverage_junit(report: CoverageReport) -> str:
     """Covered (verified) elements pass; an uncovered forbidden element fails; a waived one is skipped with the
     waiver's reason; other uncovered elements are skipped as "not covered" (not tested is not passed)."""
     gate = report.gate
-    waivers = {(m, w.element): w for w in (gate.waivers if gate else []) if w.status == "active" for m in w.models}
+    waivers = report.waived()
     suites = []
     totals = [0, 0, 0]  # tests, failures, skipped
     for m in report.models:

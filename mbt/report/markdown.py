@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mbt.measure.coverage import CoverageReport
-from mbt.measure.numbers import Numbers
+from mbt.measure.numbers import Numbers, percent_text
 from mbt.measure.review import TraceRow
 
 UNCOVERED_SHOWN = 10
@@ -28,7 +28,7 @@ def code(text, table: bool = False) -> str:
 
 def _pct(n: Numbers, weighted: bool = False) -> str:
     r = n.weighted_ratio if weighted else n.ratio
-    return "n/a" if r is None else f"{r * 100:.1f}%"
+    return percent_text(r)
 
 
 def coverage_markdown(report: CoverageReport) -> str:
@@ -53,7 +53,7 @@ def coverage_markdown(report: CoverageReport) -> str:
             out.append(f"| {c.criterion}{extra} | {c.verified.covered}/{c.verified.total} | {_pct(c.verified)} | "
                        f"{_pct(c.verified, True)} | {c.exercised.covered}/{c.exercised.total} | {_pct(c.exercised)} |")
         forbidden = m.uncovered("forbidden")
-        waived = {w.element for w in (gate.waivers if gate else []) if w.status == "active" and m.model in w.models}
+        waived = report.waived_in(m.model)
         if forbidden:
             out += ["", f"**Uncovered forbidden elements ({len(forbidden)})** — behaviour that must never happen "
                         "and no golden checks:", ""]

@@ -87,7 +87,7 @@ def _log(rules: list[dict], results: list[dict]) -> str:
 def coverage_sarif(report: CoverageReport) -> str:
     rule_ids = list(COVERAGE_RULES)
     gate = report.gate
-    waivers = {(m, w.element): w for w in (gate.waivers if gate else []) if w.status == "active" for m in w.models}
+    waivers = report.waived()
     spans = {(r.model, r.element): r for r in report.traceability}
     results = []
 

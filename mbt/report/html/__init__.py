@@ -10,7 +10,8 @@ import jinja2
 from markupsafe import Markup
 
 from mbt import __version__
-from mbt.measure.coverage import CoverageReport, ElementCoverage, ModelCoverage
+from mbt.measure.coverage import CoverageReport, ModelCoverage
+from mbt.measure.numbers import percent_text
 from mbt.measure.review import DocumentCoverage, TraceRow
 from mbt.render.dot import anchor
 
@@ -37,7 +38,7 @@ def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("mbt.report.html", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
-    env.filters["pct"] = lambda r: "n/a" if r is None else f"{r * 100:.1f}%"
+    env.filters["pct"] = percent_text
     env.filters["width"] = lambda r: 0 if r is None else round(r * 100, 1)
     env.filters["anchor"] = anchor
     return env
@@ -47,27 +48,12 @@ def _asset(name: str) -> str:
     return resources.files("mbt.report.html").joinpath("static", name).read_text(encoding="utf-8")
 
 
-def element_state(ec: ElementCoverage, waived: set[str]) -> str:
-    e = ec.element
-    if not e.feasible:
-        return "infeasible"
-    if ec.verified_by:
-        return "verified"
-    if e.id in waived:
-        return "waived"
-    return "exercised" if ec.exercised_by else "uncovered"
-
-
 def html_files(run) -> dict[str, bytes]:
     """Every page of the report, by file name. `run` is mbt.api.CoverageRun (report + diagrams)."""
     report: CoverageReport = run.report
     env = _env()
     gate = report.gate
-    waived: dict[str, set[str]] = {}
-    for w in (gate.waivers if gate else []):
-        if w.status == "active":
-            for m in w.models:
-                waived.setdefault(m, set()).add(w.element)
+    waived = report.waived()
     docs = report.sources.documents if report.sources else []
     doc_pages = {d.path: f"source-{slug(d.path)}.html" for d in docs}
     model_pages = {m.model: f"model-{slug(m.model)}.html" for m in report.models}
@@ -83,7 +69,7 @@ def html_files(run) -> dict[str, bytes]:
         for ec in m.elements:
             e = ec.element
             row = trace.get((m.model, e.id))
-            state = element_state(ec, waived.get(m.model, set()))
+            state = ec.state((m.model, ec.element.id) in waived)
             out.append({"id": e.id, "anchor": anchor(e.id), "model": m.model, "kind": m.kind,
                         "criterion": e.criterion, "label": e.label, "state": state,
                         "state_text": COVERAGE_TEXT[state], "severity": e.severity.value, "status": e.status.value,
