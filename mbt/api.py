@@ -6,6 +6,7 @@ import datetime as dt
 import functools
 import gc
 from dataclasses import dataclass, field
+from typing import cast
 
 from mbt.analysis.findings import CheckReport
 from mbt.elements.base import ElementsReport, ModelElements
@@ -142,9 +143,10 @@ def _add_views(run: CoverageRun, models: list[ModelBase]) -> None:
             run.tables[model.name] = built
             continue
         from mbt.render.dot import svg_text, to_dot
+        from mbt.render.graph import Graph
 
         try:
-            run.diagrams[model.name] = svg_text(to_dot(built, links=True))
+            run.diagrams[model.name] = svg_text(to_dot(cast(Graph, built), links=True))  # a graph-shaped view
         except MbtError as err:
             run.diagram_errors[model.name] = str(err).removeprefix("error: ")
 

@@ -11,7 +11,7 @@ from mbt.elements.base import Element
 from mbt.goldens.binding import Binder
 from mbt.goldens.cases import Assertions, GoldenCase
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
-from mbt.model.expr import atoms, compile_expr
+from mbt.model.expr import Ref, atoms, compile_expr
 from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, Transition
 
 
@@ -136,7 +136,7 @@ class CompiledFsm:
     def _compile_forbid(f: Forbid, element: int, elements: list[Element]) -> CompiledForbid:
         condition = f.effect.condition if f.effect is not None and f.effect.kind == "call" else None
         read = frozenset(node.name[5:] for node in (condition.walk() if condition is not None else ())
-                         if getattr(node, "name", "").startswith("args."))
+                         if isinstance(node, Ref) and node.name.startswith("args."))
         e = elements[element]
         return CompiledForbid(f, compile_expr(f.guard) if f.guard is not None else None, element,
                               [p.casefold() for p in _phrases(f)], e.id, e.severity.value,
@@ -363,7 +363,7 @@ class FsmReplayer:
 
     def _args(self, event: str, given: dict, case: GoldenCase, number: int, run: CaseRun) -> dict | None:
         types = self.c.param_types[event]
-        args = {}
+        args: dict[str, Any] = {}
         if not types and not given:
             return args
         for name, value in given.items():
@@ -452,6 +452,7 @@ class FsmReplayer:
     def _simple_step(self, slot: _Slot, state, variables, event, args, prev, number, run):
         """_step for a slot with one unguarded transition and unguarded forbids: the same outcome, less work."""
         taken = slot.simple
+        assert taken is not None  # only called for slots that have one
         env = variables
         if args:
             env = dict(variables)
@@ -520,16 +521,16 @@ class FsmReplayer:
                     contradict(key, expected, variables[key],
                                f"golden expects discarded {name} = {expected!r}, the model has {variables[key]!r}")
             calls = step.calls if turn else all_calls
-            for tool in a.must_not_call:
-                if tool not in self.c.tools:
+            for banned in a.must_not_call:
+                if banned not in self.c.tools:
                     run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=turn,
-                                          message=f"{label}: `must_not_call: [{tool}]`: the model never calls "
-                                                  f"`{tool}` (the check holds trivially)"))
-                made = next((c for c in calls if c.tool == tool), None)
+                                          message=f"{label}: `must_not_call: [{banned}]`: the model never calls "
+                                                  f"`{banned}` (the check holds trivially)"))
+                made = next((c for c in calls if c.tool == banned), None)
                 if made is not None:
-                    contradict(f"must_not_call.{tool}", f"no call to {tool}", f"{tool}({_args_text(made.args)})",
-                               f"golden expects no call to {tool}{' in this turn' if turn else ''}, the model calls "
-                               f"{tool}({_args_text(made.args)})" + ("" if turn else f" at turn {made.step}"))
+                    contradict(f"must_not_call.{banned}", f"no call to {banned}", f"{banned}({_args_text(made.args)})",
+                               f"golden expects no call to {banned}{' in this turn' if turn else ''}, the model calls "
+                               f"{banned}({_args_text(made.args)})" + ("" if turn else f" at turn {made.step}"))
             if a.tool_arguments:
                 for tool, arg, expected in self._expected_args(a.tool_arguments):
                     if arg is None:  # `{TOOL: {}}`: the call happens, whatever its arguments
@@ -556,9 +557,10 @@ class FsmReplayer:
                         run.verified.update(run.step_elements.get(actual[2], ()))
         return agree
 
-    def _expected_args(self, tool_arguments: dict) -> list[tuple[str | None, str, Any]]:
+    def _expected_args(self, tool_arguments: dict) -> list[tuple[str | None, str | None, Any]]:
+        """(tool or None, argument or None, value): None as the argument asserts the call itself (`{TOOL: {}}`)."""
         tools = self.c.tools
-        out = []
+        out: list[tuple[str | None, str | None, Any]] = []
         for key, value in tool_arguments.items():
             if key in tools and isinstance(value, dict):
                 out.extend((key, arg, v) for arg, v in value.items())
@@ -592,7 +594,7 @@ class FsmReplayer:
         """For `effect call T [cond]`: the golden pins this step's one call of T to arguments under which `cond` is
         false (it asserts every argument `cond` reads, as the model passes them), so the call made is not the
         forbidden one. A positive check of an unconditional forbid's tool is the opposite: it expects the call."""
-        if cf.condition is None or not a.tool_arguments:
+        if cf.condition is None or not a.tool_arguments or cf.f.effect is None:
             return False
         tool = cf.f.effect.tool
         made = [c for c in step.calls if c.tool == tool]

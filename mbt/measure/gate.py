@@ -60,7 +60,7 @@ def load_gate(path: str) -> Gate:
     rules: list[Rule] = []
     problems: list[Problem] = []
     waivers: list[Waiver] = []
-    exclusions: list = []
+    exclusions: list = []  # mbt.measure.sources.Exclusion (imported where a file has them: sources is heavy)
 
     def walk(node) -> None:
         if not isinstance(node, yaml.MappingNode):
@@ -81,8 +81,8 @@ def load_gate(path: str) -> Gate:
             if key == "exclude_units":
                 from mbt.measure.sources import parse_exclusions
 
-                found, bad = parse_exclusions(value_node, path)
-                exclusions.extend(found)
+                excluded, bad = parse_exclusions(value_node, path)
+                exclusions.extend(excluded)
                 problems.extend(bad)
                 continue
             if key in ("required_suites", "report_separately", "critical_failures_allowed"):

@@ -19,13 +19,13 @@ class Numbers(BaseModel):
     def __radd__(self, other):  # lets sum() start from 0
         return self if other == 0 else self.__add__(other)
 
-    @computed_field
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented way; mypy cannot see through it
     @property
     def ratio(self) -> float | None:
         """Plain count ratio; None when there is nothing to cover."""
         return round(self.covered / self.total, 4) if self.total else None
 
-    @computed_field
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def weighted_ratio(self) -> float | None:
         """Risk-weighted ratio (severity weights)."""

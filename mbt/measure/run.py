@@ -8,6 +8,7 @@ invalid on any model it applies to, it counts nowhere.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from mbt.errors import did_you_mean
 from mbt.goldens.cases import GoldenCase
@@ -108,7 +109,7 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
     unbound_cases: set[str] = set()
     invalid_at_replay: list[InvalidCaseReport] = []
     known_models = {name for m in models for name in (m.name, getattr(m, "fsm", None)) if name}
-    unknown_models: dict[str, list] = {}  # model name no loaded file declares -> [cases, first id, first where]
+    unknown_models: dict[str, list[Any]] = {}  # model name no loaded file declares -> [cases, first id, where]
     valid = 0
 
     def take(case_id: str, file: str, line: int, model_name: str | None, outcomes: list) -> None:
@@ -134,16 +135,17 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
 
     # A large stream: a forked second process replays its later part meanwhile (same results, in the same order).
     # It takes the larger part, as this process also records every result, its own and the second one's.
-    later = goldens.split(0.55) if isinstance(goldens, GoldenStream) and goldens.size >= SECOND_PROCESS_MIN_CHARS \
+    stream = goldens if isinstance(goldens, GoldenStream) else None
+    later = stream.split(0.55) if stream is not None and stream.size >= SECOND_PROCESS_MIN_CHARS \
         and second_process.available() else None
     helper = second_process.SecondProcess(lambda: _replay_all(tallies, later)) if later is not None else None
     for case in goldens.cases:
         take(case.id, case.file, case.line, case.model, [tally.outcome(case) for tally in tallies])
-    if helper is not None:
+    if helper is not None and stream is not None:
         broken_later, replayed = helper.result()
-        goldens.adopt(broken_later)
+        stream.adopt(broken_later)
         for case_id, file, line, where, model_name, outcomes in replayed:
-            if not goldens.repeats(case_id, file, line, where):
+            if not stream.repeats(case_id, file, line, where):
                 take(case_id, file, line, model_name, outcomes)
     broken = goldens.invalid
     invalid_all = [InvalidCaseReport(file=i.file, line=i.line, message=i.message) for i in broken] + invalid_at_replay
@@ -152,7 +154,8 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
         bound=len(applicable_anywhere - unbound_cases), unbound=len(unbound_cases),
         not_applicable=valid - len(applicable_anywhere))
     notes = [n for tally in tallies for n in tally.notes]
-    notes += [_unknown_model_note(name, *entry, known_models) for name, entry in sorted(unknown_models.items())]
+    notes += [_unknown_model_note(name, count, first_id, first_where, known_models)
+              for name, (count, first_id, first_where) in sorted(unknown_models.items())]
     return CoverageReport(models=[tally.report() for tally in tallies], goldens=summary, invalid_cases=invalid_all,
                           contradictions=[c for tally in tallies for c in tally.contradictions],
                           forbidden_expected=[f for tally in tallies for f in tally.forbidden_expected],

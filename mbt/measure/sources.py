@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from mbt.errors import Problem
 from mbt.measure.coverage import ModelCoverage
 from mbt.measure.numbers import Numbers
-from mbt.measure.review import DocumentCoverage, SilentPart, SourceCoverage, SourceUnit, UnusedExclusion
+from mbt.measure.review import DocumentCoverage, SilentPart, SourceCoverage, SourceUnit, UnusedExclusion, UnitStatus
 from mbt.model.common import Annotated, ModelBase, Span, Status
 from mbt.sources import SourceError, load_document, source_path
 
@@ -310,13 +310,13 @@ def part_name(part: Annotated) -> str:
     if isinstance(part, ModelBase):
         return f"{part.kind} {part.name}"
     if name is None and hasattr(part, "pattern") and hasattr(part, "event"):
-        return f'bind {part.how} "{part.pattern}" -> {part.event}'
+        return f'bind {getattr(part, "how", "")} "{getattr(part, "pattern")}" -> {getattr(part, "event")}'
     if name is None and hasattr(part, "key") and getattr(part, "key"):
         return f"{kind} {part.key}"
     return f"{kind} {name}" if name is not None else f"{kind} at line {part.loc.line}"
 
 
-def _unit_status(elements: list[tuple[bool, bool, bool]], parts: int, excluded: bool) -> str:
+def _unit_status(elements: list[tuple[bool, bool, bool]], parts: int, excluded: bool) -> UnitStatus:
     """elements: (feasible, verified, exercised) of the coverage elements citing a unit."""
     if excluded:
         return "excluded"
@@ -357,20 +357,20 @@ def measure_sources(models: list[ModelBase], coverage: list[ModelCoverage],
     names: dict[tuple[str, str], str] = {}  # (model file, source name) -> document path
     for model in models:
         for name, decl in model.sources.items():
-            path = source_path(model.file, decl)
-            shown = _shown(path)
+            located = source_path(model.file, decl)
+            shown = _shown(located)
             names[(model.file, name)] = shown
             if shown in docs:
                 continue
             try:
-                text = load_document(path, shown).text
+                text = load_document(located, shown).text
                 error = None
             except SourceError as err:
                 text, error = None, str(err)
             fmt = document_format(shown)
-            raw = [] if text is None else yaml_units(text) if fmt == "yaml" else text_units(text, fmt == "markdown")
+            units = [] if text is None else yaml_units(text) if fmt == "yaml" else text_units(text, fmt == "markdown")
             starts = _line_starts(text) if text is not None else [0]
-            docs[shown] = _Doc(name, shown, text, error, raw, [], starts)
+            docs[shown] = _Doc(name, shown, text, error, units, [], starts)
     for doc in docs.values():
         doc.units = _make_units(doc)
 
@@ -391,11 +391,11 @@ def measure_sources(models: list[ModelBase], coverage: list[ModelCoverage],
                 if e.span is None:
                     continue
                 element_span_locs.add((e.span.loc.line, e.span.loc.column))
-                path = names.get((model.file, e.span.source))
-                doc = docs.get(path) if path else None
-                if doc is None or doc.text is None:
+                cited = _cited(names, docs, model.file, e.span.source)
+                if cited is None:
                     continue
-                r = resolve_span(e.span, doc.text, doc.starts)
+                path, doc, text = cited
+                r = resolve_span(e.span, text, doc.starts)
                 if r is None:
                     continue
                 resolved[(model.name, e.id)] = r
@@ -411,11 +411,11 @@ def measure_sources(models: list[ModelBase], coverage: list[ModelCoverage],
             span = part.span
             if span is None or (span.loc.line, span.loc.column) in element_span_locs:
                 continue
-            path = names.get((model.file, span.source))
-            doc = docs.get(path) if path else None
-            if doc is None or doc.text is None:
+            cited = _cited(names, docs, model.file, span.source)
+            if cited is None:
                 continue
-            r = resolve_span(span, doc.text, doc.starts)
+            path, doc, text = cited
+            r = resolve_span(span, text, doc.starts)
             if r is None:
                 continue
             for i in _overlapping(doc, r):
@@ -457,6 +457,16 @@ def measure_sources(models: list[ModelBase], coverage: list[ModelCoverage],
     return SourceCoverage(documents=out_docs, silent=silent, unused_exclusions=unused), resolved
 
 
+def _cited(names: dict[tuple[str, str], str], docs: dict[str, _Doc], model_file: str,
+           source: str) -> tuple[str, _Doc, str] | None:
+    """The document a model's span cites (its path, the document and its text), or None when it could not be read."""
+    path = names.get((model_file, source))
+    doc = docs.get(path) if path is not None else None
+    if path is None or doc is None or doc.text is None:
+        return None
+    return path, doc, doc.text
+
+
 def _headings_from_sections(doc: _Doc, element_cites: list[list[str]], part_cites: list[list[str]]) -> None:
     """A heading nobody cites is modelled when something in its section is: a red heading then means that the
     whole section is missing from the model, which is what a reviewer wants to see at a glance."""
@@ -490,7 +500,8 @@ def _make_units(doc: _Doc) -> list[SourceUnit]:
         return []
     import bisect
 
-    units, per_line = [], {}
+    units: list[SourceUnit] = []
+    per_line: dict[int, int] = {}
     for raw in doc.raw:
         first = bisect.bisect_right(doc.starts, raw.start)
         last = bisect.bisect_right(doc.starts, max(raw.start, raw.end - 1))

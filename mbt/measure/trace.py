@@ -90,7 +90,7 @@ def trace_rows(models: list[ModelBase], coverage: list[ModelCoverage], resolved:
                 row.source = e.span.source
                 row.quote = e.span.quote
                 decl = model.sources.get(e.span.source) if model is not None else None
-                if decl is not None:
+                if decl is not None and model is not None:
                     row.document = _shown(source_path(model.file, decl))
                 r = resolved.get((mc.model, e.id))
                 if r is not None:
