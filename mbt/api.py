@@ -19,6 +19,7 @@ from mbt.measure.run import measure
 from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile, load_paths
 
+
 def collector_paused(func):
     """Run `func` with Python's cyclic garbage collector paused.
 
@@ -212,7 +213,8 @@ def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria
              force: bool = False, max_paths: int | None = None):
     """Test skeletons for the coverage gaps (or, with `suite`, a full suite) written under `out`
     (mbt.generate.generation); returns the GenerateReport."""
-    from mbt.generate.generation import GenerateOptions, generate as run
+    from mbt.generate.generation import GenerateOptions
+    from mbt.generate.generation import generate as run
     from mbt.generate.witnesses import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PATHS
 
     _, models = load_models(model_paths)

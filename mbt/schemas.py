@@ -8,9 +8,8 @@ from pathlib import Path
 
 from mbt.analysis.findings import CheckReport
 from mbt.elements.base import ElementsReport
-from mbt.measure.coverage import CoverageReport
-
 from mbt.generate.report import GenerateReport  # noqa: E402 - grouped with the report it adds
+from mbt.measure.coverage import CoverageReport
 
 REPORTS = {"check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport}
 

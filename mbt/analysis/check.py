@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import gc
 import inspect
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
+from mbt.analysis.explore import MAX_CONFIGURATIONS
 from mbt.analysis.findings import Finding
 from mbt.analysis.fsm_checks import check_fsm
-from mbt.analysis.explore import MAX_CONFIGURATIONS
 from mbt.analysis.invariant_checks import DEFAULT_DEPTH, check_invariants
 from mbt.analysis.policy_checks import check_policy
 from mbt.analysis.spans import check_spans

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from mbt.goldens.replay_fsm import CompiledFsm
 from mbt.goldens.replay_invariant import fire

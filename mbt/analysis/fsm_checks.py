@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any
 
 import networkx as nx
 import z3
 
 from mbt.analysis.findings import Finding
-from mbt.analysis.smt import (NONE, Solver, Symbols, Term, View, boolean, constants_of, encode_term, literal,
-                              model_to_valuation, search, truth)
+from mbt.analysis.smt import (
+    NONE,
+    Solver,
+    Symbols,
+    Term,
+    View,
+    boolean,
+    constants_of,
+    encode_term,
+    literal,
+    model_to_valuation,
+    search,
+    truth,
+)
 from mbt.model.common import Location
 from mbt.model.expr import Expr, Ref, compile_expr
 from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, ToolCall, Transition
@@ -56,7 +69,7 @@ class Condition:
 class GuardCondition:
     """A guard as a Condition; only its key is computed up front, the rest when the cache misses."""
 
-    def __init__(self, checker: "FsmChecker", guard: Expr, renames: dict[str, str]):
+    def __init__(self, checker: FsmChecker, guard: Expr, renames: dict[str, str]):
         self.checker, self.guard, self.renames = checker, guard, renames
         self.names = ref_names(guard)
         # The canonical text plus what each name stands for: equal keys mean equal formulas.

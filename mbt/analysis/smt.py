@@ -5,11 +5,11 @@ from __future__ import annotations
 import ctypes
 import itertools
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Hashable
+from typing import Any
 
 import z3
 
@@ -132,12 +132,12 @@ class Symbols(Mapping):
             out.extend(self._domains[name])
         return out
 
-    def view(self, renames: Mapping[str, str] | None = None, values: Mapping[str, Term] | None = None) -> "View":
+    def view(self, renames: Mapping[str, str] | None = None, values: Mapping[str, Term] | None = None) -> View:
         """This scope seen under other names (`renames`: local name -> symbol name) or with some names bound to terms."""
         return View(self, dict(renames or {}), dict(values or {}))
 
     @property
-    def symbols(self) -> "Symbols":
+    def symbols(self) -> Symbols:
         return self
 
 
@@ -168,7 +168,7 @@ class View(Mapping):
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
-    def view(self, renames: Mapping[str, str] | None = None, values: Mapping[str, Term] | None = None) -> "View":
+    def view(self, renames: Mapping[str, str] | None = None, values: Mapping[str, Term] | None = None) -> View:
         merged = dict(self.values)
         merged.update(values or {})
         names = dict(self.renames)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from mbt.elements import fsm as ids
 from mbt.elements.base import Element
@@ -13,7 +14,6 @@ from mbt.goldens.cases import Assertions, GoldenCase
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 from mbt.model.expr import Ref, atoms, compile_expr
 from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, Transition
-
 
 # ------------------------------------------------------------------ compiled model
 
@@ -114,7 +114,7 @@ class CompiledFsm:
         self._slots: dict[tuple[str, str], _Slot] = {}
         self._initial: tuple[str, dict[str, Any]] | None = None
 
-    def slot(self, state: str, event: str) -> "_Slot":
+    def slot(self, state: str, event: str) -> _Slot:
         """What an event in a state can touch, worked out on first use (a replay asks for it on every turn)."""
         key = (state, event)
         found = self._slots.get(key)
@@ -335,7 +335,7 @@ class FsmReplayer:
                             f"to assert that {key} is not called, or `{{{key}: {{}}}}` that it is called")
         return None
 
-    def _divergence(self, case: GoldenCase, number: int, step: "_Step") -> Divergence:
+    def _divergence(self, case: GoldenCase, number: int, step: _Step) -> Divergence:
         return Divergence(case=case.id, where=case.where, model=self.model.name, turn=number, state=step.state_before,
                           event=step.event,
                           message=f"the model does not allow `{step.event}` in state `{step.state_before}`, "
@@ -492,7 +492,7 @@ class FsmReplayer:
             turn = number if i == 0 else None
             label = f"turn {number}" if turn else "final assertions"
 
-            def contradict(path, expected, actual, what):
+            def contradict(path, expected, actual, what, turn=turn, label=label):  # bound now: defined in a loop
                 nonlocal agree
                 agree = False
                 run.contradictions.append(Contradiction(case=case.id, where=case.where, model=self.model.name,

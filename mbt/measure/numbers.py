@@ -11,7 +11,7 @@ class Numbers(BaseModel):
     covered_weight: float = 0.0
     total_weight: float = 0.0
 
-    def __add__(self, other: "Numbers") -> "Numbers":
+    def __add__(self, other: Numbers) -> Numbers:
         return Numbers(covered=self.covered + other.covered, total=self.total + other.total,
                        covered_weight=self.covered_weight + other.covered_weight,
                        total_weight=self.total_weight + other.total_weight)

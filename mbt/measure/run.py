@@ -17,8 +17,14 @@ from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, No
 from mbt.goldens.routing import applies
 from mbt.kinds import support
 from mbt.measure import second_process
-from mbt.measure.coverage import (CoverageReport, ElementCoverage, GoldenSummary, InvalidCaseReport, ModelCoverage,
-                                  criterion_table)
+from mbt.measure.coverage import (
+    CoverageReport,
+    ElementCoverage,
+    GoldenSummary,
+    InvalidCaseReport,
+    ModelCoverage,
+    criterion_table,
+)
 from mbt.model.common import ModelBase
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from typing import Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from mbt.errors import Problem
 from mbt.measure.coverage import ModelCoverage
 from mbt.measure.numbers import Numbers
-from mbt.measure.review import DocumentCoverage, SilentPart, SourceCoverage, SourceUnit, UnusedExclusion, UnitStatus
+from mbt.measure.review import DocumentCoverage, SilentPart, SourceCoverage, SourceUnit, UnitStatus, UnusedExclusion
 from mbt.model.common import Annotated, ModelBase, Span, Status
 from mbt.sources import SourceError, load_document, source_path
 
@@ -310,8 +310,8 @@ def part_name(part: Annotated) -> str:
     if isinstance(part, ModelBase):
         return f"{part.kind} {part.name}"
     if name is None and hasattr(part, "pattern") and hasattr(part, "event"):
-        return f'bind {getattr(part, "how", "")} "{getattr(part, "pattern")}" -> {getattr(part, "event")}'
-    if name is None and hasattr(part, "key") and getattr(part, "key"):
+        return f'bind {getattr(part, "how", "")} "{part.pattern}" -> {part.event}'
+    if name is None and hasattr(part, "key") and part.key:
         return f"{kind} {part.key}"
     return f"{kind} {name}" if name is not None else f"{kind} at line {part.loc.line}"
 
@@ -345,7 +345,7 @@ class _Doc:
 
 
 def measure_sources(models: list[ModelBase], coverage: list[ModelCoverage],
-                    exclusions: list | None = None) -> tuple[SourceCoverage, dict[tuple[str, str], "Resolved"]]:
+                    exclusions: list | None = None) -> tuple[SourceCoverage, dict[tuple[str, str], Resolved]]:
     """Units of every declared source document, which model parts and elements cite them, and how covered those are.
 
     Also returns each element's span resolved in its document, keyed by (model, element id), for the traceability

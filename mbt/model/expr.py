@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from mbt.model.types import ValueType
 
@@ -17,10 +18,10 @@ class Expr:
     line: int = field(default=0, compare=False, kw_only=True)
     column: int = field(default=0, compare=False, kw_only=True)
 
-    def children(self) -> tuple["Expr", ...]:
+    def children(self) -> tuple[Expr, ...]:
         return ()
 
-    def walk(self) -> Iterator["Expr"]:
+    def walk(self) -> Iterator[Expr]:
         yield self
         for child in self.children():
             yield from child.walk()

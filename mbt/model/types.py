@@ -73,7 +73,7 @@ class ValueType:
             return scaled == scaled.to_integral_value()  # on the precision's grid: 100.01 is, 100.005 is not
         return isinstance(value, str)
 
-    def comparable_with(self, other: "ValueType") -> bool:
+    def comparable_with(self, other: ValueType) -> bool:
         numeric = {"int", "number"}
         if self.kind in numeric and other.kind in numeric:
             return True

@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 
 from lark import v_args
 
-from mbt.model.fsm import (Assign, Binding, Discard, Effect, Event, Forbid, Param, State, ToolCall,
-                           Transition, Variable)
+from mbt.model.fsm import Assign, Binding, Discard, Effect, Event, Forbid, Param, State, ToolCall, Transition, Variable
 from mbt.model.types import BOOL, STRING, ValueType
 from mbt.parsing.common import annotation_fields, unquote
 

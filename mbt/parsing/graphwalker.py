@@ -90,7 +90,7 @@ def dsl_string(text: str) -> str:
 class _Expr:
     """Recursive descent over a token list: JavaScript precedence, DSL text out; records names and constants."""
 
-    def __init__(self, toks: list[tuple[str, str]], names: "Names"):
+    def __init__(self, toks: list[tuple[str, str]], names: Names):
         self.toks, self.i, self.names = toks, 0, names
         self.used: list[str] = []  # variables read
         self.constants: dict[str, list[Any]] = {}  # variable -> literals it is compared with
@@ -442,7 +442,7 @@ class _Converter:
             if v.get("actions"):
                 self.note(v, f"vertex {v.get('id')} ({v.get('name')}): vertex actions are not translated")
             out.append(f"  state {states[v.get('id')]}{flags} {' '.join(annotations)}")
-        for name_raw, event in events.items():
+        for event in events.values():
             out.append(f"  event {event}")
         out += transitions
         out.append("}")

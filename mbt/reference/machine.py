@@ -11,7 +11,8 @@ an event with no enabled transition leaves the configuration unchanged.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from transitions import EventData, Machine
 

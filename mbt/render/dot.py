@@ -68,7 +68,10 @@ def to_dot(graph: Graph, links: bool = False) -> str:
     """DOT text for the graph; `links` adds href attributes pointing at the HTML report's element anchors."""
     out = [f"digraph {quote(graph.name)} {{"]
     title = graph.title + ("" if not graph.notes else "\n(" + "; ".join(graph.notes) + ")")
-    out.append(f"  graph {_attrs([('label', quote(title)), ('labelloc', 't'), ('fontname', quote('Helvetica')), ('fontsize', '16'), ('rankdir', 'LR'), ('nodesep', '0.35'), ('ranksep', '0.6'), ('bgcolor', quote('white')), ('pad', '0.3')])};")
+    graph_attrs = [('label', quote(title)), ('labelloc', 't'), ('fontname', quote('Helvetica')), ('fontsize', '16'),
+                   ('rankdir', 'LR'), ('nodesep', '0.35'), ('ranksep', '0.6'), ('bgcolor', quote('white')),
+                   ('pad', '0.3')]
+    out.append(f"  graph {_attrs(graph_attrs)};")
     out.append(f"  node {_attrs([('fontname', quote('Helvetica')), ('fontsize', '11')])};")
     out.append(f"  edge {_attrs([('fontname', quote('Helvetica')), ('fontsize', '9')])};")
     by_cluster: dict[str | None, list[Node]] = {}
@@ -78,7 +81,9 @@ def to_dot(graph: Graph, links: bool = False) -> str:
         out.append("  " + _node(n, links))
     for name in sorted(graph.clusters):
         out.append(f"  subgraph {quote('cluster_' + name)} {{")
-        out.append(f"    graph {_attrs([('label', quote(graph.clusters[name])), ('style', quote('rounded,dashed')), ('color', quote(GREY)), ('fontsize', '10')])};")
+        cluster_attrs = [('label', quote(graph.clusters[name])), ('style', quote('rounded,dashed')),
+                         ('color', quote(GREY)), ('fontsize', '10')]
+        out.append(f"    graph {_attrs(cluster_attrs)};")
         for n in by_cluster.get(name, []):
             out.append("    " + _node(n, links))
         out.append("  }")
@@ -100,7 +105,8 @@ def _node(n: Node, links: bool) -> str:
         if n.coverage == WAIVED:
             mark = "waived\n"
         pairs += [("shape", "octagon"), ("style", quote("filled,dashed" if n.coverage != VERIFIED else "dashed")),
-                  ("color", quote(colour)), ("fillcolor", quote(fill)), ("fontcolor", quote(RED if n.coverage in (UNCOVERED, EXERCISED, None) else DARK_RED)),
+                  ("color", quote(colour)), ("fillcolor", quote(fill)),
+                  ("fontcolor", quote(RED if n.coverage in (UNCOVERED, EXERCISED, None) else DARK_RED)),
                   ("penwidth", width), ("fontsize", "10"), ("label", quote(mark + n.label))]
     else:
         border, fill, font, width = _STATE_STYLE[n.coverage]

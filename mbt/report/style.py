@@ -13,7 +13,7 @@ class Style:
         self.enabled = enabled
 
     @classmethod
-    def for_stream(cls, stream=None) -> "Style":
+    def for_stream(cls, stream=None) -> Style:
         stream = stream or sys.stdout
         return cls(stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb")
 

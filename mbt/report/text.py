@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from mbt.analysis.findings import CheckReport
-from mbt.elements.base import ElementsReport
-from mbt.elements.base import Element
+from mbt.elements.base import Element, ElementsReport
 from mbt.measure.coverage import CoverageReport, ElementCoverage, ModelCoverage
 from mbt.measure.numbers import Numbers, percent
 from mbt.report.style import PLAIN, Style
