@@ -116,7 +116,8 @@ class Symbols(Mapping):
             if vtype.hi is not None:
                 domain.append(steps <= _floor(Fraction(vtype.hi) * 10 ** vtype.scale))
         elif vtype.kind == "int":
-            domain.append(z3.And(value >= vtype.lo, value <= vtype.hi))
+            domain += [value >= vtype.lo] if vtype.lo is not None else []
+            domain += [value <= vtype.hi] if vtype.hi is not None else []
         elif vtype.kind == "enum":
             domain.append(z3.Or([value == self.enums.code(v) for v in vtype.values]))
         is_set = z3.Bool(f"{name}?set") if vtype.optional else TRUE
@@ -366,11 +367,11 @@ def candidates(vtype: ValueType, constants: list[Any]) -> list[Any]:
     if vtype.kind == "bool":
         found: list[Any] = [True, False]
     elif vtype.kind == "int":
-        numbers = {vtype.lo, vtype.hi, 0}
+        numbers = {b for b in (vtype.lo, vtype.hi) if b is not None} | {0}
         for c in constants:
             if isinstance(c, int) and not isinstance(c, bool):
                 numbers.update((c - 1, c, c + 1))
-        found = sorted(n for n in numbers if vtype.lo <= n <= vtype.hi)
+        found = sorted(n for n in numbers if vtype.within(n))
     elif vtype.kind == "number":
         step = vtype.step
         points = {vtype.default()}

@@ -1,4 +1,4 @@
-"""Value types shared by every kind: bool, bounded int, string, enum, decimal number at a precision, each optionally `none`."""
+"""Value types shared by every kind: bool, int, string, enum, decimal number at a precision, each optionally `none`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ class ValueType:
     """A value type; `optional` admits `none`."""
 
     kind: str  # "bool" | "int" | "string" | "enum" | "number"
-    lo: int | Decimal | None = None  # a number's bounds are Decimals; None: unbounded on that side
+    lo: int | Decimal | None = None  # a number's bounds are Decimals; None: unbounded on that side (plain `int` too)
     hi: int | Decimal | None = None
     values: tuple[str, ...] = ()
     optional: bool = False
@@ -24,7 +24,7 @@ class ValueType:
 
     def text(self) -> str:
         if self.kind == "int":
-            base = f"int[{self.lo}..{self.hi}]"
+            base = "int" if self.lo is None and self.hi is None else f"int[{self.lo}..{self.hi}]"
         elif self.kind == "number":
             base = f"number precision {self.step}"
             if self.lo is not None or self.hi is not None:
@@ -42,7 +42,7 @@ class ValueType:
         if self.kind == "bool":
             return False
         if self.kind == "int":
-            return 0 if self.lo <= 0 <= self.hi else self.lo
+            return 0 if self.within(0) else self.lo if self.lo is not None else self.hi
         if self.kind == "number":
             zero = Decimal(0).quantize(self.step)
             if self.lo is not None and zero < self.lo:
@@ -61,7 +61,7 @@ class ValueType:
         if self.kind == "bool":
             return isinstance(value, bool)
         if self.kind == "int":
-            return isinstance(value, int) and not isinstance(value, bool) and self.lo <= value <= self.hi
+            return isinstance(value, int) and not isinstance(value, bool) and self.within(value)
         if self.kind == "enum":
             return isinstance(value, str) and value in self.values
         if self.kind == "number":
@@ -72,6 +72,10 @@ class ValueType:
             scaled = Decimal(value).scaleb(self.scale)
             return scaled == scaled.to_integral_value()  # on the precision's grid: 100.01 is, 100.005 is not
         return isinstance(value, str)
+
+    def within(self, value) -> bool:
+        """`value` lies inside the bounds (a missing bound does not limit: plain `int` is any whole number)."""
+        return (self.lo is None or self.lo <= value) and (self.hi is None or value <= self.hi)
 
     def comparable_with(self, other: ValueType) -> bool:
         numeric = {"int", "number"}

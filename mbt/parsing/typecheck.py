@@ -8,7 +8,7 @@ from decimal import Decimal
 from mbt.model.expr import And, Arith, Compare, EnumLit, Expr, Lit, Member, Not, Or, Ref
 from mbt.model.types import BOOL, NONE_TYPE, STRING, ValueType
 
-INT_ANY = ValueType("int", lo=-(2**31), hi=2**31 - 1)
+INT_ANY = ValueType("int")  # any whole number: plain `int`, and what `+` / `-` give
 
 
 class TypeProblem(Exception):
@@ -56,7 +56,7 @@ class Checker:
             raise TypeProblem(expr, f"`{expr.text()}` is {vtype.text()}, expected {expected.text()}")
         if vtype.optional and not expected.optional:
             raise TypeProblem(expr, f"`{expr.text()}` may be none but {expected.text()} does not allow none")
-        if expected.kind == "int" and isinstance(expr, Lit) and not (expected.lo <= expr.value <= expected.hi):
+        if expected.kind == "int" and isinstance(expr, Lit) and not expected.within(expr.value):
             raise TypeProblem(expr, f"{expr.value} is outside {expected.text()}")
         return expr
 
