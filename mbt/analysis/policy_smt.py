@@ -2,18 +2,19 @@
 
 Mirrors mbt/model/policy_eval.py exactly, and every witness is replayed through that evaluator by the callers. Two
 modes: *complete* requests carry every attribute (the usual question: "which request makes ..."); *any* requests
-may lack required attributes, each getting a `NAME?given` flag, so a rule reading a missing one is Indeterminate.
+may lack required attributes, each getting a `NAME?given` flag: a missing one is Indeterminate, and so is every
+comparison, sum and `in` over an Indeterminate operand, while `and`/`or`/`not` follow Kleene's logic at any depth.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import z3
 
-from mbt.analysis.smt import Symbols, encode, model_to_valuation
-from mbt.model.expr import And, Expr, Not, Or
+from mbt.analysis.smt import Symbols, Term, boolean, encode, model_to_valuation
+from mbt.model.expr import And, Arith, Compare, Expr, Member, Not, Or, Ref
 from mbt.model.policy import (DENY, INDETERMINATE_D, INDETERMINATE_DP, INDETERMINATE_P, NOT_APPLICABLE, PERMIT,
                               PolicyModel)
 from mbt.model.policy_eval import ref_names
@@ -74,8 +75,7 @@ class PolicyEncoding:
 
     # ---------------------------------------------------------------- three-valued conditions
     def tri(self, expr: Expr) -> tuple[z3.BoolRef, z3.BoolRef]:
-        """(holds, fails): the condition is True / False; neither means Indeterminate (a required attribute it
-        reads is missing). Kleene's logic, as compile_tri."""
+        """(holds, fails): the condition is True / False; neither means Indeterminate. As compile_tri."""
         if isinstance(expr, (And, Or)):
             parts = [self.tri(item) for item in expr.items]
             trues, falses = [p[0] for p in parts], [p[1] for p in parts]
@@ -85,12 +85,40 @@ class PolicyEncoding:
         if isinstance(expr, Not):
             holds, fails = self.tri(expr.operand)
             return fails, holds
-        value = encode(expr, self.symbols)
-        if self.complete:
+        if self.complete or not ref_names(expr) & self.required:
+            value = encode(expr, self.symbols)
             return value, z3.Not(value)
-        given = [self.given[n] for n in sorted(ref_names(expr) & self.required)]
-        defined = all_of(given)
-        return z3.And(defined, value) if given else value, z3.And(defined, z3.Not(value)) if given else z3.Not(value)
+        value, known = self._strict(expr)
+        return z3.And(known, value), z3.And(known, z3.Not(value))
+
+    def _strict(self, expr: Expr) -> tuple[z3.BoolRef, z3.BoolRef]:
+        """An atom (a comparison, `in`, a boolean attribute): its two-valued formula, and when it is known — when
+        every operand is, as comparisons, sums and `in` are Indeterminate on an Indeterminate operand. Each
+        and/or/not inside it stands for its own three-valued value: a placeholder bound to `holds`, known where
+        `holds` or `fails` is."""
+        bound: dict[str, Term] = {}
+        known: list[z3.BoolRef] = []
+
+        def strip(node: Expr) -> Expr:
+            if isinstance(node, (And, Or, Not)):
+                holds, fails = self.tri(node)
+                name = f"?part{len(bound)}"  # no attribute name has a `?`
+                bound[name] = boolean(holds, frozenset())
+                known.append(z3.Or(holds, fails))
+                return Ref(name)
+            if isinstance(node, Ref):
+                if node.name in self.given:
+                    known.append(self.given[node.name])
+                return node
+            if isinstance(node, (Compare, Arith)):
+                return replace(node, left=strip(node.left), right=strip(node.right))
+            if isinstance(node, Member):
+                return replace(node, operand=strip(node.operand))
+            return node  # a literal
+
+        rebuilt = strip(expr)
+        value = encode(rebuilt, self.symbols.view(values=bound) if bound else self.symbols)
+        return value, all_of(known)
 
     def rule_formulas(self, target: Expr | None, condition: Expr | None) -> tuple[z3.BoolRef, z3.BoolRef]:
         """(applies, indeterminate) of a rule, as CompiledRule.value."""

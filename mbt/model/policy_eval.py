@@ -1,10 +1,10 @@
 """The policy evaluator (XACML 3.0): rule values in three-valued logic, the six combining algorithms, the reason.
 
 A request is a flat dict from qualified attribute names (`subject.role`) to plain values (str, bool, int, Decimal,
-None). A required attribute (declared without `?`) that the request lacks makes every comparison that reads it
-Indeterminate; an optional one that it lacks is `none`. Conditions combine in Kleene's logic: `and` is False when
-any part is False, else Indeterminate when any part is, else True (`or` dually; `not` keeps Indeterminate), so the
-result never depends on the order of the parts.
+None). A required attribute (declared without `?`) that the request lacks is Indeterminate, and so is every
+comparison, sum, difference, `in` and `not` with an Indeterminate operand; an optional one that it lacks is `none`.
+`and` is False when any part is False, else Indeterminate when any part is, else True (`or` dually): Kleene's logic,
+at any depth (`(a or b) == true` is True when `a` is), so the result never depends on the order of the parts.
 
 A rule's value (XACML 3.0, 7.11): its target NoMatch -> NotApplicable; target Indeterminate -> Indeterminate{P} for
 a permit rule, {D} for a deny rule, whatever its condition; target Match -> its effect if the condition is True,
@@ -15,10 +15,11 @@ applied to rules by their values: a rule counts when its value is not NotApplica
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from mbt.model.expr import And, Compare, EnumLit, Expr, Lit, Member, Not, Or, Ref, compile_expr
+from mbt.model.expr import And, Arith, Compare, EnumLit, Expr, Lit, Member, Not, Or, Ref, compile_expr
 from mbt.model.policy import (DENY, INDETERMINATE_D, INDETERMINATE_DP, INDETERMINATE_P, NOT_APPLICABLE, PERMIT,
                               PolicyModel)
 
@@ -59,7 +60,7 @@ def ref_names(expr: Expr) -> set[str]:
 
 
 def compile_tri(expr: Expr, required: frozenset[str]) -> Tri:
-    """Three-valued closure: None (Indeterminate) when an atom reads a required attribute the request lacks."""
+    """Three-valued closure: True, False, or None for Indeterminate (see the module docstring)."""
     if isinstance(expr, (And, Or)):
         parts = [compile_tri(item, required) for item in expr.items]
         stop, other = (False, True) if isinstance(expr, And) else (True, False)
@@ -83,25 +84,82 @@ def compile_tri(expr: Expr, required: frozenset[str]) -> Tri:
             return None if value is None else not value
 
         return negation
+    # An atom: with every required attribute it reads present nothing in it is Indeterminate, and the two-valued
+    # closure is exact (and fast); otherwise its value is worked out in three-valued logic.
     atom = compile_expr(expr)
     needed = tuple(sorted(ref_names(expr) & required))
     if not needed:
         return lambda env: bool(atom(env))
-    if len(needed) == 1:
-        (only,) = needed
+    slow = compile_value(expr, required)
 
-        def one(env: dict) -> bool | None:
-            return bool(atom(env)) if only in env else None
-
-        return one
-
-    def several(env: dict) -> bool | None:
+    def guarded(env: dict) -> bool | None:
         for name in needed:
             if name not in env:
-                return None
+                value = slow(env)
+                return None if value is UNKNOWN else bool(value)
         return bool(atom(env))
 
-    return several
+    return guarded
+
+
+UNKNOWN = object()  # an Indeterminate value inside an expression
+_ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
+def compile_value(expr: Expr, required: frozenset[str]) -> Callable[[dict], Any]:
+    """Any expression's value in three-valued logic: UNKNOWN where XACML gives Indeterminate, else what compile_expr
+    gives (an unset optional is None: equal only to `none`, never ordered, false as a condition)."""
+    if isinstance(expr, (Lit, EnumLit)):
+        constant = expr.value
+        return lambda env: constant
+    if isinstance(expr, Ref):
+        name = expr.name
+        if name in required:
+            return lambda env: env[name] if name in env else UNKNOWN
+        return lambda env: env.get(name)
+    if isinstance(expr, (And, Or)):
+        parts = [compile_value(item, required) for item in expr.items]
+        stop = isinstance(expr, Or)  # the truth value that decides the junction: True for `or`, False for `and`
+
+        def junction(env: dict):
+            unknown = False
+            for part in parts:
+                value = part(env)
+                if value is UNKNOWN:
+                    unknown = True
+                elif bool(value) is stop:
+                    return stop
+            return UNKNOWN if unknown else not stop
+
+        return junction
+    if isinstance(expr, Not):
+        inner = compile_value(expr.operand, required)
+        return lambda env: (lambda v: UNKNOWN if v is UNKNOWN else not v)(inner(env))
+    if isinstance(expr, Member):
+        operand = compile_value(expr.operand, required)
+        values = frozenset(item.value for item in expr.items)
+        negated = expr.negated
+        return lambda env: (lambda v: UNKNOWN if v is UNKNOWN else (v in values) != negated)(operand(env))
+    if isinstance(expr, (Compare, Arith)):
+        left, right = compile_value(expr.left, required), compile_value(expr.right, required)
+        op = expr.op
+
+        def strict(env: dict):
+            a, b = left(env), right(env)
+            if a is UNKNOWN or b is UNKNOWN:
+                return UNKNOWN
+            if op == "==":
+                return a == b
+            if op == "!=":
+                return a != b
+            if a is None or b is None:  # an unset optional: never ordered, and `+`/`-` of it is none
+                return False if op in _ORDER else None
+            if op in _ORDER:
+                return _ORDER[op](a, b)
+            return a + b if op == "+" else a - b
+
+        return strict
+    raise TypeError(f"cannot compile {type(expr).__name__}")
 
 
 def rule_value(target: Tri | None, condition: Tri | None) -> Callable[[dict], str]:
