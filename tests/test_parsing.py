@@ -12,7 +12,7 @@ import yaml
 from mbt.errors import LocatedError
 from mbt.model.fsm import FsmModel, action_text
 from mbt.parsing.grammar import grammar_dir, parser
-from mbt.parsing.loader import MODEL_SUFFIXES, expand_paths, load_file, load_paths, parse_text
+from mbt.parsing.loader import expand_paths, load_file, load_paths, model_suffixes, parse_text
 
 CASES = Path(__file__).parent / "cases" / "parse"
 VALID = sorted((CASES / "valid").glob("*.fsm"))
@@ -137,11 +137,11 @@ def test_crlf_line_endings_and_a_byte_order_mark_are_accepted(tmp_path: Path):
 
 def test_every_model_suffix_is_read_from_a_folder(tmp_path: Path):
     minimal = (CASES / "valid" / "minimal.fsm").read_text(encoding="utf-8")
-    for i, suffix in enumerate(MODEL_SUFFIXES):
+    for i, suffix in enumerate(model_suffixes()):
         (tmp_path / f"m{i}{suffix}").write_text(minimal.replace("fsm door", f"fsm door{i}"), encoding="utf-8")
     (tmp_path / "notes.txt").write_text("not a model", encoding="utf-8")
     found = expand_paths([str(tmp_path)])
-    assert sorted(p.suffix for p in found) == sorted(MODEL_SUFFIXES)
+    assert sorted(p.suffix for p in found) == sorted(model_suffixes())
     assert sorted(m.name for f in load_paths([str(tmp_path)]) for m in f.models) == [f"door{i}" for i in range(5)]
 
 

@@ -4,28 +4,17 @@ from __future__ import annotations
 
 import gc
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from mbt.analysis.explore import MAX_CONFIGURATIONS
 from mbt.analysis.findings import Finding
-from mbt.analysis.fsm_checks import check_fsm
-from mbt.analysis.invariant_checks import DEFAULT_DEPTH, check_invariants
-from mbt.analysis.policy_checks import check_policy
+from mbt.analysis.invariant_checks import DEFAULT_DEPTH
 from mbt.analysis.spans import check_spans
-from mbt.analysis.table_checks import check_table
+from mbt.kinds import all_kinds
 from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile
-
-# One entry per model kind; "table", "policy" and "invariant" plug in here when their checks exist.
-KIND_CHECKS: dict[str, Callable[[ModelBase], list[Finding]]] = {
-    "fsm": check_fsm,
-    "invariant": check_invariants,
-    "policy": check_policy,
-    "table": check_table,
-}
-
 
 @dataclass(frozen=True)
 class CheckOptions:
@@ -33,6 +22,25 @@ class CheckOptions:
 
     depth: int = DEFAULT_DEPTH  # how many steps the invariant checks explore
     max_configurations: int = MAX_CONFIGURATIONS  # where the invariant checks' exploration stops (INV004)
+
+
+class _KindChecks(Mapping[str, Callable[..., list[Finding]]]):
+    """Kind -> its checks, read from the registry (KindSupport.check): a view, never a second list of kinds."""
+
+    def _checks(self) -> dict[str, Callable[..., list[Finding]]]:
+        return {k.kind: k.check for k in all_kinds() if k.check is not None}
+
+    def __getitem__(self, kind: str) -> Callable[..., list[Finding]]:
+        return self._checks()[kind]
+
+    def __iter__(self):
+        return iter(self._checks())
+
+    def __len__(self) -> int:
+        return len(self._checks())
+
+
+KIND_CHECKS = _KindChecks()
 
 
 def check_model(model: ModelBase, options: CheckOptions | None = None) -> list[Finding]:

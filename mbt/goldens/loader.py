@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from mbt.errors import LocatedError, Problem
 from mbt.goldens.cases import GoldenCase, parse_case
-from mbt.parsing.loader import read_text
+from mbt.parsing.reader import read_text
 
 GOLDEN_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")
 MAX_GOLDEN_BYTES = 512 * 1024 * 1024

@@ -13,7 +13,7 @@ import yaml
 from mbt.errors import LocatedError, Problem
 from mbt.measure.coverage import CoverageReport, GateFailure, GateResult, numbers_for
 from mbt.measure.waivers import Waiver, active_waivers, parse_waivers, waiver_states
-from mbt.parsing.loader import read_text
+from mbt.parsing.reader import read_text
 
 _OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq}
 _CONDITION = re.compile(r"^\s*(>=|<=|==|>|<)?\s*([0-9]*\.?[0-9]+)\s*(%)?\s*$")

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mbt.elements.base import Element
+from mbt.kinds import support
 from mbt.measure.coverage import ModelCoverage
 from mbt.measure.review import TraceRow
 from mbt.model.common import ModelBase
 from mbt.sources import source_path
 
 
-def _fsm_expected(model) -> Callable[[Element], str]:
+def fsm_expected(model) -> Callable[[Element], str]:
     """What the FSM says should happen for each element (the outcome a golden checks)."""
     from mbt.elements import fsm as ids
     from mbt.model.fsm import action_text
@@ -51,12 +52,10 @@ def _fsm_expected(model) -> Callable[[Element], str]:
     return expected
 
 
-# One entry per model kind; a kind without one shows the element's label as its expected result.
-EXPECTED: dict[str, Callable[[ModelBase], Callable[[Element], str]]] = {"fsm": _fsm_expected}
-
-
-def register(kind: str, factory: Callable[[ModelBase], Callable[[Element], str]]) -> None:
-    EXPECTED[kind] = factory
+def _expected_for(model: ModelBase | None) -> Callable[[Element], str]:
+    """The kind's expected result per element (KindSupport.expected); without one, the element's label."""
+    factory = support(model.kind).expected if model is not None else None
+    return factory(model) if factory is not None and model is not None else (lambda e: e.label)
 
 
 def trace_rows(models: list[ModelBase], coverage: list[ModelCoverage], resolved: dict,
@@ -69,7 +68,7 @@ def trace_rows(models: list[ModelBase], coverage: list[ModelCoverage], resolved:
     rows = []
     for mc in coverage:
         model = by_name.get(mc.model)
-        expected = EXPECTED[model.kind](model) if model is not None and model.kind in EXPECTED else (lambda e: e.label)
+        expected = _expected_for(model)
         for ec in mc.elements:
             e = ec.element
             if not e.feasible:

@@ -11,8 +11,11 @@ from pathlib import Path
 import lark
 from lark import Lark
 
-# common.lark first (names, literals, expressions, spans), then one grammar per model kind, then the file rule.
-GRAMMAR_FILES = ("common.lark", "fsm.lark", "table.lark", "policy.lark", "invariant.lark", "mbt.lark")
+from mbt.kinds import all_kinds, version
+
+# common.lark first (names, literals, expressions, spans), then each registered kind's grammar (mbt.kinds), then the
+# file rule, whose `model` alternatives are the kinds' model rules.
+COMMON, FILE = "common.lark", "mbt.lark"
 
 
 def grammar_dir() -> Path:
@@ -28,7 +31,12 @@ def grammar_dir() -> Path:
 
 def grammar_text() -> str:
     folder = grammar_dir()
-    return "\n".join((folder / name).read_text(encoding="utf-8") for name in GRAMMAR_FILES)
+    kinds = all_kinds()
+    parts = [(folder / COMMON).read_text(encoding="utf-8")]
+    parts += [Path(k.grammar).read_text(encoding="utf-8") for k in kinds]
+    parts.append((folder / FILE).read_text(encoding="utf-8"))
+    parts.append("?model: " + "\n      | ".join(k.rule for k in kinds) + "\n")
+    return "\n".join(parts)
 
 
 def cache_dir() -> Path:
@@ -38,8 +46,13 @@ def cache_dir() -> Path:
     return Path(base) / "mbt"
 
 
-@lru_cache(maxsize=1)
 def parser() -> Lark:
+    """The file parser for the kinds registered now (built once per registry state)."""
+    return _parser(version())
+
+
+@lru_cache(maxsize=4)
+def _parser(registry_version: int) -> Lark:
     # LALR with the contextual lexer: linear time on large models, and keywords only reserved where they fit.
     text = grammar_text()
     options = dict(parser="lalr", propagate_positions=True, maybe_placeholders=True)

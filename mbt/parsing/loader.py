@@ -2,44 +2,58 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from lark import Transformer
 from lark.exceptions import UnexpectedInput, VisitError
 
+from mbt import kinds
 from mbt.errors import LocatedError, MbtError, Problem, problem_at
-from mbt.model.common import Annotated, ModelBase, SourceDecl
+from mbt.model.common import Annotated, Location, ModelBase, SourceDecl
 from mbt.parsing.common import CommonRules
-from mbt.parsing.fsm_resolve import resolve_fsm
-from mbt.parsing.fsm_rules import FsmRules, RawFsm
 from mbt.parsing.grammar import parser
-from mbt.parsing.invariant_resolve import resolve_invariants
-from mbt.parsing.invariant_rules import InvariantRules, RawInvariants
-from mbt.parsing.policy_link import link_policies
-from mbt.parsing.policy_resolve import resolve_policy
-from mbt.parsing.policy_rules import PolicyRules, RawPolicy
+from mbt.parsing.reader import MAX_MODEL_BYTES, read_text  # noqa: F401 - read_text: also for the importers
 from mbt.parsing.syntax import syntax_error
-from mbt.parsing.table_resolve import resolve_table
-from mbt.parsing.table_rules import RawTable, TableRules
 
-MODEL_SUFFIXES = (".model", ".fsm", ".dt", ".policy", ".inv")
 # DMN XML files are read too: each decision table becomes a `table` model (mbt/tables/dmn.py).
 DMN_SUFFIX = ".dmn"
 # GraphWalker JSON models are read when named explicitly (folders are not searched for .json: goldens use it too).
 GRAPHWALKER_SUFFIX = ".json"
-MAX_MODEL_BYTES = 20 * 1024 * 1024
 
 
-class FileTransformer(FsmRules, TableRules, InvariantRules, PolicyRules, CommonRules, Transformer):
-    """One transformer for the whole file grammar: a mixin of rules per grammar file."""
-
-    def __init__(self, path: str):
+class _FileRules:
+    def __init__(self, path: str, locate: Callable[[int, int], Location] | None = None):
         super().__init__()
         self.path = path
+        self.locate = locate  # where a position of the parsed text is in the user's file (DMN: in the XML)
+
+    def loc(self, meta_or_token) -> Location:
+        line, column = getattr(meta_or_token, "line", 1) or 1, getattr(meta_or_token, "column", 1) or 1
+        return self.locate(line, column) if self.locate is not None else Location(file=self.path, line=line,
+                                                                                   column=column)
 
     def start(self, children):
         return children
+
+
+@lru_cache(maxsize=4)
+def _transformer_class(registry_version: int) -> type:
+    """One transformer for the whole file grammar: each registered kind's rules mixin, then the common rules."""
+    bases = tuple(k.rules for k in kinds.all_kinds()) + (CommonRules, Transformer)
+    return type("FileTransformer", (_FileRules, *bases), {"__doc__": _transformer_class.__doc__})
+
+
+def FileTransformer(path: str, locate: Callable[[int, int], Location] | None = None) -> Transformer:  # noqa: N802
+    """The transformer for the file grammar of the kinds registered now (used like the class it builds)."""
+    return _transformer_class(kinds.version())(path, locate)
+
+
+def model_suffixes() -> tuple[str, ...]:
+    """The suffixes of model files searched for in folders: every registered kind's."""
+    return kinds.model_suffixes()
 
 
 @dataclass
@@ -51,29 +65,6 @@ class ModelFile:
     sources: dict[str, SourceDecl]
     models: list[ModelBase] = field(default_factory=list)
     pending: list = field(default_factory=list)  # `invariants for FSM` blocks until linked to their FSM
-
-
-def read_text(path: Path, shown: str, limit: int = MAX_MODEL_BYTES) -> str:
-    """The file's text, or a clear error for missing, unreadable, huge, binary or non-UTF-8 files."""
-    if not path.exists():
-        raise LocatedError([Problem(shown, 1, 1, "no such file")])
-    if path.is_dir():
-        raise LocatedError([Problem(shown, 1, 1, "is a folder, not a file")])
-    try:
-        size = path.stat().st_size
-        if size > limit:
-            raise LocatedError([Problem(shown, 1, 1, f"file is too large ({size:,} bytes; the limit is {limit:,})")])
-        data = path.read_bytes()
-    except OSError as err:
-        raise LocatedError([Problem(shown, 1, 1, f"cannot read file: {err.strerror}")]) from None
-    if b"\x00" in data[:8192]:
-        raise LocatedError([Problem(shown, 1, 1, "this is a binary file, not a text file")])
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
-        raise LocatedError([Problem(shown, line, column, "the file is not valid UTF-8 text")]) from None
 
 
 def parse_text(text: str, path: str, link: bool = True) -> ModelFile:
@@ -105,18 +96,14 @@ def parse_text(text: str, path: str, link: bool = True) -> ModelFile:
     result = ModelFile(path=path, text=text, sources=sources)
     names: dict[str, int] = {}
     for raw in raw_models:
-        if isinstance(raw, RawInvariants):  # resolved by link_invariants, once every file is read
+        kind = kinds.for_raw(raw)
+        if kind.late:  # resolved by link_models, once every file is read (invariants name an FSM)
             result.pending.append(raw)
             continue
-        if isinstance(raw, RawFsm):
-            model, found = resolve_fsm(raw, path, text, sources)
-        elif isinstance(raw, RawTable):
-            model, found = resolve_table(raw, path, text, sources)
-        elif isinstance(raw, RawPolicy):
-            model, found = resolve_policy(raw, path, text, sources)
-        else:  # pragma: no cover - every grammar kind has a resolver
-            raise MbtError(f"{path}: unsupported model kind")
+        model, found = kind.resolve(raw, path, text, sources)
         problems.extend(found)
+        if model is None:
+            continue
         if model.name in names:
             problems.append(problem_at(path, text, model.loc.line, model.loc.column,
                                        f"model `{model.name}` is declared twice (first at line {names[model.name]})"))
@@ -124,21 +111,30 @@ def parse_text(text: str, path: str, link: bool = True) -> ModelFile:
         problems.extend(check_span_sources(model, sources, path, text))
         result.models.append(model)
     if link and not problems:
-        problems.extend(link_invariants([result]))
-        problems.extend(link_policies([result]))
+        problems.extend(link_models([result]))
     if problems:
         raise LocatedError(sorted(problems, key=lambda p: (p.line, p.column)))
     return result
 
 
-def link_invariants(files: list[ModelFile]) -> list[Problem]:
-    """Resolve every file's `invariants for FSM` blocks against the FSMs of all the files; the problems found."""
-    fsms = {m.name: m for f in files for m in f.models if m.kind == "fsm"}
+def link_models(files: list[ModelFile]) -> list[Problem]:
+    """Once every file is read: resolve the models of `late` kinds (invariants, against the FSMs of all the files),
+    then run each kind's `link` (policies type their `enforce` blocks against their FSM); the problems found."""
+    problems = _resolve_late(files)
+    if not problems:
+        for kind in kinds.all_kinds():
+            if kind.link is not None:
+                problems.extend(kind.link(files))
+    return problems
+
+
+def _resolve_late(files: list[ModelFile]) -> list[Problem]:
+    resolved = {m.name: m for f in files for m in f.models}
     problems: list[Problem] = []
     for f in files:
         names = {m.name: m.loc.line for m in f.models}
         for raw in f.pending:
-            model, found = resolve_invariants(raw, fsms, f.path, f.text, f.sources)
+            model, found = kinds.for_raw(raw).resolve(raw, resolved, f.path, f.text, f.sources)
             problems.extend(found)
             if model is None:
                 continue
@@ -194,13 +190,14 @@ def load_file(path: str | Path, link: bool = True) -> ModelFile:
 def expand_paths(paths: list[str]) -> list[Path]:
     """Files as given, and model files found (recursively, sorted) in the folders given."""
     found: list[Path] = []
+    suffixes = model_suffixes()
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found.extend(sorted(q for q in p.rglob("*") if q.suffix in (*MODEL_SUFFIXES, DMN_SUFFIX) and q.is_file()))
+            found.extend(sorted(q for q in p.rglob("*") if q.suffix in (*suffixes, DMN_SUFFIX) and q.is_file()))
         else:
-            if p.exists() and p.suffix not in (*MODEL_SUFFIXES, DMN_SUFFIX, GRAPHWALKER_SUFFIX):
-                raise LocatedError([Problem(raw, 1, 1, f"not a model file (mbt reads {', '.join(MODEL_SUFFIXES)}, "
+            if p.exists() and p.suffix not in (*suffixes, DMN_SUFFIX, GRAPHWALKER_SUFFIX):
+                raise LocatedError([Problem(raw, 1, 1, f"not a model file (mbt reads {', '.join(suffixes)}, "
                                                        f"{DMN_SUFFIX}, and GraphWalker {GRAPHWALKER_SUFFIX})")])
             found.append(p)
     return found
@@ -215,8 +212,7 @@ def load_paths(paths: list[str]) -> list[ModelFile]:
         except LocatedError as err:
             problems.extend(err.problems)
     if not problems:
-        problems.extend(link_invariants(files))
-        problems.extend(link_policies(files))
+        problems.extend(link_models(files))
     if not files and not problems:
         raise MbtError(f"error: no model files found in {', '.join(paths)}")
     seen: dict[str, str] = {}

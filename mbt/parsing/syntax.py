@@ -11,6 +11,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.lexer import PatternStr
 
 from mbt.errors import LocatedError, problem_at
+from mbt.kinds import all_kinds
 
 # Named terminals as a person would say them; every other terminal is shown as its literal text.
 TOKEN_WORDS = {
@@ -25,7 +26,13 @@ TOKEN_WORDS = {
     "POLICY_ALGORITHM": "a combining algorithm",
 }
 
-MODEL_KINDS = ("fsm", "table", "invariants", "policy")
+
+
+def model_keywords() -> tuple[str, ...]:
+    """The words models start with: one per registered kind (mbt.kinds)."""
+    return tuple(k.keyword for k in all_kinds())
+
+
 COMING_KINDS: tuple[str, ...] = ()
 # Words that begin a line inside an fsm body; a mistyped one is read as the start of a transition.
 FSM_ITEM_WORDS = ("title", "contract", "complete", "var", "state", "event", "bind", "forbid")
@@ -144,7 +151,7 @@ def _bad_token(err: UnexpectedToken, text: str) -> Failure:
         return Failure(line, column, f"unexpected `{word}`", _expected_hint(expected))
 
     # A model keyword inside a model that was never closed: the '}' before it is missing.
-    open_model = _open_model(text, start) if value in MODEL_KINDS and "}" in literal else None
+    open_model = _open_model(text, start) if value in model_keywords() and "}" in literal else None
     if open_model is not None:
         name, model_line = open_model
         return Failure(line, column, f"a `}}` is missing: the model `{name}` (line {model_line}) is not closed "
@@ -194,8 +201,8 @@ def _top_level(token, line: int, column: int) -> Failure:
         return Failure(line, column, "sources are declared at the top of the file, before the first model")
     if value in COMING_KINDS:
         return Failure(line, column, f"the model kind `{value}` is not supported yet",
-                       "this version reads `fsm`, `table`, `invariants` and `policy` models")
-    close = difflib.get_close_matches(value.lower(), [*MODEL_KINDS, "source"], n=1)
+                       f"this version reads {', '.join(f'`{k}`' for k in model_keywords())} models")
+    close = difflib.get_close_matches(value.lower(), [*model_keywords(), "source"], n=1)
     hint = f"did you mean `{close[0]}`?" if close else "a model starts with `fsm NAME {`"
     return Failure(line, column, f"unexpected {_show(token)}: a file holds `source` lines and models", hint)
 
@@ -388,14 +395,18 @@ def _show(token) -> str:
 def _at_top_level(expected: set[str]) -> bool:
     """Between models, only `source` (before the first model), a model kind or the end of the file may come."""
     literal = _literals(expected - {"$END"})
-    return bool(literal) and literal <= {*MODEL_KINDS, "source"}
+    return bool(literal) and literal <= {*model_keywords(), "source"}
 
 
-@lru_cache(maxsize=1)
 def _keywords() -> frozenset[str]:
-    from mbt.parsing.grammar import parser
+    from mbt.parsing.grammar import parser  # grammar builds on this module's friends: imported when first needed
 
-    return frozenset(t.pattern.value for t in parser().terminals
+    return _keywords_of(parser())
+
+
+@lru_cache(maxsize=4)
+def _keywords_of(built) -> frozenset[str]:
+    return frozenset(t.pattern.value for t in built.terminals
                      if isinstance(t.pattern, PatternStr) and _is_word(t.pattern.value))
 
 
@@ -445,7 +456,7 @@ def _open_model(text: str, end: int) -> tuple[str, int] | None:
         return None
     _, line, column = opened[0]
     brace = _pos_of(text, line, column)
-    kinds = "|".join(MODEL_KINDS)
+    kinds = "|".join(model_keywords())
     # `invariants for FSM {` names the FSM; `invariants NAME for FSM {` names itself.
     found = list(re.finditer(r"\b(?:" + kinds + r")\s+(?:for\s+)?([A-Za-z_][A-Za-z0-9_]*)", text[:brace]))
     if not found:

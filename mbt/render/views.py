@@ -1,58 +1,27 @@
-"""Which view draws which model kind, and the output formats by file suffix: the seam `mbt render` goes through."""
+"""Which view draws a model (its kind's KindSupport.view), and the output formats by file suffix."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from mbt.errors import MbtError
+from mbt.kinds import View, support
 from mbt.measure.coverage import ModelCoverage
 from mbt.model.common import ModelBase
 from mbt.render.graph import Graph, RenderOptions
 
 
-@dataclass(frozen=True)
-class View:
-    """How one model kind is drawn: as a graph (DOT/SVG/PNG) or as a table (Markdown/HTML)."""
-
-    shape: str  # graph | table
-    build: Callable[..., object]  # (model, ModelCoverage | None, RenderOptions) -> Graph | TableView
-    suffixes: tuple[str, ...]
-
-
-def _fsm_view() -> View:
-    from mbt.render.graph import fsm_graph
-
-    return View("graph", fsm_graph, (".dot", ".svg", ".png"))
-
-
-def _element_table_view() -> View:
-    from mbt.render.table import element_table
-
-    return View("table", element_table, (".md", ".html"))
-
-
-# Kinds without an entry here cannot be rendered yet; `mbt render` says so plainly. Decision tables, policies and
-# invariants use the generic element table (rows per rule/partition/boundary/conflict/trigger with coverage).
-_VIEWS: dict[str, Callable[[], View]] = {"fsm": _fsm_view, "table": _element_table_view,
-                                         "policy": _element_table_view, "invariant": _element_table_view}
-
-
-def register(kind: str, factory: Callable[[], View]) -> None:
-    _VIEWS[kind] = factory
-
-
 def view_for(model: ModelBase) -> View:
-    factory = _VIEWS.get(model.kind)
-    if factory is None:
+    """The kind's view (KindSupport.view); a kind without one cannot be rendered, and `mbt render` says so."""
+    view = support(model.kind).view
+    if view is None:
         raise MbtError(f"error: mbt cannot draw {model.kind} models yet (`{model.name}`)")
-    return factory()
+    return view
 
 
 def can_draw_graph(model: ModelBase) -> bool:
-    factory = _VIEWS.get(model.kind)
-    return factory is not None and factory().shape == "graph"
+    view = support(model.kind).view
+    return view is not None and view.shape == "graph"
 
 
 def build(model: ModelBase, model_cov: ModelCoverage | None, options: RenderOptions):

@@ -422,14 +422,12 @@ def load_dmn(path: str | Path):
     xml_text, root = read_dmn(path)
     imported = _Converter(shown, xml_text).convert(root)
 
-    class MappedTransformer(FileTransformer):
-        def loc(self, meta_or_token) -> Location:
-            line, column = imported.xml_position(getattr(meta_or_token, "line", 1) or 1,
-                                                 getattr(meta_or_token, "column", 1) or 1)
-            return Location(file=shown, line=line, column=column)
+    def locate(line: int, column: int) -> Location:
+        line, column = imported.xml_position(line, column)
+        return Location(file=shown, line=line, column=column)
 
     try:
-        items = MappedTransformer(shown).transform(parser().parse(imported.text))
+        items = FileTransformer(shown, locate).transform(parser().parse(imported.text))
     except LarkError as err:  # pragma: no cover - the converter writes only text the grammar reads
         raise LocatedError([Problem(shown, 1, 1, f"internal error: the converted DMN does not parse ({err})")]) from None
     problems: list[Problem] = []

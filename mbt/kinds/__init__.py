@@ -1,0 +1,124 @@
+"""The one registry of model kinds: per kind a KindSupport that says how each stage of the pipeline handles it.
+
+A kind is its grammar file, a transformer mixin and a resolver (parsing), its checks (`mbt check`), its element
+enumeration and replayer (coverage), optionally which golden cases it takes, its view (`mbt render`, the HTML report)
+and its expected result (the traceability matrix). The stages ask this registry; none of them names a kind. The
+built-in kinds are registered by the modules of this package (`kinds/fsm.py`, ...); another kind registers its own
+KindSupport with `register()`, editing no existing file (tests/test_kind_plugin.py does so).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from mbt.elements.base import Element
+from mbt.goldens.cases import GoldenCase
+from mbt.model.common import ModelBase
+
+
+class Replayer(Protocol):
+    def replay(self, case: GoldenCase) -> Any: ...
+
+
+@dataclass(frozen=True)
+class View:
+    """How a kind is drawn: as a graph (DOT/SVG/PNG) or as a table (Markdown/HTML)."""
+
+    shape: str  # graph | table
+    build: Callable[..., object]  # (model, ModelCoverage | None, RenderOptions) -> Graph | TableView
+    suffixes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KindSupport:
+    kind: str  # the `kind` of its typed models: fsm, table, policy, invariant
+    # ---- parsing
+    keyword: str  # the word a model of the kind starts with in a file (`fsm`, `invariants`)
+    grammar: Path  # its .lark file; it defines `rule`
+    rule: str  # the grammar rule of one model, e.g. fsm_model
+    rules: type  # the transformer mixin whose methods are named after the grammar's rules
+    raw: type  # what the transformer makes of one model
+    # (raw, path, text, sources) -> (typed model or None, problems); with `late`, (raw, models, path, text, sources)
+    # where `models` are the file set's models of the other kinds, by name (invariants name their FSM).
+    resolve: Callable[..., tuple[ModelBase | None, list]]
+    late: bool = False
+    link: Callable[[list], list] | None = None  # (model files) -> problems, once every file is resolved
+    suffixes: tuple[str, ...] = ()  # file suffixes searched for in folders
+    # ---- coverage
+    criteria: tuple[str, ...] = ()  # in increasing strength where they nest
+    enumerate: Callable[[ModelBase], list[Element]] = lambda model: []
+    replayer: Callable[[ModelBase, list[Element]], Replayer] | None = None
+    # Which cases the kind replays; None: those naming the model or its contract, or neither (goldens.routing).
+    accepts: Callable[[ModelBase, GoldenCase], bool] | None = None
+    # ---- checks and review
+    check: Callable[..., list] | None = None  # (model[, options]) -> findings
+    view: View | None = None
+    expected: Callable[[ModelBase], Callable[[Element], str]] | None = None  # traceability's expected result
+    extra: dict[str, Any] = field(default_factory=dict)  # hooks of later stages (generation, mutation)
+
+
+_KINDS: dict[str, KindSupport] = {}
+_VERSION = [0]  # bumped on every registration: what is built from the registry (the parser) is keyed by it
+
+
+def register(support: KindSupport) -> None:
+    """Add (or replace) a kind."""
+    _KINDS[support.kind] = support
+    _VERSION[0] += 1
+
+
+def unregister(kind: str) -> None:
+    _KINDS.pop(kind, None)
+    _VERSION[0] += 1
+
+
+def version() -> int:
+    return _VERSION[0]
+
+
+def all_kinds() -> list[KindSupport]:
+    """Every registered kind, in registration order (the built-in ones first)."""
+    _load()
+    return list(_KINDS.values())
+
+
+def support(kind: str) -> KindSupport:
+    _load()
+    found = _KINDS.get(kind)
+    if found is None:
+        raise KeyError(f"no model kind `{kind}` is registered (known: {', '.join(_KINDS)})")
+    return found
+
+
+def for_raw(raw: object) -> KindSupport:
+    """The kind whose transformer made this raw model."""
+    for k in all_kinds():
+        if isinstance(raw, k.raw):
+            return k
+    raise KeyError(f"no model kind makes {type(raw).__name__}")
+
+
+def model_suffixes() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(s for k in all_kinds() for s in k.suffixes))
+
+
+# The built-in kinds, in the order their grammars join the file grammar; each module registers its KindSupport.
+# They are imported by name on first use of the registry (and so are the kinds that installed packages declare
+# under the `mbt.kinds` entry-point group), so no stage module needs to import any kind.
+BUILTIN_KINDS = ("mbt.kinds.fsm", "mbt.kinds.table", "mbt.kinds.policy", "mbt.kinds.invariant")
+_LOADED = [False]
+
+
+def _load() -> None:
+    if _LOADED[0]:
+        return
+    _LOADED[0] = True
+    for name in BUILTIN_KINDS:
+        importlib.import_module(name)
+    for entry in importlib.metadata.entry_points(group="mbt.kinds"):
+        importlib.import_module(entry.value)

@@ -1,0 +1,22 @@
+"""The `fsm` kind: state machines, from mbt/parsing/fsm_*.py, elements/fsm.py, goldens/replay_fsm.py and analysis."""
+
+from __future__ import annotations
+
+from mbt.analysis.feasibility import infeasible_fsm_elements
+from mbt.analysis.fsm_checks import check_fsm
+from mbt.elements.fsm import CRITERIA, enumerate_fsm
+from mbt.goldens.replay_fsm import CompiledFsm, FsmReplayer
+from mbt.kinds import KindSupport, View, register
+from mbt.measure.trace import fsm_expected
+from mbt.parsing.fsm_resolve import resolve_fsm
+from mbt.parsing.fsm_rules import FsmRules, RawFsm
+from mbt.parsing.grammar import grammar_dir
+from mbt.render.graph import fsm_graph
+
+
+register(KindSupport(
+    kind="fsm", keyword="fsm", grammar=grammar_dir() / "fsm.lark", rule="fsm_model", rules=FsmRules, raw=RawFsm,
+    resolve=resolve_fsm, suffixes=(".model", ".fsm"),
+    criteria=CRITERIA, enumerate=lambda model: enumerate_fsm(model, infeasible_fsm_elements(model)),
+    replayer=lambda model, elements: FsmReplayer(CompiledFsm(model, elements)),
+    check=check_fsm, view=View("graph", fsm_graph, (".dot", ".svg", ".png")), expected=fsm_expected))

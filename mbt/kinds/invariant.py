@@ -1,0 +1,25 @@
+"""The `invariant` kind: Dwyer's patterns over an FSM, from parsing/invariant_*.py, model/temporal.py, replay_invariant."""
+
+from __future__ import annotations
+
+from mbt.analysis.invariant_checks import check_invariants
+from mbt.elements.invariant import CRITERIA, enumerate_invariants
+from mbt.goldens.replay_invariant import InvariantReplayer
+from mbt.kinds import KindSupport, register
+from mbt.kinds.views import ELEMENT_TABLE
+from mbt.parsing.grammar import grammar_dir
+from mbt.parsing.invariant_resolve import resolve_invariants
+from mbt.parsing.invariant_rules import InvariantRules, RawInvariants
+
+
+def _resolve(raw, models, path, text, sources):
+    """Invariants are resolved once every file is read: the FSM they constrain may live in another file."""
+    fsms = {name: m for name, m in models.items() if m.kind == "fsm"}
+    return resolve_invariants(raw, fsms, path, text, sources)
+
+
+register(KindSupport(
+    kind="invariant", keyword="invariants", grammar=grammar_dir() / "invariant.lark", rule="invariants_model",
+    rules=InvariantRules, raw=RawInvariants, resolve=_resolve, late=True, suffixes=(".inv",),
+    criteria=CRITERIA, enumerate=enumerate_invariants, replayer=InvariantReplayer,
+    check=check_invariants, view=ELEMENT_TABLE))

@@ -1,0 +1,8 @@
+"""The views kinds share: the generic element table (rows per rule, partition, boundary, conflict, trigger)."""
+
+from __future__ import annotations
+
+from mbt.kinds import View
+from mbt.render.table import element_table
+
+ELEMENT_TABLE = View("table", element_table, (".md", ".html"))

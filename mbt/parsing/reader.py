@@ -1,0 +1,32 @@
+"""Reads an input file safely: a clear located error for missing, unreadable, huge, binary or non-UTF-8 files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mbt.errors import LocatedError, Problem
+
+MAX_MODEL_BYTES = 20 * 1024 * 1024
+
+
+def read_text(path: Path, shown: str, limit: int = MAX_MODEL_BYTES) -> str:
+    """The file's text, or a clear error for missing, unreadable, huge, binary or non-UTF-8 files."""
+    if not path.exists():
+        raise LocatedError([Problem(shown, 1, 1, "no such file")])
+    if path.is_dir():
+        raise LocatedError([Problem(shown, 1, 1, "is a folder, not a file")])
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            raise LocatedError([Problem(shown, 1, 1, f"file is too large ({size:,} bytes; the limit is {limit:,})")])
+        data = path.read_bytes()
+    except OSError as err:
+        raise LocatedError([Problem(shown, 1, 1, f"cannot read file: {err.strerror}")]) from None
+    if b"\x00" in data[:8192]:
+        raise LocatedError([Problem(shown, 1, 1, "this is a binary file, not a text file")])
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise LocatedError([Problem(shown, line, column, "the file is not valid UTF-8 text")]) from None
