@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mbt.elements.base import Element
-from mbt.goldens.cases import GoldenCase
+from mbt.goldens.cases import CASE_SHAPES, GoldenCase
 from mbt.model.common import ModelBase
 
 
@@ -59,6 +59,10 @@ class KindSupport:
     check: Callable[..., list] | None = None  # (model[, options]) -> findings
     view: View | None = None
     expected: Callable[[ModelBase], Callable[[Element], str]] | None = None  # traceability's expected result
+    # ---- goldens
+    # For a kind whose cases have no turns, decisions or request: is this case one of its own? (GoldenCase keeps
+    # unknown keys as extra fields, so such a kind reads its case shape from `case.model_extra`.)
+    case_shape: Callable[[GoldenCase], bool] | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # hooks of later stages (generation, mutation)
 
 
@@ -68,12 +72,17 @@ _VERSION = [0]  # bumped on every registration: what is built from the registry 
 
 def register(support: KindSupport) -> None:
     """Add (or replace) a kind."""
+    unregister(support.kind)
     _KINDS[support.kind] = support
+    if support.case_shape is not None:
+        CASE_SHAPES.append(support.case_shape)
     _VERSION[0] += 1
 
 
 def unregister(kind: str) -> None:
-    _KINDS.pop(kind, None)
+    old = _KINDS.pop(kind, None)
+    if old is not None and old.case_shape in CASE_SHAPES:
+        CASE_SHAPES.remove(old.case_shape)
     _VERSION[0] += 1
 
 

@@ -1,0 +1,107 @@
+"""The toy kind's stage modules in one file: typed model, transformer rules, resolver, elements, replayer, checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lark import v_args
+
+from mbt.analysis.findings import Finding
+from mbt.elements.base import Element, element_from
+from mbt.errors import problem_at
+from mbt.goldens.cases import GoldenCase
+from mbt.goldens.results import Contradiction
+from mbt.model.common import Annotated, ModelBase
+from mbt.parsing.common import unquote
+
+CRITERIA = ("item",)
+
+
+class Item(Annotated):
+    name: str
+    text: str = ""
+
+
+class ChecklistModel(ModelBase):
+    kind: str = "checklist"
+    items: list[Item] = []
+
+
+@dataclass
+class RawChecklist:
+    name: str
+    loc: object
+    items: list[Item]
+
+
+class ChecklistRules:
+    @v_args(meta=True)
+    def checklist_model(self, meta, children):
+        name, *items = children
+        return RawChecklist(str(name), self.loc(name), list(items))
+
+    @v_args(meta=True)
+    def checklist_item(self, meta, children):
+        name, text = children
+        return Item(name=str(name), text=unquote(text) if text is not None else "", loc=self.loc(name))
+
+
+def resolve_checklist(raw: RawChecklist, path: str, text: str, sources: dict):
+    problems, seen = [], set()
+    for item in raw.items:
+        if item.name in seen:
+            problems.append(problem_at(path, text, item.loc.line, item.loc.column, f"item `{item.name}` twice"))
+        seen.add(item.name)
+    return ChecklistModel(name=raw.name, file=path, loc=raw.loc, sources=sources, items=raw.items), problems
+
+
+def enumerate_checklist(model: ChecklistModel) -> list[Element]:
+    return [element_from(model.name, "checklist", "item", f"item:{i.name}", i.text or i.name, i) for i in model.items]
+
+
+@dataclass
+class Run:
+    """What the coverage engine reads of a replay (the shape every kind's replayer returns)."""
+
+    invalid: str | None
+    exercised: set
+    verified: set
+    contradictions: list
+    divergences: list
+    unbound: list
+    notes: list
+
+
+class ChecklistReplayer:
+    """A case `{checklist: NAME, ticked: [ITEM...], untouched: [ITEM...]}`: ticked items are verified, items it
+    names as untouched only exercised; naming an item the checklist lacks contradicts it."""
+
+    def __init__(self, model: ChecklistModel, elements: list[Element]):
+        self.model = model
+        self.index = {e.id: i for i, e in enumerate(elements)}
+
+    def replay(self, case: GoldenCase) -> Run:
+        extra = case.model_extra or {}
+        run = Run(None, set(), set(), [], [], [], [])
+        for key, into in (("ticked", run.verified), ("untouched", run.exercised)):
+            for name in extra.get(key, []):
+                i = self.index.get(f"item:{name}")
+                if i is None:
+                    run.contradictions.append(Contradiction(
+                        case=case.id, where=case.where, model=self.model.name, turn=None, path=f"{key}.{name}",
+                        expected=name, actual=None, message=f"the checklist has no item `{name}`"))
+                    continue
+                into.add(i)
+                run.exercised.add(i)
+        if run.contradictions:
+            run.verified.clear()
+        return run
+
+
+def accepts(model: ChecklistModel, case: GoldenCase) -> bool:
+    return (case.model_extra or {}).get("checklist") == model.name
+
+
+def check_checklist(model: ChecklistModel) -> list[Finding]:
+    return [Finding(code="CHK001", name="empty-item", severity="warning", location=i.loc,
+                    message=f"item `{i.name}` says nothing") for i in model.items if not i.text]
