@@ -200,7 +200,31 @@ class PolicyAnalysis:
         return Answer(answer.status, request, answer.missing)
 
     def applies_witness(self, i: int) -> Answer:
-        return self.tidy(self.applicable[i], lambda r: self.evaluator.evaluate(r).value(self.names[i]) == APPLIES)
+        """A request the rule applies to: one where it decides when there is one (a golden of it can then verify
+        that the rule applies, docs/coverage-rules/policy.md), tidied."""
+        name = self.names[i]
+        decisive = self.decisive.get(i)
+        if decisive is not None and decisive.request is not None:
+            return self.tidy(decisive, lambda r: name in self.evaluator.evaluate(r).decisive)
+        return self.tidy(self.applicable[i], lambda r: self.evaluator.evaluate(r).value(name) == APPLIES)
+
+    @cached_property
+    def applicable_matters(self) -> dict[int, Answer]:
+        """For each rule that applies but never decides: a request (complete or not) where it applies and the
+        decision would differ were it NotApplicable — where a golden can verify that it applies — or unsat when
+        there is none (every decision it takes part in is the same without it)."""
+        out = {}
+        for i, answer in self.decisive.items():
+            if not answer.unsat:
+                continue
+            found = self.any_encoding.check(self.any_encoding.depends_on(i))
+            if found.sat:
+                outcome = self.evaluator.evaluate(found.request)
+                without = {n: v for n, v in outcome.values.items() if n != self.names[i]}
+                if outcome.value(self.names[i]) != APPLIES or self.evaluator.combine(without)[0] == outcome.decision:
+                    found = Answer("sat")  # did not replay: no witness, and the element stays feasible
+            out[i] = found
+        return out
 
     # ---------------------------------------------------------------- per rule
     @cached_property

@@ -154,8 +154,18 @@ class PolicyEncoding:
             return any_of([found[INDETERMINATE_D], found[INDETERMINATE_P], found[INDETERMINATE_DP]])
         return found[name]
 
-    def _decision_formulas(self) -> dict[str, z3.BoolRef]:
-        A, I = self.applies, self.indeterminate
+    def depends_on(self, i: int) -> z3.BoolRef:
+        """Rule i applies and the decision would differ were it NotApplicable (a golden's decision can show it)."""
+        A, I = list(self.applies), list(self.indeterminate)
+        A[i] = I[i] = FALSE
+        now, then = self.decisions(), self._decision_formulas(A, I)
+        return z3.And(self.applies[i], any_of([z3.And(now[d], z3.Not(then[d])) for d in sorted(now)]))
+
+    def _decision_formulas(self, A: list | None = None, I: list | None = None) -> dict[str, z3.BoolRef]:
+        """As COMBINERS, over the rules' formulas (or others given for them: A applies, I indeterminate)."""
+        A = self.applies if A is None else A
+        I = self.indeterminate if I is None else I
+        not_applicable = [z3.Not(A[j]) if I[j] is FALSE else z3.And(z3.Not(A[j]), z3.Not(I[j])) for j in range(len(A))]
         permits, denies = self.rules_of("permit"), self.rules_of("deny")
         any_p, any_d = any_of([A[i] for i in permits]), any_of([A[i] for i in denies])
         ind_p, ind_d = any_of([I[i] for i in permits]), any_of([I[i] for i in denies])
@@ -185,7 +195,7 @@ class PolicyEncoding:
                 parts[PERMIT if permit else DENY].append(z3.And(prefix, A[i]) if before else A[i])
                 if not self.complete:
                     parts[INDETERMINATE_P if permit else INDETERMINATE_D].append(z3.And(prefix, I[i]))
-                before.append(self.not_applicable(i))
+                before.append(not_applicable[i])
             out = {name: any_of(items) for name, items in parts.items()}
             out[INDETERMINATE_DP] = FALSE
             out[NOT_APPLICABLE] = all_of(before)

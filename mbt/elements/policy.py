@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 from mbt.elements.base import Element, element_from
@@ -43,6 +43,8 @@ class Boundary:
     value: Decimal | int
     holds: bool
     atom: str  # the comparison, as written
+    # Every comparison of the rule that gives this point: ("target" | "condition", its index in `atoms` order).
+    occurrences: tuple[tuple[str, int], ...] = ()
 
     @property
     def id(self) -> str:
@@ -54,19 +56,17 @@ def boundaries(model: PolicyModel) -> list[Boundary]:
     """Two points per ordering comparison of a numeric attribute with a constant or with another numeric
     attribute, in rules' targets and conditions: the closest values on either side of the edge at the declared
     precision (`amount > 1000` at 0.01: 1000.00 is false, 1000.01 true; `n >= 18` for a whole number: 17, 18)."""
-    out: list[Boundary] = []
-    seen: set[str] = set()
+    found: dict[str, Boundary] = {}
     types = model.scope()
     for rule in model.rules:
-        for part in (rule.target, rule.condition):
+        for where, part in (("target", rule.target), ("condition", rule.condition)):
             if part is None:
                 continue
-            for atom in atoms(part):
+            for k, atom in enumerate(atoms(part)):
                 for point in _points(rule, atom, types):
-                    if point.id not in seen:
-                        seen.add(point.id)
-                        out.append(point)
-    return out
+                    first = found.setdefault(point.id, point)
+                    found[point.id] = replace(first, occurrences=first.occurrences + ((where, k),))
+    return list(found.values())
 
 
 def _points(rule: Rule, atom: Expr, types: dict[str, ValueType]) -> list[Boundary]:
@@ -108,12 +108,15 @@ def enumerate_policy(model: PolicyModel, analysis=None) -> list[Element]:
     name, out = model.name, []
     never_applies: set[str] = set()
     never_decisive: set[str] = set()
+    never_matters: set[str] = set()  # applies, but no decision depends on it: no golden can verify that it applies
     if analysis is not None:
         for i, rule in enumerate(model.rules):
             if analysis.applicable[i].unsat:
                 never_applies.add(rule.name)
             elif i in analysis.decisive and analysis.decisive[i].unsat:
                 never_decisive.add(rule.name)
+                if analysis.applicable_matters[i].unsat:
+                    never_matters.add(rule.name)
     for rule in model.rules:
         applicable = element_from(name, "policy", "rule", applicable_id(rule),
                                   f"{rule.effect} {rule.name} applies", rule)
@@ -125,6 +128,9 @@ def enumerate_policy(model: PolicyModel, analysis=None) -> list[Element]:
         elif rule.name in never_decisive:
             decisive.feasible, decisive.reason = False, "the rule never decides: it is always overridden or " \
                                                         "shadowed where it applies (mbt check: POL003)"
+            if rule.name in never_matters:
+                applicable.feasible, applicable.reason = False, "no decision depends on the rule: wherever it " \
+                    "applies, the decision is the same without it, so no golden can verify it (mbt check: POL003)"
         out += [applicable, decisive]
     if analysis is not None:
         rules = model.rules

@@ -1,5 +1,6 @@
 """Replays golden cases on a policy: request cases are evaluated; a conversation case is replayed on the FSM whose
-tool calls the policy enforces, and each such call becomes a request. Marks exercised and verified elements."""
+tool calls the policy enforces, and each such call becomes a request. Marks exercised and verified elements as
+docs/coverage-rules/policy.md defines them."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from mbt.goldens.cases import GoldenCase
 from mbt.goldens.replay_fsm import CaseRun
 from mbt.goldens.requests import PolicyRequest
 from mbt.goldens.results import Contradiction, Note
-from mbt.model.expr import compile_expr
+from mbt.model.expr import atoms, compile_expr
 from mbt.model.policy import DENY, PERMIT, Enforcement, PolicyModel
-from mbt.model.policy_eval import APPLIES, Outcome, PolicyEvaluator
+from mbt.model.policy_eval import APPLIES, NA, Outcome, PolicyEvaluator, compile_tri
+
+Checks = Callable[[str, tuple[str, ...]], bool]  # (decision, deciding rules) -> the golden's checks agree
 
 
 @dataclass
@@ -35,6 +38,11 @@ class CompiledPolicy:
         self.applicable = {r.name: index[ids.applicable_id(r)] for r in model.rules}
         self.decisive = {r.name: index[ids.decisive_id(r)] for r in model.rules}
         self.rule_names = {r.name for r in model.rules}
+        # What each element is about, for verification: ("rule", NAME), ("conflict", FIRST, SECOND), ("effect",),
+        # ("boundary", Boundary).
+        self.facts: dict[int, tuple] = {}
+        for r in model.rules:
+            self.facts[self.applicable[r.name]] = self.facts[self.decisive[r.name]] = ("rule", r.name)
         # Conflicts by their first rule; boundary points by attribute and value (or attribute pair and difference):
         # a replayed request looks up what it touches instead of testing every element.
         self.conflicts: dict[str, list[tuple[str, int]]] = {}
@@ -42,13 +50,17 @@ class CompiledPolicy:
             if e.criterion == "conflict":
                 first, second = e.id.removeprefix("conflict:").split("|")
                 self.conflicts.setdefault(first, []).append((second, index[e.id]))
+                self.facts[index[e.id]] = ("conflict", first, second)
         self.action = model.action_attribute()
         self.effects = {key: index[key] for key in index if key.startswith("effect:")}
+        self.facts.update({i: ("effect",) for i in self.effects.values()})
         self.points: dict[tuple[str, str | None], dict[Decimal, list[int]]] = {}
         for point in ids.boundaries(model):
             if point.id in index:
                 by_value = self.points.setdefault((point.left, point.right), {})
                 by_value.setdefault(Decimal(point.value), []).append(index[point.id])
+                self.facts[index[point.id]] = ("boundary", point)
+        self._atoms: dict[tuple[str, str, int], Callable] = {}
         self.enforcements: list[CompiledEnforcement] = []
         for e in model.enforcements:
             if e.linked and e.fsm_model is not None:
@@ -77,6 +89,52 @@ class CompiledPolicy:
             except (TypeError, ValueError, ArithmeticError):
                 continue
         return out
+
+    def verified_of(self, outcome: Outcome, request: dict, touched: list[int], agrees: Checks) -> set[int]:
+        """The touched elements the golden's checks (which agree with `outcome`) pin down: the checks would fail
+        were the element's fact otherwise — the rule NotApplicable (applicable, decisive), either rule of the pair
+        NotApplicable (conflict), the comparison giving the point the other way (boundary). An effect is the
+        decision itself, which the checks state."""
+        values = outcome.values
+        without: dict[str, bool] = {}
+
+        def fails(changed: dict[str, str]) -> bool:
+            return not agrees(*self.evaluator.combine(changed))
+
+        def fails_without(name: str) -> bool:
+            if name not in without:
+                without[name] = fails({n: v for n, v in values.items() if n != name})
+            return without[name]
+
+        out = set()
+        for i in touched:
+            fact = self.facts[i]
+            if fact[0] == "effect" or (fact[0] == "rule" and fails_without(fact[1])) \
+                    or (fact[0] == "conflict" and (fails_without(fact[1]) or fails_without(fact[2]))) \
+                    or (fact[0] == "boundary" and self._boundary_pinned(fact[1], values, request, fails)):
+                out.add(i)
+        return out
+
+    def _boundary_pinned(self, point: ids.Boundary, values: dict[str, str], request: dict, fails) -> bool:
+        rule = self.evaluator.by_name[point.rule]
+        for part, k in point.occurrences:
+            truth = self._atom(rule, part, k)(request)
+            if truth is None:
+                continue
+            flipped = rule.value_flipped(part, k, not truth)(request)
+            changed = {n: v for n, v in values.items() if n != rule.name}
+            if flipped != NA:
+                changed[rule.name] = flipped
+            if fails(changed):
+                return True
+        return False
+
+    def _atom(self, rule, part: str, k: int) -> Callable:
+        key = (rule.name, part, k)
+        if key not in self._atoms:
+            expr = rule.target_expr if part == "target" else rule.condition_expr
+            self._atoms[key] = compile_tri(atoms(expr)[k], self.evaluator.required)
+        return self._atoms[key]
 
 
 def _fsm_replayer(fsm):
@@ -108,6 +166,9 @@ class PolicyReplayer:
         touched = self.c.elements_of(outcome, request)
         run.exercised.update(touched)
         if given.expect is None:
+            if given.reason:
+                run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=None,
+                                      message="`reason` is checked only beside `expect` (not checked)"))
             return
         agree = True
         if not _same_decision(given.expect, outcome.decision):
@@ -130,7 +191,12 @@ class PolicyReplayer:
                     message=f"golden expects rule `{name}` to decide, the policy's deciding rules are "
                             f"{', '.join(outcome.reasons) or 'none'} ({outcome.decision})"))
         if agree:
-            run.verified.update(touched)
+            named = [n for n in given.reason or () if n in self.c.rule_names]
+
+            def agrees(decision: str, reasons: tuple[str, ...]) -> bool:
+                return _same_decision(given.expect, decision) and all(n in reasons for n in named)
+
+            run.verified.update(self.c.verified_of(outcome, request, touched, agrees))
 
     def request_of(self, attributes: dict[str, Any], case: GoldenCase, run: CaseRun) -> dict[str, Any] | None:
         """The request as the evaluator takes it: values typed (floats become decimals), a bare category resolved
@@ -170,6 +236,8 @@ class PolicyReplayer:
         from mbt.goldens.routing import applies
 
         base = case.request.attributes if case.request is not None else {}
+        verified: set[int] = set()
+        trusted = True  # the golden agrees with every enforced FSM: its checks of the calls can be believed
         for ce in self.c.enforcements:
             e = ce.enforcement
             if not applies(e.fsm_model, case):
@@ -180,13 +248,27 @@ class PolicyReplayer:
                                       message=f"the conversation cannot be replayed on fsm `{e.fsm}` "
                                               f"({fsm_run.invalid}); its `{e.tool}` calls are not checked"))
                 continue
+            checked = _checked_calls(case, fsm_run.snapshots, ce.replayer.c.tools, e.tool)
+            calls = 0
             for number, snapshot in enumerate(fsm_run.snapshots, start=1):
-                for call in snapshot.calls:
+                for position, call in enumerate(snapshot.calls):
                     if call.tool == e.tool:
-                        self._call(case, ce, number, snapshot, call.args, base, run)
+                        calls += 1
+                        self._call(case, ce, number, snapshot, call.args, base, run,
+                                   verified if (number, position) in checked else None)
+            if calls and (fsm_run.contradictions or fsm_run.forbidden_expected):
+                trusted = False
+                run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=None,
+                                      message=f"the golden contradicts fsm `{e.fsm}`: its `{e.tool}` calls verify "
+                                              f"nothing on policy `{self.model.name}`"))
+        # A golden that contradicts the model verifies nothing on it: one refused call is enough.
+        if trusted and not run.contradictions and run.invalid is None:
+            run.verified.update(verified)
 
     def _call(self, case, ce: CompiledEnforcement, number: int, snapshot, args: dict, base: dict,
-              run: CaseRun) -> None:
+              run: CaseRun, verified: set[int] | None) -> None:
+        """One call as a request; `verified` (None when the golden does not check this call) collects what a
+        permitted call pins down."""
         e = ce.enforcement
         env = dict(snapshot.variables)
         env.update({f"discarded.{k}": v for k, v in snapshot.discarded.items()})
@@ -201,10 +283,10 @@ class PolicyReplayer:
         outcome = self.c.evaluator.evaluate(request)
         touched = self.c.elements_of(outcome, request)
         run.exercised.update(touched)
-        asserted = _asserts_call(case, number, e.tool)
+        asserted = verified is not None
         if outcome.decision == PERMIT:
             if asserted:
-                run.verified.update(touched)
+                verified.update(self.c.verified_of(outcome, request, touched, _permitted))
             return
         why = f" by {', '.join(outcome.reasons)}" if outcome.reasons else ""
         missing = f" (missing {', '.join(outcome.missing)})" if outcome.missing and outcome.indeterminate else ""
@@ -216,12 +298,34 @@ class PolicyReplayer:
                     f"{outcome.decision}{why}{missing} for it"))
 
 
-def _asserts_call(case: GoldenCase, number: int, tool: str) -> bool:
-    """The golden checks this call: the turn's or the final `tool_arguments` name the tool or an argument."""
-    checks = [case.turns[number - 1].expect.tool_arguments] if number <= len(case.turns) else []
-    checks.append(case.final.tool_arguments)
-    # `{tool: {arg: value}}` names the tool; flat `{arg: value}` checks the latest call, whatever its tool.
-    return any(tool in c or any(not isinstance(v, dict) for v in c.values()) for c in checks if c)
+def _permitted(decision: str, reasons: tuple[str, ...]) -> bool:
+    return decision == PERMIT
+
+
+def _checked_calls(case: GoldenCase, snapshots: list, tools, tool: str) -> set[tuple[int, int]]:
+    """(step, position in the step) of the calls of `tool` that a `tool_arguments` check reads, as the FSM replay
+    reads them: a turn's check reads that step's latest call of the tool it names (`{TOOL: {...}}`), or its latest
+    call passing the argument (`{ARG: value}`); the final assertions read the latest such call of the whole run."""
+    out: set[tuple[int, int]] = set()
+
+    def read(calls: list[tuple[int, int, Any]], checks: dict) -> None:
+        for key, value in checks.items():
+            if key in tools and isinstance(value, dict):
+                match = [c for c in calls if c[2].tool == key]
+            else:
+                match = [c for c in calls if key in c[2].args]
+            if match and match[-1][2].tool == tool:
+                out.add(match[-1][:2])
+
+    every: list[tuple[int, int, Any]] = []
+    for number, snapshot in enumerate(snapshots, start=1):
+        mine = [(number, position, call) for position, call in enumerate(snapshot.calls)]
+        every += mine
+        if number <= len(case.turns) and case.turns[number - 1].expect.tool_arguments:
+            read(mine, case.turns[number - 1].expect.tool_arguments)
+    if case.final.tool_arguments:
+        read(every, case.final.tool_arguments)
+    return out
 
 
 def _same_decision(expected: str, actual: str) -> bool:

@@ -200,6 +200,7 @@ class CompiledRule:
     def __post_init__(self):
         self.value = self.value_without(frozenset())
         self._without: dict[frozenset, Callable] = {}
+        self._flipped: dict[tuple, Callable] = {}
 
     def value_without(self, known: frozenset[str]) -> Callable[[dict], str]:
         """The value function with the `==` / `in` conjuncts on `known` attributes left out of the gate (the
@@ -219,6 +220,36 @@ class CompiledRule:
             self._without[known] = fn
         return fn
 
+    def value_flipped(self, part: str, k: int, truth: bool) -> Callable[[dict], str]:
+        """The value function with atom `k` (in `atoms` order) of the target or the condition (`part`) replaced by
+        the constant `truth`: what the rule would be were that one comparison the other way."""
+        key = (part, k, truth)
+        flipped = self._flipped
+        if key not in flipped:
+            target, condition = self.target_expr, self.condition_expr
+            if part == "target":
+                target = replace_atom(target, k, truth)
+            else:
+                condition = replace_atom(condition, k, truth)
+            flipped[key] = rule_value(compile_tri(target, self.required) if target is not None else None,
+                                      compile_tri(condition, self.required) if condition is not None else None)
+        return flipped[key]
+
+
+def replace_atom(expr: Expr, k: int, truth: bool) -> Expr:
+    """`expr` with its atom number k (in `atoms` order: through and/or/not, left to right) replaced by a literal."""
+    counter = [0]
+
+    def walk(node: Expr) -> Expr:
+        if isinstance(node, (And, Or)):
+            return type(node)(tuple(walk(item) for item in node.items))
+        if isinstance(node, Not):
+            return Not(walk(node.operand))
+        index, counter[0] = counter[0], counter[0] + 1
+        return Lit(truth) if index == k else node
+
+    return walk(expr)
+
 
 class PolicyEvaluator:
     """A policy compiled for fast evaluation: closures per rule, and an index that skips rules which cannot apply."""
@@ -236,6 +267,7 @@ class PolicyEvaluator:
                     reads |= ref_names(part)
             self.rules.append(CompiledRule(i, rule.name, rule.effect, rule.target, rule.condition, required,
                                            frozenset(reads & required)))
+        self.by_name = {r.name: r for r in self.rules}
         self._combine = COMBINERS[self.algorithm]
         self._build_index(model)
 
@@ -300,6 +332,13 @@ class PolicyEvaluator:
                     absent |= {name for name in rule.reads if name not in request}
             missing = tuple(sorted(absent))
         return Outcome(decision, tuple(r.name for r in reasons), values, missing)
+
+    def combine(self, values: dict[str, str]) -> tuple[str, tuple[str, ...]]:
+        """The decision and deciding rules for given rule values (name -> APPLIES or INDET; absent: NotApplicable),
+        e.g. an outcome's values with one rule changed: what the decision would have been."""
+        evaluated = sorted(((self.by_name[n], v) for n, v in values.items() if v != NA), key=lambda rv: rv[0].index)
+        decision, reasons = self._combine(evaluated)
+        return decision, tuple(r.name for r in reasons)
 
 
 _ABSENT = object()  # an indexed attribute the request lacks: every rule stays a candidate
