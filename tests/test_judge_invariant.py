@@ -9,7 +9,6 @@ import pytest
 
 from mbt.goldens.cases import parse_case
 from mbt.parsing.loader import parse_text
-
 from tests.judge.common import mbt_statuses
 from tests.judge.invariant import campaign, judge, run_of
 

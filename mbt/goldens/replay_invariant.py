@@ -1,24 +1,23 @@
 """Replays golden cases for invariants: the FSM replay engine drives the run, monitors judge it, triggers are counted.
 
-A trigger element is *exercised* when the golden's run makes the invariant's antecedent or scope true (see
-Monitor.fires) and *verified* when, in the same opening of the scope, the golden also asserts the consequent: it
-checks (and agrees with) every state, variable, tool call and argument the consequent reads
-(docs/coverage-rules/invariant.md).
-An invariant that passes only vacuously (its scope never opens, its antecedent never holds) covers nothing. For
-`before` and `between` scopes, only intervals that R actually closes count, as in Dwyer's patterns.
-
-A golden whose run violates an invariant is reported as a contradiction (path `invariant:NAME`).
+The rules are docs/coverage-rules/invariant.md (tests/judge/invariant.py implements them a second time). A trigger
+is *exercised* when the run triggers the invariant (Monitor.fires) in an interval of the scope the pattern speaks
+of, and *verified* when the golden also checks EVERY variable, discarded value, control state, tool call and call
+argument the consequent reads, at the position where the consequent is evaluated. A vacuous pass covers nothing; a
+golden whose run breaks an invariant is a contradiction (path `invariant:NAME`) and, like any golden that
+contradicts the model or its FSM, verifies nothing on it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from mbt.elements.base import Element
 from mbt.elements.fsm import enumerate_fsm
 from mbt.elements.invariant import trigger_id
-from mbt.goldens.cases import Assertions, GoldenCase
+from mbt.goldens.cases import GoldenCase
 from mbt.goldens.replay_fsm import CaseRun, CompiledFsm, CompiledTransition, FsmReplayer, Snapshot
 from mbt.goldens.results import Contradiction, Note
 from mbt.model.expr import And, Expr, Not, Or, Ref, refs

@@ -24,7 +24,6 @@ from mbt.model.expr import And, Arith, Compare, EnumLit, Lit, Member, Not, Or, R
 from mbt.model.fsm import Assign, Discard, FsmModel
 from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel
 from mbt.parsing.loader import parse_text
-
 from tests.judge.common import EXERCISED, VERIFIED, Campaign, mbt_statuses_many
 
 # ------------------------------------------------------------------ values (the expression language)
