@@ -28,6 +28,43 @@ def emit(text: str, path: str | None) -> None:
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
+
+class Paths(click.Option):
+    """A repeatable option that also takes several values after one flag: `--goldens a.jsonl b.jsonl`, which is
+    what a shell glob (`--goldens goldens/*.jsonl`) turns into. It takes the words up to the next option; `-` is a
+    value (standard input)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("multiple", True)
+        super().__init__(*args, **kwargs)
+
+    def add_to_parser(self, parser, ctx):
+        super().add_to_parser(parser, ctx)
+        for name in self.opts:
+            option = parser._long_opt.get(name) or parser._short_opt.get(name)  # click has no public hook
+            if option is None:
+                continue
+            take_one = option.process
+
+            def take_all(value, state, take_one=take_one):
+                take_one(value, state)
+                while state.rargs and (state.rargs[0] == "-" or not state.rargs[0].startswith("-")):
+                    take_one(state.rargs.pop(0), state)
+
+            option.process = take_all
+
+
+def _models_and_goldens(paths, models, goldens, goldens_needed: bool = True) -> tuple[list[str], list[str]]:
+    """Positional paths sorted into models and goldens (mbt.paths), then --model / --goldens, globs expanded."""
+    from mbt.paths import expand, split_positional
+
+    found_models, found_goldens = split_positional(list(paths)) if paths else ([], [])
+    found_models += expand(list(models), "--model")
+    found_goldens += expand(list(goldens), "--goldens")
+    if not found_models:
+        raise MbtError("error: no model given: name model files or folders with --model PATH (or as arguments)")
+    return found_models, found_goldens
+
 format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
                              show_default=True, help="Report format (JSON follows docs/schemas/).")
 output_option = click.option("-o", "--output", "output", default=None, metavar="FILE",
@@ -95,22 +132,26 @@ def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], o
 
 
 @cli.command()
-@click.option("--model", "models", multiple=True, required=True, help="Model file or folder (repeatable).")
+@click.argument("paths", nargs=-1)
+@click.option("--model", "models", cls=Paths, help="Model files or folders (several after one flag, or repeated).")
 @click.option("--criterion", "criteria", multiple=True, help="Only these criteria (repeatable).")
 @format_option
 @output_option
-def elements(models: tuple[str, ...], criteria: tuple[str, ...], fmt: str, output: str | None) -> None:
+def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str, output: str | None) -> None:
     """List the coverage elements of models per criterion, with stable ids, spans, status and weights."""
-    report = _api().elements(list(models), list(criteria) or None)
+    found, _ = _models_and_goldens(paths, models, ())
+    report = _api().elements(found, list(criteria) or None)
     from mbt.report import text as text_report
 
     emit(report.model_dump_json(indent=2) + "\n" if fmt == "json" else text_report.elements_text(report), output)
 
 
 @cli.command()
-@click.option("--model", "models", multiple=True, required=True, help="Model file or folder (repeatable).")
-@click.option("--goldens", "goldens", multiple=True, required=True,
-              help="Golden cases: JSONL/YAML file or folder (repeatable).")
+@click.argument("paths", nargs=-1)
+@click.option("--model", "models", cls=Paths, help="Model files or folders (several after one flag, or repeated).")
+@click.option("--goldens", "goldens", cls=Paths,
+              help="Golden cases: JSONL/YAML/JSON files or folders, or - for standard input (several after one flag, "
+                   "or repeated). Without goldens: the 0% baseline.")
 @click.option("--gate", "gate", default=None, metavar="FILE", help="YAML gate file: thresholds per kind.criterion.")
 @click.option("--no-gate", is_flag=True, help="Only report; never fail on the gate.")
 @click.option("--show-covering", is_flag=True, help="List which goldens exercise and verify each element.")
@@ -124,8 +165,8 @@ def elements(models: tuple[str, ...], criteria: tuple[str, ...], fmt: str, outpu
               help="Save this run's coverage per model and criterion as a baseline for --baseline.")
 @formats_option
 @multi_output_option
-def coverage(models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline, save_baseline,
-             formats, output) -> None:
+def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline,
+             save_baseline, formats, output) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
     from mbt.report.formats import Options, parse_targets
 
@@ -134,7 +175,8 @@ def coverage(models, goldens, gate, no_gate, show_covering, show_uncovered, show
     if baseline and no_gate:
         raise MbtError("error: --baseline is a gate rule; it cannot be used with --no-gate")
     targets = parse_targets(formats, output, "coverage")
-    run = _api().coverage_run(list(models), list(goldens), gate_path=gate, use_gate=not no_gate,
+    models, goldens = _models_and_goldens(paths, models, goldens)
+    run = _api().coverage_run(models, goldens, gate_path=gate, use_gate=not no_gate,
                            baseline_path=baseline,
                            review=show_sources or any(t.format.review for t in targets),
                            diagrams=any(t.format.diagrams for t in targets))
@@ -148,8 +190,8 @@ def coverage(models, goldens, gate, no_gate, show_covering, show_uncovered, show
 
 
 @cli.command()
-@click.option("--model", "models", multiple=True, required=True, help="Model file or folder (repeatable).")
-@click.option("--goldens", "goldens", multiple=True, help="Golden cases to paint coverage with (repeatable).")
+@click.option("--model", "models", cls=Paths, required=True, help="Model files or folders.")
+@click.option("--goldens", "goldens", cls=Paths, help="Golden cases to paint coverage with.")
 @click.option("-o", "--output", "output", required=True, metavar="FILE",
               help="The diagram: .dot, .svg or .png (state machines); .md or .html (tables, policies).")
 @click.option("--name", "name", default=None, help="The model to draw when the files hold several.")
@@ -169,7 +211,8 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate) ->
 
     if depth != 1 and focus is None:
         raise MbtError("error: --depth needs --focus STATE")
-    rendered = _api().render(list(models), output, list(goldens) or None, name=name, focus=focus, depth=depth,
+    models, goldens = _models_and_goldens((), models, goldens)
+    rendered = _api().render(models, output, goldens or None, name=name, focus=focus, depth=depth,
                           path=path, clusters=clusters, gate_path=gate)
     write_bytes(output, rendered.data)
     click.echo(f"mbt render: wrote {output} ({rendered.model})", err=True)
@@ -177,8 +220,8 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate) ->
 
 
 @cli.command()
-@click.option("--model", "models", multiple=True, required=True, help="Model file or folder (repeatable).")
-@click.option("--goldens", "goldens", multiple=True,
+@click.option("--model", "models", cls=Paths, required=True, help="Model files or folders.")
+@click.option("--goldens", "goldens", cls=Paths,
               help="Golden cases whose gaps to fill (repeatable; none: every element is a gap).")
 @click.option("--out", "out", required=True, metavar="DIR", help="Folder to write into (nothing is written outside).")
 @click.option("--criterion", "criteria", multiple=True,
@@ -203,7 +246,8 @@ def generate(models, goldens, out, criteria, full, max_depth, max_paths, precond
         if len(criteria) > 1:
             raise MbtError("error: --all takes one --criterion (transition or transition-pair)")
         suite = criteria[0] if criteria else "transition"
-    report = _api().generate(list(models), list(goldens), out, criteria=None if full else list(criteria) or None,
+    models, goldens = _models_and_goldens((), models, goldens)
+    report = _api().generate(models, goldens, out, criteria=None if full else list(criteria) or None,
                           suite=suite, max_depth=max_depth, max_paths=max_paths,
                           preconditions=[_mapping(p) for p in preconditions], force=force)
     emit(report.model_dump_json(indent=2) + "\n" if fmt == "json" else generate_text(report, _style(None)), None)

@@ -16,6 +16,7 @@ from mbt.kinds import all_kinds
 from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile
 
+
 @dataclass(frozen=True)
 class CheckOptions:
     """Settings of `mbt check`; a kind's check receives them when it takes an `options` parameter."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,15 +87,29 @@ def _yaml_cases(text: str, shown: str, invalid: list[InvalidCase]) -> Iterator[G
             yield case
 
 
-def expand(paths: list[str]) -> list[Path]:
+STDIN = "-"
+
+
+def expand(paths: list[str], empty_folders: list[str] | None = None) -> list[Path]:
+    """Files as given, and golden files found (recursively, sorted) in the folders given; folders holding none are
+    added to `empty_folders`."""
     found: list[Path] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found.extend(sorted(q for q in p.rglob("*") if q.suffix in GOLDEN_SUFFIXES and q.is_file()))
+            inside = sorted(q for q in p.rglob("*") if q.suffix in GOLDEN_SUFFIXES and q.is_file())
+            if not inside and empty_folders is not None:
+                empty_folders.append(raw)
+            found.extend(inside)
         else:
             found.append(p)
     return found
+
+
+def _stdin_suffix(text: str) -> str:
+    """What standard input holds: JSON Lines when it starts with `{`, a JSON list with `[`, else YAML."""
+    start = text.lstrip()[:1]
+    return ".jsonl" if start == "{" else ".json" if start == "[" else ".yaml"
 
 
 def load_goldens(paths: list[str]) -> GoldenSet:
@@ -114,8 +129,14 @@ class GoldenStream:
         self.files: list[str] = []
         self._texts: list[tuple[str, str, str, int]] = []  # (suffix, shown path, text, number of its first line)
         problems: list[Problem] = []
-        for path in expand(paths):
+        self.empty_folders: list[str] = []  # folders given that hold no golden file (the report says so)
+        for path in expand(paths, self.empty_folders):
             shown = str(path)
+            if shown == STDIN:
+                text = sys.stdin.read()
+                self.files.append("<stdin>")
+                self._texts.append((_stdin_suffix(text), "<stdin>", text, 1))
+                continue
             try:
                 text = read_text(path, shown, MAX_GOLDEN_BYTES)
             except LocatedError as err:

@@ -13,7 +13,6 @@ from mbt.parsing.fsm_rules import FsmRules, RawFsm
 from mbt.parsing.grammar import grammar_dir
 from mbt.render.graph import fsm_graph
 
-
 register(KindSupport(
     kind="fsm", keyword="fsm", grammar=grammar_dir() / "fsm.lark", rule="fsm_model", rules=FsmRules, raw=RawFsm,
     resolve=resolve_fsm, suffixes=(".model", ".fsm"),

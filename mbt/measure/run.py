@@ -160,6 +160,9 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
         bound=len(applicable_anywhere - unbound_cases), unbound=len(unbound_cases),
         not_applicable=valid - len(applicable_anywhere))
     notes = [n for tally in tallies for n in tally.notes]
+    notes += [Note(case="", where=folder, model="", turn=None,
+                   message=f"the goldens folder {folder} holds no golden file (.jsonl, .json, .yaml, .yml)")
+              for folder in (stream.empty_folders if stream is not None else [])]
     notes += [_unknown_model_note(name, count, first_id, first_where, known_models)
               for name, (count, first_id, first_where) in sorted(unknown_models.items())]
     return CoverageReport(models=[tally.report() for tally in tallies], goldens=summary, invalid_cases=invalid_all,

@@ -138,10 +138,23 @@ class Target:
     path: str | None  # None or "-": stdout
 
 
+# `-o PATH` without `--format`: the format its suffix names (coverage.py infers nothing; people expect it).
+SUFFIX_FORMATS = {".json": "json", ".md": "markdown", ".markdown": "markdown", ".xml": "junit", ".sarif": "sarif",
+                  ".csv": "trace-csv", ".txt": "text"}
+
+
+def format_for_output(output: str | None) -> str:
+    """The format `-o PATH` implies when no --format is given: by suffix, else text."""
+    if output in (None, "-"):
+        return "text"
+    return SUFFIX_FORMATS.get(Path(output).suffix.lower(), "text")
+
+
 def parse_targets(specs: tuple[str, ...], output: str | None, command: str) -> list[Target]:
     """`--format NAME` or `--format NAME:PATH`, repeatable; `-o PATH` is the path of the one format given
-    without a path. At most one output goes to stdout. Every problem is a bad option (exit 2) before any work."""
-    specs = specs or ("text",)
+    without a path (without any --format, the format its suffix names: cov.json is JSON). At most one output goes
+    to stdout. Every problem is a bad option (exit 2) before any work."""
+    specs = specs or (format_for_output(output),)
     allowed = [f for f in FORMATS.values() if (f.coverage if command == "coverage" else f.check) is not None]
     names = ", ".join(f.name for f in allowed)
     targets: list[Target] = []

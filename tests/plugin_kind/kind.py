@@ -6,8 +6,16 @@ from pathlib import Path
 
 from mbt.kinds import KindSupport, register
 from mbt.kinds.views import ELEMENT_TABLE
-from tests.plugin_kind.stages import (CRITERIA, ChecklistReplayer, ChecklistRules, RawChecklist, accepts,
-                                      check_checklist, enumerate_checklist, resolve_checklist)
+from tests.plugin_kind.stages import (
+    CRITERIA,
+    ChecklistReplayer,
+    ChecklistRules,
+    RawChecklist,
+    accepts,
+    check_checklist,
+    enumerate_checklist,
+    resolve_checklist,
+)
 
 SUPPORT = KindSupport(
     kind="checklist", keyword="checklist", grammar=Path(__file__).with_name("checklist.lark"), rule="checklist_model",

@@ -1,0 +1,94 @@
+"""The invocations people type (issue 13): several paths after one flag, shell and quoted globs, standard input,
+positional models and goldens, no goldens at all (the 0% baseline), `-o FILE` naming the format by its suffix."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli_runner import run_mbt
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = "models/recovery.fsm"
+TWO = ["models/goldens/golden.jsonl", "models/goldens/single-turn.jsonl"]
+
+
+def read_count(result) -> int:
+    return json.loads(result.stdout)["goldens"]["read"]
+
+
+def coverage_json(*args, **kw):
+    result = run_mbt("coverage", *args, "--no-gate", "--format", "json", cwd=ROOT, **kw)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_several_goldens_after_one_flag_equal_repeated_flags():
+    one_flag = coverage_json("--model", MODEL, "--goldens", *TWO)
+    repeated = coverage_json("--model", MODEL, "--goldens", TWO[0], "--goldens", TWO[1])
+    assert json.loads(one_flag.stdout) == json.loads(repeated.stdout)
+    assert json.loads(one_flag.stdout)["goldens"]["files"] == TWO
+
+
+def test_a_quoted_glob_is_expanded_sorted():
+    result = coverage_json("--model", MODEL, "--goldens", "models/goldens/*.jsonl")
+    files = json.loads(result.stdout)["goldens"]["files"]
+    assert files == sorted(str(p.relative_to(ROOT)) for p in (ROOT / "models/goldens").glob("*.jsonl"))
+    missing = run_mbt("coverage", "--model", MODEL, "--goldens", "nowhere/*.jsonl", cwd=ROOT)
+    assert missing.returncode == 2 and "no file matches" in missing.stderr
+
+
+def test_positional_models_and_goldens_are_told_apart():
+    positional = coverage_json(MODEL, *TWO)
+    flags = coverage_json("--model", MODEL, "--goldens", *TWO)
+    assert json.loads(positional.stdout) == json.loads(flags.stdout)
+    # A folder holding both (the examples with their goldens) gives both.
+    both = json.loads(coverage_json("models/").stdout)
+    assert len(both["models"]) == 7 and both["goldens"]["read"] > 40
+
+
+def test_elements_takes_a_positional_model():
+    result = run_mbt("elements", MODEL, "--format", "json", cwd=ROOT)
+    assert result.returncode == 0 and json.loads(result.stdout)["models"][0]["model"] == "recovery"
+
+
+def test_no_goldens_is_the_zero_baseline_not_an_error():
+    report = json.loads(coverage_json("--model", MODEL).stdout)
+    assert report["goldens"]["read"] == 0
+    state = next(c for c in report["models"][0]["criteria"] if c["criterion"] == "state")
+    assert state["verified"]["covered"] == 0 and state["verified"]["ratio"] == 0.0
+    gated = run_mbt("coverage", "--model", MODEL, cwd=ROOT)
+    assert gated.returncode == 1  # every forbidden element is untested
+
+
+def test_a_goldens_folder_without_cases_says_so(tmp_path):
+    (tmp_path / "empty").mkdir()
+    report = json.loads(coverage_json("--model", MODEL, "--goldens", str(tmp_path / "empty")).stdout)
+    assert any("holds no golden file" in n["message"] for n in report["notes"])
+
+
+def test_goldens_from_standard_input():
+    text = (ROOT / TWO[0]).read_text(encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "mbt", "coverage", "--model", MODEL, "--goldens", "-", "--no-gate",
+                             "--format", "json"], input=text, capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["goldens"]["files"] == ["<stdin>"]
+    assert report["goldens"]["read"] == sum(1 for line in text.splitlines() if line.strip().startswith("{"))
+
+
+@pytest.mark.parametrize("name,check", [
+    ("cov.json", lambda text: json.loads(text)["schema_version"]),
+    ("cov.md", lambda text: text.startswith("## mbt coverage")),
+    ("cov.xml", lambda text: text.startswith("<?xml")),
+    ("cov.sarif", lambda text: json.loads(text)["version"] == "2.1.0"),
+])
+def test_the_output_suffix_names_the_format(tmp_path, name, check):
+    out = tmp_path / name
+    result = run_mbt("coverage", "--model", MODEL, "--goldens", *TWO, "--no-gate", "-o", out, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert check(out.read_text(encoding="utf-8"))
