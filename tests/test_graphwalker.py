@@ -150,3 +150,19 @@ def test_the_cli_writes_the_dsl_and_lists_the_notes(tmp_path: Path, capsys):
     assert text.startswith("# Imported from GraphWalker") and "fsm Login" in text
     # The source path is relative to the written file, so `mbt check` finds the JSON from there.
     assert api.check([str(target)]).count("error") == 0
+
+
+def test_model_keywords_are_valid_state_names_and_the_reserved_words_come_from_the_grammar(tmp_path: Path):
+    """Issue 12: the importer's reserved-word list had drifted from the grammar and renamed `table` to `table_`."""
+    from mbt.parsing.grammar import reserved_words
+
+    keywords = tmp_path / "keywords.json"
+    keywords.write_text(json.dumps({"models": [{
+        "name": "kw", "startElementId": "v1",
+        "vertices": [{"id": "v1", "name": "table"}, {"id": "v2", "name": "policy"}, {"id": "v3", "name": "var"}],
+        "edges": [{"id": "a", "name": "e_go", "sourceVertexId": "v1", "targetVertexId": "v2"},
+                  {"id": "b", "name": "e_on", "sourceVertexId": "v2", "targetVertexId": "v3"}]}]}), encoding="utf-8")
+    (model,) = load_paths([str(keywords)])[0].models
+    assert list(model.states) == ["table", "policy", "var_"]  # only a word the grammar reserves is renamed
+    common = (Path(__file__).resolve().parents[1] / "grammars" / "common.lark").read_text(encoding="utf-8")
+    assert all(f"|{word}|" in common.replace("(?:", "|").replace(")\\b", "|") for word in reserved_words())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -27,6 +28,21 @@ def grammar_dir() -> Path:
     except ModuleNotFoundError:
         pass
     return Path(__file__).resolve().parents[2] / "grammars"
+
+
+@lru_cache(maxsize=1)
+def reserved_words() -> frozenset[str]:
+    """The words that can never be names, read from common.lark's NAME terminal (its negative lookahead), so the
+    importers' renaming can never drift from the grammar."""
+    text = (grammar_dir() / COMMON).read_text(encoding="utf-8")
+    found = re.search(r"^NAME: /\(\?!\(\?:([a-z|]+)\)\\b\)", text, re.MULTILINE)
+    if found is None:  # pragma: no cover - common.lark defines NAME this way
+        raise RuntimeError("common.lark: NAME has no reserved-word lookahead")
+    return frozenset(found.group(1).split("|"))
+
+
+# Names with a meaning of their own inside expressions (`discarded.X`, `args.NAME`): importers avoid them too.
+EXPRESSION_PREFIXES = frozenset({"discarded", "args"})
 
 
 def grammar_text() -> str:

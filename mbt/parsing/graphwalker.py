@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from mbt.errors import LocatedError, Problem
+from mbt.parsing.grammar import EXPRESSION_PREFIXES, reserved_words
 
-RESERVED = {"and", "any", "bind", "call", "discard", "event", "false", "forbid", "fsm", "in", "none", "not", "or",
-            "state", "true", "var", "discarded", "args", "table", "policy", "invariants"}
+RESERVED = reserved_words() | EXPRESSION_PREFIXES  # from the grammar: model keywords such as `table` are fine names
 # Words that are keywords where an element's annotations may follow (a state named so could not start a line).
 SOFT_KEYWORDS = {"title", "contract", "complete", "stated", "inferred", "unspecified", "severity", "id", "tag",
                  "initial", "final", "source"}

@@ -24,7 +24,7 @@ from lark.exceptions import LarkError
 from mbt.errors import LocatedError, Problem, problem_at
 from mbt.model.common import Location
 from mbt.model.expr import Lit
-from mbt.parsing.grammar import grammar_text
+from mbt.parsing.grammar import grammar_text, reserved_words
 from mbt.parsing.table_rules import DateText, RawEntry, RawInterval, RawTest
 
 MAX_DMN_BYTES = 20 * 1024 * 1024
@@ -41,8 +41,7 @@ TYPE_KINDS = {"string": "string", "number": "number", "integer": "integer", "int
               "double": "number", "boolean": "boolean", "date": "date"}
 HIT_WORDS = {"UNIQUE": "unique", "ANY": "any", "PRIORITY": "priority", "FIRST": "first", "RULE ORDER": "rule_order",
              "OUTPUT ORDER": "output_order", "COLLECT": "collect"}
-RESERVED = {"and", "any", "bind", "call", "discard", "event", "false", "forbid", "fsm", "in", "none", "not", "or",
-            "state", "true", "var"}
+RESERVED = reserved_words()  # read from the grammar, so it never drifts from it
 LINE_KEY = "{urn:mbt}line"
 COLUMN_KEY = "{urn:mbt}column"
 FEEL_HINT = "mbt reads S-FEEL unary tests: -, < 18, [18..65], \"a\",\"b\", not(...), literals, date(\"YYYY-MM-DD\")"
