@@ -8,12 +8,11 @@ alone and the new version is written beside it as `NAME.new`, unless `--force` s
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from mbt.errors import MbtError
+from mbt.files import write_file
 
 HASH_LABEL = "mbt-content-hash: sha256:"
 BESIDE_SUFFIX = ".new"
@@ -111,12 +110,5 @@ def write_outputs(out: str, files: list[OutputFile], force: bool = False) -> lis
 
 def _atomic_write(target: Path, text: str) -> None:
     """Write whole or not at all (a temporary file in the same folder, then renamed over the target)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    target.parent.mkdir(parents=True, exist_ok=True)  # mkdir applies the umask itself
+    write_file(target, text)

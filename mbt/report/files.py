@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from mbt.errors import MbtError
+from mbt.files import fill_folder, replace_folder, stage_folder, write_file
 
 # A folder mbt wrote holds this file; only such a folder (or an empty one) is replaced by a new report.
 MARKER = ".mbt-report"
@@ -25,15 +24,8 @@ def write_bytes(path: str, data: bytes) -> None:
     target = Path(path)
     if target.is_dir():
         raise MbtError(f"error: {path} is a folder; give a file name")
-    folder = _folder_of(target, path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    _folder_of(target, path)
+    write_file(target, data)
 
 
 def check_folder_target(path: str) -> None:
@@ -51,24 +43,10 @@ def write_folder(path: str, files: dict[str, bytes]) -> None:
     """Write a folder of files whole: built beside the target, then swapped in; `files` maps safe relative names."""
     check_folder_target(path)
     target = Path(path)
-    parent = _folder_of(target, path)
-    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{target.name}.", suffix=".tmp"))
+    staged = stage_folder(_folder_of(target, path), target.name)
     try:
-        for name, data in sorted(files.items()):
-            rel = Path(name)
-            if rel.is_absolute() or ".." in rel.parts:  # names come from mbt, but never escape the folder
-                raise MbtError(f"error: refusing to write {name!r} outside {path}")
-            dest = tmp / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(data)
-        (tmp / MARKER).write_text("written by mbt; this folder is replaced on the next report\n", encoding="utf-8")
-        old = None
-        if target.exists():
-            old = Path(tempfile.mkdtemp(dir=parent, prefix=f".{target.name}.", suffix=".old"))
-            os.replace(target, old / "report")
-        os.replace(tmp, target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        fill_folder(staged, {**files, MARKER: b"written by mbt; this folder is replaced on the next report\n"})
+        replace_folder(staged, target)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(staged, ignore_errors=True)
         raise

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from mbt.errors import MbtError
+from mbt.files import write_file
 
 
 def emit(text: str, path: str | None) -> None:
@@ -21,11 +20,4 @@ def emit(text: str, path: str | None) -> None:
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.exists():
         raise MbtError(f"error: cannot write {path}: folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_file(target, text)
