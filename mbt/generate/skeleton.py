@@ -187,6 +187,8 @@ class SkeletonBuilder:
                 turn["tool_arguments"] = latest
             if step.forbid is not None and step.forbid.phrases:
                 turn["must_not"] = [must_not_item(step.forbid)]
+            if step.forbid is not None and step.forbid.kind == "call" and step.forbid.tool not in latest:
+                turn["must_not_call"] = [step.forbid.tool]  # the canonical check that the forbidden call is absent
             turns.append(turn)
         case["turns"] = turns
         return case
