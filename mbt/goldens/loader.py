@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from decimal import Decimal
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,7 +51,7 @@ def _jsonl_cases(text: str, shown: str, invalid: list[InvalidCase], first_line: 
         if not stripped or stripped.startswith("//"):
             continue
         try:
-            raw = json.loads(stripped)
+            raw = json.loads(stripped, parse_float=Decimal)
         except json.JSONDecodeError as err:
             invalid.append(InvalidCase(shown, number, f"not valid JSON: {err.msg} (column {err.colno})"))
             continue
@@ -60,6 +61,21 @@ def _jsonl_cases(text: str, shown: str, invalid: list[InvalidCase], first_line: 
             invalid.append(InvalidCase(shown, number, _reason(err)))
             continue
         yield case
+
+
+class DecimalLoader(yaml.SafeLoader):
+    """YAML's safe loader, reading numbers with a fraction as exact decimals: a golden's 17.99999999999999999 is not
+    the float 18.0, and 0.1 + 0.2 is 0.3 (goldens are business values; the model compares them exactly)."""
+
+
+def _decimal(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Decimal | float:
+    text = str(loader.construct_scalar(node)).replace("_", "")
+    if text.lower().lstrip("+-") in (".inf", ".nan"):
+        return loader.construct_yaml_float(node)  # not a business value: kept as YAML reads it (and refused later)
+    return Decimal(text)
+
+
+DecimalLoader.add_constructor("tag:yaml.org,2002:float", _decimal)
 
 
 def _yaml_cases(text: str, shown: str, invalid: list[InvalidCase]) -> Iterator[GoldenCase]:
@@ -79,7 +95,7 @@ def _yaml_cases(text: str, shown: str, invalid: list[InvalidCase]) -> Iterator[G
         for node in nodes:
             line = node.start_mark.line + 1
             try:
-                raw = yaml.SafeLoader(yaml.serialize(node)).get_single_data()
+                raw = DecimalLoader(yaml.serialize(node)).get_single_data()
                 case = parse_case(raw, shown, line)
             except (ValueError, ValidationError, yaml.YAMLError) as err:
                 invalid.append(InvalidCase(shown, line, _reason(err)))
@@ -227,7 +243,7 @@ class GoldenStream:
 def _json_cases(text: str, shown: str, invalid: list[InvalidCase]) -> Iterator[GoldenCase]:
     """A .json file holds one case or a list of cases (JSONL is the usual format; this is for single exports)."""
     try:
-        raw = json.loads(text)
+        raw = json.loads(text, parse_float=Decimal)
     except json.JSONDecodeError as err:
         invalid.append(InvalidCase(shown, err.lineno, f"not valid JSON: {err.msg}; the whole file was skipped"))
         return

@@ -69,11 +69,14 @@ class TableReplayer:
         values = []
         for column in self.model.inputs:
             raw = check.inputs.get(column.name, _MISSING)
-            if raw is _MISSING:
-                if not column.type.optional:
-                    run.invalid = f"decision on table `{self.model.name}`: input `{column.name}` is missing"
-                    return None
-                raw = None
+            if raw is _MISSING or (raw is None and not column.type.optional):
+                # DMN: a missing input is FEEL's null, and so is null for any column: `-` matches it, every other
+                # unary test gives no match (tables/evaluator.py). Said, so a forgotten input is never silent.
+                run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=check.turn,
+                                      message=f"input `{column.name}` is {'missing' if raw is _MISSING else 'null'}"
+                                              ": evaluated as null (only `-` matches it)"))
+                values.append(None)
+                continue
             try:
                 values.append(coerce(raw, column.type))
             except ValueProblem as err:

@@ -72,8 +72,9 @@ def coerce(raw: Any, ctype: ColumnType) -> Any:
             raise ValueProblem(f"{raw!r} is not true/false")
         value = raw
     elif kind in ("number", "integer"):
-        if isinstance(raw, bool) or not isinstance(raw, (int, float, str, Decimal)):
-            raise ValueProblem(f"{raw!r} is not a number")
+        if isinstance(raw, bool) or not isinstance(raw, (int, float, Decimal)):
+            # "18" is text: a golden that quotes a number means a string, and a string is not a number.
+            raise ValueProblem(f"{raw!r} is {'a string' if isinstance(raw, str) else 'not a number'}, not a number")
         try:
             number = Decimal(str(raw)) if not isinstance(raw, Decimal) else raw
         except InvalidOperation:

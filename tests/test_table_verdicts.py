@@ -1,0 +1,53 @@
+"""Issue 9, decision tables: numbers in goldens are exact decimals, a string is not a number, `-` matches null."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mbt.api import coverage
+
+TABLE = str(Path(__file__).parent / "data" / "tables" / "limit.dt")
+
+
+def measure(tmp_path, *lines: str):
+    golden = tmp_path / "g.jsonl"
+    golden.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return coverage([TABLE], [str(golden)], use_gate=False)
+
+
+def case(case_id: str, inputs: str, expect: str) -> str:
+    return f'{{"id": "{case_id}", "table": "limit", "inputs": {inputs}, "expect": {expect}}}'
+
+
+def test_a_string_is_not_a_number(tmp_path):
+    report = measure(tmp_path, case("S", '{"age": "18", "score": 1}', '"adult"'))
+    assert report.goldens.invalid == 1 and "a string" in report.invalid_cases[0].message
+
+
+def test_numbers_are_read_exactly(tmp_path):
+    # 17.99999999999999999 is not 18 (as a float it would be): it is finer than the integer column admits.
+    report = measure(tmp_path, case("X", '{"age": 30, "score": 90.00000000000000001}', '"adult"'))
+    assert report.goldens.invalid == 1 and "finer than the declared precision" in report.invalid_cases[0].message
+    exact = measure(tmp_path, case("E", '{"age": 30, "score": 90.01}', '"high"'))
+    assert exact.goldens.valid == 1 and not exact.contradictions
+
+
+def test_yaml_numbers_are_exact_too(tmp_path):
+    golden = tmp_path / "g.yaml"
+    golden.write_text("- id: Y\n  table: limit\n  inputs: {age: 30, score: 90.00000000000000001}\n  expect: adult\n",
+                      encoding="utf-8")
+    report = coverage([TABLE], [str(golden)], use_gate=False)
+    assert report.goldens.invalid == 1
+
+
+def test_a_missing_or_null_input_is_feel_null_matched_only_by_dash(tmp_path):
+    # age missing: `< 18` and `>= 18` give no match; nothing matches under FIRST -> no result.
+    missing = measure(tmp_path, case("M", '{"score": 10}', 'null'))
+    assert missing.goldens.valid == 1 and not missing.contradictions
+    assert any("input `age` is missing" in n.message for n in missing.notes)
+    # score null: `- ` matches it, so `adult` (>= 18 | - | -) decides, `high` (> 90) does not match.
+    null_score = measure(tmp_path, case("N", '{"age": 40, "score": null}', '"adult"'))
+    assert null_score.goldens.valid == 1 and not null_score.contradictions
+    rules = {r.element.id: r for r in null_score.models[0].elements if r.element.criterion == "rule"}
+    assert rules["rule:adult"].verified_by == ["N"] and rules["rule:high"].exercised_by == []
