@@ -51,3 +51,26 @@ def test_a_missing_or_null_input_is_feel_null_matched_only_by_dash(tmp_path):
     assert null_score.goldens.valid == 1 and not null_score.contradictions
     rules = {r.element.id: r for r in null_score.models[0].elements if r.element.criterion == "rule"}
     assert rules["rule:adult"].verified_by == ["N"] and rules["rule:high"].exercised_by == []
+
+
+def test_collect_with_an_aggregation_gives_the_default_when_no_rule_matches(tmp_path):
+    from mbt.parsing.loader import parse_text
+    from mbt.tables.evaluator import TableEvaluator
+
+    model = parse_text('table c {\n  hit collect sum\n  input a: integer [0..9]\n  output n: integer default 7\n'
+                       '  rule one: < 3 -> 1\n  rule two: < 5 -> 2\n}\n', "c.dt").models[0]
+    evaluator = TableEvaluator(model)
+    assert evaluator.decide((1,)).result == {"n": 3}
+    none = evaluator.decide((8,))
+    assert none.result == {"n": 7} and none.default_used
+
+
+def test_duplicate_rules_are_meant_under_collect(tmp_path):
+    from mbt.analysis.table_checks import check_table
+    from mbt.parsing.loader import parse_text
+
+    text = 'table c {\n  hit HIT\n  input a: integer [0..9]\n  output n: integer\n  rule one: < 3 -> 1\n  rule two: < 3 -> 1\n}\n'
+    collect = parse_text(text.replace("HIT", "collect sum"), "c.dt").models[0]
+    assert "TBL005" not in {f.code for f in check_table(collect)}
+    first = parse_text(text.replace("HIT", "rule_order"), "c.dt").models[0]
+    assert "TBL005" in {f.code for f in check_table(first)}

@@ -387,7 +387,8 @@ class Analyser:
     def duplicates_and_subsumed(self, out: TableAnalysis, overlaps_of: dict[int, int], outputs: list) -> None:
         p, model = self.p, self.model
         first_with: dict[tuple[int, ...], int] = {}
-        for i in sorted(overlaps_of):
+        # Under COLLECT every matching rule counts (twice counts twice in a sum or a count): duplicates are meant.
+        for i in sorted(overlaps_of) if model.hit != "COLLECT" else ():
             masks = p.rule_masks[i]
             if masks in first_with:
                 out.duplicates.append((first_with[masks], i))
