@@ -74,3 +74,13 @@ def test_duplicate_rules_are_meant_under_collect(tmp_path):
     assert "TBL005" not in {f.code for f in check_table(collect)}
     first = parse_text(text.replace("HIT", "rule_order"), "c.dt").models[0]
     assert "TBL005" in {f.code for f in check_table(first)}
+
+
+def test_priority_needs_allowed_values_only_on_the_outputs_that_rank():
+    from mbt.parsing.loader import parse_text
+    from mbt.tables.evaluator import TableEvaluator
+
+    model = parse_text('table p {\n  hit priority\n  input a: integer [0..9]\n'
+                       '  output level: string {"high", "low"}\n  output note: string\n'
+                       '  rule r1: < 5 -> "low" | "small"\n  rule r2: < 3 -> "high" | "tiny"\n}\n', "p.dt").models[0]
+    assert TableEvaluator(model).decide((1,)).result == {"level": "high", "note": "tiny"}  # ranked by `level`

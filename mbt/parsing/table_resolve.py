@@ -96,12 +96,13 @@ class TableResolver:
                 if m.aggregation != "COUNT" and out.type.kind not in allowed:
                     self.problem(out.loc, f"collect {m.aggregation.lower()} needs a {' or '.join(allowed)} output, "
                                           f"`{out.name}` is {out.type.kind}")
-        if m.hit in ("PRIORITY", "OUTPUT ORDER"):
-            for out in m.outputs:
-                if out.type.values is None:
-                    self.problem(out.loc, f"hit policy {m.hit.lower()} orders results by the output's allowed values, "
-                                          f"but output `{out.name}` lists none",
-                                 "list them in priority order, e.g. {\"reject\", \"review\", \"approve\"}")
+        # Only the outputs that list allowed values rank the results (DMN: an output without them does not take
+        # part in the order); a table none of whose outputs lists them has no order at all.
+        if m.hit in ("PRIORITY", "OUTPUT ORDER") and m.outputs and all(out.type.values is None for out in m.outputs):
+            out = m.outputs[0]
+            self.problem(out.loc, f"hit policy {m.hit.lower()} orders results by the output's allowed values, "
+                                  "but no output lists them",
+                         "list them in priority order, e.g. {\"reject\", \"review\", \"approve\"}")
 
     # ---- columns
     def columns(self, role: str, cls) -> list:
