@@ -283,6 +283,8 @@ def import_dmn(path: str, output: str | None) -> None:
     emit(imported.text, output)
     for name in imported.skipped:
         click.echo(f"{path}: note: decision `{name}` holds no decision table; not imported", err=True)
+    for what in imported.not_imported:
+        click.echo(f"{path}: warning: decision table {what}; not imported, the others are", err=True)
     click.echo(f"mbt import dmn: {len(imported.tables)} table(s) from {path} (DMN {imported.version})", err=True)
     sys.exit(EXIT_OK)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from mbt.api import coverage
@@ -84,3 +83,22 @@ def test_priority_needs_allowed_values_only_on_the_outputs_that_rank():
                        '  output level: string {"high", "low"}\n  output note: string\n'
                        '  rule r1: < 5 -> "low" | "small"\n  rule r2: < 3 -> "high" | "tiny"\n}\n', "p.dt").models[0]
     assert TableEvaluator(model).decide((1,)).result == {"level": "high", "note": "tiny"}  # ranked by `level`
+
+
+def test_dmn_import_keeps_every_supported_table_and_reads_item_definitions():
+    """Issue 9: one unsupported decision dropped the whole file; item definitions were not read (false gap warnings,
+    "typeRef not supported")."""
+    from mbt.api import import_dmn
+    from mbt.parsing.loader import load_file
+
+    path = str(Path(__file__).parent / "data" / "dmn" / "partial.dmn")
+    imported = import_dmn(path)
+    assert imported.tables == ["risk"]
+    (skipped,) = imported.not_imported
+    assert skipped.startswith("fancy (line 23: ") and "beyond simple unary tests" in skipped
+    (model,) = load_file(path).models
+    level = model.inputs[0]
+    assert (level.type.kind, level.type.values) == ("string", ("low", "high"))  # from itemDefinition tRisk
+    from mbt.analysis.table_checks import check_table
+
+    assert "TBL001" not in {f.code for f in check_table(model)}  # no gap: "low" and "high" are all there is

@@ -180,6 +180,7 @@ class DmnImport:
     segments: dict[int, list[tuple[int, int, int]]]  # DSL line -> [(DSL column, XML line, XML column)]
     tables: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # decisions that hold no decision table
+    not_imported: list[str] = field(default_factory=list)  # decision tables mbt cannot read: "name (line N: why)"
 
     def xml_position(self, line: int, column: int) -> tuple[int, int]:
         found = (1, 1)
@@ -218,6 +219,7 @@ class _Converter:
         self.lines: list[str] = []
         self.segments: dict[int, list[tuple[int, int, int]]] = {}
         self.reader = _EntryReader()
+        self.items: dict[str, tuple[str | None, object]] = {}  # itemDefinition name -> (base typeRef, allowedValues)
 
     def problem(self, el, message: str, hint: str | None = None) -> None:
         line, column = _pos(el)
@@ -252,23 +254,39 @@ class _Converter:
                          "mbt reads DMN 1.1-1.5 (<definitions xmlns=\"https://www.omg.org/spec/DMN/...\">)")
             raise LocatedError(self.problems)
         self.emit(f"# Imported by mbt from {_comment(Path(self.shown).name)} (DMN {version}).")
+        self.items = _item_definitions(root)
         names: set[str] = set()
-        tables, skipped = [], []
+        tables, skipped, not_imported = [], [], []
+        failed: list[Problem] = []
         for decision in (d for d in root.iter() if _local(d.tag)[1] == "decision"):
             table = _child(decision, "decisionTable")
             label = decision.get("name") or decision.get("id") or "decision"
+            line = _pos(decision)[0]
             if table is None:
                 skipped.append(label)
                 continue
+            # One table that cannot be imported does not cost the others: its lines are taken back, and it is
+            # reported by name and line with what stopped it.
+            mark = (len(self.lines), dict(self.segments), len(self.problems), set(names))
             name = safe_name(decision.get("name") or decision.get("id"), "decision", names)
-            tables.append(name)
             self.table(decision, table, name)
+            if len(self.problems) > mark[2]:
+                problems = self.problems[mark[2]:]
+                del self.lines[mark[0]:]
+                self.segments, self.problems, names = mark[1], self.problems[:mark[2]], mark[3]
+                failed.extend(problems)
+                not_imported.append(f"{label} (line {line}: {problems[0].message})")
+                continue
+            tables.append(name)
         if not tables:
-            self.problem(root, "no decision table in this DMN file"
-                               + (f" (decisions {', '.join(skipped)} hold other expressions)" if skipped else ""))
+            self.problems.extend(failed)
+            if not failed:
+                self.problem(root, "no decision table in this DMN file"
+                                   + (f" (decisions {', '.join(skipped)} hold other expressions)" if skipped else ""))
         if self.problems:
             raise LocatedError(self.problems)
-        return DmnImport(self.shown, version, "\n".join(self.lines) + "\n", self.segments, tables, skipped)
+        return DmnImport(self.shown, version, "\n".join(self.lines) + "\n", self.segments, tables, skipped,
+                         not_imported)
 
     def table(self, decision, table, name: str) -> None:
         self.emit("")
@@ -314,7 +332,7 @@ class _Converter:
             kind = self.kind(type_ref, [v for v in values if isinstance(v, RawEntry)], el, cname)
             optional = any(isinstance(v, RawEntry) and any(t.op == "=" and t.value.value is None for t in v.tests)
                            for v in values)
-            domain = self.domain(_child(el, "inputValues"), cname)
+            domain = self.domain(_first(_child(el, "inputValues"), self.allowed(type_ref)), cname)
             label = el.get("label")
             if raw_name and raw_name != cname or label and label != raw_name:
                 self.emit(f"  # DMN input: {_comment(label or raw_name)}" + (f" ({_comment(raw_name)})"
@@ -326,7 +344,7 @@ class _Converter:
             values = [row[1][k] for row in entries if row is not None]
             kind = self.kind(el.get("typeRef"), [RawEntry([RawTest("=", v, None)], False, None)
                                                  for v in values if isinstance(v, Lit)], el, cname)
-            domain = self.domain(_child(el, "outputValues"), cname)
+            domain = self.domain(_first(_child(el, "outputValues"), self.allowed(el.get("typeRef"))), cname)
             default = _child(el, "defaultOutputEntry")
             default_text = ""
             if default is not None:
@@ -363,6 +381,9 @@ class _Converter:
         self.emit("}")
 
     def kind(self, type_ref: str | None, entries: list[RawEntry], el, cname: str) -> str:
+        item = self.items.get((type_ref or "").strip().split(":")[-1])
+        if item is not None:
+            type_ref = item[0]  # an itemDefinition: its base type
         if type_ref:
             key = type_ref.strip().split(":")[-1].lower()
             if key in TYPE_KINDS:
@@ -381,6 +402,11 @@ class _Converter:
         seen.discard(None)
         return seen.pop() if len(seen) == 1 else "string"
 
+    def allowed(self, type_ref: str | None):
+        """The allowedValues of the itemDefinition a typeRef names, if any."""
+        item = self.items.get((type_ref or "").strip().split(":")[-1])
+        return item[1] if item is not None else None
+
     def domain(self, el, cname: str) -> str:
         if el is None:
             return ""
@@ -393,6 +419,23 @@ class _Converter:
             return " " + entry_text(value)
         self.problem(el, f"allowed values of `{cname}`: only a list of values or one range can be a domain")
         return ""
+
+
+def _first(*elements):
+    """The first element that is there (an XML element without children is falsy, so `or` would skip it)."""
+    return next((el for el in elements if el is not None), None)
+
+
+def _item_definitions(root) -> dict[str, tuple[str | None, object]]:
+    """itemDefinition name -> (its base typeRef, its allowedValues element or None)."""
+    out: dict[str, tuple[str | None, object]] = {}
+    for item in (el for el in root.iter() if _local(el.tag)[1] == "itemDefinition"):
+        name = item.get("name")
+        if not name:
+            continue
+        base = _child(item, "typeRef")
+        out[name] = ((base.text or "").strip() if base is not None else None, _child(item, "allowedValues"))
+    return out
 
 
 def read_dmn(path: str | Path) -> tuple[str, object]:
@@ -411,11 +454,10 @@ def convert_dmn(path: str | Path) -> DmnImport:
 
 def load_dmn(path: str | Path):
     """A DMN file as a ModelFile of `table` models whose locations point into the XML."""
+    from mbt.parsing.grammar import parser
     from mbt.parsing.loader import FileTransformer, ModelFile
     from mbt.parsing.table_resolve import resolve_table
     from mbt.parsing.table_rules import RawTable
-
-    from mbt.parsing.grammar import parser
 
     shown = str(path)
     xml_text, root = read_dmn(path)
