@@ -214,10 +214,11 @@ class PolicyAnalysis:
         decision would differ were it NotApplicable — where a golden can verify that it applies — or unsat when
         there is none (every decision it takes part in is the same without it)."""
         out = {}
+        everyone = list(range(len(self.names)))
         for i, answer in self.decisive.items():
             if not answer.unsat:
                 continue
-            found = self.any_encoding.check(self.any_encoding.depends_on(i))
+            found = self.any_encoding.check(self.any_encoding.depends_on(i, self.compatible(i, everyone)))
             if found.sat:
                 outcome = self.evaluator.evaluate(found.request)
                 without = {n: v for n, v in outcome.values.items() if n != self.names[i]}

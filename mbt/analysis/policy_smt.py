@@ -154,19 +154,20 @@ class PolicyEncoding:
             return any_of([found[INDETERMINATE_D], found[INDETERMINATE_P], found[INDETERMINATE_DP]])
         return found[name]
 
-    def depends_on(self, i: int) -> z3.BoolRef:
-        """Rule i applies and the decision would differ were it NotApplicable (a golden's decision can show it)."""
-        A, I = list(self.applies), list(self.indeterminate)
-        A[i] = I[i] = FALSE
-        now, then = self.decisions(), self._decision_formulas(A, I)
+    def depends_on(self, i: int, among: list[int] | None = None) -> z3.BoolRef:
+        """Rule i applies and the decision would differ were it NotApplicable (a golden's decision can show it).
+        `among` as for `decisive`: the other rules are NotApplicable whenever rule i applies."""
+        keep = sorted(set(range(len(self.applies)) if among is None else among) | {i})
+        now = self._decision_formulas(keep)
+        then = self._decision_formulas([j for j in keep if j != i])
         return z3.And(self.applies[i], any_of([z3.And(now[d], z3.Not(then[d])) for d in sorted(now)]))
 
-    def _decision_formulas(self, A: list | None = None, I: list | None = None) -> dict[str, z3.BoolRef]:
-        """As COMBINERS, over the rules' formulas (or others given for them: A applies, I indeterminate)."""
-        A = self.applies if A is None else A
-        I = self.indeterminate if I is None else I
-        not_applicable = [z3.Not(A[j]) if I[j] is FALSE else z3.And(z3.Not(A[j]), z3.Not(I[j])) for j in range(len(A))]
-        permits, denies = self.rules_of("permit"), self.rules_of("deny")
+    def _decision_formulas(self, rules: list[int] | None = None) -> dict[str, z3.BoolRef]:
+        """As COMBINERS, over the rules (indexes, in order; default all: the others are taken as NotApplicable)."""
+        A, I = self.applies, self.indeterminate
+        rules = list(range(len(A))) if rules is None else rules
+        permits = [j for j in rules if self.model.rules[j].effect == "permit"]
+        denies = [j for j in rules if self.model.rules[j].effect == "deny"]
         any_p, any_d = any_of([A[i] for i in permits]), any_of([A[i] for i in denies])
         ind_p, ind_d = any_of([I[i] for i in permits]), any_of([I[i] for i in denies])
         algorithm = self.model.algorithm
@@ -189,18 +190,18 @@ class PolicyEncoding:
         elif algorithm == "first-applicable":
             parts: dict[str, list] = {PERMIT: [], DENY: [], INDETERMINATE_P: [], INDETERMINATE_D: []}
             before: list[z3.BoolRef] = []  # every earlier rule is NotApplicable
-            for i, rule in enumerate(self.model.rules):
+            for i in rules:
                 prefix = all_of(list(before))
-                permit = rule.effect == "permit"
+                permit = self.model.rules[i].effect == "permit"
                 parts[PERMIT if permit else DENY].append(z3.And(prefix, A[i]) if before else A[i])
                 if not self.complete:
                     parts[INDETERMINATE_P if permit else INDETERMINATE_D].append(z3.And(prefix, I[i]))
-                before.append(not_applicable[i])
+                before.append(self.not_applicable(i))
             out = {name: any_of(items) for name, items in parts.items()}
             out[INDETERMINATE_DP] = FALSE
             out[NOT_APPLICABLE] = all_of(before)
         elif algorithm == "only-one-applicable":
-            counted = [z3.Or(A[i], I[i]) if not self.complete else A[i] for i in range(len(A))]
+            counted = [z3.Or(A[i], I[i]) if not self.complete else A[i] for i in rules]
             one = z3.AtMost(*counted, 1) if len(counted) > 1 else TRUE
             out = {
                 PERMIT: z3.And(one, any_p), DENY: z3.And(one, any_d),

@@ -16,7 +16,7 @@ from mbt.goldens.requests import PolicyRequest
 from mbt.goldens.results import Contradiction, Note
 from mbt.model.expr import atoms, compile_expr
 from mbt.model.policy import DENY, PERMIT, Enforcement, PolicyModel
-from mbt.model.policy_eval import APPLIES, NA, Outcome, PolicyEvaluator, compile_tri
+from mbt.model.policy_eval import APPLIES, NA, Outcome, PolicyEvaluator, compile_tri, member
 
 Checks = Callable[[str, tuple[str, ...]], bool]  # (decision, deciding rules) -> the golden's checks agree
 
@@ -59,7 +59,11 @@ class CompiledPolicy:
             if point.id in index:
                 by_value = self.points.setdefault((point.left, point.right), {})
                 by_value.setdefault(Decimal(point.value), []).append(index[point.id])
-                self.facts[index[point.id]] = ("boundary", point)
+                rule = self.evaluator.by_name[point.rule]
+                # The rule's `==` / `in` conjuncts: a request with another value there leaves it NotApplicable
+                # whichever way the comparison goes, so its point is not pinned down (checked first: it is cheap).
+                gates = tuple(self.evaluator.gates[rule.index].items())
+                self.facts[index[point.id]] = ("boundary", point, rule, gates)
         self._atoms: dict[tuple[str, str, int], Callable] = {}
         self.enforcements: list[CompiledEnforcement] = []
         for e in model.enforcements:
@@ -109,19 +113,25 @@ class CompiledPolicy:
         out = set()
         for i in touched:
             fact = self.facts[i]
-            if fact[0] == "effect" or (fact[0] == "rule" and fails_without(fact[1])) \
-                    or (fact[0] == "conflict" and (fails_without(fact[1]) or fails_without(fact[2]))) \
-                    or (fact[0] == "boundary" and self._boundary_pinned(fact[1], values, request, fails)):
+            kind = fact[0]
+            if kind == "boundary":
+                if any(name in request and not member(request[name], allowed) for name, allowed in fact[3]):
+                    continue
+                if self._boundary_pinned(fact[1], fact[2], values, request, fails):
+                    out.add(i)
+            elif kind == "effect" or (kind == "rule" and fails_without(fact[1])) \
+                    or (kind == "conflict" and (fails_without(fact[1]) or fails_without(fact[2]))):
                 out.add(i)
         return out
 
-    def _boundary_pinned(self, point: ids.Boundary, values: dict[str, str], request: dict, fails) -> bool:
-        rule = self.evaluator.by_name[point.rule]
+    def _boundary_pinned(self, point: ids.Boundary, rule, values: dict[str, str], request: dict, fails) -> bool:
         for part, k in point.occurrences:
             truth = self._atom(rule, part, k)(request)
             if truth is None:
                 continue
             flipped = rule.value_flipped(part, k, not truth)(request)
+            if flipped == values.get(rule.name, NA):
+                continue  # the rule's value does not change (e.g. its target fails elsewhere): neither does the rest
             changed = {n: v for n, v in values.items() if n != rule.name}
             if flipped != NA:
                 changed[rule.name] = flipped

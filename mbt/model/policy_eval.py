@@ -92,14 +92,21 @@ def compile_tri(expr: Expr, required: frozenset[str]) -> Tri:
         return lambda env: bool(atom(env))
     slow = compile_value(expr, required)
 
-    def guarded(env: dict) -> bool | None:
+    def three_valued(env: dict) -> bool | None:
+        value = slow(env)
+        return None if value is UNKNOWN else bool(value)
+
+    if len(needed) == 1:
+        (only,) = needed
+        return lambda env: bool(atom(env)) if only in env else three_valued(env)
+
+    def several(env: dict) -> bool | None:
         for name in needed:
             if name not in env:
-                value = slow(env)
-                return None if value is UNKNOWN else bool(value)
+                return three_valued(env)
         return bool(atom(env))
 
-    return guarded
+    return several
 
 
 UNKNOWN = object()  # an Indeterminate value inside an expression
@@ -308,7 +315,7 @@ class PolicyEvaluator:
             found = []
             for r in self.rules:
                 gates = self.gates[r.index]
-                if all(v is _ABSENT or n not in gates or _member(v, gates[n]) for n, v in zip(names, key)):
+                if all(v is _ABSENT or n not in gates or member(v, gates[n]) for n, v in zip(names, key)):
                     known = present.intersection(gates)
                     found.append((r, r.value_without(known) if known else r.value))
             self._by_key[key] = found
@@ -336,7 +343,9 @@ class PolicyEvaluator:
     def combine(self, values: dict[str, str]) -> tuple[str, tuple[str, ...]]:
         """The decision and deciding rules for given rule values (name -> APPLIES or INDET; absent: NotApplicable),
         e.g. an outcome's values with one rule changed: what the decision would have been."""
-        evaluated = sorted(((self.by_name[n], v) for n, v in values.items() if v != NA), key=lambda rv: rv[0].index)
+        evaluated = [(self.by_name[n], v) for n, v in values.items() if v != NA]
+        if any(a[0].index > b[0].index for a, b in zip(evaluated, evaluated[1:])):
+            evaluated.sort(key=lambda rv: rv[0].index)  # first-applicable reads the rules in declaration order
         decision, reasons = self._combine(evaluated)
         return decision, tuple(r.name for r in reasons)
 
@@ -344,7 +353,7 @@ class PolicyEvaluator:
 _ABSENT = object()  # an indexed attribute the request lacks: every rule stays a candidate
 
 
-def _member(value: Any, allowed: frozenset) -> bool:
+def member(value: Any, allowed: frozenset) -> bool:
     # `True in {1}` holds in Python; a bool is never an int value here, and the evaluator must not shortcut it.
     if isinstance(value, bool):
         return any(a is value for a in allowed)
