@@ -90,3 +90,25 @@ policy p {
     assert not report.contradictions and report.goldens.invalid == 0
     verified = {row.element.id for row in report.models[0].elements if row.verified_by}
     assert "rule:under:applicable" in verified
+
+
+def test_fsm_whole_numbers_were_never_32_bit_and_stay_so(tmp_path):
+    """The shared cause (the type of plain `int` and of `+`) touched FSMs only through `+`: ranges beyond 32 bits
+    keep working there, in guards, sums and golden values."""
+    path = tmp_path / "big.fsm"
+    path.write_text("""fsm big {
+  var total: int[0..10000000000] = 0
+  state a initial
+  state b
+  event pay(x: int[0..10000000000])
+  a -> b on pay(x) [x > 3000000000] / total := x + total
+  a -> a on pay(x) [x <= 3000000000]
+}
+""", encoding="utf-8")
+    (model,) = api.load_models([str(path)])[1]
+    golden = parse_case({"id": "F", "turns": [{"event": "pay", "args": {"x": 5000000000},
+                                               "assert_state": {"state": "b", "total": 5000000000}}]}, "g.yaml", 1)
+    report = api.measure([model], GoldenSet(cases=[golden]))
+    assert report.goldens.invalid == 0 and not report.contradictions
+    verified = {row.element.id for row in report.models[0].elements if row.verified_by}
+    assert "transition:a.pay->b" in verified
