@@ -102,3 +102,23 @@ def test_dmn_import_keeps_every_supported_table_and_reads_item_definitions():
     from mbt.analysis.table_checks import check_table
 
     assert "TBL001" not in {f.code for f in check_table(model)}  # no gap: "low" and "high" are all there is
+
+
+# ---- never falsely green: what a golden's check must be to verify anything
+
+
+def conversation(case_id: str, *decisions: str) -> str:
+    return f'{{"id": "{case_id}", "model": "chat", "turns": [], "decisions": [{", ".join(decisions)}]}}'
+
+
+def decision(inputs: str, expect: str) -> str:
+    return f'{{"table": "limit", "inputs": {inputs}, "expect": {expect}}}'
+
+
+def test_a_golden_contradicting_one_of_its_decisions_verifies_nothing(tmp_path):
+    report = measure(tmp_path, conversation("C", decision('{"age": 10, "score": 1}', '"minor"'),
+                                            decision('{"age": 40, "score": 1}', '"high"')))
+    assert len(report.contradictions) == 1
+    rows = {r.element.id: r for r in report.models[0].elements}
+    assert rows["rule:minor"].exercised_by == ["C"] and rows["rule:minor"].verified_by == []
+    assert not any(r.verified_by for r in rows.values())

@@ -62,6 +62,8 @@ class TableReplayer:
             run.exercised.update(exercised)
             if (check.expect_given or check.expect_error) and self._agrees(check, decision, number, case, run):
                 run.verified.update(exercised)
+        if run.contradictions:
+            run.verified.clear()  # a golden contradicting the table verifies nothing of it, in any of its decisions
         return run
 
     # ---- inputs
