@@ -122,3 +122,13 @@ def test_a_golden_contradicting_one_of_its_decisions_verifies_nothing(tmp_path):
     rows = {r.element.id: r for r in report.models[0].elements}
     assert rows["rule:minor"].exercised_by == ["C"] and rows["rule:minor"].verified_by == []
     assert not any(r.verified_by for r in rows.values())
+
+
+def test_an_expectation_that_compares_no_output_verifies_nothing(tmp_path):
+    report = measure(tmp_path, case("EMPTY", '{"age": 10, "score": 1}', "{}"),
+                     case("TYPO", '{"age": 40, "score": 1}', '{"bnad": "adult"}'))
+    rows = {r.element.id: r for r in report.models[0].elements}
+    assert rows["rule:minor"].exercised_by == ["EMPTY"] and rows["rule:minor"].verified_by == []
+    assert rows["rule:adult"].exercised_by == ["TYPO"] and rows["rule:adult"].verified_by == []
+    assert any("`bnad` is not an output" in n.message for n in report.notes)
+    assert any("compares no output" in n.message for n in report.notes)

@@ -178,18 +178,21 @@ class TableReplayer:
             if len(m.outputs) != 1:
                 return note("`expect` must map output names to values (the table has several outputs)")
             expect = {m.outputs[0].name: expect}
-        agree = True
+        agree, compared = True, 0
         for name, wanted in expect.items():
             column = m.output(str(name))
             if column is None:
                 note(f"`{name}` is not an output of table `{m.name}`")
                 continue
+            compared += 1
             actual = None if result is None else result.get(column.name)
             if not _same(wanted, actual, column.type):
                 agree = contradict(f"outputs.{column.name}", wanted, actual,
                                    f"golden expects {column.name} = {_shown(wanted)}, the table gives "
                                    f"{_shown(plain(actual))} ({winners}"
                                    f"{', the default' if decision.default_used else ''})")
+        if not compared:
+            return note("`expect` compares no output")  # `{}` or only unknown names: it checks nothing
         return agree
 
     def _result_row(self, item: Any) -> dict | None:
