@@ -132,3 +132,16 @@ def test_an_expectation_that_compares_no_output_verifies_nothing(tmp_path):
     assert rows["rule:adult"].exercised_by == ["TYPO"] and rows["rule:adult"].verified_by == []
     assert any("`bnad` is not an output" in n.message for n in report.notes)
     assert any("compares no output" in n.message for n in report.notes)
+
+
+def test_list_results_are_compared_exactly(tmp_path):
+    table = tmp_path / "sums.dt"
+    table.write_text('table sums {\n  hit rule_order\n  input a: integer [0..9]\n  output n: number\n'
+                     '  rule one: < 3 -> 18\n  rule two: < 5 -> 0.1\n}\n', encoding="utf-8")
+    golden = tmp_path / "g.jsonl"
+    golden.write_text('{"id": "L", "table": "sums", "inputs": {"a": 1}, "expect": [17.99999999999999999, 0.1]}\n'
+                      '{"id": "R", "table": "sums", "inputs": {"a": 1}, "expect": [18.0, 0.10]}\n', encoding="utf-8")
+    report = coverage([str(table)], [str(golden)], use_gate=False)
+    assert [c.case for c in report.contradictions] == ["L"]
+    rows = {r.element.id: r for r in report.models[0].elements}
+    assert rows["rule:one"].verified_by == ["R"]

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from mbt.elements import table as ids
@@ -159,14 +158,17 @@ class TableReplayer:
         if isinstance(result, list):
             if not isinstance(expect, list):
                 return note(f"hit policy {m.hit_text} gives a list; `expect` must be a list of results")
-            wanted = [self._result_row(item) for item in expect]
-            if None in wanted:
+            rows = [self._result_row(item) for item in expect]
+            if None in rows:
                 return note("each item of `expect` must map output names to values"
                             + (" (or be a value of the one output)" if len(m.outputs) == 1 else ""))
-            got = [self._plain_row(row) for row in result]
-            same = (_multiset(wanted) == _multiset(got)) if m.hit == "COLLECT" else wanted == got
+            # Compared as typed values, exactly (17.99999999999999999 is not 18); shown as plain data.
+            typed = [{k: self._typed(k, v) for k, v in row.items()} for row in rows]
+            same = _same_multiset(typed, result) if m.hit == "COLLECT" else typed == result
             if same:
                 return True
+            wanted = [{k: _normal(v) for k, v in row.items()} for row in rows]
+            got = [self._plain_row(row) for row in result]
             return contradict("outputs", wanted, got, f"golden expects {_shown(wanted)}, the table gives "
                                                       f"{_shown(got)} ({winners})")
         if expect is None:
@@ -197,10 +199,20 @@ class TableReplayer:
 
     def _result_row(self, item: Any) -> dict | None:
         if isinstance(item, dict):
-            return {str(k): _normal(v) for k, v in item.items()}
+            return {str(k): v for k, v in item.items()}
         if len(self.model.outputs) == 1:
-            return {self.model.outputs[0].name: _normal(item)}
+            return {self.model.outputs[0].name: item}
         return None
+
+    def _typed(self, name: str, value: Any) -> Any:
+        """A golden's value as the output's typed value; one it cannot be (or an unknown output's) equals nothing."""
+        column = self.model.output(name)
+        if column is None or value is None:
+            return _Unequal(value) if column is None else None
+        try:
+            return coerce(value, column.type.__class__(column.type.kind, optional=True))
+        except ValueProblem:
+            return _Unequal(value)
 
     @staticmethod
     def _plain_row(row: dict) -> dict:
@@ -225,8 +237,27 @@ def _same(wanted: Any, actual: Any, ctype) -> bool:
         return False
 
 
-def _multiset(rows: list[dict]) -> Counter:
-    return Counter(repr(sorted(row.items())) for row in rows)
+class _Unequal:
+    """A value no output value equals: a golden's value its output cannot take, or a name that is not an output."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _same_multiset(wanted: list[dict], got: list[dict]) -> bool:
+    """The same rows in any order (COLLECT), compared by value equality (Decimal 1.50 == 1.5)."""
+    rest = list(got)
+    for row in wanted:
+        match = next((i for i, other in enumerate(rest) if row == other), None)
+        if match is None:
+            return False
+        del rest[match]
+    return not rest
 
 
 def _shown(value: Any) -> str:
