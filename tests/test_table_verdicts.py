@@ -89,19 +89,34 @@ def test_dmn_import_keeps_every_supported_table_and_reads_item_definitions():
     """Issue 9: one unsupported decision dropped the whole file; item definitions were not read (false gap warnings,
     "typeRef not supported")."""
     from mbt.api import import_dmn
-    from mbt.parsing.loader import load_file
+    from mbt.parsing.loader import parse_text
 
     path = str(Path(__file__).parent / "data" / "dmn" / "partial.dmn")
     imported = import_dmn(path)
     assert imported.tables == ["risk"]
     (skipped,) = imported.not_imported
     assert skipped.startswith("fancy (line 23: ") and "beyond simple unary tests" in skipped
-    (model,) = load_file(path).models
+    (model,) = parse_text(imported.text, "partial.dt").models
     level = model.inputs[0]
     assert (level.type.kind, level.type.values) == ("string", ("low", "high"))  # from itemDefinition tRisk
     from mbt.analysis.table_checks import check_table
 
     assert "TBL001" not in {f.code for f in check_table(model)}  # no gap: "low" and "high" are all there is
+
+
+def test_measuring_a_dmn_file_never_loses_one_of_its_tables_quietly():
+    """Reading `--model FILE.dmn` refuses a file with a table it cannot read (located), where `import` keeps the rest."""
+    import pytest
+
+    from mbt.errors import LocatedError
+    from mbt.parsing.loader import load_file
+
+    path = str(Path(__file__).parent / "data" / "dmn" / "partial.dmn")
+    with pytest.raises(LocatedError) as err:
+        load_file(path)
+    (problem,) = err.value.problems
+    assert (problem.line, problem.column) == (30, 9) and "beyond simple unary tests" in problem.message
+    assert "mbt import dmn" in problem.hint
 
 
 # ---- never falsely green: what a golden's check must be to verify anything

@@ -11,7 +11,7 @@ DTDs, entity expansion and external references are refused.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from xml.etree.ElementTree import ParseError, TreeBuilder
@@ -181,6 +181,7 @@ class DmnImport:
     tables: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # decisions that hold no decision table
     not_imported: list[str] = field(default_factory=list)  # decision tables mbt cannot read: "name (line N: why)"
+    not_imported_problems: list[Problem] = field(default_factory=list)  # what stopped them, located in the XML
 
     def xml_position(self, line: int, column: int) -> tuple[int, int]:
         found = (1, 1)
@@ -286,7 +287,7 @@ class _Converter:
         if self.problems:
             raise LocatedError(self.problems)
         return DmnImport(self.shown, version, "\n".join(self.lines) + "\n", self.segments, tables, skipped,
-                         not_imported)
+                         not_imported, failed)
 
     def table(self, decision, table, name: str) -> None:
         self.emit("")
@@ -452,8 +453,9 @@ def convert_dmn(path: str | Path) -> DmnImport:
     return _Converter(str(path), xml_text).convert(root)
 
 
-def load_dmn(path: str | Path):
-    """A DMN file as a ModelFile of `table` models whose locations point into the XML."""
+def load_dmn(path: str | Path, partial: bool = False):
+    """A DMN file as a ModelFile of `table` models whose locations point into the XML. A decision table mbt cannot
+    read refuses the file unless `partial` (the importer's review copy): a measurement must not lose a table quietly."""
     from mbt.parsing.grammar import parser
     from mbt.parsing.loader import FileTransformer, ModelFile
     from mbt.parsing.table_resolve import resolve_table
@@ -462,6 +464,11 @@ def load_dmn(path: str | Path):
     shown = str(path)
     xml_text, root = read_dmn(path)
     imported = _Converter(shown, xml_text).convert(root)
+    if imported.not_imported_problems and not partial:
+        hint = (f"`mbt import dmn {shown}` writes the {len(imported.tables)} other table(s) as DSL, to measure "
+                "them without this one")
+        raise LocatedError([replace(p, hint=f"{p.hint}; or {hint}" if p.hint else hint)
+                            for p in imported.not_imported_problems])
 
     def locate(line: int, column: int) -> Location:
         line, column = imported.xml_position(line, column)
@@ -486,5 +493,5 @@ def load_dmn(path: str | Path):
 def import_dmn(path: str | Path) -> DmnImport:
     """Convert, then read the DSL back the way `--model FILE.dmn` does, so what is written is a valid model."""
     imported = convert_dmn(path)
-    load_dmn(path)
+    load_dmn(path, partial=True)
     return imported
