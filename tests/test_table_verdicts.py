@@ -160,3 +160,16 @@ def test_list_results_are_compared_exactly(tmp_path):
     assert [c.case for c in report.contradictions] == ["L"]
     rows = {r.element.id: r for r in report.models[0].elements}
     assert rows["rule:one"].verified_by == ["R"]
+
+
+def test_a_null_input_fails_the_conditions_that_test_it_for_mcdc(tmp_path):
+    table = tmp_path / "m.dt"
+    table.write_text('table m {\n  hit first\n  mcdc\n  input a: integer [0..9]\n  input b: integer [0..9]\n'
+                     '  output o: string\n  rule r: < 5 | < 5 -> "x"\n}\n', encoding="utf-8")
+    golden = tmp_path / "g.jsonl"
+    golden.write_text('{"id": "N", "table": "m", "inputs": {"a": 1}, "expect": null}\n', encoding="utf-8")
+    report = coverage([str(table)], [str(golden)], use_gate=False)
+    rows = {r.element.id: r for r in report.models[0].elements}
+    # b is null: `< 5` is unknown there, so only b's condition fails: the unique-cause obligation for b is met.
+    assert rows["mcdc:r:b=false"].verified_by == ["N"]
+    assert rows["mcdc:r:a=false"].exercised_by == [] and rows["mcdc:r"].exercised_by == []

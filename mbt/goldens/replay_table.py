@@ -13,7 +13,7 @@ from mbt.goldens.replay_fsm import CaseRun
 from mbt.goldens.results import Contradiction, Note
 from mbt.model.table import TableModel, plain, value_text
 from mbt.tables.analysis import analyse
-from mbt.tables.evaluator import Decision
+from mbt.tables.evaluator import Decision, entry_matches
 from mbt.tables.regions import IndexedTable
 from mbt.tables.values import ValueProblem, coerce
 
@@ -102,15 +102,17 @@ class TableReplayer:
             if b is not None:
                 out.append(b)
         if self.model.mcdc:
-            out.extend(self._mcdc(regions, decision))
+            out.extend(self._mcdc(values, regions, decision))
         return out
 
-    def _mcdc(self, regions: list[int | None], decision: Decision) -> list[int]:
+    def _mcdc(self, values: tuple, regions: list[int | None], decision: Decision) -> list[int]:
         c, p = self.c, self.c.partition
         out = [c.mcdc_el[i] for i in decision.matched if c.mcdc_el[i] is not None]
-        if any(r is None for r in regions):
-            return out
-        masks = [p.region_rules[k][r] for k, r in enumerate(regions)]
+        # Per column, the rules whose entry holds on the value; a null on a column without `?` has no region, and
+        # only the entries that match null (`-`) hold there.
+        masks = [p.region_rules[k][r] if r is not None else
+                 sum(1 << i for i, rule in enumerate(self.model.rules) if entry_matches(rule.entries[k], values[k]))
+                 for k, r in enumerate(regions)]
         n = len(masks)
         prefix, suffix = [p.all_rules] * (n + 1), [p.all_rules] * (n + 1)
         for k in range(n):
