@@ -1,0 +1,45 @@
+"""docs/architecture.md states what the code does: its module table names every module and package of mbt/, and
+only those (the table is checked against the tree)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def named_in_the_table() -> set[str]:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = text[text.index("| package / module | job |"):text.index("## Adding a model kind")]
+    names: set[str] = set()
+    for row in table.splitlines()[2:]:
+        cell, _, job = row.strip("|").partition("|")
+        folder = cell.strip().strip("`")
+        if not folder.startswith("mbt/"):
+            continue
+        if folder.endswith(".py"):
+            names.add(folder)
+            continue
+        names.add(folder.rstrip("/"))
+        for module in re.findall(r"`([a-z_/<>]+\.py)`", job):
+            if "<" not in module:
+                names.add(f"{folder.rstrip('/')}/{module}")
+    return names
+
+
+def test_every_module_is_in_the_architecture_table_and_nothing_else():
+    modules = {str(p.relative_to(ROOT)) for p in (ROOT / "mbt").rglob("*.py") if "__pycache__" not in p.parts}
+    packages = {str(p.parent.relative_to(ROOT)) for p in (ROOT / "mbt").rglob("__init__.py")} - {"mbt"}
+    named = named_in_the_table()
+    top_packages = {p for p in packages if p.count("/") == 1}
+    assert top_packages <= named, f"packages missing from docs/architecture.md: {sorted(top_packages - named)}"
+    stray = {n for n in named if n.endswith(".py") and n not in modules}
+    assert not stray, f"docs/architecture.md names modules that do not exist: {sorted(stray)}"
+    flat = {m for m in modules if m.count("/") == 1 and not m.endswith("__init__.py")}
+    assert flat <= named, f"modules missing from docs/architecture.md: {sorted(flat - named)}"
+    for package in top_packages:
+        inside = {m for m in modules if m.startswith(package + "/") and m.count("/") == 2
+                  and not m.endswith("__init__.py")}
+        missing = {m for m in inside if m not in named}
+        assert not missing, f"modules of {package} missing from docs/architecture.md: {sorted(missing)}"
