@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import jsonschema
 import pytest
-
-from tests.cli_runner import run_mbt
-
 from _gold import compare_gold
+
 from mbt.report.github import annotation
 from mbt.report.markdown import cell
+from tests.cli_runner import run_mbt
 
 ROOT = Path(__file__).resolve().parents[1]
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))

@@ -26,7 +26,8 @@ def mbt(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mbt", *map(str, args)], capture_output=True, text=True, cwd=cwd)
 
 
-def small_dmn(version: str, rules: str, inputs: str | None = None, hit: str = "UNIQUE", outputs: str | None = None) -> str:
+def small_dmn(version: str, rules: str, inputs: str | None = None, hit: str = "UNIQUE",
+              outputs: str | None = None) -> str:
     inputs = inputs or ('<input id="i1" label="Age"><inputExpression typeRef="integer"><text>age</text>'
                         '</inputExpression></input>')
     outputs = outputs or '<output id="o1" name="result" typeRef="string"/>'
@@ -149,7 +150,8 @@ def test_not_xml_wrong_root_no_table_and_entities_are_refused(tmp_path):
     literal = write(tmp_path, f'<definitions xmlns="{NS["1.3"]}"><decision id="g" name="Greeting">'
                               '<literalExpression><text>"hi"</text></literalExpression></decision></definitions>',
                     "literal.dmn")
-    assert problems(literal)[0].message == "no decision table in this DMN file (decisions Greeting hold other expressions)"
+    assert problems(literal)[0].message == ("no decision table in this DMN file "
+                                            "(decisions Greeting hold other expressions)")
     bomb = write(tmp_path, '<?xml version="1.0"?>\n<!DOCTYPE d [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;">]>\n'
                            f'<definitions xmlns="{NS["1.3"]}">&b;</definitions>\n', "bomb.dmn")
     assert problems(bomb)[0].message.startswith("refused: DTDForbidden")

@@ -154,7 +154,7 @@ def test_damaged_invariant_files_never_crash():
     text = (CASES / "every_construct.fsm").read_text(encoding="utf-8")
     rnd = random.Random(4)
     failures = 0
-    for i in range(300):
+    for _ in range(300):
         at = rnd.randrange(len(text))
         damaged = rnd.choice([text[:at] + text[at + 1:], text[:at] + rnd.choice("{}[]():-=@\"x ") + text[at:]])
         try:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from mbt.api import load_models
 from mbt.goldens.cases import parse_case
-import random
-
 from tests.judge.fsm import campaign, judge, random_model
 
 SHOP = Path(__file__).parent / "data" / "verdicts" / "shop.fsm"

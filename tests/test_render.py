@@ -8,16 +8,15 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.cli_runner import run_mbt
-
 from _gold import compare_gold
+
 from mbt import api
 from mbt.errors import MbtError
 from mbt.goldens.loader import load_goldens
 from mbt.render.dot import anchor, quote, to_dot
-from mbt.render.graph import (EXERCISED, UNCOVERED, VERIFIED, RenderOptions, fsm_graph, wrap)
+from mbt.render.graph import EXERCISED, UNCOVERED, VERIFIED, RenderOptions, fsm_graph, wrap
 from mbt.render.paths import read_path
+from tests.cli_runner import run_mbt
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "tests" / "data" / "reset.fsm"
@@ -248,7 +247,6 @@ def test_render_path_accepts_mbt_check_counterexample_output(tmp_path):
     """The counterexample JSON of an invariant finding (step 0 = start configuration) highlights its path."""
     import json
     import subprocess
-    import sys
 
     root = Path(__file__).resolve().parents[1]
     model = root / "tests" / "data" / "invariants" / "orders-buggy.fsm"

@@ -14,4 +14,4 @@ SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
 @pytest.mark.parametrize("name", sorted(REPORTS))
 def test_published_schema_is_current(name):
     published = (SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8")
-    assert published == schema_text(name), f"run: python -m mbt.schemas docs/schemas"
+    assert published == schema_text(name), "run: python -m mbt.schemas docs/schemas"

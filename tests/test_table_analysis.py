@@ -16,7 +16,8 @@ from mbt.tables.analysis import Analyser, analyse
 from mbt.tables.evaluator import TableEvaluator
 
 # Shared with tests/test_checks.py, which checks the (code, line) pairs; here also witnesses, messages, severities.
-CASES = yaml.safe_load((Path(__file__).parent / "cases" / "checks" / "tables.yaml").read_text(encoding="utf-8"))["cases"]
+CASES = yaml.safe_load((Path(__file__).parent / "cases" / "checks" / "tables.yaml").read_text(encoding="utf-8"))
+CASES = CASES["cases"]
 
 
 def load(text: str):

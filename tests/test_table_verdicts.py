@@ -68,7 +68,8 @@ def test_duplicate_rules_are_meant_under_collect(tmp_path):
     from mbt.analysis.table_checks import check_table
     from mbt.parsing.loader import parse_text
 
-    text = 'table c {\n  hit HIT\n  input a: integer [0..9]\n  output n: integer\n  rule one: < 3 -> 1\n  rule two: < 3 -> 1\n}\n'
+    text = ('table c {\n  hit HIT\n  input a: integer [0..9]\n  output n: integer\n  rule one: < 3 -> 1\n'
+            '  rule two: < 3 -> 1\n}\n')
     collect = parse_text(text.replace("HIT", "collect sum"), "c.dt").models[0]
     assert "TBL005" not in {f.code for f in check_table(collect)}
     first = parse_text(text.replace("HIT", "rule_order"), "c.dt").models[0]
@@ -105,7 +106,7 @@ def test_dmn_import_keeps_every_supported_table_and_reads_item_definitions():
 
 
 def test_measuring_a_dmn_file_never_loses_one_of_its_tables_quietly():
-    """Reading `--model FILE.dmn` refuses a file with a table it cannot read (located), where `import` keeps the rest."""
+    """`--model FILE.dmn` refuses a file with a table it cannot read (located), where `import` keeps the rest."""
     import pytest
 
     from mbt.errors import LocatedError

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.cli_runner import run_mbt
-
 from mbt import api
 from mbt.errors import LocatedError
 from mbt.measure.gate import evaluate_gate, load_gate
+from tests.cli_runner import run_mbt
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = str(ROOT / "tests" / "data" / "reset.fsm")

@@ -15,8 +15,15 @@ import z3
 
 from mbt.analysis.smt import Symbols, Term, boolean, encode, model_to_valuation
 from mbt.model.expr import And, Arith, Compare, Expr, Member, Not, Or, Ref
-from mbt.model.policy import (DENY, INDETERMINATE_D, INDETERMINATE_DP, INDETERMINATE_P, NOT_APPLICABLE, PERMIT,
-                              PolicyModel)
+from mbt.model.policy import (
+    DENY,
+    INDETERMINATE_D,
+    INDETERMINATE_DP,
+    INDETERMINATE_P,
+    NOT_APPLICABLE,
+    PERMIT,
+    PolicyModel,
+)
 from mbt.model.policy_eval import ref_names
 
 TRUE, FALSE = z3.BoolVal(True), z3.BoolVal(False)
@@ -164,7 +171,7 @@ class PolicyEncoding:
 
     def _decision_formulas(self, rules: list[int] | None = None) -> dict[str, z3.BoolRef]:
         """As COMBINERS, over the rules (indexes, in order; default all: the others are taken as NotApplicable)."""
-        A, I = self.applies, self.indeterminate
+        A, I = self.applies, self.indeterminate  # noqa: E741 - XACML's A(pplies) and I(ndeterminate)
         rules = list(range(len(A))) if rules is None else rules
         permits = [j for j in rules if self.model.rules[j].effect == "permit"]
         denies = [j for j in rules if self.model.rules[j].effect == "deny"]
@@ -220,7 +227,7 @@ class PolicyEncoding:
         """Rule i applies and is among the rules that decide (policy_eval's `reasons`). `among` limits the other
         rules considered to those that can apply together with it (the others are NotApplicable whenever it
         applies, so leaving them out changes nothing and keeps the formula small)."""
-        A, I = self.applies, self.indeterminate
+        A, I = self.applies, self.indeterminate  # noqa: E741 - XACML's A(pplies) and I(ndeterminate)
         rule = self.model.rules[i]
         algorithm = self.model.algorithm
         others = [j for j in (range(len(A)) if among is None else among) if j != i]

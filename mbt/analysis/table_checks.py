@@ -76,9 +76,10 @@ def check_table(model: TableModel) -> list[Finding]:
                            model, [rules[i].loc for i in m.by[:5]], witness_of(model, m.witness)))
     for first, later in a.duplicates:
         same = rules[first].outputs == rules[later].outputs
-        what = "the same outputs" if same else f"different outputs ({_outputs(rules[first])} vs {_outputs(rules[later])})"
-        out.append(finding(DUPLICATE, rules[later].loc, f"rule {rules[later].name} matches exactly the inputs of rule "
-                                                          f"{rules[first].name}, with {what}", model, [rules[first].loc]))
+        what = ("the same outputs" if same
+                else f"different outputs ({_outputs(rules[first])} vs {_outputs(rules[later])})")
+        message = f"rule {rules[later].name} matches exactly the inputs of rule {rules[first].name}, with {what}"
+        out.append(finding(DUPLICATE, rules[later].loc, message, model, [rules[first].loc]))
     for rule_index, by in a.subsumed:
         rule, big = rules[rule_index], rules[by]
         out.append(finding(SUBSUMED, rule.loc, f"rule {rule.name} is subsumed by rule {big.name}: every input it "
@@ -95,9 +96,9 @@ def check_table(model: TableModel) -> list[Finding]:
         test = rule.entries[issue.column].tests[issue.test]
         where = test.loc or rule.loc
         if issue.kind == "outside":
-            out.append(finding(OUTSIDE_DOMAIN, where, f"rule {rule.name}: {value_text(issue.value)} in `{test.text()}` "
-                                                      f"is outside the domain of `{column.name}` ({column.type.text()})",
-                               model))
+            message = (f"rule {rule.name}: {value_text(issue.value)} in `{test.text()}` is outside the domain of "
+                       f"`{column.name}` ({column.type.text()})")
+            out.append(finding(OUTSIDE_DOMAIN, where, message, model))
         else:
             out.append(finding(FINER_THAN_PRECISION, where,
                                f"rule {rule.name}: {value_text(issue.value)} in `{test.text()}` is finer than the "

@@ -165,7 +165,8 @@ def _mcdc(model: TableModel, analysis) -> list[Element]:
             if entry.is_any:
                 continue
             e = element_from(model.name, "table", "mcdc", mcdc_id(rule, column.name),
-                             f"rule {rule.name}: only `{column.name}` fails `{entry.text()}`, every other condition true",
+                             f"rule {rule.name}: only `{column.name}` fails `{entry.text()}`, "
+                             "every other condition true",
                              rule)
             if never:
                 e.feasible, e.reason = False, "the rule never matches"

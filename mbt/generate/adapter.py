@@ -26,7 +26,7 @@ class ReferenceAdapter:
             self.machine = ReferenceMachine(model)
 
     @classmethod
-    def from_file(cls, path: str | Path, model: str | None = None) -> "ReferenceAdapter":
+    def from_file(cls, path: str | Path, model: str | None = None) -> ReferenceAdapter:
         return cls(_load(str(Path(path).resolve()), model))
 
     # ---- conversations (fsm)

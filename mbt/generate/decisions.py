@@ -13,8 +13,9 @@ evaluator computes as the expectation -- is replayed as `mbt coverage` reads it 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from mbt.elements import policy as policy_ids
 from mbt.elements import table as table_ids
@@ -99,7 +100,7 @@ class TableWitnesses(DecisionWitnesses):
             for k, column in enumerate(model.inputs):
                 self.recipes[table_ids.mcdc_id(rule, column.name)] = ("mcdc-false", i, k)
         for k, (column, part) in enumerate(zip(model.inputs, self.partition.columns)):
-            for r, region in enumerate(part.regions):
+            for region in part.regions:
                 self.recipes[table_ids.partition_id(column.name, region.label)] = ("value", k, region.rep)
         for k, (column, points) in enumerate(zip(model.inputs, table_ids.boundary_points(model,
                                                                                          self.partition.columns))):
@@ -131,7 +132,7 @@ class TableWitnesses(DecisionWitnesses):
         else:
             _, k, value = recipe
             region = p.columns[k].region_of(value)
-            for i, masks in enumerate(p.rule_masks):
+            for masks in p.rule_masks:
                 if region is not None and masks[k] >> region & 1:
                     yield from itertools.islice(self._box(masks, {k: [value]}), 50)
             yield from self._box(everything, {k: [value]})

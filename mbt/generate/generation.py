@@ -19,8 +19,14 @@ from mbt.elements.base import Element
 from mbt.errors import MbtError
 from mbt.generate.adapter import ReferenceAdapter
 from mbt.generate.files import OutputFile, write_outputs
-from mbt.generate.report import (GeneratedTest, GenerateReport, MissingWitness, ModelGeneration, SuiteFigures,
-                                 WrittenFile)
+from mbt.generate.report import (
+    GeneratedTest,
+    GenerateReport,
+    MissingWitness,
+    ModelGeneration,
+    SuiteFigures,
+    WrittenFile,
+)
 from mbt.generate.skeleton import Skeleton, SkeletonBuilder, test_name
 from mbt.generate.suites import CRITERIA as SUITE_CRITERIA
 from mbt.generate.suites import SuiteBuilder

@@ -12,7 +12,8 @@ is kept only when the invariant replayer says the stub verifies the trigger.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from mbt.elements.base import Element
 from mbt.elements.fsm import enumerate_fsm

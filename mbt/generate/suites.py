@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable
+from typing import Any
 
 import networkx as nx
 
@@ -367,7 +368,7 @@ class SuiteBuilder:
             self._close(run, runs)
         return self._trim(runs, criterion, wanted, missing, failed)
 
-    def _last_item(self, criterion: str, run: "_Open") -> str:
+    def _last_item(self, criterion: str, run: _Open) -> str:
         transitions = self.engine.transitions
         i = run.plan[-1].outcome
         if criterion == "transition" or len(run.plan) < 2:
@@ -445,7 +446,7 @@ class SuiteBuilder:
                 covered.update(self._items(criterion, run.plan))
         return self._trim(runs, criterion, wanted, missing, failed)
 
-    def _reconnect(self, run: "_Open", wanted: set[int]) -> list[tuple[int, dict[str, Any]]] | None:
+    def _reconnect(self, run: _Open, wanted: set[int]) -> list[tuple[int, dict[str, Any]]] | None:
         """The shortest concrete continuation (at most `reconnect_steps` steps, readable arguments) from the run's
         configuration that ends by taking a transition of `wanted`; None if there is none, or the run's values are
         symbolic."""
@@ -493,7 +494,7 @@ class SuiteBuilder:
             return ids.pair_id(transitions[key[0]], transitions[key[1]])
         return None  # a first step: covers no pair
 
-    def _fresh(self) -> "_Open":
+    def _fresh(self) -> _Open:
         start = self.finder.starts[0]
         return _Open(start, start.state, dict(start.store))
 
@@ -503,7 +504,7 @@ class SuiteBuilder:
             return ids.transition_id(transitions[sequence[k]])
         return ids.pair_id(transitions[sequence[k - 1]], transitions[sequence[k]])
 
-    def _take(self, run: "_Open", i: int) -> bool:
+    def _take(self, run: _Open, i: int) -> bool:
         """Take transition i from the run's configuration: readable concrete arguments if some fit, else symbols."""
         engine = self.engine
         event = engine.transitions[i].event
@@ -526,7 +527,7 @@ class SuiteBuilder:
         run.push(engine, i, event, args, symbolic)
         return True
 
-    def _replay_witness(self, run: "_Open", witness: Witness) -> None:
+    def _replay_witness(self, run: _Open, witness: Witness) -> None:
         engine = self.engine
         run.start = witness.start
         run.state, run.store = witness.start.state, dict(witness.start.store)
@@ -536,7 +537,7 @@ class SuiteBuilder:
             else:  # a witness for a transition or a pair ends with taken transitions; nothing else is planned
                 raise ValueError("a suite witness ended with a refusal (an mbt bug)")
 
-    def _close(self, run: "_Open", runs: list[SuiteRun]) -> None:
+    def _close(self, run: _Open, runs: list[SuiteRun]) -> None:
         """Finish a run: values for the arguments left symbolic (z3, then made canonical)."""
         if not run.plan:
             return

@@ -10,12 +10,13 @@ before anything is written.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from typing import Any
 
 import z3
 
-from mbt.analysis.smt import (NONE, Solver, Symbols, Term, encode_term, literal, model_to_valuation, truth)
+from mbt.analysis.smt import NONE, Solver, Symbols, Term, encode_term, literal, model_to_valuation, truth
 from mbt.model.expr import Arith, EnumLit, Expr, Lit, Ref, compile_expr
 from mbt.model.fsm import Assign, Discard, FsmModel, ToolCall
 from mbt.model.types import ValueType
@@ -50,7 +51,7 @@ class Extra:
     """A condition a planned step must also meet (an atom's value, a forbid's guard, ...); `why` names it."""
 
     why: str
-    build: Callable[["SymbolicFsm", dict, dict], list[Cond]]  # (engine, store before the step, arguments)
+    build: Callable[[SymbolicFsm, dict, dict], list[Cond]]  # (engine, store before the step, arguments)
 
 
 @dataclass

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from mbt.elements import fsm as ids
 import z3
 
+from mbt.elements import fsm as ids
 from mbt.generate.symbolic import ANY, REFUSED, Cond, Constraint, Extra, PlannedStep, SymbolicFsm
 from mbt.model.expr import atoms
 from mbt.model.fsm import Forbid, FsmModel, ToolCall
@@ -183,7 +184,7 @@ def tempting(engine: SymbolicFsm, f: Forbid, state: str, event: str, store: dict
         if not calls_tool(engine, i, effect.tool):
             continue
 
-        def on_call(call: ToolCall, values: dict[str, Any], env: dict[str, Any], types: dict) -> None:
+        def on_call(call: ToolCall, values: dict[str, Any], env: dict[str, Any], types: dict, i: int = i) -> None:
             if call.tool != effect.tool:
                 return
             if effect.condition is None:

@@ -16,8 +16,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mbt.analysis.smt import constants_of
-from mbt.generate.symbolic import (ANY, REFUSED, Constraint, PlannedStep, SymbolicFsm, concrete, split, store_key,
-                                   symbolic_key)
+from mbt.generate.symbolic import (
+    ANY,
+    REFUSED,
+    Constraint,
+    PlannedStep,
+    SymbolicFsm,
+    concrete,
+    split,
+    store_key,
+    symbolic_key,
+)
 from mbt.generate.targets import Suffix, Target, fsm_targets
 from mbt.model.fsm import FsmModel
 from mbt.model.types import ValueType
@@ -66,7 +75,7 @@ class _Node:
     constraints: tuple[Constraint, ...]
     pending: int  # how many of the last constraints are not checked yet
     depth: int
-    parent: "_Node | None" = None
+    parent: _Node | None = None
     step: PlannedStep | None = None
     start: Start | None = None
     args: dict[str, Any] | None = None  # the symbols of the step into this node
@@ -92,7 +101,7 @@ class Detour:
 
 @dataclass
 class _Search:
-    found: "tuple[_Node, Suffix, _Finish] | None" = None
+    found: tuple[_Node, Suffix, _Finish] | None = None
     cut_by_depth: bool = False
     cut_by_limit: bool = False
     unknown: bool = False
@@ -160,7 +169,7 @@ class WitnessFinder:
 
     # ------------------------------------------------------------ the atlas
     @property
-    def atlas(self) -> "Atlas":
+    def atlas(self) -> Atlas:
         if self._atlas is None:
             self._atlas = Atlas(self)
         return self._atlas
@@ -269,7 +278,7 @@ class WitnessFinder:
                 counter += 1
         return result
 
-    def _finish(self, node: _Node, suffix: Suffix, result: _Search) -> "_Finish | None":
+    def _finish(self, node: _Node, suffix: Suffix, result: _Search) -> _Finish | None:
         """Running `suffix` after the prefix `node`: its constraints, arguments and end, or None when impossible."""
         engine = self.engine
         state, store, conds, arguments = node.state, node.store, [], []
@@ -297,7 +306,7 @@ class WitnessFinder:
         return _Finish(conds, arguments, state, store) if status == "sat" else None
 
     def detour(self, element: str, state: str, store: dict[str, Any], constraints: list[Constraint], depth: int,
-               extra: int) -> "Detour | None":
+               extra: int) -> Detour | None:
         """The shortest continuation (at most `extra` steps) of a run being built (at `depth` steps, in `state` with
         `store` under `constraints`) that covers `element`; its arguments stay symbolic."""
         target = self.targets.get(element)
@@ -318,7 +327,7 @@ class WitnessFinder:
         return Detour(steps, list(node.constraints[len(constraints):]) + done.conds, done.state, done.store)
 
     # ------------------------------------------------------------ results
-    def _witness(self, target: Target, node: _Node, suffix: Suffix, done: "_Finish") -> Witness | NoWitness:
+    def _witness(self, target: Target, node: _Node, suffix: Suffix, done: _Finish) -> Witness | NoWitness:
         engine = self.engine
         prefix: list[PlannedStep] = []
         cursor = node

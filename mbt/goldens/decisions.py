@@ -12,7 +12,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
 # Keys a decision case might use for its expected outputs by mistake: refused rather than kept as unchecked extras.
 LIKELY_TYPOS = {"expected", "expects", "output", "outputs", "expected_output", "expected_outputs", "result",
                 "expected_result", "input"}

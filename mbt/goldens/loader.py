@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-from decimal import Decimal
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 import yaml

@@ -4,9 +4,10 @@ docs/coverage-rules/policy.md defines them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable
+from typing import Any
 
 from mbt.elements import policy as ids
 from mbt.elements.base import Element

@@ -16,12 +16,20 @@ applied to rules by their values: a rule counts when its value is not NotApplica
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from mbt.model.expr import And, Arith, Compare, EnumLit, Expr, Lit, Member, Not, Or, Ref, compile_expr
-from mbt.model.policy import (DENY, INDETERMINATE_D, INDETERMINATE_DP, INDETERMINATE_P, NOT_APPLICABLE, PERMIT,
-                              PolicyModel)
+from mbt.model.policy import (
+    DENY,
+    INDETERMINATE_D,
+    INDETERMINATE_DP,
+    INDETERMINATE_P,
+    NOT_APPLICABLE,
+    PERMIT,
+    PolicyModel,
+)
 
 # A rule's value: "applies" (its effect), "na" (NotApplicable), "indeterminate" (Indeterminate{P} or {D}).
 APPLIES, NA, INDET = "applies", "na", "indeterminate"

@@ -23,8 +23,9 @@ The monitors implement Dwyer's LTL mappings of the patterns and scopes read on f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from mbt.model.expr import And, Expr, Not, Or, compile_expr
 from mbt.model.invariant import CallMade, EventIs, Invariant

@@ -8,8 +8,7 @@ from typing import Any
 
 from mbt.errors import Problem
 from mbt.model.common import Location
-from mbt.model.table import (ColumnType, Entry, InputColumn, OutputColumn, Rule, TableModel, UnaryTest,
-                             value_text)
+from mbt.model.table import ColumnType, Entry, InputColumn, OutputColumn, Rule, TableModel, UnaryTest, value_text
 from mbt.parsing.common import annotation_fields
 from mbt.parsing.table_rules import RawColumn, RawEntry, RawInterval, RawTable, RawTest
 from mbt.tables.values import ValueProblem, literal_value
@@ -143,7 +142,8 @@ class TableResolver:
             how, spec = raw.domain
             if how == "range":
                 if kind not in ("number", "integer", "date"):
-                    self.problem(raw.loc, f"a range domain needs a number, integer or date column, `{raw.name}` is {kind}",
+                    self.problem(raw.loc, "a range domain needs a number, integer or date column, "
+                                          f"`{raw.name}` is {kind}",
                                  'list the allowed values instead: {"a", "b"}')
                     raise Skip
                 lo = self.literal(spec.lo, kind, raw.loc)
@@ -170,7 +170,8 @@ class TableResolver:
         if ctype.values is not None and ctype.precision is not None:
             for value in ctype.values:
                 if not ctype.on_lattice(value):
-                    self.problem(raw.loc, f"allowed value {value_text(value)} is finer than the precision {ctype.precision}")
+                    self.problem(raw.loc, f"allowed value {value_text(value)} is finer than the precision "
+                                          f"{ctype.precision}")
                     raise Skip
         return ctype
 
@@ -226,8 +227,8 @@ class TableResolver:
             name = raw.name or fields.get("explicit_id") or f"r{index + 1}"
             where = raw.name_loc or raw.loc
             if name in names:
-                self.problem(where, f"rule `{name}` is declared twice (first at line {names[name].line})",
-                             "unnamed rules are named r1, r2, ... by position; name this one" if raw.name is None else None)
+                hint = "unnamed rules are named r1, r2, ... by position; name this one" if raw.name is None else None
+                self.problem(where, f"rule `{name}` is declared twice (first at line {names[name].line})", hint)
                 continue
             names[name] = raw.loc
             if not m.inputs or not m.outputs:
@@ -280,7 +281,8 @@ class TableResolver:
                 self.problem(raw.loc, "a range cannot have none as an end")
                 raise Skip
             if self.empty_interval(lo, hi, spec.lo_closed, spec.hi_closed):
-                self.problem(raw.loc, f"the range {UnaryTest('range', lo=lo, hi=hi, lo_closed=spec.lo_closed, hi_closed=spec.hi_closed).text()} is empty")
+                empty = UnaryTest("range", lo=lo, hi=hi, lo_closed=spec.lo_closed, hi_closed=spec.hi_closed)
+                self.problem(raw.loc, f"the range {empty.text()} is empty")
                 raise Skip
             return UnaryTest("range", lo=lo, hi=hi, lo_closed=spec.lo_closed, hi_closed=spec.hi_closed, loc=raw.loc)
         if raw.op in ("==", "!="):

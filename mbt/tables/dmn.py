@@ -162,7 +162,8 @@ def entry_text(entry: RawEntry) -> str:
             parts.append(lit_text(t.value))
         elif t.op == "range":
             r: RawInterval = t.value
-            parts.append(f"{'[' if r.lo_closed else '('}{lit_text(r.lo)}..{lit_text(r.hi)}{']' if r.hi_closed else ')'}")
+            opening, closing = "[" if r.lo_closed else "(", "]" if r.hi_closed else ")"
+            parts.append(f"{opening}{lit_text(r.lo)}..{lit_text(r.hi)}{closing}")
         else:
             parts.append(f"{t.op} {lit_text(t.value)}")
     inner = ", ".join(parts)
@@ -477,7 +478,8 @@ def load_dmn(path: str | Path, partial: bool = False):
     try:
         items = FileTransformer(shown, locate).transform(parser().parse(imported.text))
     except LarkError as err:  # pragma: no cover - the converter writes only text the grammar reads
-        raise LocatedError([Problem(shown, 1, 1, f"internal error: the converted DMN does not parse ({err})")]) from None
+        problem = Problem(shown, 1, 1, f"internal error: the converted DMN does not parse ({err})")
+        raise LocatedError([problem]) from None
     problems: list[Problem] = []
     result = ModelFile(path=shown, text=xml_text, sources={})
     for raw in items:

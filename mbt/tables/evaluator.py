@@ -11,8 +11,9 @@ match null while `not("EU")` does. An entry matches when its value is true.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from mbt.model.table import Entry, Rule, TableModel, UnaryTest, value_text
 
@@ -156,7 +157,8 @@ class TableEvaluator:
             for i in matched[1:]:
                 if self.outputs[i] != first:
                     return Decision(matched, (), None, f"hit policy ANY violated: matching rules "
-                                                       f"{rules[matched[0]].name} and {rules[i].name} give different outputs")
+                                                       f"{rules[matched[0]].name} and {rules[i].name} "
+                                                       "give different outputs")
             return Decision(matched, matched, dict(first))
         if hit == "FIRST":
             return Decision(matched, matched[:1], dict(self.outputs[matched[0]]))

@@ -130,7 +130,8 @@ class ColumnPartition:
             if first is not None and last is not None and first > last:
                 return None
             if first is None and last is None:
-                rep = dt.date(2000, 1, 1) if self.ctype.kind == "date" else 0 if self.ctype.kind == "integer" else Decimal(0)
+                kind = self.ctype.kind
+                rep = dt.date(2000, 1, 1) if kind == "date" else 0 if kind == "integer" else Decimal(0)
             else:
                 rep = first if first is not None else last
             label = ("any" if kind == "all" else value_text(first) if first == last

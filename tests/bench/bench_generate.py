@@ -30,8 +30,8 @@ import synth  # noqa: E402
 from mbt import api  # noqa: E402
 from mbt.generate.suites import SuiteBuilder, required_transitions, transition_tour  # noqa: E402
 from mbt.generate.witnesses import NoWitness, WitnessFinder  # noqa: E402
-from mbt.goldens.loader import GoldenSet  # noqa: E402
 from mbt.goldens.cases import parse_case  # noqa: E402
+from mbt.goldens.loader import GoldenSet  # noqa: E402
 from mbt.parsing.loader import parse_text  # noqa: E402
 
 FULL = (5000, 50_000, 1000)

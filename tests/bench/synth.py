@@ -14,9 +14,10 @@ import json
 import random
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 Env = dict[str, Any]
 

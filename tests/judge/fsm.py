@@ -20,7 +20,6 @@ from mbt.goldens.cases import GoldenCase, parse_case
 from mbt.goldens.loader import GoldenSet
 from mbt.model.expr import And, Arith, Compare, EnumLit, Lit, Member, Not, Or, Ref, atoms
 from mbt.model.fsm import Assign, Discard, FsmModel
-
 from tests.judge.common import EXERCISED, VERIFIED, Campaign
 
 # ------------------------------------------------------------------ the language's meaning (dsl-reference.md)
