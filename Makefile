@@ -41,11 +41,13 @@ test: $(STAMP) graphviz chromium
 test-fast: $(STAMP) graphviz
 	$(BIN)/pytest -q -m "not slow"
 
-# ruff (pyflakes, pycodestyle, isort, bugbear, pyupgrade) on the code and the tests; mypy where it is clean.
-MYPY_CLEAN := mbt/api.py mbt/goldens mbt/measure
+# ruff (pyflakes, pycodestyle, isort, bugbear, pyupgrade) on the code and the tests; mypy where it is clean (only the
+# listed files are checked: --follow-imports=silent reads the others for their types without reporting on them).
+MYPY_CLEAN := mbt/api.py mbt/kinds mbt/measure mbt/files.py mbt/paths.py \
+	$(filter-out mbt/goldens/replay_table.py,$(wildcard mbt/goldens/*.py))
 lint: $(STAMP)
 	$(BIN)/ruff check mbt tests
-	$(BIN)/mypy $(MYPY_CLEAN)
+	$(BIN)/mypy --follow-imports=silent $(MYPY_CLEAN)
 
 # The committed output of `mbt generate` for the example (generated/README.md; a test fails when it is stale).
 GENERATED_GOLDENS := $(addprefix --goldens models/goldens/,broken.jsonl golden.jsonl multi-turn.yaml \

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from mbt.elements.base import Element
 from mbt.elements.fsm import enumerate_fsm
@@ -62,6 +62,7 @@ def positions_of(compiled: CompiledFsm, run: CaseRun) -> tuple[list[Position], l
     """The run as positions (its start, then one per accepted turn), the turn of each (0 for the start), and
     disagreements between the replay engine and a re-run of its transitions (an mbt bug if ever non-empty)."""
     by_key = {ct.t.key: ct for ct in compiled.transitions}
+    assert run.start is not None  # replayed with keep_snapshots
     previous = config_of(run.start)
     positions = [Position({**previous, "state": run.start.state})]
     turns, problems = [0], []
@@ -70,7 +71,7 @@ def positions_of(compiled: CompiledFsm, run: CaseRun) -> tuple[list[Position], l
             continue  # refused: no step of the system
         ct = by_key[snap.transition]
         variables = dict(previous)
-        calls = fire(ct, variables, snap.args, compiled.params[snap.event])
+        calls = fire(ct, variables, snap.args, compiled.params[snap.event or ct.t.event])
         after = config_of(snap)
         if variables != after or [(c.tool, c.args) for c in calls] != [(c.tool, c.args) for c in snap.calls]:
             problems.append(f"turn {number}: the replay engine and a re-run of `{snap.transition}` disagree")
@@ -140,10 +141,14 @@ def _needs(expr: Expr, fsm: FsmModel, params: set[str]) -> list[Need]:
     out: list[Need] = []
     for name in sorted(refs(expr) - params):
         if name == "state":
-            out.append(lambda pos, seen: seen.state)
+            out.append(lambda pos, seen: bool(seen.state))
         else:
-            out.append(lambda pos, seen, name=name: name in seen.names)
+            out.append(_names_need(name))
     return out
+
+
+def _names_need(name: str) -> Need:
+    return lambda pos, seen: name in seen.names
 
 
 def _call_need(expr: CallMade) -> Need:
@@ -189,7 +194,7 @@ class InvariantReplayer:
 
     def __init__(self, model: InvariantModel, elements: list[Element]):
         self.model = model
-        fsm: FsmModel = model.fsm_model
+        fsm = cast(FsmModel, model.fsm_model)  # linked by the loader
         self.fsm = fsm
         self.compiled = CompiledFsm(fsm, enumerate_fsm(fsm))
         self.fsm_replayer = FsmReplayer(self.compiled)
@@ -215,7 +220,7 @@ class InvariantReplayer:
         complete = finished and self.fsm.states[positions[-1].env["state"]].final
         # A precondition that only sets variables in the initial state is context (who is signed in); one that
         # starts in another state stands for a history nobody saw.
-        from_initial = fsm_run.start.state == self.fsm.initial_state
+        from_initial = fsm_run.start is not None and fsm_run.start.state == self.fsm.initial_state
         seen = self._checked(case, fsm_run, positions, turns, finished)
         for c in self.invariants:
             judgement = judge(c.monitor, positions, complete)

@@ -11,8 +11,9 @@ from typing import Any
 
 from mbt.elements import policy as ids
 from mbt.elements.base import Element
+from mbt.elements.fsm import enumerate_fsm
 from mbt.goldens.cases import GoldenCase
-from mbt.goldens.replay_fsm import CaseRun
+from mbt.goldens.replay_fsm import CaseRun, CompiledFsm, FsmReplayer
 from mbt.goldens.requests import PolicyRequest
 from mbt.goldens.results import Contradiction, Note
 from mbt.model.expr import atoms, compile_expr
@@ -26,7 +27,7 @@ Checks = Callable[[str, tuple[str, ...]], bool]  # (decision, deciding rules) ->
 class CompiledEnforcement:
     enforcement: Enforcement
     mappings: list[tuple[str, Callable]]  # attribute -> value read from the FSM at the call
-    replayer: object  # FsmReplayer of the enforced FSM
+    replayer: FsmReplayer  # of the enforced FSM
 
 
 class CompiledPolicy:
@@ -67,10 +68,10 @@ class CompiledPolicy:
                 self.facts[index[point.id]] = ("boundary", point, rule, gates)
         self._atoms: dict[tuple[str, str, int], Callable] = {}
         self.enforcements: list[CompiledEnforcement] = []
-        for e in model.enforcements:
-            if e.linked and e.fsm_model is not None:
+        for enf in model.enforcements:
+            if enf.linked and enf.fsm_model is not None:
                 self.enforcements.append(CompiledEnforcement(
-                    e, [(m.attribute, compile_expr(m.value)) for m in e.mappings], _fsm_replayer(e.fsm_model)))
+                    enf, [(m.attribute, compile_expr(m.value)) for m in enf.mappings], _fsm_replayer(enf.fsm_model)))
 
     def elements_of(self, outcome: Outcome, request: dict) -> list[int]:
         """The elements one evaluated request exercises."""
@@ -149,9 +150,6 @@ class CompiledPolicy:
 
 
 def _fsm_replayer(fsm):
-    from mbt.elements.fsm import enumerate_fsm
-    from mbt.goldens.replay_fsm import CompiledFsm, FsmReplayer
-
     return FsmReplayer(CompiledFsm(fsm, enumerate_fsm(fsm)))
 
 
@@ -205,7 +203,8 @@ class PolicyReplayer:
             named = [n for n in given.reason or () if n in self.c.rule_names]
 
             def agrees(decision: str, reasons: tuple[str, ...]) -> bool:
-                return _same_decision(given.expect, decision) and all(n in reasons for n in named)
+                return given.expect is not None and _same_decision(given.expect, decision) \
+                    and all(n in reasons for n in named)
 
             run.verified.update(self.c.verified_of(outcome, request, touched, agrees))
 
@@ -296,7 +295,7 @@ class PolicyReplayer:
         run.exercised.update(touched)
         asserted = verified is not None
         if outcome.decision == PERMIT:
-            if asserted:
+            if verified is not None:
                 verified.update(self.c.verified_of(outcome, request, touched, _permitted))
             return
         why = f" by {', '.join(outcome.reasons)}" if outcome.reasons else ""

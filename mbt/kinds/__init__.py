@@ -50,15 +50,16 @@ class KindSupport:
     link: Callable[[list], list] | None = None  # (model files) -> problems, once every file is resolved
     suffixes: tuple[str, ...] = ()  # file suffixes searched for in folders
     # ---- coverage
+    # The hooks take the kind's own model class (FsmModel, ...): typed `Any` here, as the registry cannot name them.
     criteria: tuple[str, ...] = ()  # in increasing strength where they nest
-    enumerate: Callable[[ModelBase], list[Element]] = lambda model: []
-    replayer: Callable[[ModelBase, list[Element]], Replayer] | None = None
+    enumerate: Callable[[Any], list[Element]] = lambda model: []
+    replayer: Callable[[Any, list[Element]], Replayer] | None = None
     # Which cases the kind replays; None: those naming the model or its contract, or neither (goldens.routing).
-    accepts: Callable[[ModelBase, GoldenCase], bool] | None = None
+    accepts: Callable[[Any, GoldenCase], bool] | None = None
     # ---- checks and review
     check: Callable[..., list] | None = None  # (model[, options]) -> findings
     view: View | None = None
-    expected: Callable[[ModelBase], Callable[[Element], str]] | None = None  # traceability's expected result
+    expected: Callable[[Any], Callable[[Element], str]] | None = None  # traceability's expected result
     # ---- goldens
     # For a kind whose cases have no turns, decisions or request: is this case one of its own? (GoldenCase keeps
     # unknown keys as extra fields, so such a kind reads its case shape from `case.model_extra`.)

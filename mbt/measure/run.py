@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mbt.errors import did_you_mean
+from mbt.errors import MbtError, did_you_mean
 from mbt.goldens.cases import GoldenCase
 from mbt.goldens.loader import GoldenSet, GoldenStream
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
@@ -48,6 +48,8 @@ class ModelTally:
     def __init__(self, model: ModelBase):
         self.model, self.kind = model, support(model.kind)
         self.elements = self.kind.enumerate(model)
+        if self.kind.replayer is None:
+            raise MbtError(f"error: mbt cannot measure {model.kind} models yet (`{model.name}`)")
         self.replayer = self.kind.replayer(model, self.elements)
         # Element index -> ids of the goldens; plain lists, as millions of ids are appended in a large run.
         self.exercised_by: list[list[str]] = [[] for _ in self.elements]

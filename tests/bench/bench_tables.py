@@ -70,7 +70,7 @@ def entry(rng: random.Random, kind: str) -> str:
 def table_text(n_rules: int, n_inputs: int, hit: str, seed: int = 7) -> str:
     rng = random.Random(seed)
     cols = columns(n_inputs)
-    lines = [f"table synth {{", f"  hit {hit}"]
+    lines = ["table synth {", f"  hit {hit}"]
     lines += [f"  input {name}: {dsl}" for name, dsl, _ in cols]
     lines.append('  output decision: string {"reject", "review", "approve"}')
     lines.append("  output limit: integer")
@@ -251,7 +251,7 @@ def main() -> None:
             text = make(n_rules, n_inputs, hit)
             files, parse_s = timed(parse_text, text, f"synth-{shape}-{hit}.dt")
             model = files.models[0]
-            analysis, analysis_s = timed(lambda: Analyser(model).run())
+            analysis, analysis_s = timed(lambda model=model: Analyser(model).run())
             gaps = f"{analysis.gap_count:,}" if analysis.gap_count_exact else f"more than {analysis.gap_count:,}"
             print(f"  hit {hit}: {len(model.rules):,} rules; parse {parse_s:.2f} s; analysis (gaps + overlaps + masked "
                   f"+ duplicates + domain) {analysis_s:.2f} s (target < {TARGET_ANALYSIS_SECONDS:.0f} s)")
