@@ -200,9 +200,9 @@ def render(model_paths: list[str], output: str, golden_paths: list[str] | None =
 
 
 def import_dmn(path: str):
-    """A DMN file's decision tables as DSL text (mbt.tables.dmn.DmnImport); the text is read back before it is
+    """A DMN file's decision tables as DSL text (mbt.importers.dmn.DmnImport); the text is read back before it is
     returned, so what `mbt import dmn` writes is a valid model."""
-    from mbt.tables.dmn import import_dmn as convert
+    from mbt.importers.dmn import import_dmn as convert
 
     return convert(path)
 
@@ -226,11 +226,11 @@ def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria
 
 
 def import_graphwalker(path: str, output: str | None = None):
-    """A GraphWalker JSON file's models as DSL text (mbt.parsing.graphwalker.GraphWalkerImport), its `source` path
+    """A GraphWalker JSON file's models as DSL text (mbt.importers.graphwalker.GraphWalkerImport), its `source` path
     relative to where `output` goes; the text is read back before it is returned, so it is a valid model."""
     from pathlib import Path
 
-    from mbt.parsing.graphwalker import import_graphwalker as convert
+    from mbt.importers.graphwalker import import_graphwalker as convert
 
     folder = Path(output).resolve().parent if output not in (None, "-") else Path.cwd()
     return convert(path, folder)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from mbt.errors import LocatedError
+from mbt.importers.dmn import convert_dmn, import_dmn
 from mbt.parsing.loader import expand_paths, load_file, parse_text
-from mbt.tables.dmn import convert_dmn, import_dmn
 from mbt.tables.evaluator import TableEvaluator
 
 DATA = Path(__file__).parent / "data" / "dmn"

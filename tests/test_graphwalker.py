@@ -11,7 +11,7 @@ import pytest
 from mbt import api
 from mbt.cli import main
 from mbt.errors import LocatedError
-from mbt.parsing.graphwalker import Names, Untranslatable, _Expr, import_graphwalker, tokens
+from mbt.importers.graphwalker import Names, Untranslatable, _Expr, import_graphwalker, tokens
 from mbt.parsing.loader import load_paths
 
 LOGIN = Path(__file__).parent / "data" / "graphwalker" / "login.json"

@@ -10,7 +10,7 @@ from pathlib import Path
 from lark import Transformer
 from lark.exceptions import UnexpectedInput, VisitError
 
-from mbt import kinds
+from mbt import importers, kinds
 from mbt.errors import LocatedError, MbtError, Problem, problem_at
 from mbt.model.common import Annotated, Location, ModelBase, SourceDecl
 from mbt.parsing.common import CommonRules
@@ -18,10 +18,7 @@ from mbt.parsing.grammar import parser
 from mbt.parsing.reader import MAX_MODEL_BYTES, read_text  # noqa: F401 - read_text: also for the importers
 from mbt.parsing.syntax import syntax_error
 
-# DMN XML files are read too: each decision table becomes a `table` model (mbt/tables/dmn.py).
-DMN_SUFFIX = ".dmn"
-# GraphWalker JSON models are read when named explicitly (folders are not searched for .json: goldens use it too).
-GRAPHWALKER_SUFFIX = ".json"
+# Files in other tools' formats (DMN XML, GraphWalker JSON) are read by the importers, found by suffix.
 
 
 class _FileRules:
@@ -176,14 +173,9 @@ def check_span_sources(model: ModelBase, sources: dict[str, SourceDecl], path: s
 
 def load_file(path: str | Path, link: bool = True) -> ModelFile:
     shown = str(path)
-    if Path(path).suffix == DMN_SUFFIX:
-        from mbt.tables.dmn import load_dmn
-
-        return load_dmn(path)
-    if Path(path).suffix == GRAPHWALKER_SUFFIX:
-        from mbt.parsing.graphwalker import load_graphwalker
-
-        return load_graphwalker(path)
+    importer = importers.importer_for(Path(path).suffix)
+    if importer is not None:
+        return importer.load()(path)
     return parse_text(read_text(Path(path), shown), shown, link)
 
 
@@ -194,11 +186,12 @@ def expand_paths(paths: list[str]) -> list[Path]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found.extend(sorted(q for q in p.rglob("*") if q.suffix in (*suffixes, DMN_SUFFIX) and q.is_file()))
+            searched = (*suffixes, *importers.searched_suffixes())
+            found.extend(sorted(q for q in p.rglob("*") if q.suffix in searched and q.is_file()))
         else:
-            if p.exists() and p.suffix not in (*suffixes, DMN_SUFFIX, GRAPHWALKER_SUFFIX):
+            if p.exists() and p.suffix not in (*suffixes, *importers.all_suffixes()):
                 raise LocatedError([Problem(raw, 1, 1, f"not a model file (mbt reads {', '.join(suffixes)}, "
-                                                       f"{DMN_SUFFIX}, and GraphWalker {GRAPHWALKER_SUFFIX})")])
+                                                       f"and through importers {', '.join(importers.all_suffixes())})")])
             found.append(p)
     return found
 
