@@ -43,3 +43,35 @@ def test_every_module_is_in_the_architecture_table_and_nothing_else():
                   and not m.endswith("__init__.py")}
         missing = {m for m in inside if m not in named}
         assert not missing, f"modules of {package} missing from docs/architecture.md: {sorted(missing)}"
+
+
+def test_no_import_cycles_and_nothing_imports_the_facade():
+    """Issue 12: every import between mbt's modules, function-level ones included, forms a graph without cycles, and
+    only the CLI imports mbt.api."""
+    import ast
+
+    import networkx as nx
+
+    modules = {}
+    for path in (ROOT / "mbt").rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        modules[name] = path
+    graph = nx.DiGraph()
+    importers_of_api = set()
+    for name, path in modules.items():
+        graph.add_node(name)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                targets = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                continue
+            for target in targets:
+                if target in modules and target != name:
+                    graph.add_edge(name, target)
+                    if target == "mbt.api":
+                        importers_of_api.add(name)
+    cycles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    assert cycles == []
+    assert importers_of_api <= {"mbt.cli"}, importers_of_api
