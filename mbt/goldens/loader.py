@@ -46,8 +46,10 @@ def _reason(err: Exception) -> str:
 
 
 def _jsonl_cases(text: str, shown: str, invalid: list[InvalidCase], first_line: int = 1) -> Iterator[GoldenCase]:
-    for number, line in enumerate(text.splitlines(), start=first_line):
-        stripped = line.strip()
+    # Lines end at "\n" only: str.splitlines() also breaks at U+2028, U+2029 and U+0085, which are legal inside
+    # JSON strings (pasted web text), and would cut one case in two and shift every later line number.
+    for number, line in enumerate(text.split("\n"), start=first_line):
+        stripped = line.strip(" \t\r\ufeff")  # a BOM starting a later line: files concatenated from exports
         if not stripped or stripped.startswith("//"):
             continue
         try:
@@ -113,7 +115,7 @@ def expand(paths: list[str], empty_folders: list[str] | None = None) -> list[Pat
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            inside = sorted(q for q in p.rglob("*") if q.suffix in GOLDEN_SUFFIXES and q.is_file())
+            inside = sorted(q for q in p.rglob("*") if q.suffix.lower() in GOLDEN_SUFFIXES and q.is_file())
             if not inside and empty_folders is not None:
                 empty_folders.append(raw)
             found.extend(inside)
@@ -159,7 +161,7 @@ class GoldenStream:
                 problems.extend(err.problems)
                 continue
             self.files.append(shown)
-            self._texts.append((path.suffix, shown, text, 1))
+            self._texts.append((path.suffix.lower(), shown, text, 1))
         if problems:
             raise LocatedError(problems)
         self._broken: list[InvalidCase] = []
