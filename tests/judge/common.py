@@ -42,7 +42,11 @@ def mbt_statuses(model: ModelBase, case: GoldenCase) -> dict[str, str]:
 
 def mbt_statuses_many(model: ModelBase, cases: list[GoldenCase]) -> dict[str, dict[str, str]]:
     """`mbt_statuses` for several goldens (ids unique) in one coverage run: the model is prepared once."""
-    report = measure([model], GoldenSet(cases=cases))
+    return statuses_by_case(measure([model], GoldenSet(cases=cases)), cases)
+
+
+def statuses_by_case(report, cases: list[GoldenCase]) -> dict[str, dict[str, str]]:
+    """Case id -> element id -> "verified" / "exercised", read from a one-model coverage report."""
     out: dict[str, dict[str, str]] = {case.id: {} for case in cases}
     for row in report.models[0].elements:
         for case_id in row.exercised_by:

@@ -20,7 +20,7 @@ from mbt.goldens.cases import GoldenCase, parse_case
 from mbt.goldens.loader import GoldenSet
 from mbt.model.expr import And, Arith, Compare, EnumLit, Lit, Member, Not, Or, Ref, atoms
 from mbt.model.fsm import Assign, Discard, FsmModel
-from tests.judge.common import EXERCISED, VERIFIED, Campaign
+from tests.judge.common import EXERCISED, VERIFIED, Campaign, statuses_by_case
 
 # ------------------------------------------------------------------ the language's meaning (dsl-reference.md)
 
@@ -459,12 +459,7 @@ def campaign(cases: int, seed: int, per_model: int = 8) -> Campaign:
                 number += 1
                 goldens.append(parse_case(random_case(rng, model, number), "judge.jsonl", number))
             report = measure([model], GoldenSet(cases=goldens))
-            measured: dict[str, dict[str, str]] = {c.id: {} for c in goldens}
-            for row in report.models[0].elements:
-                for case_id in row.exercised_by:
-                    measured[case_id][row.element.id] = EXERCISED
-                for case_id in row.verified_by:
-                    measured[case_id][row.element.id] = VERIFIED
+            measured = statuses_by_case(report, goldens)
             for case in goldens:
                 verdict = judge(model, case)
                 judged = dict(verdict.statuses)

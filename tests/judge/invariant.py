@@ -20,40 +20,17 @@ from mbt.elements.fsm import enumerate_fsm
 from mbt.goldens.cases import GoldenCase, parse_case
 from mbt.goldens.replay_fsm import CompiledFsm, FsmReplayer
 from mbt.kinds import support
-from mbt.model.expr import And, Arith, Compare, EnumLit, Lit, Member, Not, Or, Ref
+from mbt.model.expr import And, Not, Or, Ref
 from mbt.model.fsm import Assign, Discard, FsmModel
 from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel
 from mbt.parsing.loader import parse_text
 from tests.judge.common import EXERCISED, VERIFIED, Campaign, mbt_statuses_many
+from tests.judge.fsm import value_of
 
 # ------------------------------------------------------------------ values (the expression language)
 
 
-def value_of(expr, env: dict) -> Any:
-    if isinstance(expr, (Lit, EnumLit)):
-        return expr.value
-    if isinstance(expr, Ref):
-        return env.get(expr.name)
-    if isinstance(expr, Not):
-        return not value_of(expr.operand, env)
-    if isinstance(expr, And):
-        return all(value_of(item, env) for item in expr.items)
-    if isinstance(expr, Or):
-        return any(value_of(item, env) for item in expr.items)
-    if isinstance(expr, Compare):
-        a, b = value_of(expr.left, env), value_of(expr.right, env)
-        if expr.op in ("==", "!="):
-            return (a == b) == (expr.op == "==")
-        if a is None or b is None:  # an unset optional satisfies no ordering
-            return False
-        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[expr.op]
-    if isinstance(expr, Member):
-        found = value_of(expr.operand, env) in [value_of(i, {}) for i in expr.items]
-        return not found if expr.negated else found
-    if isinstance(expr, Arith):
-        a, b = value_of(expr.left, env), value_of(expr.right, env)
-        return None if a is None or b is None else (a + b if expr.op == "+" else a - b)
-    raise TypeError(type(expr).__name__)
+# value_of: the expression language's meaning, as the FSM judge has it (tests/judge/fsm.py).
 
 
 def same(actual, expected) -> bool:

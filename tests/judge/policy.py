@@ -23,7 +23,7 @@ from mbt.kinds import support
 from mbt.model.expr import And, Arith, Compare, EnumLit, Lit, Member, Not, Or, Ref
 from mbt.model.policy import PolicyModel
 from tests.judge import fsm as fsm_judge
-from tests.judge.common import EXERCISED, VERIFIED, Campaign
+from tests.judge.common import EXERCISED, VERIFIED, Campaign, statuses_by_case
 
 IND = "Indeterminate"  # an expression's value when XACML makes it Indeterminate
 PERMIT, DENY, NA = "Permit", "Deny", "NotApplicable"
@@ -693,12 +693,7 @@ def campaign(cases: int, seed: int, per_model: int = 10, tally: dict | None = No
                     gen.expectation(model, raw, read_request(model, attributes))
                 goldens.append(parse_case(raw, "judge.yaml", number))
             report = measure([model], GoldenSet(cases=goldens))
-            measured: dict[str, dict[str, str]] = {c.id: {} for c in goldens}
-            for row in report.models[0].elements:
-                for case_id in row.exercised_by:
-                    measured[case_id][row.element.id] = EXERCISED
-                for case_id in row.verified_by:
-                    measured[case_id][row.element.id] = VERIFIED
+            measured = statuses_by_case(report, goldens)
             for case in goldens:
                 judged, contradicted, invalid = judgement(model, case, elements)
                 request = read_request(model, case.request.attributes) if case.request is not None else None
