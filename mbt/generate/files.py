@@ -2,10 +2,12 @@
 
 A generated Python or text file starts with two comment lines: what made it, and the SHA-256 of the rest of the
 file. JSON Lines have no comments — every line must parse as JSON for `jq`, pandas and every other reader — so the
-hash of a `.jsonl` file (of all of it) is kept in `mbt-manifest.json` at the top of --out instead. On the next run a
-file whose content no longer matches its hash was edited by someone (or was not made by mbt at all): it is left
-alone and the new version is written beside it as `NAME.new`, unless `--force` says to overwrite it. `.jsonl` files
-written by older versions, with `//` header lines, are still recognised by their header.
+hash of a `.jsonl` file (of all of it) and what the file is are kept in the manifest `.mbt-manifest` at the top of
+--out instead (JSON, but not named `.json`: `mbt coverage --goldens OUT` must not take it for a golden file). Files
+that can carry a comment keep their header, so a test module copied elsewhere still says it is generated and still
+has its hash. On the next run a file whose content no longer matches its hash was edited by someone (or was not made
+by mbt at all): it is left alone and the new version is written beside it as `NAME.new`, unless `--force` says to
+overwrite it. `.jsonl` files written by older versions, with `//` header lines, are still recognised by their header.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ BESIDE_SUFFIX = ".new"
 # The comment marker per file type; a type without one (.jsonl) has its hash in the manifest.
 COMMENT = {".py": "# ", ".txt": "# ", ".cfg": "# "}
 LEGACY_COMMENT = "// "  # .jsonl files of mbt before the manifest started with `//` header lines
-MANIFEST = "mbt-manifest.json"
+# JSON without a golden file suffix: the goldens loader reads every .json/.jsonl/.yaml under a folder.
+MANIFEST = ".mbt-manifest"
 
 
 @dataclass
@@ -107,12 +110,13 @@ def write_outputs(out: str, files: list[OutputFile], force: bool = False) -> lis
         planned.append((f, target, beside))
     manifest_path = check_inside(root, MANIFEST)
     manifest = read_manifest(manifest_path)
+    digests = {path: entry["sha256"] for path, entry in manifest.items()}
     recorded = dict(manifest)
     results = []
     for f, target, beside in planned:
         text = f.text()
         if not has_header(f.path):
-            recorded[f.path] = digest_of(text)
+            recorded[f.path] = {"sha256": digest_of(text), "what": comment_safe(f.describe)}
         if not target.exists():
             _atomic_write(target, text)
             results.append(Written(f.path, "written"))
@@ -123,7 +127,7 @@ def write_outputs(out: str, files: list[OutputFile], force: bool = False) -> lis
         if old == text:
             results.append(Written(f.path, "unchanged"))
             continue
-        status = header_status(old, f.path, manifest)
+        status = header_status(old, f.path, digests)
         if status == "generated":
             _atomic_write(target, text)
             results.append(Written(f.path, "updated"))
@@ -142,22 +146,22 @@ def write_outputs(out: str, files: list[OutputFile], force: bool = False) -> lis
     return results
 
 
-def read_manifest(path: Path) -> dict[str, str]:
-    """Relative path -> SHA-256 of the content mbt wrote; a missing or unreadable manifest is empty (its files then
-    count as not mbt's: never overwritten without --force)."""
+def read_manifest(path: Path) -> dict[str, dict[str, str]]:
+    """Relative path -> {"sha256": of the content mbt wrote, "what": the file}; a missing or unreadable manifest is
+    empty (its files then count as not mbt's: never overwritten without --force)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         files = data.get("files", {})
-        return {str(k): str(v["sha256"]) for k, v in files.items() if isinstance(v, dict) and "sha256" in v}
+        return {str(k): {"sha256": str(v["sha256"]), "what": str(v.get("what", ""))} for k, v in files.items()
+                if isinstance(v, dict) and "sha256" in v}
     except (OSError, ValueError, AttributeError, TypeError):
         return {}
 
 
-def manifest_text(recorded: dict[str, str]) -> str:
-    files = {path: {"sha256": digest} for path, digest in sorted(recorded.items())}
-    return json.dumps({"written_by": "mbt generate", "about": "SHA-256 of each generated file without a header of "
-                       "its own, as mbt wrote it: an edited file is kept, and the new version goes beside it",
-                       "files": files}, indent=2, sort_keys=True) + "\n"
+def manifest_text(recorded: dict[str, dict[str, str]]) -> str:
+    return json.dumps({"written_by": "mbt generate", "about": "the SHA-256 of each generated file without a header "
+                       "of its own, as mbt wrote it, and what it is: an edited file is kept, and the new version goes "
+                       "beside it", "files": dict(sorted(recorded.items()))}, indent=2, sort_keys=True) + "\n"
 
 
 def _atomic_write(target: Path, text: str) -> None:
