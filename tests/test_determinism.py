@@ -27,10 +27,12 @@ def tree(folder: Path) -> dict[str, bytes]:
 @pytest.mark.parametrize("args", [
     ("generate", "--model", "MODELS", "--goldens", "GOLDENS", "--out", "out"),
     ("generate", "--model", "MODELS/recovery.fsm", "--out", "out"),  # no goldens: every element a gap
+    ("generate", "--model", "MODELS", "--out", "out"),  # every kind, every element a gap
+    ("generate", "--model", "MODELS/recovery.fsm", "--all", "--criterion", "transition", "--out", "out"),
     ("generate", "--model", "MODELS/recovery.fsm", "--all", "--criterion", "transition-pair", "--out", "out"),
     ("coverage", "--model", "MODELS", "--goldens", "GOLDENS", "--no-gate", "--format", "json:out/c.json",
      "--format", "sarif:out/c.sarif", "--format", "markdown:out/c.md", "--format", "junit:out/c.xml"),
-], ids=["gaps", "everything", "pair-suite", "coverage"])
+], ids=["gaps", "everything", "every-kind-everything", "suite", "pair-suite", "coverage"])
 def test_output_does_not_depend_on_the_hash_seed(tmp_path, args):
     made = []
     for seed in SEEDS:
