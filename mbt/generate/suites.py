@@ -277,7 +277,7 @@ class SuiteBuilder:
         initial = model.initial_state
         required, reach = required_transitions(engine, self.finder.edge_ok, initial)
         simple = nx.DiGraph()
-        simple.add_nodes_from(reach)
+        simple.add_nodes_from(sorted(reach))  # sorted: no graph built in generation follows a set's order
         simple.add_edges_from((engine.transitions[i].source, engine.transitions[i].target) for i in required)
         strongly = bool(required) and nx.is_strongly_connected(simple)
         transitions = model.transitions
