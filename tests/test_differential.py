@@ -9,10 +9,10 @@ import pytest
 
 from mbt.api import applies
 from mbt.elements.fsm import enumerate_fsm
+from mbt.engine.fsm import run_events
 from mbt.goldens.binding import Binder
 from mbt.goldens.cases import GoldenCase
 from mbt.goldens.loader import expand, load_goldens
-from mbt.goldens.replay_fsm import run_events
 from mbt.model.fsm import FsmModel
 from mbt.model.types import ValueType
 from mbt.parsing.loader import load_file

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from mbt.engine.table import TableEvaluator
 from mbt.errors import LocatedError
 from mbt.importers.dmn import convert_dmn, import_dmn
 from mbt.parsing.loader import expand_paths, load_file, parse_text
-from mbt.tables.evaluator import TableEvaluator
 
 DATA = Path(__file__).parent / "data" / "dmn"
 DISH = DATA / "dish.dmn"

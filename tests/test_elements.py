@@ -99,8 +99,9 @@ def test_complete_models_get_a_sneak_path_element_per_unhandled_state_event():
 
 
 def test_sneak_path_is_covered_by_a_golden_that_checks_the_refusal():
+    from mbt.engine.fsm import CompiledFsm
     from mbt.goldens.cases import parse_case
-    from mbt.goldens.replay_fsm import CompiledFsm, FsmReplayer
+    from mbt.goldens.replay_fsm import FsmReplayer
 
     text = "fsm c {\n complete\n state a initial\n state b final\n event go\n event stop\n a -> b on go\n}\n"
     model = parse_text(text, "c.fsm").models[0]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mbt.engine.fsm import run_events
 from mbt.generate.suites import SuiteBuilder, optimal_cover
 from mbt.generate.witnesses import WitnessFinder
-from mbt.goldens.replay_fsm import run_events
 from mbt.kinds import support
 from mbt.parsing.loader import load_file, parse_text
 

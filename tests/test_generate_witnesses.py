@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from mbt.analysis.smt import Solver
+from mbt.engine.fsm import run_events
 from mbt.generate.symbolic import SymbolicFsm
 from mbt.generate.witnesses import NoWitness, Witness, WitnessFinder, candidate_values
-from mbt.goldens.replay_fsm import run_events
 from mbt.kinds import support
 from mbt.model.types import ValueType
 from mbt.parsing.loader import load_file, parse_text

@@ -11,10 +11,11 @@ import pytest
 from mbt.analysis.explore import Explorer
 from mbt.analysis.invariant_checks import search
 from mbt.elements.fsm import enumerate_fsm
+from mbt.engine.fsm import CompiledFsm, Snapshot, run_events
+from mbt.engine.temporal import Monitor, judge
 from mbt.goldens.cases import GoldenCase
-from mbt.goldens.replay_fsm import CaseRun, CompiledFsm, Snapshot, run_events
+from mbt.goldens.replay_fsm import CaseRun
 from mbt.goldens.replay_invariant import positions_of
-from mbt.model.temporal import Monitor, judge
 from mbt.parsing.loader import parse_text
 
 DEPTH = 4

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from mbt.analysis.policy_checks import PolicyAnalysis, PolicyChecker
-from mbt.model.policy_eval import APPLIES, PolicyEvaluator, compile_tri
+from mbt.engine.policy import APPLIES, PolicyEvaluator, compile_tri
 from mbt.parsing.loader import parse_text
 
 ALGORITHMS = ["deny-overrides", "permit-overrides", "first-applicable", "only-one-applicable",

@@ -13,8 +13,8 @@ import z3
 
 from mbt.analysis.policy_smt import PolicyEncoding
 from mbt.analysis.smt import pin
+from mbt.engine.policy import APPLIES, INDET, NA, PolicyEvaluator, evaluate
 from mbt.model.policy import DECISIONS
-from mbt.model.policy_eval import APPLIES, INDET, NA, PolicyEvaluator, evaluate
 from mbt.parsing.loader import parse_text
 
 CASES = Path(__file__).parent / "cases" / "policy"

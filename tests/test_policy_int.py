@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from mbt import api
 from mbt.analysis.policy_checks import PolicyAnalysis, check_policy
+from mbt.engine.policy import PolicyEvaluator
 from mbt.goldens.cases import parse_case
 from mbt.goldens.loader import GoldenSet
 from mbt.kinds import support
-from mbt.model.policy_eval import PolicyEvaluator
 from mbt.parsing.loader import parse_text
 
 BIG = """policy p {

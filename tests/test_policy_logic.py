@@ -13,8 +13,8 @@ import z3
 
 from mbt.analysis.policy_smt import PolicyEncoding
 from mbt.analysis.smt import pin
+from mbt.engine.policy import PolicyEvaluator, compile_tri
 from mbt.model.policy import DECISIONS
-from mbt.model.policy_eval import PolicyEvaluator, compile_tri
 from mbt.parsing.loader import parse_text
 
 OPERATORS = yaml.safe_load((Path(__file__).parent / "cases" / "policy" / "operators.yaml").read_text(encoding="utf-8"))

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from mbt.elements.fsm import enumerate_fsm
+from mbt.engine.fsm import CompiledFsm, run_events
 from mbt.goldens.cases import parse_case
-from mbt.goldens.replay_fsm import CompiledFsm, FsmReplayer, run_events
+from mbt.goldens.replay_fsm import FsmReplayer
 from mbt.parsing.loader import load_file
 
 DATA = Path(__file__).parent / "data"

@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from mbt.analysis.table_checks import check_table
+from mbt.engine.table import TableEvaluator
 from mbt.parsing.loader import parse_text
 from mbt.tables.analysis import Analyser, analyse
-from mbt.tables.evaluator import TableEvaluator
 
 # Shared with tests/test_checks.py, which checks the (code, line) pairs; here also witnesses, messages, severities.
 CASES = yaml.safe_load((Path(__file__).parent / "cases" / "checks" / "tables.yaml").read_text(encoding="utf-8"))

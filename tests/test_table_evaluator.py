@@ -9,8 +9,8 @@ from decimal import Decimal
 
 import pytest
 
+from mbt.engine.table import TableEvaluator
 from mbt.parsing.loader import parse_text
-from mbt.tables.evaluator import TableEvaluator
 from mbt.tables.regions import IndexedTable
 
 

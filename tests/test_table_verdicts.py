@@ -53,8 +53,8 @@ def test_a_missing_or_null_input_is_feel_null_matched_only_by_dash(tmp_path):
 
 
 def test_collect_with_an_aggregation_gives_the_default_when_no_rule_matches(tmp_path):
+    from mbt.engine.table import TableEvaluator
     from mbt.parsing.loader import parse_text
-    from mbt.tables.evaluator import TableEvaluator
 
     model = parse_text('table c {\n  hit collect sum\n  input a: integer [0..9]\n  output n: integer default 7\n'
                        '  rule one: < 3 -> 1\n  rule two: < 5 -> 2\n}\n', "c.dt").models[0]
@@ -77,8 +77,8 @@ def test_duplicate_rules_are_meant_under_collect(tmp_path):
 
 
 def test_priority_needs_allowed_values_only_on_the_outputs_that_rank():
+    from mbt.engine.table import TableEvaluator
     from mbt.parsing.loader import parse_text
-    from mbt.tables.evaluator import TableEvaluator
 
     model = parse_text('table p {\n  hit priority\n  input a: integer [0..9]\n'
                        '  output level: string {"high", "low"}\n  output note: string\n'

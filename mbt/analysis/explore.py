@@ -8,7 +8,7 @@ booleans take every value; an int parameter takes its whole range when it has at
 its bounds, the constants of the model and the variables' current values (each with its neighbours) — then the
 exploration is a sample, and says so.
 
-Steps use the replay engine's own compiled guards and actions (compile_expr, CompiledFsm._compile_action), so a step
+Steps use the replay engine's own compiled guards and actions (compile_expr, engine/fsm.compile_action), so a step
 means exactly what it means when a golden is replayed: the first transition whose guard holds, its actions left to
 right. (Not the whole CompiledFsm: its element indexes cost seconds on a model of thousands of transitions.)
 """
@@ -21,11 +21,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mbt.goldens.replay_fsm import CompiledFsm
+from mbt.engine.fsm import compile_action
+from mbt.engine.temporal import CallAt, Position
 from mbt.goldens.replay_invariant import fire
 from mbt.model.expr import Expr, Lit, compile_expr
 from mbt.model.fsm import Assign, FsmModel, ToolCall, Transition
-from mbt.model.temporal import CallAt, Position
 from mbt.model.types import ValueType
 
 INT_RANGE_LIMIT = 64  # int parameters with at most this many values are enumerated whole
@@ -142,7 +142,7 @@ class Explorer:
             names = t.params or [p.name for p in model.events[t.event].params]
             self.rules.setdefault((t.source, t.event), []).append(StepRule(
                 t, compile_expr(t.guard) if t.guard is not None else None,
-                [CompiledFsm._compile_action(a) for a in t.actions], names))
+                [compile_action(a) for a in t.actions], names))
         self.names = list(model.variables) + [f"discarded.{n}" for n in model.discardable]
         found = constants(model, constants_from)
         self.strings = sorted({c for c in found if isinstance(c, str)})

@@ -17,12 +17,13 @@ from mbt.analysis.counterexample import CallShown, Counterexample, TraceStep
 from mbt.analysis.explore import MAX_CONFIGURATIONS, Edge, Explorer, StateGraph
 from mbt.analysis.findings import Finding
 from mbt.elements.fsm import enumerate_fsm
+from mbt.engine.fsm import CompiledFsm, Snapshot, run_events
+from mbt.engine.temporal import OPEN, Monitor, Verdict, judge
 from mbt.goldens.cases import GoldenCase
-from mbt.goldens.replay_fsm import CaseRun, CompiledFsm, Snapshot, run_events
+from mbt.goldens.replay_fsm import CaseRun
 from mbt.goldens.replay_invariant import config_of, positions_of
 from mbt.model.common import Location
 from mbt.model.invariant import Invariant, InvariantModel
-from mbt.model.temporal import OPEN, Monitor, Verdict, judge
 
 # (code, name, severity); stable, documented with a bad and a good example each in docs/checks.md.
 INVARIANT_VIOLATED = ("INV001", "invariant-violated", "error")

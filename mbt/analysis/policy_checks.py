@@ -1,5 +1,5 @@
 """Static checks of an ABAC policy with z3: rules that never or always apply, rules never decisive, conflicts, gaps,
-declared properties; every witness request is replayed through the evaluator (mbt/model/policy_eval.py) first."""
+declared properties; every witness request is replayed through the evaluator (mbt/engine/policy.py) first."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import z3
 from mbt.analysis.findings import Finding
 from mbt.analysis.policy_smt import INDETERMINATE, Answer, PolicyEncoding
 from mbt.analysis.smt import candidates, constants_of
+from mbt.engine.policy import APPLIES, Outcome, PolicyEvaluator, compile_tri, ref_names, value_gates
 from mbt.model.common import Location
 from mbt.model.expr import Lit, atoms
 from mbt.model.policy import NOT_APPLICABLE, Assertion, PolicyModel, Rule
-from mbt.model.policy_eval import APPLIES, Outcome, PolicyEvaluator, compile_tri, ref_names, value_gates
 
 # (code, name, severity); stable, documented with a bad and a good example each in docs/checks.md.
 RULE_NEVER_APPLIES = ("POL001", "rule-never-applies", "error")

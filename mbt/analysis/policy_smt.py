@@ -1,6 +1,6 @@
 """Z3 encoding of a policy: each rule's value and the combining algorithm's decision, over typed request attributes.
 
-Mirrors mbt/model/policy_eval.py exactly, and every witness is replayed through that evaluator by the callers. Two
+Mirrors mbt/engine/policy.py exactly, and every witness is replayed through that evaluator by the callers. Two
 modes: *complete* requests carry every attribute (the usual question: "which request makes ..."); *any* requests
 may lack required attributes, each getting a `NAME?given` flag: a missing one is Indeterminate, and so is every
 comparison, sum and `in` over an Indeterminate operand, while `and`/`or`/`not` follow Kleene's logic at any depth.
@@ -14,6 +14,7 @@ from typing import Any
 import z3
 
 from mbt.analysis.smt import Symbols, Term, boolean, encode, model_to_valuation
+from mbt.engine.policy import ref_names
 from mbt.model.expr import And, Arith, Compare, Expr, Member, Not, Or, Ref
 from mbt.model.policy import (
     DENY,
@@ -24,7 +25,6 @@ from mbt.model.policy import (
     PERMIT,
     PolicyModel,
 )
-from mbt.model.policy_eval import ref_names
 
 TRUE, FALSE = z3.BoolVal(True), z3.BoolVal(False)
 INDETERMINATE = "Indeterminate"  # any of the three extended values

@@ -50,8 +50,8 @@ class ReferenceAdapter:
 
     # ---- decisions (table)
     def decide(self, table: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        from mbt.engine.table import TableEvaluator
         from mbt.model.table import plain
-        from mbt.tables.evaluator import TableEvaluator
         from mbt.tables.values import coerce
 
         model = self._kind("table", table)
@@ -61,8 +61,8 @@ class ReferenceAdapter:
 
     # ---- requests (policy)
     def authorize(self, policy: str, request: dict[str, Any]) -> dict[str, Any]:
+        from mbt.engine.policy import PolicyEvaluator
         from mbt.goldens.replay_policy import typed_value
-        from mbt.model.policy_eval import PolicyEvaluator
 
         model = self._kind("policy", policy)
         outcome = PolicyEvaluator(model).evaluate({k: typed_value(v) for k, v in request.items()})

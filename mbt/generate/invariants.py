@@ -29,8 +29,8 @@ CANDIDATES = 200
 class InvariantWitnesses:
     def __init__(self, model, elements: list[Element]):
         from mbt.analysis.invariant_checks import analyse
+        from mbt.engine.temporal import Monitor
         from mbt.kinds import support
-        from mbt.model.temporal import Monitor
 
         self.model = model
         self.fsm = model.fsm_model

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mbt.elements.base import Element
+from mbt.engine.fsm import CompiledFsm
 from mbt.generate.support import Driver
 from mbt.goldens.cases import GoldenCase, Turn, parse_case
-from mbt.goldens.replay_fsm import CaseRun, CompiledFsm, FsmReplayer
+from mbt.goldens.replay_fsm import CaseRun, FsmReplayer
 from mbt.model.expr import And, Arith, Compare, EnumLit, Expr, Lit, Member, Not, Or, Ref
 from mbt.model.fsm import Forbid, FsmModel
 

@@ -1,200 +1,16 @@
-"""Replays golden cases on an FSM: takes the enabled transition per event, runs actions, marks exercised/verified elements."""
+"""Replays golden cases on an FSM through the engine's step (mbt/engine/fsm.py) and judges each golden's assertions:
+which elements a case exercised and verified, and where it contradicts the model."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mbt.elements import fsm as ids
-from mbt.elements.base import Element
+from mbt.engine import fsm as engine
+from mbt.engine.fsm import CompiledForbid, CompiledFsm, CompiledTransition, Snapshot, Step, ToolCallMade
 from mbt.goldens.binding import Binder
 from mbt.goldens.cases import Assertions, GoldenCase
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
-from mbt.model.expr import Ref, atoms, compile_expr
-from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, Transition
-
-# ------------------------------------------------------------------ compiled model
-
-
-@dataclass
-class CompiledTransition:
-    t: Transition
-    index: int  # position in model.transitions
-    guard: Callable | None
-    conditions: list[tuple[Callable, int, int]]  # (atom fn, element idx when true, element idx when false)
-    actions: list[Callable[[dict, dict, list], None]]
-    param_names: list[str]
-    transition_el: int
-    branch_el: int | None
-    target_el: int
-    assigned: tuple[str, ...] = ()  # variables its assignments and discards change, in declaration order
-    pairs_after: dict[int, int] = field(default_factory=dict)  # index of the next transition -> its pair element
-
-
-@dataclass
-class CompiledForbid:
-    f: Forbid
-    guard: Callable | None
-    element: int
-    phrases: list[str]
-    element_id: str = ""
-    severity: str = ""
-    condition: Callable | None = None  # an `effect call T [cond]` condition, over `args.NAME` and the variables
-    condition_args: frozenset[str] = frozenset()  # the argument names the condition reads
-
-
-@dataclass
-class ToolCallMade:
-    tool: str
-    args: dict[str, Any]
-    step: int
-
-
-@dataclass
-class Snapshot:
-    """The configuration after one step (the differential test compares these with the reference machine)."""
-
-    state: str
-    variables: dict[str, Any]
-    discarded: dict[str, Any]
-    transition: str | None  # key of the transition taken; None when the event was refused
-    calls: list[ToolCallMade] = field(default_factory=list)
-    event: str | None = None  # the bound event and its arguments (declared names): invariants read them
-    args: dict[str, Any] = field(default_factory=dict)
-
-
-class CompiledFsm:
-    """An FSM prepared for fast replay: transitions by (state, event), guards and actions as closures, element indices."""
-
-    def __init__(self, model: FsmModel, elements: list[Element]):
-        self.model = model
-        self.index = {e.id: i for i, e in enumerate(elements)}
-        idx = self.index
-        self.binder = Binder(model)
-        self.params = {name: [p.name for p in e.params] for name, e in model.events.items()}
-        self.param_types = {name: {p.name: p.type for p in e.params} for name, e in model.events.items()}
-        self.by_state_event: dict[tuple[str, str], list[CompiledTransition]] = defaultdict(list)
-        grouped = ids.guard_groups(model)
-        self.no_branch = {key: idx[ids.no_branch_id(*key)] for key in grouped}
-        self.transitions: list[CompiledTransition] = []
-        for i, t in enumerate(model.transitions):
-            in_group = (t.source, t.event) in grouped
-            conditions = []
-            if in_group and t.guard is not None:
-                for k, atom in enumerate(atoms(t.guard)):
-                    conditions.append((compile_expr(atom), idx[ids.condition_id(t, k, True)],
-                                       idx[ids.condition_id(t, k, False)]))
-            ct = CompiledTransition(
-                t=t, index=i, guard=compile_expr(t.guard) if t.guard is not None else None, conditions=conditions,
-                actions=[self._compile_action(a) for a in t.actions],
-                param_names=t.params or self.params[t.event], transition_el=idx[ids.transition_id(t)],
-                branch_el=idx[ids.branch_id(t)] if in_group else None, target_el=idx[ids.state_id(t.target)],
-                assigned=tuple(name for name in model.variables
-                               if any(isinstance(a, (Assign, Discard)) and a.target == name for a in t.actions)))
-            self.by_state_event[(t.source, t.event)].append(ct)
-            self.transitions.append(ct)
-        by_source = defaultdict(list)
-        for i, t in enumerate(model.transitions):
-            by_source[t.source].append((i, t.key))
-        for i, t in enumerate(model.transitions):
-            prefix = ids.pair_id_prefix(t)  # pair ids built in bulk (ids.pair_id, without a call per pair)
-            for j, key in by_source.get(t.target, ()):
-                self.transitions[i].pairs_after[j] = idx[prefix + key]
-        self.forbids = [self._compile_forbid(f, idx[ids.forbidden_id(f)], elements) for f in model.forbids]
-        self.state_el = {name: idx[ids.state_id(name)] for name in model.states}
-        # Forbids by (source, event) as written (None: any); a slot merges its four keys in declaration order.
-        self._forbid_positions: dict[tuple[str | None, str | None], list[int]] = defaultdict(list)
-        for position, cf in enumerate(self.forbids):
-            self._forbid_positions[(cf.f.source, cf.f.event)].append(position)
-        self.tools = set(model.tools())
-        # Preconditions are checked against the types; only a hand-built model can start out of range.
-        self.initial_in_range = all(v.type.admits(v.initial) for v in model.variables.values())
-        self._slots: dict[tuple[str, str], _Slot] = {}
-        self._initial: tuple[str, dict[str, Any]] | None = None
-
-    def slot(self, state: str, event: str) -> _Slot:
-        """What an event in a state can touch, worked out on first use (a replay asks for it on every turn)."""
-        key = (state, event)
-        found = self._slots.get(key)
-        if found is None:
-            where = self._forbid_positions
-            positions = sorted(p for k in {(state, event), (state, None), (None, event), (None, None)}
-                               for p in where.get(k, ()))
-            forbids = [self.forbids[p] for p in positions]
-            group = self.by_state_event.get(key, ())
-            found = self._slots[key] = _Slot(group, forbids, self.state_el[state], self.no_branch.get(key))
-            if len(group) == 1 and group[0].guard is None and all(cf.guard is None for cf in forbids):
-                found.simple = only = group[0]
-                found.forbid_elements = tuple(cf.element for cf in forbids)
-                found.fixed = (found.state_el, only.transition_el, only.target_el) + (
-                    () if only.branch_el is None else (only.branch_el,))
-        return found
-
-    @staticmethod
-    def _compile_forbid(f: Forbid, element: int, elements: list[Element]) -> CompiledForbid:
-        condition = f.effect.condition if f.effect is not None and f.effect.kind == "call" else None
-        read = frozenset(node.name[5:] for node in (condition.walk() if condition is not None else ())
-                         if isinstance(node, Ref) and node.name.startswith("args."))
-        e = elements[element]
-        return CompiledForbid(f, compile_expr(f.guard) if f.guard is not None else None, element,
-                              [p.casefold() for p in _phrases(f)], e.id, e.severity.value,
-                              compile_expr(condition) if condition is not None else None, read)
-
-    @staticmethod
-    def _compile_action(action) -> Callable[[dict, dict, list], None]:
-        """Each action reads/writes `env` (variables + `discarded.X` + parameters); writes mirror into `variables`."""
-        if isinstance(action, Assign):
-            target, value = action.target, compile_expr(action.value)
-
-            def assign(env, variables, calls):
-                env[target] = variables[target] = value(env)
-
-            return assign
-        if isinstance(action, Discard):
-            target, key = action.target, f"discarded.{action.target}"
-
-            def discard(env, variables, calls):
-                env[key] = variables[key] = env.get(target)
-                env[target] = variables[target] = None
-
-            return discard
-        tool = action.tool
-        args = [(name, compile_expr(expr)) for name, expr in action.args]
-
-        def call(env, variables, calls):
-            calls.append((tool, {name: fn(env) for name, fn in args}))
-
-        return call
-
-    def initial_config(self) -> tuple[str, dict[str, Any]]:
-        if self._initial is None:  # worked out once: every replayed case starts from a copy
-            variables = {name: v.initial for name, v in self.model.variables.items()}
-            for name in self.model.discardable:
-                variables[f"discarded.{name}"] = None
-            self._initial = (self.model.initial_state, variables)
-        state, variables = self._initial
-        return state, dict(variables)
-
-
-def _phrases(f: Forbid) -> list[str]:
-    return list(f.effect.matching) if f.effect is not None else []
-
-
-@dataclass(slots=True)
-class _Slot:
-    """One (state, event): its transitions in declaration order and the forbids whose source and event match."""
-
-    group: list[CompiledTransition] | tuple
-    forbids: list[CompiledForbid]  # their guards are evaluated at each step
-    state_el: int
-    no_branch_el: int | None
-    # One unguarded transition and only unguarded forbids (most steps): the outcome is known in advance.
-    simple: CompiledTransition | None = None
-    fixed: tuple[int, ...] = ()  # the elements such a step exercises, in _step's order, before any pair
-    forbid_elements: tuple[int, ...] = ()  # of those unguarded forbids
-
 
 # ------------------------------------------------------------------ replay of one case
 
@@ -216,20 +32,11 @@ class CaseRun:
     start: Snapshot | None = None  # with keep_snapshots: the configuration the case starts from
 
 
-@dataclass(slots=True)
-class _Step:
-    elements: list[int]  # exercised by this step, verified when the step's outcome is checked and agrees
-    forbids: list[CompiledForbid]
-    refused: bool
-    state_before: str
-    event: str
-    calls: list[ToolCallMade]
-
-
 class FsmReplayer:
     def __init__(self, compiled: CompiledFsm):
         self.c = compiled
         self.model = compiled.model
+        self.binder = Binder(compiled.model)
 
     # ---- entry point
     def replay(self, case: GoldenCase, keep_snapshots: bool = False) -> CaseRun:
@@ -240,12 +47,11 @@ class FsmReplayer:
             return run
         state, variables = start
         if keep_snapshots:
-            run.start = Snapshot(state, {k: v for k, v in variables.items() if not k.startswith("discarded.")},
-                                 {k[10:]: v for k, v in variables.items() if k.startswith("discarded.")}, None)
+            run.start = engine.snapshot(state, variables)
         run.out_of_range = not self.c.initial_in_range
         run.exercised.add(self.c.state_el[state])
         prev: CompiledTransition | None = None
-        steps: list[_Step] = []
+        steps: list[Step] = []
         all_calls: list[ToolCallMade] = []
         last_turn = len(case.turns)
         first_intent = case.final.intent
@@ -256,7 +62,7 @@ class FsmReplayer:
             if event is not None and event in param_types:
                 raw_args = turn.args  # an explicit, known event binds as itself (Binder.bind, without the copy)
             else:
-                bound = self.c.binder.bind(turn, first_intent if number == 1 else None)
+                bound = self.binder.bind(turn, first_intent if number == 1 else None)
                 if isinstance(bound, str):
                     run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name,
                                                    turn=number, user=turn.user,
@@ -274,9 +80,7 @@ class FsmReplayer:
             steps.append(step)
             run.step_elements[number] = step.elements
             if keep_snapshots:
-                run.snapshots.append(Snapshot(state, {k: v for k, v in variables.items() if not k.startswith("discarded.")},
-                                              {k[10:]: v for k, v in variables.items() if k.startswith("discarded.")},
-                                              taken.t.key if taken else None, step.calls, event, args))
+                run.snapshots.append(engine.snapshot(state, variables, step, args))
             prev = taken if taken is not None else prev
             last = number == len(case.turns)
             if step.forbids and (turn.expect.must_have or not turn.expect.empty()
@@ -335,7 +139,7 @@ class FsmReplayer:
                             f"to assert that {key} is not called, or `{{{key}: {{}}}}` that it is called")
         return None
 
-    def _divergence(self, case: GoldenCase, number: int, step: _Step) -> Divergence:
+    def _divergence(self, case: GoldenCase, number: int, step: Step) -> Divergence:
         return Divergence(case=case.id, where=case.where, model=self.model.name, turn=number, state=step.state_before,
                           event=step.event,
                           message=f"the model does not allow `{step.event}` in state `{step.state_before}`, "
@@ -362,119 +166,26 @@ class FsmReplayer:
         return state, variables
 
     def _args(self, event: str, given: dict, case: GoldenCase, number: int, run: CaseRun) -> dict | None:
-        types = self.c.param_types[event]
-        args: dict[str, Any] = {}
-        if not types and not given:
-            return args
-        for name, value in given.items():
-            if name not in types:
-                run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name, turn=number,
-                                               user=None, reason=f"event `{event}` has no parameter `{name}`"))
-                return None
-            if not types[name].admits(value):
-                run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name, turn=number,
-                                               user=None, reason=f"`{name}: {value!r}` is not a value of "
-                                                                 f"{types[name].text()} (event `{event}`)"))
-                return None
-            args[name] = value
-        for name, vtype in types.items():
-            if name not in args:
-                if not vtype.optional:
-                    run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name, turn=number,
-                                                   user=None, reason=f"event `{event}` needs parameter `{name}`"))
-                    return None
-                args[name] = None
+        args = engine.arguments(self.c, event, given)
+        if isinstance(args, str):
+            run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name, turn=number,
+                                           user=None, reason=args))
+            return None
         return args
 
     # ---- one event
     def _step(self, state, variables, event, args, prev, number, run):
-        c = self.c
-        slot = c.slot(state, event)
-        if slot.simple is not None:
-            return self._simple_step(slot, state, variables, event, args, prev, number, run)
-        exercised: list[int] = []
-        env = variables  # guards only read; actions write `variables` anyway, so no copy unless parameters join
-        taken = None
-        for ct in slot.group:
-            local = variables
-            if args:
-                local = dict(variables)
-                for declared, name in zip(c.params[event], ct.param_names):
-                    local[name] = args[declared]
-            for fn, when_true, when_false in ct.conditions:
-                exercised.append(when_true if fn(local) else when_false)
-            if taken is None and (ct.guard is None or ct.guard(local)):
-                taken, env = ct, local
-        # Forbidden elements: exercised when the event fires in their source state with their guard holding.
-        forbids = []
-        named = None
-        for cf in slot.forbids:
-            if cf.guard is not None:
-                if named is None:
-                    named = dict(env)
-                    for declared in c.params[event]:
-                        named[declared] = args.get(declared)
-                if not cf.guard(named):
-                    continue
-            forbids.append(cf)
+        done = engine.step(self.c, state, variables, event, args, prev, number)
+        for cf in done.forbids:
             run.exercised.add(cf.element)
-        calls: list[ToolCallMade] = []
-        before = state
-        exercised.append(slot.state_el)  # checking the outcome of an event verifies behaviour in its state
-        if taken is None:
-            if slot.no_branch_el is not None:
-                exercised.append(slot.no_branch_el)
-            refused = True
-        else:
-            made: list = []
-            for action in taken.actions:
-                action(env, variables, made)
-            if made:
-                calls = [ToolCallMade(tool, a, number) for tool, a in made]
-            state = taken.t.target
-            exercised.append(taken.transition_el)
-            exercised.append(taken.target_el)
-            if taken.branch_el is not None:
-                exercised.append(taken.branch_el)
-            if prev is not None:
-                pair = prev.pairs_after.get(taken.index)
-                if pair is not None:
-                    exercised.append(pair)
-            refused = False
+        if done.taken is not None:
             # Values change only by assignments and discards: while all are in range, only those need a look.
             if run.out_of_range:
                 self._check_ranges(variables, run, number, self.model.variables)
-            elif taken.assigned:
-                self._check_ranges(variables, run, number, taken.assigned)
-        run.exercised.update(exercised)
-        return _Step(exercised, forbids, refused, before, event, calls), state, taken
-
-    def _simple_step(self, slot: _Slot, state, variables, event, args, prev, number, run):
-        """_step for a slot with one unguarded transition and unguarded forbids: the same outcome, less work."""
-        taken = slot.simple
-        assert taken is not None  # only called for slots that have one
-        env = variables
-        if args:
-            env = dict(variables)
-            for declared, name in zip(self.c.params[event], taken.param_names):
-                env[name] = args[declared]
-        if slot.forbid_elements:
-            run.exercised.update(slot.forbid_elements)
-        made: list = []
-        for action in taken.actions:
-            action(env, variables, made)
-        calls = [ToolCallMade(tool, a, number) for tool, a in made] if made else []
-        exercised = list(slot.fixed)
-        if prev is not None:
-            pair = prev.pairs_after.get(taken.index)
-            if pair is not None:
-                exercised.append(pair)
-        if run.out_of_range:
-            self._check_ranges(variables, run, number, self.model.variables)
-        elif taken.assigned:
-            self._check_ranges(variables, run, number, taken.assigned)
-        run.exercised.update(exercised)
-        return _Step(exercised, slot.forbids, False, state, event, calls), taken.t.target, taken
+            elif done.taken.assigned:
+                self._check_ranges(variables, run, number, done.taken.assigned)
+        run.exercised.update(done.elements)
+        return done, done.state, done.taken
 
     def _check_ranges(self, variables, run: CaseRun, number: int, names) -> None:
         for name in names:
@@ -485,7 +196,7 @@ class FsmReplayer:
                                       message=f"the model sets `{name}` to {variables[name]!r}, outside {var.type.text()}"))
 
     # ---- expectations
-    def _check(self, checks: list[Assertions], state, variables, step: _Step, all_calls, number, run) -> bool:
+    def _check(self, checks: list[Assertions], state, variables, step: Step, all_calls, number, run) -> bool:
         agree = True
         case = run.case
         for i, a in enumerate(checks):
@@ -571,7 +282,7 @@ class FsmReplayer:
         return out
 
     # ---- forbidden elements
-    def _forbid_verified(self, cf: CompiledForbid, checks: list[Assertions], step: _Step, rejected: bool,
+    def _forbid_verified(self, cf: CompiledForbid, checks: list[Assertions], step: Step, rejected: bool,
                          variables: dict) -> bool:
         """The golden asserts that the forbidden outcome did not happen at this step."""
         f = cf.f
@@ -590,7 +301,7 @@ class FsmReplayer:
             return rejected or any(a.state == step.state_before for a in checks)
         return False
 
-    def _pins_allowed_call(self, cf: CompiledForbid, a: Assertions, step: _Step, variables: dict) -> bool:
+    def _pins_allowed_call(self, cf: CompiledForbid, a: Assertions, step: Step, variables: dict) -> bool:
         """For `effect call T [cond]`: the golden pins this step's one call of T to arguments under which `cond` is
         false (it asserts every argument `cond` reads, as the model passes them), so the call made is not the
         forbidden one. A positive check of an unconditional forbid's tool is the opposite: it expects the call."""
@@ -614,7 +325,7 @@ class FsmReplayer:
         env.update({f"args.{k}": v for k, v in call.args.items()})
         return not cf.condition(env)
 
-    def _expects_forbidden(self, step: _Step, checks: list[Assertions], rejected: bool, variables: dict, args: dict,
+    def _expects_forbidden(self, step: Step, checks: list[Assertions], rejected: bool, variables: dict, args: dict,
                            number: int, run: CaseRun) -> None:
         """Findings for the forbids exercised at this step whose forbidden outcome the golden expects."""
         for cf in step.forbids:
@@ -628,7 +339,7 @@ class FsmReplayer:
                 message=f"golden expects forbidden behaviour: {expected} at turn {number} (in `{step.state_before}` "
                         f"on `{step.event}`), which `forbid {f.label()}` ({f.loc}, severity {cf.severity}) forbids"))
 
-    def _expected_outcome(self, cf: CompiledForbid, checks: list[Assertions], rejected: bool, step: _Step,
+    def _expected_outcome(self, cf: CompiledForbid, checks: list[Assertions], rejected: bool, step: Step,
                           variables: dict) -> str | None:
         """What the golden expects that the forbid forbids, in words; None when it expects nothing forbidden."""
         f = cf.f
@@ -682,22 +393,3 @@ def _same(actual: Any, expected: Any) -> bool:
     if isinstance(actual, bool) or isinstance(expected, bool):
         return actual is expected or (isinstance(actual, bool) and isinstance(expected, bool) and actual == expected)
     return actual == expected
-
-
-def run_events(model: FsmModel, elements: list[Element], events: list[tuple[str, dict]],
-               state: str | None = None, variables: dict | None = None,
-               compiled: CompiledFsm | None = None) -> list[Snapshot]:
-    """Replay a plain event sequence (no golden): the configurations after each step. Used by the differential test
-    and to confirm invariant counterexamples (which pass `compiled`, built once for all of them)."""
-    from mbt.goldens.cases import Turn
-
-    precondition = dict(variables or {})
-    if state is not None:
-        precondition["state"] = state
-    case = GoldenCase(id="events", precondition=precondition,
-                      turns=[Turn(event=e, args=a) for e, a in events])
-    replayer = FsmReplayer(compiled or CompiledFsm(model, elements))
-    run = replayer.replay(case, keep_snapshots=True)
-    if run.invalid or run.unbound:
-        raise ValueError(run.invalid or run.unbound[0].reason)
-    return run.snapshots

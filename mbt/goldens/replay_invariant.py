@@ -17,13 +17,14 @@ from typing import Any, cast
 from mbt.elements.base import Element
 from mbt.elements.fsm import enumerate_fsm
 from mbt.elements.invariant import trigger_id
+from mbt.engine.fsm import CompiledFsm, CompiledTransition, Snapshot
+from mbt.engine.temporal import OPEN, CallAt, Judgement, Monitor, Position, judge
 from mbt.goldens.cases import GoldenCase
-from mbt.goldens.replay_fsm import CaseRun, CompiledFsm, CompiledTransition, FsmReplayer, Snapshot
+from mbt.goldens.replay_fsm import CaseRun, FsmReplayer
 from mbt.goldens.results import Contradiction, Note
 from mbt.model.expr import And, Expr, Not, Or, Ref, refs
 from mbt.model.fsm import FsmModel
 from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel
-from mbt.model.temporal import OPEN, CallAt, Judgement, Monitor, Position, judge
 
 # ---------------------------------------------------------------- steps with the variables at each call
 

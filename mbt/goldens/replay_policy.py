@@ -12,13 +12,14 @@ from typing import Any
 from mbt.elements import policy as ids
 from mbt.elements.base import Element
 from mbt.elements.fsm import enumerate_fsm
+from mbt.engine.fsm import CompiledFsm
+from mbt.engine.policy import APPLIES, NA, Outcome, PolicyEvaluator, compile_tri, member
 from mbt.goldens.cases import GoldenCase
-from mbt.goldens.replay_fsm import CaseRun, CompiledFsm, FsmReplayer
+from mbt.goldens.replay_fsm import CaseRun, FsmReplayer
 from mbt.goldens.requests import PolicyRequest
 from mbt.goldens.results import Contradiction, Note
 from mbt.model.expr import atoms, compile_expr
 from mbt.model.policy import DENY, PERMIT, Enforcement, PolicyModel
-from mbt.model.policy_eval import APPLIES, NA, Outcome, PolicyEvaluator, compile_tri, member
 
 Checks = Callable[[str, tuple[str, ...]], bool]  # (decision, deciding rules) -> the golden's checks agree
 

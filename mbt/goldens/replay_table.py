@@ -7,13 +7,13 @@ from typing import Any
 
 from mbt.elements import table as ids
 from mbt.elements.base import Element
+from mbt.engine.table import Decision, entry_matches
 from mbt.goldens.cases import GoldenCase
 from mbt.goldens.decisions import DecisionCheck
 from mbt.goldens.replay_fsm import CaseRun
 from mbt.goldens.results import Contradiction, Note
 from mbt.model.table import TableModel, plain, value_text
 from mbt.tables.analysis import analyse
-from mbt.tables.evaluator import Decision, entry_matches
 from mbt.tables.regions import IndexedTable
 from mbt.tables.values import ValueProblem, coerce
 
@@ -67,12 +67,12 @@ class TableReplayer:
 
     # ---- inputs
     def _inputs(self, check: DecisionCheck, case: GoldenCase, run: CaseRun) -> tuple | None:
-        values = []
+        values: list[Any] = []
         for column in self.model.inputs:
             raw = check.inputs.get(column.name, _MISSING)
             if raw is _MISSING or (raw is None and not column.type.optional):
                 # DMN: a missing input is FEEL's null, and so is null for any column: `-` matches it, every other
-                # unary test gives no match (tables/evaluator.py). Said, so a forgotten input is never silent.
+                # unary test gives no match (engine/table.py). Said, so a forgotten input is never silent.
                 run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=check.turn,
                                       message=f"input `{column.name}` is {'missing' if raw is _MISSING else 'null'}"
                                               ": evaluated as null (only `-` matches it)"))
@@ -107,7 +107,7 @@ class TableReplayer:
 
     def _mcdc(self, values: tuple, regions: list[int | None], decision: Decision) -> list[int]:
         c, p = self.c, self.c.partition
-        out = [c.mcdc_el[i] for i in decision.matched if c.mcdc_el[i] is not None]
+        out: list[int] = [el for el in (c.mcdc_el[i] for i in decision.matched) if el is not None]
         # Per column, the rules whose entry holds on the value; a null on a column without `?` has no region, and
         # only the entries that match null (`-`) hold there.
         masks = [p.region_rules[k][r] if r is not None else
@@ -165,11 +165,11 @@ class TableReplayer:
                 return note("each item of `expect` must map output names to values"
                             + (" (or be a value of the one output)" if len(m.outputs) == 1 else ""))
             # Compared as typed values, exactly (17.99999999999999999 is not 18); shown as plain data.
-            typed = [{k: self._typed(k, v) for k, v in row.items()} for row in rows]
+            typed = [{k: self._typed(k, v) for k, v in row.items()} for row in rows if row is not None]
             same = _same_multiset(typed, result) if m.hit == "COLLECT" else typed == result
             if same:
                 return True
-            wanted = [{k: _normal(v) for k, v in row.items()} for row in rows]
+            wanted = [{k: _normal(v) for k, v in row.items()} for row in rows if row is not None]
             got = [self._plain_row(row) for row in result]
             return contradict("outputs", wanted, got, f"golden expects {_shown(wanted)}, the table gives "
                                                       f"{_shown(got)} ({winners})")

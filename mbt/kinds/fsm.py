@@ -5,7 +5,8 @@ from __future__ import annotations
 from mbt.analysis.feasibility import infeasible_fsm_elements
 from mbt.analysis.fsm_checks import check_fsm
 from mbt.elements.fsm import CRITERIA, enumerate_fsm
-from mbt.goldens.replay_fsm import CompiledFsm, FsmReplayer
+from mbt.engine.fsm import CompiledFsm
+from mbt.goldens.replay_fsm import FsmReplayer
 from mbt.kinds import KindSupport, View, register
 from mbt.measure.trace import fsm_expected
 from mbt.parsing.fsm_resolve import resolve_fsm

@@ -1,4 +1,4 @@
-"""The `invariant` kind: Dwyer's patterns over an FSM, from parsing/invariant_*.py, model/temporal.py, replay_invariant."""
+"""The `invariant` kind: Dwyer's patterns over an FSM, from parsing/invariant_*.py, engine/temporal.py, replay_invariant."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `policy` kind: ABAC policies (XACML 3.0 semantics), from parsing/policy_*.py, model/policy_eval.py, analysis."""
+"""The `policy` kind: ABAC policies (XACML 3.0 semantics), from parsing/policy_*.py, engine/policy.py, analysis."""
 
 from __future__ import annotations
 

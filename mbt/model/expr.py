@@ -21,6 +21,10 @@ class Expr:
     def children(self) -> tuple[Expr, ...]:
         return ()
 
+    def text(self) -> str:
+        """The expression as the DSL writes it."""
+        raise NotImplementedError(type(self).__name__)
+
     def walk(self) -> Iterator[Expr]:
         yield self
         for child in self.children():

@@ -12,7 +12,7 @@ region choices: for a masked rule, "is some cell of its box left to it"; for gap
 into the largest box no rule touches, then excluded, until 20 are listed or none is left.
 
 Every witness (a concrete input inside a gap, an overlap, a masked rule) is evaluated by the reference evaluator
-(tables/evaluator.py) before it is reported; `replayed` says whether it behaved as claimed.
+(engine/table.py) before it is reported; `replayed` says whether it behaved as claimed.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from mbt.engine.table import TableEvaluator, priority_key
 from mbt.model.table import TableModel
-from mbt.tables.evaluator import TableEvaluator, priority_key
 from mbt.tables.regions import TablePartition
 
 MAX_GAPS = 20  # gap boxes described per table (beyond them, TBL010 says there are more)

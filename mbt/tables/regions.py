@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
+from mbt.engine.table import TableEvaluator, entry_matches
 from mbt.model.table import ColumnType, InputColumn, TableModel, interval_text, value_text
-from mbt.tables.evaluator import TableEvaluator, entry_matches
 
 DAY = dt.timedelta(days=1)
 

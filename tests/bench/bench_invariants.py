@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a check
 from mbt import api  # noqa: E402
 from mbt.analysis.explore import Explorer  # noqa: E402
 from mbt.analysis.invariant_checks import search  # noqa: E402
-from mbt.model.temporal import Monitor  # noqa: E402
+from mbt.engine.temporal import Monitor  # noqa: E402
 from mbt.parsing.loader import load_paths  # noqa: E402
 
 TARGET_SECONDS = 10.0  # issue 4: invariant checking on a 200-state FSM with 3 variables at depth 20

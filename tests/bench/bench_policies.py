@@ -25,10 +25,10 @@ sys.path.insert(0, str(HERE.parent.parent))  # run from a checkout without insta
 
 from mbt.analysis.policy_checks import PolicyAnalysis, PolicyChecker  # noqa: E402
 from mbt.elements.policy import enumerate_policy  # noqa: E402
+from mbt.engine.policy import PolicyEvaluator  # noqa: E402
 from mbt.goldens.cases import GoldenCase  # noqa: E402
 from mbt.goldens.replay_policy import CompiledPolicy, PolicyReplayer  # noqa: E402
 from mbt.goldens.requests import PolicyRequest  # noqa: E402
-from mbt.model.policy_eval import PolicyEvaluator  # noqa: E402
 from mbt.parsing.loader import load_file  # noqa: E402
 
 ACTIONS = ["read", "create", "update", "approve", "revoke"]

@@ -21,10 +21,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # run from a checkout without installing
 
+from mbt.engine.table import TableEvaluator  # noqa: E402
 from mbt.model.table import value_text  # noqa: E402
 from mbt.parsing.loader import parse_text  # noqa: E402
 from mbt.tables.analysis import Analyser  # noqa: E402
-from mbt.tables.evaluator import TableEvaluator  # noqa: E402
 from mbt.tables.regions import IndexedTable  # noqa: E402
 from mbt.tables.values import coerce  # noqa: E402
 

@@ -24,8 +24,9 @@ sys.path.insert(0, str(HERE.parent.parent))  # run from a checkout without insta
 import synth  # noqa: E402
 
 from mbt import api  # noqa: E402
+from mbt.engine.fsm import CompiledFsm  # noqa: E402
 from mbt.goldens.loader import load_goldens  # noqa: E402
-from mbt.goldens.replay_fsm import CompiledFsm, FsmReplayer  # noqa: E402
+from mbt.goldens.replay_fsm import FsmReplayer  # noqa: E402
 from mbt.kinds import support  # noqa: E402
 from mbt.reference import ReferenceMachine  # noqa: E402
 
@@ -125,6 +126,7 @@ def replay_figures(model_path: Path, goldens_path: Path) -> tuple[int, float, fl
     compiled = CompiledFsm(model, elements)
     cases = api.collector_paused(load_goldens)([str(goldens_path)]).cases
     replayer = FsmReplayer(compiled)
+    binder = replayer.binder
     # The same event sequences for the reference machine: bound as replay binds them, up to an unbound turn.
     sequences = []
     turns = 0
@@ -133,7 +135,7 @@ def replay_figures(model_path: Path, goldens_path: Path) -> tuple[int, float, fl
         state = pre.pop("state", None)
         events = []
         for number, turn in enumerate(case.turns, start=1):
-            bound = compiled.binder.bind(turn, case.final.intent if number == 1 else None)
+            bound = binder.bind(turn, case.final.intent if number == 1 else None)
             if isinstance(bound, str):
                 break
             events.append((bound.event, bound.args))

@@ -1,7 +1,7 @@
 """The invariant judge: docs/coverage-rules/invariant.md implemented a second time, plainly and by brute force.
 
 It shares no code with mbt's invariant replay (mbt/goldens/replay_invariant.py) or its monitors
-(mbt/model/temporal.py). Its input facts are the FSM's run as the FSM replay engine computes it (the configuration
+(mbt/engine/temporal.py). Its input facts are the FSM's run as the FSM replay engine computes it (the configuration
 after each turn, the transition taken, the calls): the FSM's semantics, which fsm.md and its own judge cover. From
 them it rebuilds the positions (re-running each taken transition's actions only to see the variables at the moment
 of each call), evaluates every proposition at every position with its own evaluator, enumerates each scope's
@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mbt.elements.fsm import enumerate_fsm
+from mbt.engine.fsm import CompiledFsm
 from mbt.goldens.cases import GoldenCase, parse_case
-from mbt.goldens.replay_fsm import CompiledFsm, FsmReplayer
+from mbt.goldens.replay_fsm import FsmReplayer
 from mbt.kinds import support
 from mbt.model.expr import And, Not, Or, Ref
 from mbt.model.fsm import Assign, Discard, FsmModel

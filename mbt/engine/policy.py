@@ -152,7 +152,7 @@ def compile_value(expr: Expr, required: frozenset[str]) -> Callable[[dict], Any]
         return lambda env: (lambda v: UNKNOWN if v is UNKNOWN else not v)(inner(env))
     if isinstance(expr, Member):
         operand = compile_value(expr.operand, required)
-        values = frozenset(item.value for item in expr.items)
+        values = frozenset(_literal(item) for item in expr.items)
         negated = expr.negated
         return lambda env: (lambda v: UNKNOWN if v is UNKNOWN else (v in values) != negated)(operand(env))
     if isinstance(expr, (Compare, Arith)):
@@ -183,7 +183,7 @@ def rule_value(target: Tri | None, condition: Tri | None) -> Callable[[dict], st
         return lambda env: APPLIES
     if target is None or condition is None:
         only = target if target is not None else condition
-
+        assert only is not None
         def single(env: dict) -> str:
             holds = only(env)
             return APPLIES if holds else (NA if holds is False else INDET)
@@ -227,7 +227,7 @@ class CompiledRule:
         if known:
             if target is not None:
                 target = _drop_gates(target, known)
-            else:
+            elif condition is not None:
                 condition = _drop_gates(condition, known)
         fn = rule_value(compile_tri(target, self.required) if target is not None else None,
                         compile_tri(condition, self.required) if condition is not None else None)
@@ -242,9 +242,9 @@ class CompiledRule:
         flipped = self._flipped
         if key not in flipped:
             target, condition = self.target_expr, self.condition_expr
-            if part == "target":
+            if part == "target" and target is not None:
                 target = replace_atom(target, k, truth)
-            else:
+            elif part != "target" and condition is not None:
                 condition = replace_atom(condition, k, truth)
             flipped[key] = rule_value(compile_tri(target, self.required) if target is not None else None,
                                       compile_tri(condition, self.required) if condition is not None else None)
@@ -368,15 +368,21 @@ def member(value: Any, allowed: frozenset) -> bool:
     return value in allowed
 
 
+def _literal(expr: Expr) -> Any:
+    """The value of a literal (a set member in a policy is always one: the resolver checks it)."""
+    assert isinstance(expr, (Lit, EnumLit)), expr
+    return expr.value
+
+
 def _gate_of(part: Expr) -> tuple[str | None, frozenset | None]:
     """(attribute, allowed values) when the conjunct is `attribute == literal` or `attribute in {literals}`."""
     if isinstance(part, Compare) and part.op == "==":
         for ref, value in ((part.left, part.right), (part.right, part.left)):
             if isinstance(ref, Ref) and isinstance(value, (Lit, EnumLit)):
-                return ref.name, frozenset([value.value])
+                return ref.name, frozenset([_literal(value)])
     elif isinstance(part, Member) and not part.negated and isinstance(part.operand, Ref):
         if all(isinstance(i, (Lit, EnumLit)) for i in part.items):
-            return part.operand.name, frozenset(i.value for i in part.items)
+            return part.operand.name, frozenset(_literal(i) for i in part.items)
     return None, None
 
 
@@ -395,7 +401,7 @@ def value_gates(expr: Expr, required: frozenset[str]) -> dict[str, frozenset]:
     out: dict[str, frozenset] = {}
     for part in parts:
         name, allowed = _gate_of(part)
-        if name is not None and name in required:
+        if name is not None and allowed is not None and name in required:
             out[name] = out[name] & allowed if name in out else allowed
     return out
 

@@ -129,7 +129,7 @@ class Monitor:
         p = f"`{inv.p.text()}`"
         s = f"`{inv.s.text()}`" if inv.s is not None else ""
         n = inv.bound if inv.bound is not None else 0
-        if inv.pattern == "universality" and isinstance(inv.p, CallMade) and inv.p.every:
+        if inv.pattern == "universality" and isinstance(inv.p, CallMade) and inv.p.every and inv.p.condition:
             false = f"a call of `{inv.p.tool}` does not satisfy `{inv.p.condition.text()}`"
         elif inv.antecedent is not None:
             false = f"`{inv.antecedent.text()}` holds but {p} does not"
@@ -166,8 +166,9 @@ class Monitor:
         verdict = None
         if r and phase == OPEN and scope in ("before", "between", "after-until"):
             reason = self.closing(x, y)
-            if reason is not None:
-                verdict = Verdict(position, f"{reason} before the scope closed (`{self.inv.scope.close.text()}`)")
+            close = self.inv.scope.close  # these scopes always have one
+            if reason is not None and close is not None:
+                verdict = Verdict(position, f"{reason} before the scope closed (`{close.text()}`)")
             phase, x, y = (DONE if scope == "before" else WAITING), 0, 0
         if q and not (r and scope != "after"):
             if phase == WAITING:
