@@ -22,6 +22,7 @@ from mbt.elements import table as table_ids
 from mbt.elements.base import Element
 from mbt.generate.witnesses import NoWitness
 from mbt.goldens.cases import parse_case
+from mbt.kinds import support
 from mbt.model.table import plain
 
 CANDIDATES = 2000  # per element: candidates are cheap, but a table's region boxes multiply
@@ -31,10 +32,10 @@ class DecisionWitnesses:
     """Common part: elements, the kind's replayer, and the search over candidates checked by replay."""
 
     kind = ""
+    what = ""  # what a candidate is called: input, request
+    origin = ""  # where the candidates come from
 
     def __init__(self, model, elements: list[Element]):
-        from mbt.kinds import support
-
         self.model = model
         self.elements = elements
         self.index = {e.id: i for i, e in enumerate(elements)}
@@ -59,10 +60,8 @@ class DecisionWitnesses:
             stub = self.stub(candidate)
             if self.verifies(stub, [element]):
                 return stub
-        what = "input" if self.kind == "table" else "request"
         return NoWitness(element, "unsatisfiable" if tried < CANDIDATES else "limit",
-                         f"none of the {tried:,} candidate {what}s tried covers it (from the "
-                         f"{'region lattice' if self.kind == 'table' else 'analysis witnesses and samples'})")
+                         f"none of the {tried:,} candidate {self.what}s tried covers it (from the {self.origin})")
 
     def verifies(self, stub: dict[str, Any], elements: list[str]) -> bool:
         case = parse_case({"id": "witness", **stub}, "generated", 1)
@@ -78,6 +77,11 @@ class DecisionWitnesses:
     def touched(self, candidate: Any) -> list[int]:
         raise NotImplementedError
 
+    @staticmethod
+    def call(stub: dict[str, Any]) -> dict[str, Any]:
+        """The driver call a generated pytest test makes to check the stub."""
+        raise NotImplementedError
+
     def stub(self, candidate: Any) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -87,6 +91,14 @@ class DecisionWitnesses:
 
 class TableWitnesses(DecisionWitnesses):
     kind = "table"
+    what = "input"
+    origin = "region lattice"
+
+    @staticmethod
+    def call(stub: dict[str, Any]) -> dict[str, Any]:
+        """The driver call checking the table's decision on the stub's inputs (`decide`)."""
+        kwargs = [("error", True)] if stub.get("expect_error") else [("expect", stub.get("expect"))]
+        return {"method": "decide", "args": [stub["table"], dict(stub["inputs"])], "kwargs": kwargs, "comment": None}
 
     def __init__(self, model, elements: list[Element]):
         super().__init__(model, elements)
@@ -156,6 +168,17 @@ class TableWitnesses(DecisionWitnesses):
 
 class PolicyWitnesses(DecisionWitnesses):
     kind = "policy"
+    what = "request"
+    origin = "analysis witnesses and samples"
+
+    @staticmethod
+    def call(stub: dict[str, Any]) -> dict[str, Any]:
+        """The driver call checking the policy's decision (and reasons) on the stub's request (`authorize`)."""
+        kwargs = [("expect", stub["expect"])]
+        if stub.get("reason"):
+            kwargs.append(("reasons", list(stub["reason"])))
+        return {"method": "authorize", "args": [stub["policy"], dict(stub["request"])], "kwargs": kwargs,
+                "comment": None}
 
     def __init__(self, model, elements: list[Element]):
         from mbt.analysis.policy_checks import analysis_of
@@ -218,12 +241,3 @@ class PolicyWitnesses(DecisionWitnesses):
         if outcome.reasons:
             stub["reason"] = list(outcome.reasons)
         return stub
-
-
-def witnesses_for(model, elements: list[Element]) -> DecisionWitnesses | None:
-    if model.kind == "table":
-        return TableWitnesses(model, elements)
-    if model.kind == "policy":
-        return PolicyWitnesses(model, elements)
-    return None
-

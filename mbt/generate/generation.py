@@ -18,7 +18,9 @@ from typing import Any
 from mbt.elements.base import Element
 from mbt.errors import MbtError
 from mbt.generate.adapter import ReferenceAdapter
+from mbt.generate.decisions import DecisionWitnesses
 from mbt.generate.files import OutputFile, write_outputs
+from mbt.generate.invariants import InvariantWitnesses
 from mbt.generate.report import (
     GeneratedTest,
     GenerateReport,
@@ -33,7 +35,9 @@ from mbt.generate.suites import SuiteBuilder
 from mbt.generate.witnesses import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PATHS, NoWitness, WitnessFinder
 from mbt.generate.writers import conftest_source, fsm_calls, render_jsonl, render_pytest, support_source
 from mbt.goldens.loader import GoldenSet
+from mbt.kinds import all_kinds, support
 from mbt.measure.coverage import ElementCoverage
+from mbt.measure.run import measure
 from mbt.model.common import ModelBase
 from mbt.model.fsm import FsmModel
 
@@ -53,34 +57,22 @@ def generate(models: list[ModelBase], goldens: GoldenSet, out: str, options: Gen
         raise MbtError(f"error: --all builds suites for {' or '.join(SUITE_CRITERIA)}, not {options.suite!r}")
     rows: dict[str, list[ElementCoverage]] = {}
     if options.suite is None:
-        from mbt.measure.run import measure
-
         coverage = measure(models, goldens)
         rows = {m.model: m.elements for m in coverage.models}
     mode = "gaps" if options.suite is None else f"suite-{options.suite}"
     results: list[ModelGeneration] = []
     files: list[OutputFile] = []
     for model in models:
-        if not isinstance(model, FsmModel):
-            if model.kind in ("table", "policy", "invariant") and options.suite is None:
-                gen = (InvariantGeneration if model.kind == "invariant" else DecisionGeneration)(model, options, out)
-                results.append(gen.gaps(rows[model.name]))
-                files += gen.files(mode)
-                continue
-            note = (f"full suites are for fsm models; `{model.kind}` models get a test per gap (without --all)"
-                    if model.kind in ("table", "policy", "invariant") else
-                    f"generation for `{model.kind}` models is not supported yet")
+        kind = support(model.kind)
+        if kind.generation is None or (options.suite is not None and not kind.suites):
+            suited = " and ".join(k.kind for k in all_kinds() if k.suites)
+            note = (f"full suites are for {suited} models; `{model.kind}` models get a test per gap (without --all)"
+                    if kind.generation is not None else f"generation for `{model.kind}` models is not supported yet")
             results.append(ModelGeneration(model=model.name, kind=model.kind, file=model.file, mode=mode, uncovered=0,
                                            note=note))
             continue
-        for pre in options.preconditions:
-            check_precondition(model, pre)
-        gen = FsmGeneration(model, options, out)
-        if options.suite is None:
-            result = gen.gaps(rows[model.name])
-        else:
-            result = gen.full_suite(options.suite)
-        results.append(result)
+        gen = kind.generation(model, options, out)
+        results.append(gen.gaps(rows[model.name]) if options.suite is None else gen.full_suite(options.suite))
         files += gen.files(mode)
     if any(f.path.endswith(".py") for f in files):
         files.append(OutputFile("tests/conftest.py", conftest_source(), "the pytest fixture of generated tests"))
@@ -116,8 +108,8 @@ class FsmGeneration:
     """Generation for one FSM model: witnesses or a suite, skeletons, checks, and the model's files."""
 
     def __init__(self, model: FsmModel, options: GenerateOptions, out: str):
-        from mbt.kinds import support
-
+        for pre in options.preconditions:
+            check_precondition(model, pre)
         self.model = model
         self.options = options
         self.out = out
@@ -223,8 +215,6 @@ class GapGeneration:
     subclasses find a witness per element and turn it into a test and a stub (`add`)."""
 
     def __init__(self, model: ModelBase, options: GenerateOptions, out: str):
-        from mbt.kinds import support
-
         self.model, self.options, self.out = model, options, out
         self.elements: list[Element] = support(model.kind).enumerate(model)
         self.witnesses = self.make_witnesses()
@@ -260,18 +250,21 @@ class GapGeneration:
 
 
 class DecisionGeneration(GapGeneration):
-    """Generation for a decision table or a policy: a witness input (request) per uncovered element."""
+    """Generation for a decision table or a policy: a witness input (request) per uncovered element, found by the
+    kind's DecisionWitnesses (mbt/generate/decisions.py)."""
+
+    def __init__(self, model: ModelBase, options: GenerateOptions, out: str, witnesses: type[DecisionWitnesses]):
+        self.witness_class = witnesses
+        super().__init__(model, options, out)
 
     def make_witnesses(self):
-        from mbt.generate.decisions import witnesses_for
-
-        return witnesses_for(self.model, self.elements)
+        return self.witness_class(self.model, self.elements)
 
     def add(self, row: ElementCoverage, found, result: ModelGeneration) -> None:
         e = row.element
         name = test_name(e.id, self.names)
         case_id = f"gen:{self.model.name}:{e.id}"
-        call = decision_call(self.model.kind, found)
+        call = self.witnesses.call(found)
         self.stubs.append({"id": case_id, **annotations(e), **found})
         self.tests.append({"name": name, "doc": decision_doc(e, row.exercised_by, call), "calls": [call]})
         result.tests.append(GeneratedTest(name=name, case_id=case_id, elements=[e.id], steps=1,
@@ -282,8 +275,6 @@ class InvariantGeneration(GapGeneration):
     """Generation for invariants: a run of their FSM that triggers each untested invariant and asserts it."""
 
     def make_witnesses(self):
-        from mbt.generate.invariants import InvariantWitnesses
-
         return InvariantWitnesses(self.model, self.elements)
 
     def add(self, row: ElementCoverage, found, result: ModelGeneration) -> None:
@@ -320,17 +311,6 @@ def annotations(e: Element) -> dict[str, Any]:
     if e.span is not None:
         out["source"] = {"cites": e.span.describe(), "status": e.status.value}
     return out
-
-
-def decision_call(kind: str, stub: dict[str, Any]) -> dict[str, Any]:
-    """The driver call checking a table decision (`decide`) or a policy request (`authorize`)."""
-    if kind == "table":
-        kwargs = [("error", True)] if stub.get("expect_error") else [("expect", stub.get("expect"))]
-        return {"method": "decide", "args": [stub["table"], dict(stub["inputs"])], "kwargs": kwargs, "comment": None}
-    kwargs = [("expect", stub["expect"])]
-    if stub.get("reason"):
-        kwargs.append(("reasons", list(stub["reason"])))
-    return {"method": "authorize", "args": [stub["policy"], dict(stub["request"])], "kwargs": kwargs, "comment": None}
 
 
 def decision_doc(e: Element, exercised_by: list[str], call: dict[str, Any]) -> str:

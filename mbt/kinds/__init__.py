@@ -1,10 +1,11 @@
 """The one registry of model kinds: per kind a KindSupport that says how each stage of the pipeline handles it.
 
 A kind is its grammar file, a transformer mixin and a resolver (parsing), its checks (`mbt check`), its element
-enumeration and replayer (coverage), optionally which golden cases it takes, its view (`mbt render`, the HTML report)
-and its expected result (the traceability matrix). The stages ask this registry; none of them names a kind. The
-built-in kinds are registered by the modules of this package (`kinds/fsm.py`, ...); another kind registers its own
-KindSupport with `register()`, editing no existing file (tests/test_kind_plugin.py does so).
+enumeration and replayer (coverage), optionally which golden cases it takes, its view (`mbt render`, the HTML report),
+its expected result (the traceability matrix) and its test generator (`mbt generate`). The stages ask this registry;
+none of them names a kind. The built-in kinds are registered by the modules of this package (`kinds/fsm.py`, ...);
+another kind registers its own KindSupport with `register()`, editing no existing file (tests/test_kind_plugin.py
+does so).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class View:
     shape: str  # graph | table
     build: Callable[..., object]  # (model, ModelCoverage | None, RenderOptions) -> Graph | TableView
     suffixes: tuple[str, ...]
+    grid: Callable[[Any, dict], Any] | None = None  # a table view's rule grid: (model, coverage by id) -> RuleGrid
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,12 @@ class KindSupport:
     # For a kind whose cases have no turns, decisions or request: is this case one of its own? (GoldenCase keeps
     # unknown keys as extra fields, so such a kind reads its case shape from `case.model_extra`.)
     case_shape: Callable[[GoldenCase], bool] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # hooks of later stages (generation, mutation)
+    # ---- generation (`mbt generate`)
+    # (model, GenerateOptions, out folder) -> the kind's generator: `.gaps(rows)` -> ModelGeneration and
+    # `.files(mode)`; with `suites`, also `.full_suite(criterion)` for `--all`. None: the kind generates nothing.
+    generation: Callable[..., Any] | None = None
+    suites: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)  # hooks of stages yet to come
 
 
 _KINDS: dict[str, KindSupport] = {}

@@ -6,6 +6,7 @@ from mbt.analysis.feasibility import infeasible_fsm_elements
 from mbt.analysis.fsm_checks import check_fsm
 from mbt.elements.fsm import CRITERIA, enumerate_fsm
 from mbt.engine.fsm import CompiledFsm
+from mbt.generate.generation import FsmGeneration
 from mbt.goldens.replay_fsm import FsmReplayer
 from mbt.kinds import KindSupport, View, register
 from mbt.measure.trace import fsm_expected
@@ -19,4 +20,5 @@ register(KindSupport(
     resolve=resolve_fsm, suffixes=(".model", ".fsm"),
     criteria=CRITERIA, enumerate=lambda model: enumerate_fsm(model, infeasible_fsm_elements(model)),
     replayer=lambda model, elements: FsmReplayer(CompiledFsm(model, elements)),
-    check=check_fsm, view=View("graph", fsm_graph, (".dot", ".svg", ".png")), expected=fsm_expected))
+    check=check_fsm, view=View("graph", fsm_graph, (".dot", ".svg", ".png")), expected=fsm_expected,
+    generation=FsmGeneration, suites=True))

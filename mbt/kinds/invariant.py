@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mbt.analysis.invariant_checks import check_invariants
 from mbt.elements.invariant import CRITERIA, enumerate_invariants
+from mbt.generate.generation import InvariantGeneration
 from mbt.goldens.replay_invariant import InvariantReplayer
 from mbt.kinds import KindSupport, register
 from mbt.kinds.views import ELEMENT_TABLE
@@ -22,4 +23,4 @@ register(KindSupport(
     kind="invariant", keyword="invariants", grammar=grammar_dir() / "invariant.lark", rule="invariants_model",
     rules=InvariantRules, raw=RawInvariants, resolve=_resolve, late=True, suffixes=(".inv",),
     criteria=CRITERIA, enumerate=enumerate_invariants, replayer=InvariantReplayer,
-    check=check_invariants, view=ELEMENT_TABLE))
+    check=check_invariants, view=ELEMENT_TABLE, generation=InvariantGeneration))

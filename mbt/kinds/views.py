@@ -5,4 +5,5 @@ from __future__ import annotations
 from mbt.kinds import View
 from mbt.render.table import element_table
 
-ELEMENT_TABLE = View("table", element_table, (".md", ".html"))
+TABLE_SUFFIXES = (".md", ".html")
+ELEMENT_TABLE = View("table", element_table, TABLE_SUFFIXES)

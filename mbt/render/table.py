@@ -7,8 +7,13 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
+from mbt.elements.policy import applicable_id, decisive_id
+from mbt.elements.table import rule_id
+from mbt.kinds import support
 from mbt.measure.coverage import ModelCoverage
 from mbt.model.common import ModelBase
+from mbt.model.policy import PolicyModel
+from mbt.model.table import TableModel, value_text
 from mbt.render.graph import RenderOptions, coverage_of
 
 _TEXT = {"verified": "verified", "exercised": "exercised only", "uncovered": "NOT COVERED", "waived": "waived",
@@ -56,10 +61,10 @@ class TableView:
 
 def element_table(model: ModelBase, model_cov: ModelCoverage | None, options: RenderOptions) -> TableView:
     """Every element of the model by criterion (rules, partitions, boundaries, conflicts, triggers ...), with its
-    coverage; the elements come from the kind's own enumeration, so this view fits every kind."""
-    from mbt.kinds import support
-
+    coverage; the elements come from the kind's own enumeration, so this view fits every kind. The kind's view may
+    also draw the model's own rules as a grid (tables and policies do)."""
     kind = support(model.kind)
+    grid = kind.view.grid if kind.view is not None else None
     cov = coverage_of(model_cov, options.waived)
     goldens = {ec.element.id: ec.verified_by or ec.exercised_by for ec in (model_cov.elements if model_cov else [])}
     elements = [ec.element for ec in model_cov.elements] if model_cov is not None else kind.enumerate(model)
@@ -73,30 +78,26 @@ def element_table(model: ModelBase, model_cov: ModelCoverage | None, options: Re
                      ", ".join(goldens.get(e.id, [])[:8]) + (" ..." if len(goldens.get(e.id, [])) > 8 else ""))
             for e in mine]))
     return TableView(model.name, model.kind, model.title or model.name, sections, model_cov is not None,
-                     rule_grid(model, cov))
+                     grid(model, cov) if grid is not None else None)
 
 
-def rule_grid(model: ModelBase, cov: dict) -> RuleGrid | None:
-    """The rule grid of a decision table or a policy (other kinds have none)."""
-    if model.kind == "table":
-        from mbt.elements.table import rule_id
-        from mbt.model.table import value_text
+def table_rule_grid(model: TableModel, cov: dict) -> RuleGrid:
+    """A decision table's rules: input entries and outputs, with each rule's coverage."""
+    headers = ["rule", *(f"{c.name} (in)" for c in model.inputs), *(f"{c.name} (out)" for c in model.outputs)]
+    rows = [[r.name, *(e.text() for e in r.entries), *("-" if v is None else value_text(v) for v in r.outputs)]
+            for r in model.rules]
+    coverage = [[("rule", cov.get(rule_id(r)))] for r in model.rules]
+    return RuleGrid(f"hit policy {model.hit_text}", headers, rows, coverage)
 
-        headers = ["rule", *(f"{c.name} (in)" for c in model.inputs), *(f"{c.name} (out)" for c in model.outputs)]
-        rows = [[r.name, *(e.text() for e in r.entries), *("-" if v is None else value_text(v) for v in r.outputs)]
+
+def policy_rule_grid(model: PolicyModel, cov: dict) -> RuleGrid:
+    """A policy's rules: effect, target and condition, with whether each was applicable and decisive."""
+    rows = [[r.name, str(r.effect), r.target.text() if r.target is not None else "(any request)",
+             r.condition.text() if r.condition is not None else "-"] for r in model.rules]
+    coverage = [[("applicable", cov.get(applicable_id(r))), ("decisive", cov.get(decisive_id(r)))]
                 for r in model.rules]
-        coverage = [[("rule", cov.get(rule_id(r)))] for r in model.rules]
-        return RuleGrid(f"hit policy {model.hit_text}", headers, rows, coverage)
-    if model.kind == "policy":
-        from mbt.elements.policy import applicable_id, decisive_id
-
-        rows = [[r.name, str(r.effect), r.target.text() if r.target is not None else "(any request)",
-                 r.condition.text() if r.condition is not None else "-"] for r in model.rules]
-        coverage = [[("applicable", cov.get(applicable_id(r))), ("decisive", cov.get(decisive_id(r)))]
-                    for r in model.rules]
-        return RuleGrid(f"combining algorithm {model.algorithm}", ["rule", "effect", "target", "condition"], rows,
-                        coverage)
-    return None
+    return RuleGrid(f"combining algorithm {model.algorithm}", ["rule", "effect", "target", "condition"], rows,
+                    coverage)
 
 
 def _md(text: str) -> str:
