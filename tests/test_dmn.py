@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from mbt.engine.table import TableEvaluator
 from mbt.errors import LocatedError
 from mbt.importers.dmn import convert_dmn, import_dmn
 from mbt.parsing.loader import expand_paths, load_file, parse_text
+from tests.cli_runner import run_mbt
 
 DATA = Path(__file__).parent / "data" / "dmn"
 DISH = DATA / "dish.dmn"
@@ -23,7 +23,7 @@ NS = {"1.1": "http://www.omg.org/spec/DMN/20151101/dmn.xsd", "1.2": "http://www.
 
 
 def mbt(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mbt", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    return run_mbt(*args, cwd=cwd)
 
 
 def small_dmn(version: str, rules: str, inputs: str | None = None, hit: str = "UNIQUE",

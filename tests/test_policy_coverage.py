@@ -4,8 +4,6 @@ checked against an enforcing policy, and the whole path through the CLI (check, 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
@@ -19,6 +17,7 @@ from mbt.goldens.cases import parse_case
 from mbt.goldens.loader import GoldenSet, load_goldens
 from mbt.kinds import support
 from mbt.parsing.loader import load_paths, parse_text
+from tests.cli_runner import run_mbt
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICY = "models/refund.policy"
@@ -282,7 +281,7 @@ def test_policy_goldens_leave_the_fsm_demo_unchanged(at_root):
 def test_bad_policy_is_exit_2_with_a_located_message(tmp_path):
     bad = tmp_path / "bad.policy"
     bad.write_text("policy p {\n  combining deny-overrides\n  permit r when subject.x == 1\n}\n", encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "mbt", "check", str(bad)], capture_output=True, text=True)
+    result = run_mbt("check", bad)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith(f"{bad}:3:17: error: unknown attribute `subject.x`")
     assert "Traceback" not in result.stderr

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -246,18 +245,15 @@ def test_kinds_without_a_graph_render_as_element_tables(tmp_path):
 def test_render_path_accepts_mbt_check_counterexample_output(tmp_path):
     """The counterexample JSON of an invariant finding (step 0 = start configuration) highlights its path."""
     import json
-    import subprocess
 
     root = Path(__file__).resolve().parents[1]
     model = root / "tests" / "data" / "invariants" / "orders-buggy.fsm"
-    check = subprocess.run([sys.executable, "-m", "mbt", "check", str(model), "--format", "json"],
-                           capture_output=True, text=True)
+    check = run_mbt("check", model, "--format", "json")
     finding = next(f for f in json.loads(check.stdout)["findings"] if f.get("counterexample"))
     path_file = tmp_path / "cx.json"
     path_file.write_text(json.dumps({"counterexample": finding["counterexample"]}))
     out = tmp_path / "cx.dot"
-    result = subprocess.run([sys.executable, "-m", "mbt", "render", "--model", str(model), "--name", "orders",
-                             "--path", str(path_file), "-o", str(out)], capture_output=True, text=True)
+    result = run_mbt("render", "--model", model, "--name", "orders", "--path", path_file, "-o", out)
     assert result.returncode == 0, result.stderr
     moves = [s["transition"] for s in finding["counterexample"]["steps"] if s["transition"]]
     dot = out.read_text()

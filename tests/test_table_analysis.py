@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import zlib
 from pathlib import Path
 
 import pytest
@@ -87,7 +88,7 @@ def random_table(rng: random.Random, hit: str) -> str:
 @pytest.mark.parametrize("hit", ["unique", "any", "first", "priority", "rule_order"])
 def test_analysis_agrees_with_brute_force_on_random_small_tables(hit):
     """Small domains can be enumerated: gaps, overlaps and masked rules must be exactly what enumeration says."""
-    rng = random.Random(hash(hit) % 1000)
+    rng = random.Random(zlib.crc32(hit.encode()) % 1000)  # not hash(): it changes with PYTHONHASHSEED
     for _ in range(25):
         model = load(random_table(rng, hit))
         a = Analyser(model).run()
