@@ -71,11 +71,13 @@ def elements(paths: list[str], criteria: list[str] | None = None) -> ElementsRep
 
 @collector_paused
 def coverage(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
-             use_gate: bool = True) -> CoverageReport:
+             use_gate: bool = True, jobs: int | None = None) -> CoverageReport:
+    """Coverage of the models by the goldens, gated; `jobs` worker processes for a large golden set (default: the
+    machine's cores)."""
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
     _, models = load_models(model_paths)
     goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
-    report = measure(models, goldens)
+    report = measure(models, goldens, jobs)
     if use_gate:
         report.gate = evaluate_gate(gate, report)
     return report
@@ -94,7 +96,7 @@ class CoverageRun:
 @collector_paused
 def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
                  use_gate: bool = True, baseline_path: str | None = None, review: bool = False,
-                 diagrams: bool = False, today: dt.date | None = None) -> CoverageRun:
+                 diagrams: bool = False, today: dt.date | None = None, jobs: int | None = None) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
     (`review`), and diagrams for the HTML report (`diagrams`)."""
     from mbt.measure.baseline import load_baseline
@@ -103,7 +105,7 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
     baseline = load_baseline(baseline_path) if baseline_path else None
     _, models = load_models(model_paths)
     goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
-    report = measure(models, goldens)
+    report = measure(models, goldens, jobs)
     if use_gate:
         report.gate = evaluate_gate(gate, report, today, baseline, baseline_path)
     run = CoverageRun(report)

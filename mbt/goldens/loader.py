@@ -199,7 +199,7 @@ class GoldenStream:
 
     def split(self, later_share: float = 0.5) -> GoldenStream | None:
         """Move the later part of the unread text (`later_share` of it by size; a JSONL file is cut between lines)
-        to a new stream, for a second process to read; None when it cannot be split. Its cases come after all of
+        to a new stream, for a worker process to read; None when it cannot be split. Its cases come after all of
         this stream's: check their ids with `repeats` here, in order, and `adopt` its broken cases."""
         half = int(sum(len(text) for _, _, text, _ in self._texts) * (1 - later_share))
         size = 0

@@ -1,7 +1,7 @@
 """The coverage engine: every applicable golden replayed on every model, outcomes tallied per element.
 
 Each case is replayed on every model as soon as it is read (a GoldenStream is never held in memory whole); a
-large stream is split with a forked second process (mbt.measure.second_process). A case is valid or invalid once:
+large stream is split between worker processes (mbt.measure.parallel, `--jobs`). A case is valid or invalid once:
 invalid on any model it applies to, it counts nowhere.
 """
 
@@ -16,7 +16,7 @@ from mbt.goldens.loader import GoldenSet, GoldenStream
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 from mbt.goldens.routing import applies
 from mbt.kinds import support
-from mbt.measure import second_process
+from mbt.measure import parallel
 from mbt.measure.coverage import (
     CoverageReport,
     ElementCoverage,
@@ -95,8 +95,25 @@ class ModelTally:
                              criteria=criterion_table(self.kind.criteria, rows), elements=rows)
 
 
-# Golden text (characters) from which a second process pays off: forking and passing results back cost ~0.1 s.
-SECOND_PROCESS_MIN_CHARS = 4_000_000
+# Golden text (characters) from which worker processes pay off: forking and passing results back cost ~0.1 s each.
+PARALLEL_MIN_CHARS = 4_000_000
+
+
+def _parts(stream: GoldenStream | None, jobs: int) -> list[GoldenStream]:
+    """The later parts of a large stream, split off it for `jobs - 1` workers (cut between cases; in order). This
+    process keeps the first part, a little smaller than the others: it also records every part's results."""
+    if stream is None or jobs < 2 or stream.size < PARALLEL_MIN_CHARS or not parallel.available():
+        return []
+    parts: list[GoldenStream] = []
+    rest = stream
+    for remaining in range(jobs, 1, -1):  # `remaining` parts are still in `rest`
+        first_share = 0.9 / jobs if rest is stream else 1 / remaining
+        later = rest.split(1 - first_share)
+        if later is None:
+            break
+        parts.append(later)
+        rest = later
+    return parts
 
 
 def _replay_all(tallies: list[ModelTally], stream: GoldenStream) -> tuple[list, list]:
@@ -106,11 +123,12 @@ def _replay_all(tallies: list[ModelTally], stream: GoldenStream) -> tuple[list, 
     return stream.broken, replayed
 
 
-def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> CoverageReport:
+def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: int | None = None) -> CoverageReport:
     """Replay every applicable case on every model and count what it exercised and verified.
 
     Each case is replayed on every model as soon as it is read, so a GoldenStream is never held in memory whole;
-    what each model finds is kept apart and reported model by model.
+    what each model finds is kept apart and reported model by model. A large stream is split into `jobs` parts
+    (default: the machine's cores) replayed by worker processes at the same time; the report is the same.
     """
     tallies = [ModelTally(model) for model in models]
     applicable_anywhere: set[str] = set()
@@ -141,20 +159,19 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
             if outcome.unbound:
                 unbound_cases.add(case_id)
 
-    # A large stream: a forked second process replays its later part meanwhile (same results, in the same order).
-    # It takes the larger part, as this process also records every result, its own and the second one's.
+    # A large stream: worker processes replay its later parts meanwhile (same results, taken in the same order).
     stream = goldens if isinstance(goldens, GoldenStream) else None
-    later = stream.split(0.55) if stream is not None and stream.size >= SECOND_PROCESS_MIN_CHARS \
-        and second_process.available() else None
-    helper = second_process.SecondProcess(lambda: _replay_all(tallies, later)) if later is not None else None
+    parts = _parts(stream, parallel.default_jobs() if jobs is None else jobs)
+    workers: parallel.Workers[tuple[list, list]] = parallel.Workers(lambda i: _replay_all(tallies, parts[i - 1]),
+                                                                    len(parts) + 1)
     for case in goldens.cases:
         take(case.id, case.file, case.line, case.model, [tally.outcome(case) for tally in tallies])
-    if helper is not None and stream is not None:
-        broken_later, replayed = helper.result()
-        stream.adopt(broken_later)
-        for case_id, file, line, where, model_name, outcomes in replayed:
-            if not stream.repeats(case_id, file, line, where):
-                take(case_id, file, line, model_name, outcomes)
+    if stream is not None:
+        for broken_later, replayed in workers.results():
+            stream.adopt(broken_later)
+            for case_id, file, line, where, model_name, outcomes in replayed:
+                if not stream.repeats(case_id, file, line, where):
+                    take(case_id, file, line, model_name, outcomes)
     broken = goldens.invalid
     invalid_all = [InvalidCaseReport(file=i.file, line=i.line, message=i.message) for i in broken] + invalid_at_replay
     summary = GoldenSummary(

@@ -1,0 +1,102 @@
+"""A large coverage run replays the later parts of its goldens in worker processes (`--jobs N`): the report must be
+the same as a run in one process whatever N, also when a worker fails, and repeated ids across the parts still count
+once."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from mbt import api
+from mbt.goldens.loader import GoldenStream
+from mbt.measure import parallel
+from mbt.measure import run as engine
+from tests.cli_runner import run_mbt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
+import synth  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def goldens(tmp_path_factory):
+    """Synthetic goldens, a broken line, and a second file that repeats ids of the first (found across halves)."""
+    folder = tmp_path_factory.mktemp("goldens")
+    model, golden_file, _ = synth.write_bench(folder, 40, 300, 400, seed=11)
+    lines = golden_file.read_text(encoding="utf-8").splitlines()
+    golden_file.write_text("\n".join(lines[:100] + ["{not json"] + lines[100:]) + "\n", encoding="utf-8")
+    (folder / "zz-repeats.jsonl").write_text("\n".join(lines[:5]) + "\n", encoding="utf-8")
+    shutil.copy(ROOT / "models" / "goldens" / "multi-turn.yaml", folder / "multi-turn.yaml")
+    return model, folder
+
+
+def report_json(model: Path, folder: Path, monkeypatch, min_chars: int, jobs: int = 2) -> str:
+    monkeypatch.setattr(engine, "PARALLEL_MIN_CHARS", min_chars)
+    _, models = api.load_models([str(model)])
+    return api.measure(models, GoldenStream([str(folder)]), jobs).model_dump_json()
+
+
+@pytest.fixture
+def started(monkeypatch):
+    """The number of parts handed to workers, per Workers made."""
+    seen: list[int] = []
+    real = parallel.Workers.__init__
+
+    def spy(self, work, parts):
+        seen.append(parts - 1)
+        real(self, work, parts)
+
+    monkeypatch.setattr(parallel.Workers, "__init__", spy)
+    return seen
+
+
+@pytest.mark.parametrize("jobs", [2, 3, 5])
+def test_workers_report_exactly_what_one_process_does(goldens, monkeypatch, started, jobs):
+    model, folder = goldens
+    alone = report_json(model, folder, monkeypatch, 10 ** 12, jobs)
+    assert started == [0]  # below the size: no worker
+    split = report_json(model, folder, monkeypatch, 0, jobs)
+    assert started == [0, jobs - 1]
+    assert split == alone
+    assert '"duplicate case id `bench-000001`' in split and "not valid JSON" in split
+
+
+def test_one_job_means_no_worker(goldens, monkeypatch, started):
+    model, folder = goldens
+    report_json(model, folder, monkeypatch, 0, jobs=1)
+    assert started == [0]
+
+
+def test_a_failing_worker_changes_nothing(goldens, monkeypatch):
+    model, folder = goldens
+    alone = report_json(model, folder, monkeypatch, 10 ** 12)
+    monkeypatch.setattr(parallel, "_run", lambda i: os._exit(3))
+    assert report_json(model, folder, monkeypatch, 0, jobs=3) == alone
+
+
+def test_the_cli_takes_jobs(goldens, monkeypatch):
+    model, folder = goldens
+    monkeypatch.setattr(engine, "PARALLEL_MIN_CHARS", 0)
+    one = run_mbt("coverage", "--model", model, "--goldens", folder, "--no-gate", "--format", "json", "--jobs", "1")
+    two = run_mbt("coverage", "--model", model, "--goldens", folder, "--no-gate", "--format", "json", "--jobs", "2")
+    assert one.returncode == two.returncode == 0 and one.stdout == two.stdout
+    bad = run_mbt("coverage", "--model", model, "--goldens", folder, "--jobs", "0")
+    assert bad.returncode == 2 and "--jobs" in bad.stderr
+
+
+def test_a_stream_splits_between_lines_and_keeps_line_numbers(tmp_path):
+    lines = [f'{{"id": "c{i}", "turns": [{{"event": "e"}}]}}' for i in range(50)]
+    path = tmp_path / "g.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    whole = [(c.id, c.line) for c in GoldenStream([str(path)]).cases]
+    first = GoldenStream([str(path)])
+    later = first.split()
+    assert later is not None
+    early = [(c.id, c.line) for c in first.cases]
+    assert early + [(c.id, c.line) for c in later.all_cases()] == whole and len(whole) == 50
+    assert 20 <= len(early) <= 30  # cut near the middle
