@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from mbt.analysis.findings import CheckReport
+from mbt.cache import Loaded, load_compiled
 from mbt.elements.base import ElementsReport, ModelElements
 from mbt.goldens.loader import GoldenSet, GoldenStream, load_goldens
+from mbt.goldens.results import Note
 from mbt.goldens.routing import applies  # noqa: F401 - part of the facade
 from mbt.kinds import support
 from mbt.measure.coverage import CoverageReport
@@ -71,16 +73,21 @@ def elements(paths: list[str], criteria: list[str] | None = None) -> ElementsRep
 
 @collector_paused
 def coverage(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
-             use_gate: bool = True, jobs: int | None = None) -> CoverageReport:
+             use_gate: bool = True, jobs: int | None = None, use_cache: bool = True) -> CoverageReport:
     """Coverage of the models by the goldens, gated; `jobs` worker processes for a large golden set (default: the
-    machine's cores)."""
+    machine's cores); the compiled models from the cache (mbt/cache.py) unless `use_cache` is False."""
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
-    _, models = load_models(model_paths)
+    loaded = load_compiled(model_paths, use_cache)
     goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
-    report = measure(models, goldens, jobs)
+    report = measure(loaded.models, goldens, jobs)
+    report.notes += _cache_notes(loaded)
     if use_gate:
         report.gate = evaluate_gate(gate, report)
     return report
+
+
+def _cache_notes(loaded: Loaded) -> list[Note]:
+    return [Note(case="", where="", model="", turn=None, message=message) for message in loaded.notes]
 
 
 @dataclass
@@ -96,16 +103,19 @@ class CoverageRun:
 @collector_paused
 def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
                  use_gate: bool = True, baseline_path: str | None = None, review: bool = False,
-                 diagrams: bool = False, today: dt.date | None = None, jobs: int | None = None) -> CoverageRun:
+                 diagrams: bool = False, today: dt.date | None = None, jobs: int | None = None,
+                 use_cache: bool = True) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
     (`review`), and diagrams for the HTML report (`diagrams`)."""
     from mbt.measure.baseline import load_baseline
 
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
     baseline = load_baseline(baseline_path) if baseline_path else None
-    _, models = load_models(model_paths)
+    loaded = load_compiled(model_paths, use_cache)
+    models = loaded.models
     goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
     report = measure(models, goldens, jobs)
+    report.notes += _cache_notes(loaded)
     if use_gate:
         report.gate = evaluate_gate(gate, report, today, baseline, baseline_path)
     run = CoverageRun(report)

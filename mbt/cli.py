@@ -165,10 +165,12 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
               help="Save this run's coverage per model and criterion as a baseline for --baseline.")
 @click.option("--jobs", "jobs", default=None, type=click.IntRange(min=1), metavar="N",
               help="Worker processes replaying a large golden set (default: the machine's cores; 1: none).")
+@click.option("--no-cache", "no_cache", is_flag=True,
+              help="Parse and enumerate the models afresh, without the compiled-model cache (also MBT_NO_CACHE=1).")
 @formats_option
 @multi_output_option
 def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline,
-             save_baseline, jobs, formats, output) -> None:
+             save_baseline, jobs, no_cache, formats, output) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
     from mbt.report.formats import Options, parse_targets
 
@@ -179,7 +181,7 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
     targets = parse_targets(formats, output, "coverage")
     models, goldens = _models_and_goldens(paths, models, goldens)
     run = _api().coverage_run(models, goldens, gate_path=gate, use_gate=not no_gate,
-                           baseline_path=baseline, jobs=jobs,
+                           baseline_path=baseline, jobs=jobs, use_cache=not no_cache,
                            review=show_sources or any(t.format.review for t in targets),
                            diagrams=any(t.format.diagrams for t in targets))
     limit = None if show_uncovered == "all" else 25

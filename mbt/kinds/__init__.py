@@ -112,6 +112,15 @@ def support(kind: str) -> KindSupport:
     return found
 
 
+def elements_of(model: ModelBase) -> list[Element]:
+    """The model's coverage elements, enumerated by its kind once and kept on the model (the compiled-model cache
+    stores them with it)."""
+    found = model._elements
+    if found is None:
+        found = model._elements = support(model.kind).enumerate(model)
+    return found
+
+
 def for_raw(raw: object) -> KindSupport:
     """The kind whose transformer made this raw model."""
     for k in all_kinds():

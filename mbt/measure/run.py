@@ -15,7 +15,7 @@ from mbt.goldens.cases import GoldenCase
 from mbt.goldens.loader import GoldenSet, GoldenStream
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 from mbt.goldens.routing import applies
-from mbt.kinds import support
+from mbt.kinds import elements_of, support
 from mbt.measure import parallel
 from mbt.measure.coverage import (
     CoverageReport,
@@ -47,7 +47,7 @@ class ModelTally:
 
     def __init__(self, model: ModelBase):
         self.model, self.kind = model, support(model.kind)
-        self.elements = self.kind.enumerate(model)
+        self.elements = elements_of(model)
         if self.kind.replayer is None:
             raise MbtError(f"error: mbt cannot measure {model.kind} models yet (`{model.name}`)")
         self.replayer = self.kind.replayer(model, self.elements)

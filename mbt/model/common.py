@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 
 class Location(BaseModel):
@@ -95,3 +95,4 @@ class ModelBase(Annotated):
     sources: dict[str, SourceDecl] = {}
     title: str | None = None
     contracts: list[str] = []
+    _elements: list | None = PrivateAttr(default=None)  # its coverage elements, once enumerated (kinds.elements_of)
