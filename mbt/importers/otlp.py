@@ -1,0 +1,198 @@
+"""OpenTelemetry GenAI traces (OTLP/JSON files, JSON Lines of spans) read as observed runs, via opentelemetry-proto.
+
+Each trace is one run. Spans follow the GenAI semantic conventions (`gen_ai.operation.name` = `invoke_agent`, `chat`,
+`execute_tool`); mbt's extra attributes (`mbt.*`, docs/runs.md) carry what the conventions lack: where each tool
+argument came from, business state around a tool call, the idempotency key, the run's suite and expected intent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+from google.protobuf import json_format
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+from mbt.runs.steps import ObservedRun, ObservedStep
+
+# Operation names of the GenAI conventions: the first three make steps, the others carry nothing mbt judges.
+USED_OPERATIONS = ("invoke_agent", "chat", "execute_tool")
+IGNORED_OPERATIONS = ("create_agent", "embeddings", "retrieval", "text_completion", "generate_content")
+_IDS = ("traceId", "spanId", "parentSpanId")  # hex in OTLP/JSON, base64 in proto3 JSON: read as written
+
+
+class SpanProblem(ValueError):
+    """A span no run can be built from (its location is added by the caller)."""
+
+
+def is_otlp(raw: Any) -> bool:
+    """An OTLP/JSON document (`resourceSpans`) or one span of a JSON Lines file (`traceId` and `spanId`)."""
+    return isinstance(raw, dict) and ("resourceSpans" in raw or ("traceId" in raw and "spanId" in raw))
+
+
+def _value(v: AnyValue) -> Any:
+    which = v.WhichOneof("value")
+    if which is None:
+        return None
+    if which == "array_value":
+        return [_value(x) for x in v.array_value.values]
+    if which == "kvlist_value":
+        return {kv.key: _value(kv.value) for kv in v.kvlist_value.values}
+    return getattr(v, which)
+
+
+def decode_span(raw: Any, resource: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(trace id, the span as a plain record) from one OTLP/JSON span; raises SpanProblem."""
+    if not isinstance(raw, dict):
+        raise SpanProblem(f"a span must be an object, not {type(raw).__name__}")
+    ids = {k: raw.get(k) for k in _IDS}
+    trace_id = ids["traceId"]
+    if not trace_id or not isinstance(trace_id, str):
+        raise SpanProblem("the span has no `traceId`")
+    try:
+        span = json_format.ParseDict({k: v for k, v in raw.items() if k not in _IDS}, Span())
+    except json_format.ParseError as err:
+        raise SpanProblem(f"not an OTLP span: {err}") from None
+    attributes = dict(resource)
+    attributes.update((kv.key, _value(kv.value)) for kv in span.attributes)
+    return trace_id, {"span_id": str(ids["spanId"] or ""), "name": span.name, "start": span.start_time_unix_nano,
+                      "end": span.end_time_unix_nano, "attributes": attributes,
+                      "failed": span.status.code == Status.STATUS_CODE_ERROR, "status": span.status.message}
+
+
+def resource_attributes(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        return {}
+    return {a["key"]: _value(json_format.ParseDict(a.get("value", {}), AnyValue()))
+            for a in raw.get("attributes", []) if isinstance(a, dict) and "key" in a}
+
+
+def spans_of_document(doc: dict, where: str, problems: list[tuple[str, str]]) -> dict[str, list[dict]]:
+    """Spans by trace id from one OTLP/JSON document; a span that cannot be read is a problem, the rest are kept."""
+    by_trace: dict[str, list[dict]] = defaultdict(list)
+    for i, rs in enumerate(doc.get("resourceSpans") or []):
+        try:
+            resource = resource_attributes(rs.get("resource") if isinstance(rs, dict) else None)
+        except json_format.ParseError as err:
+            problems.append((f"{where} resourceSpans[{i}].resource", f"not an OTLP resource: {err}"))
+            continue
+        for j, ss in enumerate((rs.get("scopeSpans") or []) if isinstance(rs, dict) else []):
+            for k, raw in enumerate((ss.get("spans") or []) if isinstance(ss, dict) else []):
+                try:
+                    trace_id, span = decode_span(raw, resource)
+                except SpanProblem as err:
+                    problems.append((f"{where} resourceSpans[{i}].scopeSpans[{j}].spans[{k}]", str(err)))
+                    continue
+                by_trace[trace_id].append(span)
+    return by_trace
+
+
+def _json(value: Any) -> Any:
+    """Attributes carrying structure are JSON strings (the conventions' `gen_ai.tool.call.arguments`, ...)."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _texts(messages: Any, role: str) -> list[str]:
+    """The text parts of the messages with this role (GenAI `parts` or a plain `content` string)."""
+    out = []
+    for m in _json(messages) or []:
+        if not isinstance(m, dict) or m.get("role") != role:
+            continue
+        if isinstance(m.get("content"), str):
+            out.append(m["content"])
+            continue
+        parts = [p.get("content") for p in m.get("parts") or [] if isinstance(p, dict) and p.get("type") == "text"]
+        if parts:
+            out.append("".join(str(p) for p in parts))
+    return out
+
+
+def run_of_trace(trace_id: str, spans: list[dict], file: str, where: str, fmt: str) -> ObservedRun:
+    """One trace -> one run: steps in time order (a span's call at its start, its result at its end)."""
+    run = ObservedRun(id=trace_id, file=file, where=where, format=fmt)
+    timed: list[tuple[int, int, ObservedStep]] = []
+    users_seen = 0
+    order = 0
+    for span in sorted(spans, key=lambda s: (s["start"], s["end"], s["span_id"])):
+        a = span["attributes"]
+        op = a.get("gen_ai.operation.name")
+        at = f"trace {trace_id} span {span['span_id']}"
+        for key, field in (("mbt.model", "model"), ("mbt.run.suite", "suite"),
+                           ("mbt.run.expected_intent", "expected_intent"), ("mbt.run.intent", "intent")):
+            if a.get(key) is not None and getattr(run, field) is None:
+                setattr(run, field, str(a[key]))
+        if isinstance(_json(a.get("mbt.run.precondition")), dict) and not run.precondition:
+            run.precondition = _json(a["mbt.run.precondition"])
+        if op is None or op in IGNORED_OPERATIONS or op == "invoke_agent":
+            continue  # not a GenAI step (HTTP, database spans of the same trace) or nothing to judge
+        if op not in USED_OPERATIONS:
+            raise SpanProblem(f"{at}: unknown gen_ai.operation.name `{op}` (known: "
+                              + ", ".join(USED_OPERATIONS + IGNORED_OPERATIONS) + ")")
+        if op == "chat":
+            users = _texts(a.get("gen_ai.input.messages"), "user")
+            for text in users[users_seen:]:  # each chat call repeats the history: only new user messages count
+                order += 1
+                timed.append((span["start"], order, ObservedStep("user", at, text=text, span_id=span["span_id"])))
+            users_seen = max(users_seen, len(users))
+            for text in _texts(a.get("gen_ai.output.messages"), "assistant"):
+                order += 1
+                timed.append((span["end"], order, ObservedStep("assistant", at, text=text, span_id=span["span_id"])))
+            continue
+        tool = a.get("gen_ai.tool.name")
+        if not tool:
+            raise SpanProblem(f"{at}: an `execute_tool` span without `gen_ai.tool.name`")
+        args = _json(a.get("gen_ai.tool.call.arguments"))
+        sources = _json(a.get("mbt.tool.argument_sources"))
+        before, after = _json(a.get("mbt.state.before")), _json(a.get("mbt.state.after"))
+        order += 1
+        timed.append((span["start"], order, ObservedStep(
+            "tool_call", at, tool=str(tool), args=args if isinstance(args, dict) else None,
+            sources={str(k): str(v) for k, v in sources.items()} if isinstance(sources, dict) else {},
+            idempotency_key=a.get("mbt.idempotency_key"), state_before=before if isinstance(before, dict) else None,
+            span_id=span["span_id"])))
+        error = a.get("error.type") or (span["status"] or "error" if span["failed"] else None)
+        order += 1
+        timed.append((max(span["end"], span["start"]), order, ObservedStep(
+            "tool_result", at, tool=str(tool), ok=error is None, error=str(error) if error is not None else None,
+            result=_json(a.get("gen_ai.tool.call.result")), state_after=after if isinstance(after, dict) else None,
+            span_id=span["span_id"])))
+    run.steps = [step for _, _, step in sorted(timed, key=lambda x: (x[0], x[1]))]
+    return run
+
+
+def read_otlp(file: str, documents: list[tuple[int | None, Any]]) -> tuple[list[ObservedRun], list[tuple[str, str]]]:
+    """Runs from one file's decoded JSON values (one document, or one per JSON Lines line with its number):
+    OTLP/JSON documents and single spans; spans of one trace are gathered across the file's lines."""
+    problems: list[tuple[str, str]] = []
+    by_trace: dict[str, list[dict]] = defaultdict(list)
+    first_where: dict[str, str] = {}
+    fmt = "otlp"
+    for line, doc in documents:
+        where = f"{file}:{line}" if line is not None else file
+        if isinstance(doc, dict) and "resourceSpans" in doc:
+            found = spans_of_document(doc, where, problems)
+        else:
+            fmt = "otlp-spans"
+            try:
+                trace_id, span = decode_span(doc, {})
+            except SpanProblem as err:
+                problems.append((where, str(err)))
+                continue
+            found = {trace_id: [span]}
+        for trace_id, spans in found.items():
+            by_trace[trace_id].extend(spans)
+            first_where.setdefault(trace_id, where)
+    runs = []
+    for trace_id in sorted(by_trace):
+        try:
+            runs.append(run_of_trace(trace_id, by_trace[trace_id], file, first_where[trace_id], fmt))
+        except SpanProblem as err:
+            problems.append((first_where[trace_id], str(err)))
+    return runs, problems
