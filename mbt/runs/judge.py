@@ -131,6 +131,10 @@ class RunJudge:
                 if self._judge_call(v, step, pending, made, forbids, variables, number, prev, state):
                     break
                 continue
+            if kind == "tool_result" and step.tool not in self.tool_bindings:
+                v.unbound.append(f"{step.where}: the result of `{step.tool}` (no `bind tool {step.tool}` "
+                                 "declaration: not judged)")
+                continue
             # A user text or a tool result: the next event. Calls the model expected before it must have been made.
             if pending:
                 p = pending[0]
@@ -151,10 +155,6 @@ class RunJudge:
                 first_user = False
                 turn: dict[str, Any] = {"user": step.text, "event": event}
             else:
-                if step.tool not in self.tool_bindings:
-                    v.unbound.append(f"{step.where}: the result of `{step.tool}` (no `bind tool {step.tool}` "
-                                     "declaration: not judged)")
-                    continue
                 found = self._bind_result(step, state)
                 if isinstance(found, str):
                     self._deviation(v, "unbound_step", step.where, number, self.state_el[state], found,
