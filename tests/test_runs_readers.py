@@ -222,3 +222,22 @@ def test_unreadable_files_in_a_folder_are_reported_never_skipped(tmp_path):
 def test_the_shipped_examples_read_cleanly(name):
     found = read_runs([f"models/runs/{name}"])
     assert found.invalid == [] and found.runs
+
+
+def test_direct_span_reading_agrees_with_opentelemetry_proto():
+    # The common span shape is read without protobuf's (slow) json_format; both must give the same record, and the
+    # direct reader must hand every shape it is unsure of to protobuf.
+    from mbt.importers.otlp import _plain_span, proto_span
+
+    spans = [s for rs in json.load(open("models/runs/orders-traces.json"))["resourceSpans"]
+             for ss in rs["scopeSpans"] for s in ss["spans"]]
+    spans += [json.loads(line) for line in open("models/runs/orders-spans.jsonl")]
+    odd = dict(spans[0], attributes=[attr("n", 3), {"key": "d", "value": {"doubleValue": 1}},
+                                     {"key": "a", "value": {"arrayValue": {"values": [{"boolValue": True}]}}}],
+               startTimeUnixNano=17, status={"code": "STATUS_CODE_ERROR", "message": "x"})
+    for raw in spans + [odd]:
+        assert _plain_span(raw) == proto_span(raw)
+    for unusual in (dict(spans[0], events=[{"name": "e"}]), dict(spans[0], kind="SPAN_KIND_CLIENT"),
+                    dict(spans[0], attributes=[{"key": "b", "value": {"bytesValue": "AA=="}}]),
+                    dict(spans[0], name=7), dict(spans[0], startTimeUnixNano="soon")):
+        assert _plain_span(unusual) is None
