@@ -190,3 +190,10 @@ def test_cli_runs_text_json_and_bad_input(tmp_path, capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert re.search(r"missing:1:1: error: no such file", err) and "Traceback" not in err
+
+
+def test_json_report_validates_against_the_published_schema(report):
+    import jsonschema
+
+    schema = json.load(open("docs/schemas/runs.schema.json", encoding="utf-8"))
+    jsonschema.validate(json.loads(report.model_dump_json()), schema)

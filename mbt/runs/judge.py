@@ -300,7 +300,7 @@ def _args_text(args: dict[str, Any]) -> str:
     return ", ".join(f"{k} = {v!r}" for k, v in args.items())
 
 
-def is_critical(verdict: Verdict, elements_by_id: dict[str, Element] | None = None) -> bool:
+def is_critical(verdict: Verdict) -> bool:
     """A critical failure: the first deviation concerns an element of severity high or critical."""
     d = verdict.deviation
     return d is not None and d.severity in tuple(s.value for s in CRITICAL_SEVERITIES)
