@@ -180,7 +180,8 @@ def test_bare_message_list_and_jsonl_of_transcripts(tmp_path):
         json.dumps({"messages": [{"role": "wizard", "content": "b"}]}) + "\n"
     found = read_runs([write(tmp_path, "many.jsonl", lines)])
     assert [r.id for r in found.runs] == ["many:1"]
-    assert found.invalid[0].where == f"{tmp_path}/many.jsonl:2" and "unknown role `wizard`" in found.invalid[0].message
+    assert found.invalid[0].where == f"{tmp_path}/many.jsonl:2 message 1"
+    assert "unknown role `wizard`" in found.invalid[0].message
 
 
 def test_tool_message_without_a_call_is_reported(tmp_path):
@@ -241,3 +242,23 @@ def test_direct_span_reading_agrees_with_opentelemetry_proto():
                     dict(spans[0], attributes=[{"key": "b", "value": {"bytesValue": "AA=="}}]),
                     dict(spans[0], name=7), dict(spans[0], startTimeUnixNano="soon")):
         assert _plain_span(unusual) is None
+
+
+@pytest.mark.parametrize("content,fragment", [
+    ({"resourceSpans": 5}, "`resourceSpans` must be a list"),
+    ({"resourceSpans": [{"resource": 3}]}, "`resource` must be an object"),
+    ({"resourceSpans": [{"scopeSpans": [{"spans": 4}]}]}, "`spans` must be a list"),
+    ({"resourceSpans": [{"resource": {"attributes": [{"key": "x", "value": {"intValue": "zz"}}]}}]},
+     "not an OTLP resource"),
+    (None, "neither an OTLP trace"),
+    ({"session_id": "s", "turns": [{"prompt": 3}]}, "a turn result needs a `prompt`"),
+    ({"session_id": "s", "turns": 3}, "`turns` must be a list"),
+    ({"messages": [{"role": "user", "content": 5}]}, "message content must be text"),
+    ({"messages": [{"role": "assistant", "tool_calls": [{"function": {}}]}]}, "a tool call needs `function.name`"),
+    ({"messages": [], "precondition": [1]}, "`precondition` must be an object"),
+])
+def test_malformed_documents_are_reported_never_a_crash(tmp_path, content, fragment):
+    found = read_runs([write(tmp_path, "x.json", json.dumps(content))])
+    assert found.runs == []
+    [bad] = found.invalid
+    assert fragment in bad.message and bad.where.startswith(f"{tmp_path}/x.json")

@@ -13,6 +13,7 @@ from typing import Any
 
 from google.protobuf import json_format
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from mbt.runs.steps import ObservedRun, ObservedStep
@@ -143,27 +144,55 @@ def proto_span(raw: dict) -> dict[str, Any]:
 
 
 def resource_attributes(raw: Any) -> dict[str, Any]:
-    if not isinstance(raw, dict):
+    """A resource's attributes (they apply to every span under it); raises SpanProblem."""
+    if raw is None:
         return {}
-    return {a["key"]: _value(json_format.ParseDict(a.get("value", {}), AnyValue()))
-            for a in raw.get("attributes", []) if isinstance(a, dict) and "key" in a}
+    if not isinstance(raw, dict):
+        raise SpanProblem("`resource` must be an object")
+    try:
+        resource = json_format.ParseDict(raw, Resource(), ignore_unknown_fields=True)
+    except json_format.ParseError as err:
+        raise SpanProblem(f"not an OTLP resource: {err}") from None
+    return {kv.key: _value(kv.value) for kv in resource.attributes}
+
+
+def _list(value: Any, what: str) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise SpanProblem(f"`{what}` must be a list")
+    return value
 
 
 def spans_of_document(doc: dict, where: str, problems: list[tuple[str, str]]) -> dict[str, list[dict]]:
-    """Spans by trace id from one OTLP/JSON document; a span that cannot be read is a problem, the rest are kept."""
+    """Spans by trace id from one OTLP/JSON document; a part that cannot be read is a problem, the rest is kept."""
     by_trace: dict[str, list[dict]] = defaultdict(list)
-    for i, rs in enumerate(doc.get("resourceSpans") or []):
+    try:
+        resource_spans = _list(doc.get("resourceSpans"), "resourceSpans")
+    except SpanProblem as err:
+        problems.append((where, str(err)))
+        return by_trace
+    for i, rs in enumerate(resource_spans):
+        at = f"{where} resourceSpans[{i}]"
         try:
-            resource = resource_attributes(rs.get("resource") if isinstance(rs, dict) else None)
-        except json_format.ParseError as err:
-            problems.append((f"{where} resourceSpans[{i}].resource", f"not an OTLP resource: {err}"))
+            if not isinstance(rs, dict):
+                raise SpanProblem("must be an object")
+            resource = resource_attributes(rs.get("resource"))
+            scopes = _list(rs.get("scopeSpans"), "scopeSpans")
+        except SpanProblem as err:
+            problems.append((at, str(err)))
             continue
-        for j, ss in enumerate((rs.get("scopeSpans") or []) if isinstance(rs, dict) else []):
-            for k, raw in enumerate((ss.get("spans") or []) if isinstance(ss, dict) else []):
+        for j, ss in enumerate(scopes):
+            try:
+                spans = _list(ss.get("spans") if isinstance(ss, dict) else ss, "spans")
+            except SpanProblem as err:
+                problems.append((f"{at}.scopeSpans[{j}]", str(err)))
+                continue
+            for k, raw in enumerate(spans):
                 try:
                     trace_id, span = decode_span(raw, resource)
                 except SpanProblem as err:
-                    problems.append((f"{where} resourceSpans[{i}].scopeSpans[{j}].spans[{k}]", str(err)))
+                    problems.append((f"{at}.scopeSpans[{j}].spans[{k}]", str(err)))
                     continue
                 by_trace[trace_id].append(span)
     return by_trace

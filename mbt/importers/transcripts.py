@@ -11,7 +11,11 @@ _RUN_FIELDS = (("model", "model"), ("suite", "suite"), ("expected_intent", "expe
 
 
 class TranscriptProblem(ValueError):
-    """A transcript no run can be built from."""
+    """A transcript no run can be built from; `where` is the message or turn when it is known."""
+
+    def __init__(self, message: str, where: str | None = None):
+        super().__init__(message)
+        self.where = where
 
 
 def is_transcript(raw: Any) -> bool:
@@ -29,12 +33,12 @@ def _decoded(text: Any) -> Any:
     return text
 
 
-def _content_text(content: Any) -> str | None:
+def _content_text(content: Any, at: str | None = None) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}]
         return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
-    raise TranscriptProblem(f"message content must be text or a list of parts, not {type(content).__name__}")
+    raise TranscriptProblem(f"message content must be text or a list of parts, not {type(content).__name__}", at)
 
 
 def _messages(run: ObservedRun, messages: list, where: str) -> None:
@@ -43,20 +47,20 @@ def _messages(run: ObservedRun, messages: list, where: str) -> None:
     for n, m in enumerate(messages, start=1):
         at = f"{where} message {n}"
         if not isinstance(m, dict):
-            raise TranscriptProblem(f"{at}: a message must be an object")
+            raise TranscriptProblem("a message must be an object", at)
         role = m.get("role")
         if role in ("system", "developer"):
             continue
         if role == "user":
-            run.steps.append(ObservedStep("user", at, text=_content_text(m.get("content")) or ""))
+            run.steps.append(ObservedStep("user", at, text=_content_text(m.get("content"), at) or ""))
         elif role == "assistant":
-            text = _content_text(m.get("content"))
+            text = _content_text(m.get("content"), at)
             if text:
                 run.steps.append(ObservedStep("assistant", at, text=text))
             for call in m.get("tool_calls") or []:
                 fn = call.get("function") if isinstance(call, dict) else None
                 if not isinstance(fn, dict) or not fn.get("name"):
-                    raise TranscriptProblem(f"{at}: a tool call needs `function.name`")
+                    raise TranscriptProblem("a tool call needs `function.name`", at)
                 args = _decoded(fn.get("arguments"))
                 if call.get("id"):
                     names[str(call["id"])] = str(fn["name"])
@@ -68,8 +72,8 @@ def _messages(run: ObservedRun, messages: list, where: str) -> None:
         elif role == "tool":
             tool = m.get("name") or names.get(str(m.get("tool_call_id")))
             if not tool:
-                raise TranscriptProblem(f"{at}: a tool message names no earlier tool call (`tool_call_id`)")
-            result = _decoded(_content_text(m.get("content")))
+                raise TranscriptProblem("a tool message names no earlier tool call (`tool_call_id`)", at)
+            result = _decoded(_content_text(m.get("content"), at))
             error = result.get("error") if isinstance(result, dict) else None
             if isinstance(error, dict):
                 error = error.get("type") or error.get("code") or "error"
@@ -78,7 +82,7 @@ def _messages(run: ObservedRun, messages: list, where: str) -> None:
                                           error=str(error) if error is not None else None, result=result,
                                           state_after=state if isinstance(state, dict) else None))
         else:
-            raise TranscriptProblem(f"{at}: unknown role `{role}` (user, assistant, tool, system)")
+            raise TranscriptProblem(f"unknown role `{role}` (user, assistant, tool, system)", at)
 
 
 def _turns(run: ObservedRun, turns: list, where: str) -> None:
@@ -87,7 +91,7 @@ def _turns(run: ObservedRun, turns: list, where: str) -> None:
     for n, t in enumerate(turns, start=1):
         at = f"{where} turn {n}"
         if not isinstance(t, dict) or not isinstance(t.get("prompt"), str):
-            raise TranscriptProblem(f"{at}: a turn result needs a `prompt`")
+            raise TranscriptProblem("a turn result needs a `prompt`", at)
         run.steps.append(ObservedStep("user", at, text=t["prompt"]))
         denied = {}
         for d in t.get("permission_denials") or []:
@@ -143,5 +147,5 @@ def read_transcripts(file: str, documents: list[tuple[int | None, Any]]) -> tupl
         try:
             runs.append(read_transcript(doc, file, where, stem if line is None else f"{stem}:{line}"))
         except TranscriptProblem as err:
-            problems.append((where, str(err)))
+            problems.append((err.where or where, str(err)))
     return runs, problems
