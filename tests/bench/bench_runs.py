@@ -32,7 +32,7 @@ from mbt.runs.reader import read_runs  # noqa: E402
 
 FULL = (2000, 20000, 100_000)
 QUICK = (200, 2000, 2000)
-STEPS_PER_RUN = 10
+STEPS_PER_RUN = 16  # at most; a walk ends early in a state no user text applies to (~6 steps a run)
 TRACES_PER_FILE = 1000
 RESULT_TOOL = "audit"  # a tool the synthetic model calls: `bind tool` names it for every event with parameters
 
