@@ -113,6 +113,8 @@ def test_usage_weighted_coverage_by_brute_force(report, reference):
     for element in usage.verified_unseen:
         assert coverage[element].verified and through[element] == 0
     assert usage.verified_coverage == sum(coverage[e.id].verified for e in feasible) / len(feasible)
+    for criterion, ratio in usage.golden_coverage.items():  # beside the runs: what `mbt coverage` reports
+        assert ratio == report.coverage.models[0].criterion(criterion).verified.ratio
     assert usage.usage_weighted_verified is not None and 0 <= usage.usage_weighted_verified <= 1
 
 

@@ -68,8 +68,9 @@ def runs_text(report: RunsReport) -> str:
     for u in report.usage:
         out.append("")
         out.append(f"Usage: {u.model}: {u.seen_in_runs} of {u.elements} elements seen in runs")
-        out.append("  exercised by runs, per criterion: "
-                   + ", ".join(f"{c} {_pct(v)}" for c, v in u.run_coverage.items()))
+        out += ["  " + line for line in _table(
+            ["criterion", "exercised by runs", "verified by goldens"],
+            [[c, _pct(v), _pct(u.golden_coverage.get(c))] for c, v in u.run_coverage.items()])]
         out.append(f"  verified coverage (goldens, unweighted): {_pct(u.verified_coverage)}; "
                    f"usage-weighted verified coverage (runs x verified): {_pct(u.usage_weighted_verified)}")
         if u.frequent_unverified:

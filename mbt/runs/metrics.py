@@ -75,6 +75,8 @@ def usage(model: ModelCoverage, runs_through: list[int]) -> UsageCoverage:
     for criterion in dict.fromkeys(ec.element.criterion for ec, _ in feasible):
         rows = [n for ec, n in feasible if ec.element.criterion == criterion]
         out.run_coverage[criterion] = _ratio(sum(n > 0 for n in rows), len(rows))
+        verified = [ec.verified for ec, _ in feasible if ec.element.criterion == criterion]
+        out.golden_coverage[criterion] = _ratio(sum(verified), len(verified))
     out.verified_coverage = _ratio(sum(ec.verified for ec, _ in feasible), len(feasible))
     total = sum(n for _, n in feasible)
     out.usage_weighted_verified = _ratio(sum(n for ec, n in feasible if ec.verified), total)

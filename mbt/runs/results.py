@@ -83,6 +83,7 @@ class UsageCoverage(BaseModel):
     elements: int  # feasible elements
     seen_in_runs: int
     run_coverage: dict[str, float | None] = Field(default_factory=dict)  # criterion -> exercised-by-runs ratio
+    golden_coverage: dict[str, float | None] = Field(default_factory=dict)  # criterion -> verified-by-goldens ratio
     verified_coverage: float | None = None  # unweighted: verified elements / feasible elements (goldens)
     usage_weighted_verified: float | None = None  # sum(runs x verified) / sum(runs), over seen elements
     frequent_unverified: list[UsageRow] = Field(default_factory=list)
