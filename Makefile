@@ -12,6 +12,8 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEMO_MODEL := models/recovery.fsm
 DEMO_GOLDENS := models/goldens/
 DEMO_GATE := models/gates/release.yaml
+# Seed 000's gates/release.yaml, unchanged: `mbt runs` gates observed runs with it.
+RUNS_GATE := models/gates/seed-000-release.yaml
 
 .PHONY: demo test test-fast lint graphviz chromium generated
 
@@ -22,6 +24,13 @@ demo: $(STAMP) graphviz
 	@echo "== mbt coverage --model $(DEMO_MODEL) --goldens $(DEMO_GOLDENS) --gate $(DEMO_GATE)"
 	@$(BIN)/mbt coverage --model $(DEMO_MODEL) --goldens $(DEMO_GOLDENS) --gate $(DEMO_GATE); code=$$?; \
 	  echo "== mbt coverage exited with $$code (1 = the release gate failed, which the example is built to show)"; \
+	  [ $$code -lt 2 ]
+	@echo
+	@echo "== mbt runs --model models/orders.fsm --runs models/runs/ --goldens models/goldens/orders/ --gate $(RUNS_GATE) --regressions build/regressions"
+	@mkdir -p build
+	@$(BIN)/mbt runs --model models/orders.fsm --runs models/runs/ --goldens models/goldens/orders/ \
+	  --gate $(RUNS_GATE) --regressions build/regressions; code=$$?; \
+	  echo "== mbt runs exited with $$code (1 = seed 000's release gate failed: the example's runs deviate on purpose)"; \
 	  [ $$code -lt 2 ]
 	@echo
 	@echo "== every example model side by side, with an HTML report and a coverage-painted diagram"
@@ -36,6 +45,7 @@ test: $(STAMP) graphviz chromium
 	@if [ -f tests/bench/run_bench.py ]; then $(BIN)/python tests/bench/run_bench.py --quick; fi
 	@if [ -f tests/bench/bench_tables.py ]; then $(BIN)/python tests/bench/bench_tables.py --quick; fi
 	@if [ -f tests/bench/bench_generate.py ]; then $(BIN)/python tests/bench/bench_generate.py --quick --no-guards; fi
+	@if [ -f tests/bench/bench_runs.py ]; then $(BIN)/python tests/bench/bench_runs.py --quick; fi
 
 # Everything but the browser and packaging tests (marked `slow`): the quick loop while developing.
 test-fast: $(STAMP) graphviz
@@ -43,7 +53,7 @@ test-fast: $(STAMP) graphviz
 
 # ruff (pyflakes, pycodestyle, isort, bugbear, pyupgrade) on the code and the tests; mypy where it is clean (only the
 # listed files are checked: --follow-imports=silent reads the others for their types without reporting on them).
-MYPY_CLEAN := mbt/api.py mbt/engine mbt/kinds mbt/measure mbt/goldens mbt/files.py mbt/paths.py
+MYPY_CLEAN := mbt/api.py mbt/engine mbt/kinds mbt/measure mbt/goldens mbt/runs mbt/files.py mbt/paths.py
 lint: $(STAMP)
 	$(BIN)/ruff check mbt tests
 	$(BIN)/mypy --follow-imports=silent $(MYPY_CLEAN)

@@ -246,3 +246,50 @@ def import_graphwalker(path: str, output: str | None = None):
 
     folder = Path(output).resolve().parent if output not in (None, "-") else Path.cwd()
     return convert(path, folder)
+
+
+@collector_paused
+def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] | None = None,
+         gate_path: str | None = None, use_gate: bool = True, regressions: str | None = None,
+         redact: list[str] | None = None, redact_mode: str = "hash"):
+    """Observed runs judged on the models (mbt.runs): verdicts, first deviations, run metrics, usage-weighted
+    coverage beside the goldens' coverage, the gate, and regression goldens written under `regressions`."""
+    from mbt.measure.coverage import GateFailure, GateResult
+    from mbt.runs.gate import evaluate_runs
+    from mbt.runs.measure import judge_runs
+    from mbt.runs.reader import read_runs
+    from mbt.runs.redact import DEFAULT_KINDS, Redaction
+    from mbt.runs.regression import regression_goldens, write_regressions
+
+    gate = load_gate(gate_path) if gate_path else None
+    _, models = load_models(model_paths)
+    runset = read_runs(run_paths)
+    goldens = GoldenStream(golden_paths) if golden_paths else GoldenSet()
+    coverage_report = measure(models, goldens)
+    report, tally = judge_runs(models, runset, coverage_report, gate.report_separately if gate else [],
+                               gate.required_suites if gate else [], bool(golden_paths))
+    if use_gate:
+        failures = evaluate_runs(gate, report.metrics, report.suites, len(runset.invalid) + sum(
+            r.verdict == "invalid" for r in report.runs))
+        coverage_gate = None
+        if golden_paths:  # the goldens' coverage is gated as `mbt coverage` gates it
+            from mbt.measure.gate import Gate
+
+            rules = gate.coverage_rules() if gate else DEFAULT_GATE.rules
+            coverage_gate = evaluate_gate(Gate(rules, gate.source if gate else None, gate.waivers if gate else [],
+                                               gate.exclusions if gate else [],
+                                               gate.implicit_forbidden if gate else True), coverage_report)
+            failures.extend(coverage_gate.failures)
+        elif gate is not None:  # a written coverage rule cannot be met without goldens
+            failures.extend(GateFailure(rule=r.key, expected=r.describe(), actual=None,
+                                        message=f"gate rule `{r.key}` is measured on goldens: add --goldens")
+                            for r in gate.coverage_rules() if r.line > 0)
+        report.gate = GateResult(enabled=True, passed=not failures, source=gate.source if gate else None,
+                                 failures=failures, waivers=coverage_gate.waivers if coverage_gate else [])
+    kinds = tuple(DEFAULT_KINDS if redact is None else [k for k in redact if k != "none"])
+    goldens_out, skipped = regression_goldens(tally.verdicts, tally.models, Redaction(kinds, redact_mode))
+    report.regression_goldens = sum(len(v) for v in goldens_out.values())
+    report.regressions_skipped = skipped
+    if regressions is not None:
+        report.regressions = write_regressions(regressions, goldens_out)
+    return report

@@ -194,6 +194,42 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
 
 
 @cli.command()
+@click.option("--model", "models", cls=Paths, required=True, help="Model files or folders (several after one flag).")
+@click.option("--runs", "run_paths", cls=Paths, required=True,
+              help="Observed runs: OTLP/JSON traces, JSON Lines of spans, chat transcripts (files or folders).")
+@click.option("--goldens", "goldens", cls=Paths, help="Golden cases, for usage-weighted coverage and the gate.")
+@click.option("--gate", "gate", default=None, metavar="FILE",
+              help="YAML gate file: run metrics (seed 000's release gate) and coverage thresholds.")
+@click.option("--no-gate", is_flag=True, help="Only report; never fail on the gate.")
+@click.option("--regressions", "regressions", default=None, metavar="DIR",
+              help="Write a regression golden per failing path into DIR (regressions-MODEL.jsonl).")
+@click.option("--redact", "redact", multiple=True, type=click.Choice(["email", "phone", "text", "none"]),
+              help="What regression goldens redact (repeatable)  [default: email, phone].")
+@click.option("--redact-mode", "redact_mode", type=click.Choice(["hash", "drop"]), default="hash", show_default=True,
+              help="Replace a redacted value by a hash of it (goldens still replay) or drop it.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@output_option
+def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_mode, fmt, output) -> None:
+    """Judge observed runs (traces, transcripts) on models: first deviations, run metrics, usage-weighted coverage,
+    the release gate, regression goldens for failing runs."""
+    if gate and no_gate:
+        raise MbtError("error: --gate and --no-gate cannot be used together")
+    from mbt.paths import expand
+
+    report = _api().runs(expand(list(models), "--model"), expand(list(run_paths), "--runs"),
+                         expand(list(goldens), "--goldens") if goldens else None,
+                         gate_path=gate, use_gate=not no_gate, regressions=regressions,
+                         redact=list(redact) if redact else None, redact_mode=redact_mode)
+    if fmt == "json":
+        emit(report.model_dump_json(indent=2) + "\n", output)
+    else:
+        from mbt.report.runs_text import runs_text
+
+        emit(runs_text(report), output)
+    sys.exit(EXIT_FAILED if report.gate is not None and not report.gate.passed else EXIT_OK)
+
+
+@cli.command()
 @click.option("--model", "models", cls=Paths, required=True, help="Model files or folders.")
 @click.option("--goldens", "goldens", cls=Paths, help="Golden cases to paint coverage with.")
 @click.option("-o", "--output", "output", required=True, metavar="FILE",

@@ -32,7 +32,9 @@ def tree(folder: Path) -> dict[str, bytes]:
     ("generate", "--model", "MODELS/recovery.fsm", "--all", "--criterion", "transition-pair", "--out", "out"),
     ("coverage", "--model", "MODELS", "--goldens", "GOLDENS", "--no-gate", "--format", "json:out/c.json",
      "--format", "sarif:out/c.sarif", "--format", "markdown:out/c.md", "--format", "junit:out/c.xml"),
-], ids=["gaps", "everything", "every-kind-everything", "suite", "pair-suite", "coverage"])
+    ("runs", "--model", "MODELS/orders.fsm", "--runs", "MODELS/runs", "--goldens", "GOLDENS/orders", "--gate",
+     "MODELS/gates/seed-000-release.yaml", "--format", "json", "-o", "out/r.json", "--regressions", "out/reg"),
+], ids=["gaps", "everything", "every-kind-everything", "suite", "pair-suite", "coverage", "runs"])
 def test_output_does_not_depend_on_the_hash_seed(tmp_path, args):
     made = []
     for seed in SEEDS:

@@ -75,10 +75,21 @@ def test_rule_matching_no_model_fails_loudly(tmp_path):
 
 def test_seed_release_gate_keys_are_accepted(tmp_path):
     gate = gate_file(tmp_path, "release_gate:\n  critical_failures_allowed: 0\n  required_suites: [a]\n"
-                               "  thresholds:\n    fsm.state: '>= 0.5'\n")
+                               "  report_separately: [fallback_rate]\n"
+                               "  thresholds:\n    fsm.state: '>= 0.5'\n    intent_accuracy: '>= 0.95'\n")
     # The default limits come first (a gate file keeps them unless it names the key), then the file's rules.
     assert [r.key for r in gate.rules] == ["forbidden_uncovered", "forbidden_expected", "contradictions",
-                                           "invalid_cases", "fsm.state"]
+                                           "invalid_cases", "critical_failures", "fsm.state", "intent_accuracy"]
+    assert [r.key for r in gate.run_rules()] == ["critical_failures", "intent_accuracy"]
+    assert (gate.required_suites, gate.report_separately) == (["a"], ["fallback_rate"])
+
+
+def test_run_rules_fail_a_coverage_gate(tmp_path):
+    # `mbt coverage` has no observed runs: a run metric in the gate file is not met (it used to be ignored: green).
+    gate = gate_file(tmp_path, "release_gate:\n  critical_failures_allowed: 0\n")
+    result = evaluate_gate(gate, report(set()))
+    failure = next(f for f in result.failures if f.rule == "critical_failures")
+    assert "mbt runs" in failure.message
 
 
 @pytest.mark.parametrize("text,line,fragment", [

@@ -56,6 +56,9 @@ FACTS = {
     "params": lambda m: {k: t.params for k, t in transitions(m).items()},
     "discardable": lambda m: m.discardable,
     "bindings": lambda m: [[b.how, b.pattern, b.event] for b in m.bindings],
+    "tool_bindings": lambda m: [[b.tool, b.outcome, b.fields, b.codes, b.event, b.params] for b in m.tool_bindings],
+    "claims": lambda m: {c.state: c.phrases for c in m.claims},
+    "escalations": lambda m: m.escalations,
     "matching": lambda m: {f.key: f.effect.matching for f in m.forbids if f.effect is not None and f.effect.matching},
     "title": lambda m: m.title,
     "contracts": lambda m: m.contracts,
@@ -227,9 +230,12 @@ def test_damaged_models_never_crash_and_always_point_inside_the_file(path: Path)
 NOT_RESERVED = {
     # type names, binding kinds and severity words: only keywords right after `:`, `bind`, `severity`
     "bool", "string", "int", "enum", "intent", "text", "regex", "low", "medium", "high", "critical",
+    # observed runs: `tool` only after `bind`, `ok` / `error` only after `bind tool NAME`
+    "tool", "ok", "error",
     # keywords that cannot be confused with a name where they appear (a state so named cannot start a
     # transition line, which the syntax error says)
-    "source", "title", "contract", "complete", "initial", "final", "on", "effect", "say", "matching",
+    "source", "title", "contract", "complete", "initial", "final", "on", "effect", "say", "matching", "claim",
+    "escalation",
     "stated", "inferred", "unspecified", "severity", "id", "tag",
     # decision tables: keywords only inside a `table` body, where names never start an item
     "table", "hit", "mcdc", "input", "output", "number", "integer", "boolean", "date", "precision", "default",

@@ -20,6 +20,7 @@ class ReferenceAdapter:
         self.model = model
         self.machine = None
         self._accepted: bool | None = None
+        self._sent: tuple[str, dict[str, Any]] | None = None
         if isinstance(model, FsmModel):
             from mbt.reference import ReferenceMachine
 
@@ -32,16 +33,32 @@ class ReferenceAdapter:
     # ---- conversations (fsm)
     def reset(self, state: str | None, variables: dict[str, Any], discarded: dict[str, Any]) -> None:
         self._fsm().reset(state, variables, discarded)
-        self._accepted = None
+        self._accepted, self._sent = None, None
 
     def send(self, event: str, args: dict[str, Any], user: str | None = None) -> None:
         self._accepted = self._fsm().send(event, args)
+        self._sent = (event, dict(args))
 
     def observe(self) -> dict[str, Any]:
         m = self._fsm()
         return {"state": m.state, "accepted": self._accepted, "variables": dict(m.variables),
                 "discarded": dict(m.discarded), "calls": [(c.tool, dict(c.args)) for c in m.last_calls],
-                "outputs": []}  # the model says nothing: `say` effects are behaviour outside it
+                "outputs": [],  # the model says nothing: `say` effects are behaviour outside it
+                "results": self._results()}
+
+    def _results(self) -> list[tuple[str, dict[str, Any]]]:
+        """The tool result that delivers the last event, read backwards off the model's first `bind tool` for it
+        (a fake tool answering so): what a transcript of the run shows."""
+        if self._sent is None or not isinstance(self.model, FsmModel):
+            return []
+        event, args = self._sent
+        b = next((b for b in self.model.tool_bindings if b.event == event), None)
+        if b is None:
+            return []
+        if b.outcome == "error":
+            code = args.get(b.params[0]) if b.fields else (b.codes[0] if b.codes else "error")
+            return [(b.tool, {"ok": False, "error": code})]
+        return [(b.tool, {"ok": True, "result": {f: args.get(p) for f, p in zip(b.fields, b.params)}})]
 
     def _fsm(self):
         if self.machine is None:

@@ -16,6 +16,13 @@ An adapter is any object with these methods (the ones its tests use):
         discarded  {name: value} of discarded values, or None
         calls      [(tool, {arg: value})] tool calls the turn made, or None
         outputs    [text] what the system said in the turn, or None
+        results    [(tool, {"ok": bool, "result": value, "error": type})] tool results the turn delivered to the
+                   system (a test faking the tools knows them), or None
+
+Observable-only mode (MBT_OBSERVABLE_ONLY=1, or an adapter attribute `observable_only = True`): the model's variables
+and discarded values are not asserted, only what a black box shows (state where exposed, tool calls and arguments,
+what is said against forbidden phrases). With MBT_TRANSCRIPTS=DIR every test's run is written to DIR as an
+OpenAI-style transcript (user words, tool calls, tool results, outputs), which `mbt runs --runs DIR` reads back.
 
 A value of None means "this adapter cannot observe it": plain expectations on it are skipped, but a forbidden
 behaviour that can only be seen through it fails the test, since it could not be checked.
@@ -23,10 +30,14 @@ behaviour that can only be seen through it fails the test, since it could not be
 
 from __future__ import annotations
 
+import json
 import operator
+import os
+import re
+from pathlib import Path
 from typing import Any
 
-_FIELDS = ("state", "accepted", "variables", "discarded", "calls", "outputs")
+_FIELDS = ("state", "accepted", "variables", "discarded", "calls", "outputs", "results")
 _CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
@@ -39,6 +50,8 @@ def observe(adapter: Any) -> dict[str, Any]:
         seen["calls"] = [(str(tool), dict(args)) for tool, args in seen["calls"]]
     if seen["outputs"] is not None:
         seen["outputs"] = [str(text) for text in seen["outputs"]]
+    if seen["results"] is not None:
+        seen["results"] = [(str(tool), dict(outcome)) for tool, outcome in seen["results"]]
     return seen
 
 
@@ -87,6 +100,10 @@ class Driver:
         self.adapter = adapter
         self.before: dict[str, Any] = {}
         self.trail: list[str] = []
+        self.observable_only = os.environ.get("MBT_OBSERVABLE_ONLY", "") not in ("", "0") or bool(
+            getattr(adapter, "observable_only", False))
+        self.precondition: dict[str, Any] = {}
+        self.messages: list[dict[str, Any]] = []  # the run as an OpenAI-style transcript (save_transcript)
 
     def start(self, precondition: dict[str, Any] | None = None) -> None:
         """Reset the system: the precondition's `state` and values (`discarded.X` for discarded ones) on top of the
@@ -96,6 +113,7 @@ class Driver:
         discarded = {k[len("discarded."):]: v for k, v in given.items() if k.startswith("discarded.")}
         variables = {k: v for k, v in given.items() if not k.startswith("discarded.")}
         self.adapter.reset(state, variables, discarded)
+        self.precondition, self.messages = dict(precondition or {}), []
         self.trail = [f"start {precondition!r}" if precondition else "start in the initial state"]
         self.before = observe(self.adapter)
 
@@ -104,6 +122,7 @@ class Driver:
         """Send one event and check what the system did against `expect` (and that `forbid` did not happen)."""
         self.adapter.send(event, dict(args), user)
         seen = observe(self.adapter)
+        self._record(user, seen)
         self.trail.append(f"{event}({', '.join(f'{k}={v!r}' for k, v in args.items())})")
         problems = self._compare(expect, seen)
         if forbid is not None:
@@ -135,6 +154,31 @@ class Driver:
         if reasons is not None and observed is not None and sorted(observed) != sorted(reasons):
             raise AssertionError(f"{where}: decided by {observed!r}, the model's deciding rules are {reasons!r}")
 
+    def _record(self, user: str | None, seen: dict[str, Any]) -> None:
+        """The turn in the transcript: the tool results delivered, the user's words, the calls made, what was said."""
+        for tool, outcome in seen["results"] or ():
+            content = ({"error": {"type": outcome.get("error")}} if outcome.get("ok") is False
+                       else outcome.get("result", {}))
+            self.messages.append({"role": "tool", "name": tool, "content": json.dumps(content, default=str)})
+        if user is not None:
+            self.messages.append({"role": "user", "content": user})
+        calls = [{"id": f"call_{len(self.messages)}_{i}", "type": "function",
+                  "function": {"name": tool, "arguments": json.dumps(args, default=str)}}
+                 for i, (tool, args) in enumerate(seen["calls"] or ())]
+        if calls:
+            self.messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+        for text in seen["outputs"] or ():
+            self.messages.append({"role": "assistant", "content": text})
+
+    def save_transcript(self, folder: str, test_id: str, model: str | None = None) -> Path:
+        """Write the run as `FOLDER/<test id>.json` (a transcript `mbt runs` reads); returns the path."""
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", test_id).strip("_") or "run"
+        path = Path(folder) / f"{name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"id": test_id, "model": model, "precondition": self.precondition, "messages": self.messages}
+        path.write_text(json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        return path
+
     def _compare(self, expect: dict[str, Any], seen: dict[str, Any]) -> list[str]:
         problems = []
         if "state" in expect and seen["state"] is not None and seen["state"] != expect["state"]:
@@ -144,7 +188,7 @@ class Driver:
                             + ", the model " + ("handles" if expect["accepted"] else "refuses") + " it")
         for part in ("variables", "discarded"):
             observed = seen[part]
-            if part not in expect or observed is None:
+            if part not in expect or observed is None or self.observable_only:
                 continue
             for name, value in expect[part].items():
                 if name not in observed:

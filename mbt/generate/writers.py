@@ -125,7 +125,8 @@ CONFTEST = '''\
 Choose the adapter with the environment variable MBT_ADAPTER:
     MBT_ADAPTER=package.module:factory   factory(model_name, model_path) returns your system's adapter
     MBT_ADAPTER=reference                mbt's reference machine for the model (the tests then check the model itself)
-The adapter protocol is described in mbt_support.py.
+MBT_OBSERVABLE_ONLY=1 asserts only what a black box shows; MBT_TRANSCRIPTS=DIR records each test's run as a transcript
+(`mbt runs --runs DIR` reads them back). The adapter protocol is described in mbt_support.py.
 """
 
 from __future__ import annotations
@@ -150,10 +151,15 @@ def sut(request):
     if spec == "reference":
         from mbt.generate.adapter import ReferenceAdapter
 
-        return Driver(ReferenceAdapter.from_file(model_path, module.MODEL))
-    name, _, attr = spec.partition(":")
-    factory = getattr(importlib.import_module(name), attr or "make_adapter")
-    return Driver(factory(module.MODEL, model_path))
+        driver = Driver(ReferenceAdapter.from_file(model_path, module.MODEL))
+    else:
+        name, _, attr = spec.partition(":")
+        factory = getattr(importlib.import_module(name), attr or "make_adapter")
+        driver = Driver(factory(module.MODEL, model_path))
+    yield driver
+    folder = os.environ.get("MBT_TRANSCRIPTS", "")
+    if folder:
+        driver.save_transcript(folder, request.node.nodeid, module.MODEL)
 '''
 
 

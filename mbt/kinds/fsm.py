@@ -14,6 +14,7 @@ from mbt.parsing.fsm_resolve import resolve_fsm
 from mbt.parsing.fsm_rules import FsmRules, RawFsm
 from mbt.parsing.grammar import grammar_dir
 from mbt.render.graph import fsm_graph
+from mbt.runs.judge import RunJudge
 
 register(KindSupport(
     kind="fsm", keyword="fsm", grammar=grammar_dir() / "fsm.lark", rule="fsm_model", rules=FsmRules, raw=RawFsm,
@@ -21,4 +22,5 @@ register(KindSupport(
     criteria=CRITERIA, enumerate=lambda model: enumerate_fsm(model, infeasible_fsm_elements(model)),
     replayer=lambda model, elements: FsmReplayer(CompiledFsm(model, elements)),
     check=check_fsm, view=View("graph", fsm_graph, (".dot", ".svg", ".png")), expected=fsm_expected,
-    generation=FsmGeneration, suites=True))
+    generation=FsmGeneration, suites=True,
+    extra={"run_judge": RunJudge}))  # observed runs (mbt/runs/measure.py)

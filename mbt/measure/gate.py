@@ -23,6 +23,11 @@ COUNTS = ("forbidden_uncovered", "forbidden_expected", "contradictions", "diverg
 # What fails without a gate file, and what a gate file keeps failing on unless it names the key with its own limit:
 # untested forbidden behaviour, goldens expecting forbidden behaviour, goldens contradicting the model, broken cases.
 DEFAULT_COUNTS = ("forbidden_uncovered", "forbidden_expected", "contradictions", "invalid_cases")
+# Observed-run figures (mbt runs, docs/runs.md): ratios, and counts a bare number limits.
+RUN_METRICS = ("intent_accuracy", "task_completion_rate", "escalation_success_rate")
+RUN_COUNTS = ("critical_failures", "deviations", "invalid_runs")
+# What fails `mbt runs` without a gate file, and what a gate file keeps failing on unless it names the key.
+DEFAULT_RUN_COUNTS = ("critical_failures", "invalid_runs")
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,14 @@ class Gate:
     waivers: list[Waiver] = field(default_factory=list)
     exclusions: list = field(default_factory=list)  # mbt.measure.sources.Exclusion: source units left out
     implicit_forbidden: bool = False  # the default forbidden rule was added, not written (a baseline replaces it)
+    required_suites: list[str] = field(default_factory=list)  # seed 000: every one needs runs, and meets the thresholds
+    report_separately: list[str] = field(default_factory=list)  # seed 000: figures shown, never gated
+
+    def run_rules(self) -> list[Rule]:
+        return [r for r in self.rules if r.key in RUN_METRICS or r.key in RUN_COUNTS]
+
+    def coverage_rules(self) -> list[Rule]:
+        return [r for r in self.rules if r.key not in RUN_METRICS and r.key not in RUN_COUNTS]
 
 
 DEFAULT_GATE = Gate([Rule(key, "<=", 0, 0) for key in DEFAULT_COUNTS], implicit_forbidden=True)
@@ -61,6 +74,7 @@ def load_gate(path: str) -> Gate:
     problems: list[Problem] = []
     waivers: list[Waiver] = []
     exclusions: list = []  # mbt.measure.sources.Exclusion (imported where a file has them: sources is heavy)
+    lists: dict[str, list[str]] = {"required_suites": [], "report_separately": []}
 
     def walk(node) -> None:
         if not isinstance(node, yaml.MappingNode):
@@ -85,8 +99,15 @@ def load_gate(path: str) -> Gate:
                 exclusions.extend(excluded)
                 problems.extend(bad)
                 continue
-            if key in ("required_suites", "report_separately", "critical_failures_allowed"):
-                continue  # seed 000 release-gate keys about other test suites: not coverage rules
+            if key in lists:  # seed 000: suites of observed runs, and figures reported beside the gate
+                if not isinstance(value_node, yaml.SequenceNode) or not all(
+                        isinstance(n, yaml.ScalarNode) for n in value_node.value):
+                    problems.append(Problem(path, line, col, f"`{key}` needs a list of names"))
+                    continue
+                lists[key].extend(str(n.value) for n in value_node.value)
+                continue
+            if key == "critical_failures_allowed":
+                key = "critical_failures"  # seed 000's name for the limit
             if not isinstance(value_node, yaml.ScalarNode):
                 problems.append(Problem(path, line, col, f"`{key}` needs a condition such as \">= 0.9\""))
                 continue
@@ -97,8 +118,13 @@ def load_gate(path: str) -> Gate:
                 continue
             op, number, pct = match.groups()
             value = float(number) / (100 if pct else 1)
-            if key in COUNTS:
+            if key in COUNTS or key in RUN_COUNTS:
                 rules.append(Rule(key, op or "<=", value, line))
+            elif key in RUN_METRICS:
+                if value > 1 and not pct:
+                    problems.append(Problem(path, line, col, f"`{key}` is a ratio between 0 and 1 (or a percentage)"))
+                    continue
+                rules.append(Rule(key, op or ">=", value, line))
             elif "." in key:
                 if value > 1 and not pct:
                     problems.append(Problem(path, line, col, f"`{key}` is a ratio between 0 and 1 (or a percentage)"))
@@ -107,7 +133,7 @@ def load_gate(path: str) -> Gate:
             else:
                 problems.append(Problem(path, line, col, f"unknown gate key `{key}`",
                                         "use kind.criterion (fsm.transition), model.criterion, or one of "
-                                        + ", ".join(COUNTS)))
+                                        + ", ".join(COUNTS + RUN_METRICS + RUN_COUNTS)))
 
     if root is not None:
         walk(root)
@@ -115,7 +141,8 @@ def load_gate(path: str) -> Gate:
         raise LocatedError(problems)
     written = {r.key for r in rules}
     rules = [r for r in DEFAULT_GATE.rules if r.key not in written] + rules
-    return Gate(rules, path, waivers, exclusions, "forbidden_uncovered" not in written)
+    return Gate(rules, path, waivers, exclusions, "forbidden_uncovered" not in written,
+                lists["required_suites"], lists["report_separately"])
 
 
 def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = None,
@@ -145,6 +172,12 @@ def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = No
             rules = [r for r in rules if r.key != "forbidden_uncovered"]
         failures.extend(ratchet(baseline, baseline_source or "baseline", report, waived))
     for rule in rules:
+        if rule.key in RUN_METRICS or rule.key in RUN_COUNTS:
+            # Measured on observed runs only: `mbt coverage` cannot tell, so the rule is not met (never green unseen).
+            failures.append(GateFailure(rule=rule.key, expected=rule.describe(), actual=None,
+                                        message=f"gate rule `{rule.key}` is measured on observed runs: "
+                                                "use `mbt runs --runs PATH`"))
+            continue
         if rule.key in COUNTS:
             actual, elements = _count(rule.key, report, waived)
             if not _OPS[rule.op](actual, rule.threshold):

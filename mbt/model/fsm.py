@@ -46,6 +46,24 @@ class Binding(Annotated):
     event: str
 
 
+class ToolBinding(Annotated):
+    """Maps an observed tool result to an event: `bind tool T ok(fields) -> event(params)` or `error(code)`."""
+
+    tool: str
+    outcome: Literal["ok", "error"]
+    fields: list[str] = []  # result fields (ok) or the error type (error), passed to the event in order
+    codes: list[str] = []  # error("CODE"): only these error types match (empty: any)
+    event: str
+    params: list[str] = []  # the event parameters the fields fill, in order (empty: the event's own order)
+
+
+class Claim(Annotated):
+    """`claim STATE matching "..."`: saying one of the phrases claims the model is in STATE (a success outcome)."""
+
+    state: str
+    phrases: list[str]
+
+
 class Assign(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -137,6 +155,9 @@ class FsmModel(ModelBase):
     states: dict[str, State] = {}
     events: dict[str, Event] = {}
     bindings: list[Binding] = []
+    tool_bindings: list[ToolBinding] = []  # observed runs: tool results -> events (docs/runs.md)
+    claims: list[Claim] = []
+    escalations: list[str] = []  # tools that hand the conversation to a human
     transitions: list[Transition] = []
     forbids: list[Forbid] = []
     complete: bool = False

@@ -54,6 +54,7 @@ class Resolver:
         self.check_bindings()
         tool_args = self.check_transitions()
         self.check_forbids(tool_args)
+        self.check_run_declarations()
         self.assign_keys()
         if m.complete:
             self.add_sneak_paths()
@@ -131,6 +132,46 @@ class Resolver:
                 for group in compiled.groupindex:
                     if event.param(group) is None:
                         self.problem(binding.loc, f"regex group `{group}` is not a parameter of event `{event.name}`")
+
+    def check_run_declarations(self) -> None:
+        """`bind tool`, `claim` and `escalation` (observed runs, docs/runs.md): known tools, events and states."""
+        m, items = self.model, self.raw.items
+        tools = set(m.tools())
+        for b in items.get("bind_tool", []):
+            if b.tool not in tools:
+                self.problem(b.loc, f"`bind tool {b.tool}`: no transition calls `{b.tool}`", self.hint_for(b.tool, tools))
+                continue
+            event = m.events.get(b.event)
+            if event is None:
+                self.problem(b.loc, f"binding to unknown event `{b.event}`", self.hint_for(b.event, m.events))
+                continue
+            if b.outcome == "ok" and b.codes:
+                self.problem(b.loc, "`ok(...)` names result fields; only `error(\"CODE\")` matches codes")
+                continue
+            if b.outcome == "error" and len(b.fields) > 1:
+                self.problem(b.loc, "`error(...)` passes one value, the error type")
+                continue
+            targets = b.params or [p.name for p in event.params][:len(b.fields)]
+            if len(targets) != len(b.fields) or len(b.fields) > len(event.params):
+                self.problem(b.loc, f"`{b.event}` has {len(event.params)} parameter(s); the binding passes "
+                                    f"{len(b.fields)} value(s) to {len(targets)} name(s)")
+                continue
+            unknown = [p for p in targets if event.param(p) is None]
+            if unknown:
+                self.problem(b.loc, f"`{unknown[0]}` is not a parameter of event `{b.event}`")
+                continue
+            b.params = list(targets)
+            m.tool_bindings.append(b)
+        for c in items.get("claim", []):
+            if c.state not in m.states:
+                self.problem(c.loc, f"`claim {c.state}`: unknown state", self.hint_for(c.state, m.states))
+                continue
+            m.claims.append(c)
+        for tool, loc in items.get("escalation", []):
+            if tool not in tools:
+                self.problem(loc, f"`escalation {tool}`: no transition calls `{tool}`", self.hint_for(tool, tools))
+                continue
+            m.escalations.append(tool)
 
     def event_scope(self, event: Event, local_names: list[str], where: Location) -> dict[str, ValueType] | None:
         scope = self.state_scope()

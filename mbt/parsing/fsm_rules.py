@@ -6,7 +6,21 @@ from dataclasses import dataclass, field
 
 from lark import v_args
 
-from mbt.model.fsm import Assign, Binding, Discard, Effect, Event, Forbid, Param, State, ToolCall, Transition, Variable
+from mbt.model.fsm import (
+    Assign,
+    Binding,
+    Claim,
+    Discard,
+    Effect,
+    Event,
+    Forbid,
+    Param,
+    State,
+    ToolBinding,
+    ToolCall,
+    Transition,
+    Variable,
+)
 from mbt.model.types import BOOL, STRING, ValueType
 from mbt.parsing.common import annotation_fields, unquote
 
@@ -84,6 +98,29 @@ class FsmRules:
         how, pattern, event, notes = children
         return ("bind", Binding(how=str(how), pattern=unquote(pattern), event=str(event), loc=self.loc(meta),
                                 **annotation_fields(notes)))
+
+    def result_fields(self, children):
+        return [c for c in children if c is not None]
+
+    @v_args(meta=True)
+    def bind_tool_decl(self, meta, children):
+        tool, outcome, fields, event, params, notes = children
+        fields = fields or []
+        names = [str(f) for f in fields if f.type == "NAME"]
+        codes = [unquote(f) for f in fields if f.type == "STRING"]
+        return ("bind_tool", ToolBinding(tool=str(tool), outcome=str(outcome), fields=names, codes=codes,
+                                         event=str(event), params=params or [], loc=self.loc(meta),
+                                         **annotation_fields(notes)))
+
+    @v_args(meta=True)
+    def claim_decl(self, meta, children):
+        state, *phrases, notes = children
+        return ("claim", Claim(state=str(state), phrases=[unquote(p) for p in phrases], loc=self.loc(state),
+                               **annotation_fields(notes)))
+
+    @v_args(meta=True)
+    def escalation_decl(self, meta, children):
+        return ("escalation", (str(children[0]), self.loc(children[0])))
 
     def param_names(self, children):
         return [str(c) for c in children if c is not None]

@@ -1,0 +1,1 @@
+"""Observed runs (traces and transcripts): one module per stage, from the observed-step model to regression goldens."""

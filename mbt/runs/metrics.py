@@ -1,0 +1,88 @@
+"""Run metrics (seed 000's release gate figures), the first-deviation distribution and usage-weighted coverage.
+
+Each figure follows a rule in docs/runs.md; tests/judge/runs.py computes them a second way from the per-run results.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from mbt.measure.coverage import ModelCoverage
+from mbt.runs.results import Distribution, Metrics, RunResult, Separate, UsageCoverage, UsageRow
+
+FREQUENT_LIMIT = 10  # rows of the "frequent in runs, verified by no golden" view
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+def metrics(results: list[RunResult]) -> Metrics:
+    """The figures over the judged runs (invalid runs are left out; they are counted apart)."""
+    judged = [r for r in results if r.verdict != "invalid"]
+    m = Metrics(runs=len(judged))
+    m.passed = sum(r.verdict == "pass" for r in judged)
+    m.deviations = m.runs - m.passed
+    with_intent = [r for r in judged if r.expected_intent is not None]
+    m.intent_runs = len(with_intent)
+    m.intent_correct = sum(r.intent == r.expected_intent for r in with_intent)
+    m.intent_accuracy = _ratio(m.intent_correct, m.intent_runs)
+    m.completed = sum(r.completed for r in judged)
+    m.task_completion_rate = _ratio(m.completed, m.runs)
+    m.escalation_runs = sum(r.escalation_expected for r in judged)
+    m.escalated = sum(r.escalation_expected and r.escalated for r in judged)
+    m.escalation_success_rate = _ratio(m.escalated, m.escalation_runs)
+    m.critical_failures = sum(r.critical for r in judged)
+    return m
+
+
+def by_suite(results: list[RunResult]) -> dict[str, Metrics]:
+    suites = sorted({r.suite for r in results if r.suite is not None})
+    return {s: metrics([r for r in results if r.suite == s]) for s in suites}
+
+
+def distribution(results: list[RunResult]) -> Distribution:
+    devs = [r.deviation for r in results if r.deviation is not None]
+    types = Counter(d.type for d in devs)
+    elements = Counter(d.element or "(none)" for d in devs)
+    order = lambda c: dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))  # noqa: E731 - most frequent first
+    return Distribution(by_type=order(types), by_element=order(elements))
+
+
+# What mbt can say about seed 000's `report_separately` names, and why not for the others.
+def separately(names: list[str], results: list[RunResult], tool_errors: int) -> list[Separate]:
+    judged = [r for r in results if r.verdict != "invalid"]
+    out = []
+    for name in names:
+        if name == "fallback_rate":
+            out.append(Separate(name=name, value=_ratio(sum(r.escalation_expected for r in judged), len(judged)),
+                                note="runs the model hands off / judged runs"))
+        elif name == "integration_failures":
+            out.append(Separate(name=name, value=tool_errors, note="tool results that are errors"))
+        elif name == "context_failures":
+            out.append(Separate(name=name, value=sum(r.deviation is not None and r.deviation.type == "wrong_state"
+                                                     for r in judged),
+                                note="runs whose exported state disagrees with the model (wrong_state)"))
+        else:
+            out.append(Separate(name=name, note="not measured: no rule for it in docs/runs.md"))
+    return out
+
+
+def usage(model: ModelCoverage, runs_through: list[int]) -> UsageCoverage:
+    """`runs_through[i]`: how many runs exercised element i (the model's element order)."""
+    feasible = [(ec, n) for ec, n in zip(model.elements, runs_through) if ec.element.feasible]
+    out = UsageCoverage(model=model.model, elements=len(feasible), seen_in_runs=sum(n > 0 for _, n in feasible))
+    for criterion in dict.fromkeys(ec.element.criterion for ec, _ in feasible):
+        rows = [n for ec, n in feasible if ec.element.criterion == criterion]
+        out.run_coverage[criterion] = _ratio(sum(n > 0 for n in rows), len(rows))
+        verified = [ec.verified for ec, _ in feasible if ec.element.criterion == criterion]
+        out.golden_coverage[criterion] = _ratio(sum(verified), len(verified))
+    out.verified_coverage = _ratio(sum(ec.verified for ec, _ in feasible), len(feasible))
+    total = sum(n for _, n in feasible)
+    out.usage_weighted_verified = _ratio(sum(n for ec, n in feasible if ec.verified), total)
+    frequent = sorted(((ec, n) for ec, n in feasible if n > 0 and not ec.verified),
+                      key=lambda x: (-x[1], x[0].element.id))
+    out.frequent_unverified = [UsageRow(element=ec.element.id, criterion=ec.element.criterion, runs=n,
+                                        goldens_verifying=0) for ec, n in frequent[:FREQUENT_LIMIT]]
+    out.verified_unseen = sorted(ec.element.id for ec, n in feasible if n == 0 and ec.verified)
+    return out

@@ -1,0 +1,79 @@
+"""Reads observed-run files or folders through the importers' run readers; a file or line no reader can use is
+reported with its location and the rest is read (never skipped silently)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mbt.errors import LocatedError, Problem
+from mbt.importers import RUN_SUFFIXES, run_reader_for
+from mbt.parsing.reader import read_text
+from mbt.runs.steps import InvalidRun, RunSet
+
+MAX_RUN_BYTES = 512 * 1024 * 1024
+
+
+def _files(paths: list[str]) -> list[tuple[Path, str]]:
+    out: list[tuple[Path, str]] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            found = sorted(f for f in path.rglob("*") if f.is_file() and not f.name.startswith("."))
+            out.extend((f, str(f)) for f in found)
+        elif not path.exists():
+            raise LocatedError([Problem(p, 1, 1, "no such file or folder")])
+        else:
+            out.append((path, p))
+    return out
+
+
+def _documents(text: str, shown: str, jsonl: bool, invalid: list[InvalidRun]) -> list[tuple[int | None, Any]]:
+    if not jsonl:
+        try:
+            return [(None, json.loads(text))]
+        except json.JSONDecodeError as err:
+            invalid.append(InvalidRun(f"{shown}:{err.lineno}:{err.colno}", f"not valid JSON: {err.msg}"))
+            return []
+    docs: list[tuple[int | None, Any]] = []
+    for number, line in enumerate(text.split("\n"), start=1):  # "\n" only: U+2028 may sit inside a JSON string
+        stripped = line.strip(" \t\r\ufeff")
+        if not stripped:
+            continue
+        try:
+            docs.append((number, json.loads(stripped)))
+        except json.JSONDecodeError as err:
+            invalid.append(InvalidRun(f"{shown}:{number}:{err.colno}", f"not valid JSON: {err.msg}"))
+    return docs
+
+
+def read_runs(paths: list[str]) -> RunSet:
+    """Every run in the files (folders: every file inside, sorted; a file that is not a trace or transcript is
+    reported). Runs keep file order; within an OTLP file, traces are sorted by trace id."""
+    out = RunSet()
+    for path, shown in _files(paths):
+        out.files.append(shown)
+        if path.suffix.lower() not in RUN_SUFFIXES:
+            out.invalid.append(InvalidRun(shown, f"not a trace or transcript file (mbt reads {', '.join(RUN_SUFFIXES)})"))
+            continue
+        try:
+            text = read_text(path, shown, MAX_RUN_BYTES)
+        except LocatedError as err:
+            out.invalid.extend(InvalidRun(f"{p.path}:{p.line}:{p.column}", p.message) for p in err.problems)
+            continue
+        docs = _documents(text, shown, path.suffix.lower() == ".jsonl", out.invalid)
+        groups: dict[str, tuple[Any, list]] = {}  # reader name -> (reader, its documents), in first-seen order
+        for line, doc in docs:
+            reader = run_reader_for(doc)
+            if reader is None:
+                where = f"{shown}:{line}" if line is not None else shown
+                out.invalid.append(InvalidRun(where, "neither an OTLP trace (`resourceSpans`, or a span with `traceId` "
+                                                     "and `spanId`) nor a transcript (`messages`, `session_id`)"))
+                continue
+            groups.setdefault(reader.name, (reader, []))[1].append((line, doc))
+        for reader, found in groups.values():
+            runs, problems = reader.reader()(shown, found)
+            out.runs.extend(runs)
+            out.invalid.extend(InvalidRun(where, message) for where, message in problems)
+    return out

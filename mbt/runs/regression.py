@@ -1,0 +1,124 @@
+"""Failing run -> regression golden (seed 002's fifth layer): the run's path in mbt's golden format, with the
+model's expected outcome where the run deviated; runs with the same path and deviation collapse into one golden."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from mbt.model.fsm import FsmModel
+from mbt.runs.judge import Verdict
+from mbt.runs.redact import Redaction
+
+# Deviations whose golden asserts the model's call at the turn that should have made it.
+_CALL_EXPECTED = ("wrong_argument", "missing_argument", "missing_call")
+_CALL_FORBIDDEN = ("unexpected_call", "forbidden_call")
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def regression_case(v: Verdict, model: FsmModel, redaction: Redaction) -> dict[str, Any] | None:
+    """The golden for one failing run; None when it has no bound path to replay (an unbound first step)."""
+    d = v.deviation
+    if d is None or d.type == "unbound_step" or d.turn is None or not v.path:
+        return None
+    r = redaction
+    turns: list[dict[str, Any]] = []
+    for turn in v.path[: d.turn + 1]:
+        out: dict[str, Any] = {}
+        if "user" in turn:
+            out["user"] = r.text(turn["user"])
+        out["event"] = turn["event"]
+        if turn.get("args"):
+            out["args"] = r.value(turn["args"])
+        if turn.get("rejected"):
+            out["rejected"] = True
+        turns.append(out)
+    last = turns[-1]
+    source = v.path[d.turn]
+    state: dict[str, Any] = dict(source.get("assert_state") or {"state": source["_state"]})
+    if d.type in _CALL_EXPECTED and d.tool is not None:
+        made = next((a for t, a, at in v.expected_calls if t == d.tool and at == d.turn), {})
+        last["tool_arguments"] = {d.tool: r.value(made)}  # the model's whole call
+    elif d.type in _CALL_FORBIDDEN and d.tool is not None:
+        last["must_not_call"] = [d.tool]
+    elif d.type == "forbidden_saying" and d.expected:
+        last["must_not"] = [str(d.expected)]
+    elif d.type == "wrong_state" and d.argument is not None:
+        state[d.argument] = r.value(d.expected)
+    last["assert_state"] = state
+    calls = [(tool, args) for tool, args, at in v.expected_calls if at <= d.turn]
+    forbidden = sorted({f.effect.tool for f in model.forbids
+                        if f.effect is not None and f.effect.kind == "call" and f.effect.tool}
+                       | ({d.tool} if d.type in _CALL_FORBIDDEN and d.tool else set()))
+    first_user = next((t["user"] for t in v.path if "user" in t), None)
+    summary = r.text(first_user) if first_user is not None else None
+    return {
+        "model": model.name,
+        "severity": d.severity,
+        "precondition": r.value(dict(v.run.precondition)),
+        "input_summary": summary if summary is None or len(summary) <= 120 else summary[:117] + "...",
+        "turns": turns,
+        "allowed_tools": sorted({tool for tool, _ in calls}),
+        "forbidden_tools": forbidden,
+        "expected_side_effects": [f"{tool}({', '.join(f'{k}={r.value(a)!r}' for k, a in args.items())})"
+                                  for tool, args in calls],
+        "first_deviation": {"type": d.type, "element": d.element, "message": r.value(d.message)},
+    }
+
+
+def regression_goldens(verdicts: list[Verdict], models: dict[str, Any], redaction: Redaction
+                       ) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+    """Goldens per model (sorted by id) and the failing runs that got none (with the reason)."""
+    collapsed: dict[str, dict[str, Any]] = {}
+    skipped: list[str] = []
+    for v in verdicts:
+        if v.deviation is None or v.invalid is not None:
+            continue
+        case = regression_case(v, models[v.model], redaction)
+        if case is None:
+            skipped.append(f"{v.run.where} ({v.run.id}): {v.deviation.type} before any bound step: no golden")
+            continue
+        key = _canonical([case["model"], case["precondition"], case["turns"], case["first_deviation"]["type"],
+                          case["first_deviation"]["element"]])
+        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:8]
+        ref = {"run": v.run.id, "where": v.run.where, "step": v.deviation.where}
+        if key in collapsed:
+            collapsed[key]["traces"].append(ref)
+            continue
+        kind = v.deviation.type.upper().replace("_", "-")
+        collapsed[key] = {"id": f"REG-{kind}-{digest}", **case, "traces": [ref]}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for case in sorted(collapsed.values(), key=lambda c: c["id"]):
+        case["traces"].sort(key=lambda t: (t["where"], t["run"]))
+        out.setdefault(case["model"], []).append(case)
+    return out, skipped
+
+
+def as_jsonl(cases: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(c, ensure_ascii=False, sort_keys=False, default=str) + "\n" for c in cases)
+
+
+def write_regressions(folder: str, goldens: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """One JSONL file per model in `folder` (created when missing; its parent must exist), through the one writer."""
+    from pathlib import Path
+
+    from mbt.errors import MbtError
+    from mbt.files import new_folder_mode, write_file
+
+    root = Path(folder)
+    if root.exists() and not root.is_dir():
+        raise MbtError(f"error: --regressions {folder} is a file; give a folder")
+    if not root.exists():
+        if not root.parent.is_dir():
+            raise MbtError(f"error: cannot write {folder}: folder {root.parent} does not exist")
+        root.mkdir(mode=new_folder_mode())
+    written = []
+    for model in sorted(goldens):
+        target = root / f"regressions-{model}.jsonl"  # model names are DSL names: no separators
+        write_file(target, as_jsonl(goldens[model]))
+        written.append(str(target))
+    return written

@@ -1,0 +1,240 @@
+"""Benchmark of `mbt runs`: prints runs/s and steps/s of the judgement, and the ratio of reading + decoding +
+judging to reading + decoding alone, on OTLP/JSON traces of the synthetic model (never asserts).
+
+    python tests/bench/bench_runs.py            # 2,000 states / 20,000 transitions / 100,000 runs (~1,000,000 steps)
+    python tests/bench/bench_runs.py --quick    # 200 / 2,000 / 2,000 runs: a smoke run, a few seconds
+
+The runs are walks of synth.py's model computed with its own semantics (not mbt's), written as OTLP/JSON files of
+1,000 traces each: user texts bound by the model's `bind text` rules, tool results bound by `bind tool` rules the
+script adds, and the tool calls the model makes, with its arguments. So every run is judged to its end and passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # synth.py sits beside this script
+sys.path.insert(0, str(HERE.parent.parent))  # run from a checkout without installing
+
+import synth  # noqa: E402
+
+from mbt import api  # noqa: E402
+from mbt.kinds import support  # noqa: E402
+from mbt.runs.judge import RunJudge  # noqa: E402
+from mbt.runs.reader import read_runs  # noqa: E402
+
+FULL = (2000, 20000, 100_000)
+QUICK = (200, 2000, 2000)
+STEPS_PER_RUN = 16  # at most; a walk ends early in a state no user text applies to (~6 steps a run)
+TRACES_PER_FILE = 1000
+RESULT_TOOL = "audit"  # a tool the synthetic model calls: `bind tool` names it for every event with parameters
+
+
+def _attr(key, value):
+    if not isinstance(value, str):
+        value = json.dumps(value, separators=(",", ":"))
+    return {"key": key, "value": {"stringValue": value}}
+
+
+class Walker:
+    def __init__(self, model: synth.SynthModel, rnd: random.Random):
+        self.model, self.rnd = model, rnd
+        events = list(model.events.values())
+        self.phrased = [e for e in events if e.phrase]
+        self.text_event = next((e for e in events if e.params == ["text"]), None)
+        self.bound = [e for e in events if e.params and e is not self.text_event]  # `bind tool` order
+        self.handled: dict[int, list[str]] = {}
+        for (state, event) in model.groups:
+            self.handled.setdefault(state, []).append(event)
+
+    def bindings(self) -> str:
+        return "".join(f"  bind tool {RESULT_TOOL} ok({', '.join(e.params)}) -> {e.name}\n" for e in self.bound)
+
+    def _text_event(self, text: str) -> str | None:
+        """The `bind text` / `bind regex` rule that text binds to, in the model's declaration order."""
+        folded = text.casefold()
+        for e in self.phrased:
+            if e.phrase.casefold() in folded:
+                return e.name
+        if self.text_event is not None and text.startswith("note: "):
+            return self.text_event.name
+        return None
+
+    def _tool_event(self, state: int) -> str | None:
+        handled = set(self.handled.get(state, ()))
+        return next((e.name for e in self.bound if e.name in handled), self.bound[0].name if self.bound else None)
+
+    def walk(self) -> list[tuple]:
+        """Steps: ("user", text) | ("call", tool, args, result) | ("say", text). An event with parameters arrives
+        as the result of the model's last `audit` call (as an agent's tool result does); the others as user text."""
+        model, rnd = self.model, self.rnd
+        env = synth._initial_env()
+        state, steps = 0, []
+        due: int | None = None  # the step index of the audit call whose result brings the next event
+        while len(steps) < STEPS_PER_RUN or due is not None:
+            if len(steps) > 3 * STEPS_PER_RUN:
+                break
+            options = [e for e in self.handled.get(state, ())  # without a tool result due, the user speaks
+                       if due is not None or model.events[e].phrase or model.events[e] is self.text_event]
+            if not options:
+                break
+            fired = None
+            for _ in range(8):  # an event whose guard holds; give up on the run after a few refusals
+                if due is not None:
+                    event = self._tool_event(state)
+                    if event is None:
+                        break
+                    args = {p: synth.PARAMS[p][1](rnd) for p in model.events[event].params}
+                    text = None
+                else:
+                    chosen = model.events[rnd.choice(options)]
+                    if chosen.phrase:
+                        text, args = chosen.phrase, {}
+                    elif chosen is self.text_event:
+                        word = rnd.choice(["alpha", "beta", "gamma"])
+                        text, args = f"note: {word}", {"text": word}
+                    else:
+                        continue  # an event with parameters only comes as a tool result
+                    event = self._text_event(text)
+                    if event is None:
+                        continue
+                trial = dict(env)
+                trial.update(args)
+                trial["_calls"] = []
+                target, taken = model.step(state, event, trial)
+                if taken is not None and sum(tool == RESULT_TOOL for tool, _ in trial["_calls"]) <= 1:
+                    fired = (text, args, target, trial)
+                    break
+            if fired is None:
+                break
+            text, args, target, trial = fired
+            if due is not None:
+                steps[due] = steps[due][:3] + (args,)
+                due = None
+            else:
+                steps.append(("user", text))
+            calls = trial.pop("_calls")
+            for tool, call_args in sorted(calls, key=lambda c: c[0] == RESULT_TOOL):  # the audit call last
+                steps.append(("call", tool, call_args, {}))
+                if tool == RESULT_TOOL:
+                    due = len(steps) - 1
+            for p in args:
+                trial.pop(p, None)
+            env, state = trial, target
+            if due is None and rnd.random() < 0.3:
+                steps.append(("say", "Done."))
+        return steps
+
+
+def trace_spans(number: int, steps: list[tuple]) -> list[dict]:
+    trace = f"{number:032x}"
+    spans, history, clock = [], [], 1_000_000
+    root = {"traceId": trace, "spanId": f"{number:08x}00000000", "name": "invoke_agent bench",
+            "startTimeUnixNano": str(clock), "endTimeUnixNano": str(clock + 10 ** 9),
+            "attributes": [_attr("gen_ai.operation.name", "invoke_agent"), _attr("mbt.model", synth.MODEL_NAME),
+                           _attr("mbt.run.suite", "bench")]}
+    spans.append(root)
+    for i, step in enumerate(steps, start=1):
+        clock += 1000
+        span = {"traceId": trace, "spanId": f"{number:08x}{i:08x}", "parentSpanId": root["spanId"],
+                "startTimeUnixNano": str(clock), "endTimeUnixNano": str(clock + 500)}
+        if step[0] == "user":
+            history.append({"role": "user", "parts": [{"type": "text", "content": step[1]}]})
+            span.update(name="chat", attributes=[_attr("gen_ai.operation.name", "chat"),
+                                                 _attr("gen_ai.input.messages", history)])
+        elif step[0] == "say":
+            span.update(name="chat", attributes=[
+                _attr("gen_ai.operation.name", "chat"), _attr("gen_ai.input.messages", history),
+                _attr("gen_ai.output.messages", [{"role": "assistant", "parts": [{"type": "text",
+                                                                                  "content": step[1]}]}])])
+        else:
+            tool, args, result = step[1], step[2], step[3]
+            span.update(name=f"execute_tool {tool}", attributes=[
+                _attr("gen_ai.operation.name", "execute_tool"), _attr("gen_ai.tool.name", tool),
+                _attr("gen_ai.tool.call.arguments", args), _attr("gen_ai.tool.call.result", result)])
+        spans.append(span)
+    return spans
+
+
+def write_runs(folder: Path, model: synth.SynthModel, count: int, seed: int) -> tuple[list[str], int]:
+    walker = Walker(model, random.Random(seed))
+    files, steps_written, batch = [], 0, []
+
+    def flush():
+        path = folder / f"traces-{len(files):04d}.json"
+        doc = {"resourceSpans": [{"resource": {"attributes": [_attr("service.name", "bench")]},
+                                  "scopeSpans": [{"scope": {"name": "bench"}, "spans": batch}]}]}
+        path.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8")
+        files.append(str(path))
+
+    for n in range(count):
+        steps = walker.walk()
+        steps_written += len(steps)
+        batch.extend(trace_spans(n, steps))
+        if (n + 1) % TRACES_PER_FILE == 0:
+            flush()
+            batch = []
+    if batch:
+        flush()
+    return files, steps_written
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="200 states, 2,000 runs")
+    args = ap.parse_args(argv)
+    states, transitions, count = QUICK if args.quick else FULL
+    with tempfile.TemporaryDirectory(prefix="mbt-bench-runs-") as tmp:
+        folder = Path(tmp)
+        model = synth.generate_model(states, transitions, seed=0)
+        walker = Walker(model, random.Random(0))
+        text = model.text()
+        text = text[: text.rindex("}")] + walker.bindings() + "}\n"
+        model_path = folder / "bench.fsm"
+        model_path.write_text(text, encoding="utf-8")
+        runs_dir = folder / "runs"
+        runs_dir.mkdir()
+        t0 = time.perf_counter()
+        files, _ = write_runs(runs_dir, model, count, seed=1)
+        made = time.perf_counter() - t0
+        _, models = api.load_models([str(model_path)])
+        fsm = models[0]
+        elements = support("fsm").enumerate(fsm)
+        judge = RunJudge(fsm, elements)
+
+        t0 = time.perf_counter()
+        runset = read_runs([str(runs_dir)])
+        decode = time.perf_counter() - t0
+        steps = sum(len(r.steps) for r in runset.runs)
+        t0 = time.perf_counter()
+        verdicts = [judge.judge(r) for r in runset.runs]
+        judging = time.perf_counter() - t0
+        passed = sum(v.passed for v in verdicts)
+        t0 = time.perf_counter()
+        report = api.runs([str(model_path)], [str(runs_dir)], use_gate=False)
+        whole = time.perf_counter() - t0
+
+    runs = len(runset.runs)
+    print(f"mbt runs benchmark: {states} states, {transitions} transitions, {runs:,} runs, {steps:,} steps "
+          f"in {len(files)} OTLP/JSON files (written in {made:.1f} s); {passed:,} runs pass, "
+          f"{len(runset.invalid)} invalid")
+    print(f"  read + decode (json, opentelemetry-proto, steps) {decode:8.2f} s   {runs / decode:10,.0f} runs/s "
+          f"{steps / decode:12,.0f} steps/s")
+    print(f"  judge (observable-only, first deviation)          {judging:8.2f} s   {runs / judging:10,.0f} runs/s "
+          f"{steps / judging:12,.0f} steps/s   target >= 100,000 steps/s per core")
+    print(f"  mbt runs end to end (api.runs, one process)        {whole:8.2f} s   {runs / whole:10,.0f} runs/s "
+          f"{steps / whole:12,.0f} steps/s   ({report.metrics.runs:,} judged)")
+    print(f"  ratio (read + decode + judge) / (read + decode)    {(decode + judging) / decode:8.2f} x   "
+          "target <= 3 x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
