@@ -73,13 +73,15 @@ def elements(paths: list[str], criteria: list[str] | None = None) -> ElementsRep
 
 @collector_paused
 def coverage(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
-             use_gate: bool = True, jobs: int | None = None, use_cache: bool = True) -> CoverageReport:
+             use_gate: bool = True, jobs: int | None = None, use_cache: bool = True,
+             covering_cap: int | None = None) -> CoverageReport:
     """Coverage of the models by the goldens, gated; `jobs` worker processes for a large golden set (default: the
-    machine's cores); the compiled models from the cache (mbt/cache.py) unless `use_cache` is False."""
+    machine's cores); the compiled models from the cache (mbt/cache.py) unless `use_cache` is False; at most
+    `covering_cap` golden ids kept per element (the rest counted; None: all)."""
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
     loaded = load_compiled(model_paths, use_cache)
     goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
-    report = measure(loaded.models, goldens, jobs)
+    report = measure(loaded.models, goldens, jobs, covering_cap)
     report.notes += _cache_notes(loaded)
     if use_gate:
         report.gate = evaluate_gate(gate, report)
@@ -104,7 +106,7 @@ class CoverageRun:
 def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
                  use_gate: bool = True, baseline_path: str | None = None, review: bool = False,
                  diagrams: bool = False, today: dt.date | None = None, jobs: int | None = None,
-                 use_cache: bool = True) -> CoverageRun:
+                 use_cache: bool = True, covering_cap: int | None = None) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
     (`review`), and diagrams for the HTML report (`diagrams`)."""
     from mbt.measure.baseline import load_baseline
@@ -114,7 +116,7 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
     loaded = load_compiled(model_paths, use_cache)
     models = loaded.models
     goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
-    report = measure(models, goldens, jobs)
+    report = measure(models, goldens, jobs, covering_cap)
     report.notes += _cache_notes(loaded)
     if use_gate:
         report.gate = evaluate_gate(gate, report, today, baseline, baseline_path)

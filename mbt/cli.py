@@ -27,6 +27,9 @@ def emit(text: str, path: str | None) -> None:
     write(text, path)
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+# Golden ids kept per element and list in a coverage report unless `--show-covering all` (the rest are counted):
+# memory and report size then grow with the model, not with the number of cases.
+COVERING_CAP = 100
 
 
 class Paths(click.Option):
@@ -154,7 +157,9 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
                    "or repeated). Without goldens: the 0% baseline.")
 @click.option("--gate", "gate", default=None, metavar="FILE", help="YAML gate file: thresholds per kind.criterion.")
 @click.option("--no-gate", is_flag=True, help="Only report; never fail on the gate.")
-@click.option("--show-covering", is_flag=True, help="List which goldens exercise and verify each element.")
+@click.option("--show-covering", "show_covering", type=click.Choice(["some", "all"]), is_flag=False, flag_value="some",
+              default=None, help="List which goldens exercise and verify each element (`all`: every one of them; "
+                                 f"else the first {COVERING_CAP} per element, here and in the JSON report).")
 @click.option("--show-uncovered", type=click.Choice(["some", "all"]), default="some", show_default=True,
               help="How many uncovered elements the text report lists per model.")
 @click.option("--show-sources", is_flag=True,
@@ -182,10 +187,11 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
     models, goldens = _models_and_goldens(paths, models, goldens)
     run = _api().coverage_run(models, goldens, gate_path=gate, use_gate=not no_gate,
                            baseline_path=baseline, jobs=jobs, use_cache=not no_cache,
+                           covering_cap=None if show_covering == "all" else COVERING_CAP,
                            review=show_sources or any(t.format.review for t in targets),
                            diagrams=any(t.format.diagrams for t in targets))
     limit = None if show_uncovered == "all" else 25
-    _write_reports(targets, lambda t: t.format.coverage(run, Options(_style(t.path), show_covering, limit,
+    _write_reports(targets, lambda t: t.format.coverage(run, Options(_style(t.path), show_covering is not None, limit,
                                                                      show_sources, _pretty(t.path))))
     if save_baseline:
         emit(_api().baseline_text(run.report), save_baseline)

@@ -100,3 +100,27 @@ def test_a_stream_splits_between_lines_and_keeps_line_numbers(tmp_path):
     early = [(c.id, c.line) for c in first.cases]
     assert early + [(c.id, c.line) for c in later.all_cases()] == whole and len(whole) == 50
     assert 20 <= len(early) <= 30  # cut near the middle
+
+
+def test_a_covering_cap_keeps_the_first_ids_and_counts_the_rest(goldens, monkeypatch):
+    """Capped lists (the CLI's default) change no figure: the same numbers, the first ids, the rest counted."""
+    import json
+
+    from mbt import cli
+
+    model, folder = goldens
+    monkeypatch.setattr(cli, "COVERING_CAP", 2)
+    args = ("coverage", "--model", model, "--goldens", folder, "--no-gate", "--format", "json")
+    capped, full = json.loads(run_mbt(*args).stdout), json.loads(run_mbt(*args, "--show-covering", "all").stdout)
+    assert capped["models"][0]["criteria"] == full["models"][0]["criteria"]
+    more = 0
+    for a, b in zip(capped["models"][0]["elements"], full["models"][0]["elements"]):
+        for key in ("exercised", "verified"):
+            kept, every = a[f"{key}_by"], b[f"{key}_by"]
+            assert kept == every[:2]
+            assert len(kept) + a[f"{key}_more"] == len(every)
+            assert b[f"{key}_more"] == 0
+            more += a[f"{key}_more"]
+    assert more > 0, "the synthetic goldens cover some element more than twice"
+    text = run_mbt("coverage", "--model", model, "--goldens", folder, "--no-gate", "--show-covering").stdout
+    assert "more (--show-covering all)" in text

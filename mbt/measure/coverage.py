@@ -23,8 +23,20 @@ class CriterionCoverage(BaseModel):
 
 class ElementCoverage(BaseModel):
     element: Element
+    # The goldens that exercised / verified the element, in case order; a run with a covering cap keeps the first
+    # ones and counts the rest in the *_more fields, so the lists' memory does not grow with the cases.
     exercised_by: list[str] = []
     verified_by: list[str] = []
+    exercised_more: int = 0
+    verified_more: int = 0
+
+    @property
+    def exercised_count(self) -> int:
+        return len(self.exercised_by) + self.exercised_more
+
+    @property
+    def verified_count(self) -> int:
+        return len(self.verified_by) + self.verified_more
 
     @property
     def verified(self) -> bool:

@@ -45,8 +45,9 @@ class Outcome:
 class ModelTally:
     """One model's part of a coverage run, filled in case by case."""
 
-    def __init__(self, model: ModelBase):
+    def __init__(self, model: ModelBase, covering_cap: int | None = None):
         self.model, self.kind = model, support(model.kind)
+        self.cap = covering_cap  # at most this many golden ids kept per element and list (None: all)
         self.elements = elements_of(model)
         if self.kind.replayer is None:
             raise MbtError(f"error: mbt cannot measure {model.kind} models yet (`{model.name}`)")
@@ -54,6 +55,8 @@ class ModelTally:
         # Element index -> ids of the goldens; plain lists, as millions of ids are appended in a large run.
         self.exercised_by: list[list[str]] = [[] for _ in self.elements]
         self.verified_by: list[list[str]] = [[] for _ in self.elements]
+        self.exercised_more = [0] * len(self.elements)  # ids beyond the cap, counted only
+        self.verified_more = [0] * len(self.elements)
         self.replayed = 0
         self.contradictions: list[Contradiction] = []
         self.divergences: list[Divergence] = []
@@ -76,11 +79,23 @@ class ModelTally:
     def record(self, case_id: str, outcome: Outcome) -> None:
         """Count a valid case's outcome (an invalid case is counted once, by `measure`, and nowhere else)."""
         self.replayed += 1
-        exercised_by, verified_by = self.exercised_by, self.verified_by
-        for i in outcome.exercised:
-            exercised_by[i].append(case_id)
-        for i in outcome.verified:
-            verified_by[i].append(case_id)
+        exercised_by, verified_by, cap = self.exercised_by, self.verified_by, self.cap
+        if cap is None:
+            for i in outcome.exercised:
+                exercised_by[i].append(case_id)
+            for i in outcome.verified:
+                verified_by[i].append(case_id)
+        else:
+            for i in outcome.exercised:
+                if len(exercised_by[i]) < cap:
+                    exercised_by[i].append(case_id)
+                else:
+                    self.exercised_more[i] += 1
+            for i in outcome.verified:
+                if len(verified_by[i]) < cap:
+                    verified_by[i].append(case_id)
+                else:
+                    self.verified_more[i] += 1
         self.contradictions.extend(outcome.contradictions)
         self.divergences.extend(outcome.divergences)
         self.unbound.extend(outcome.unbound)
@@ -89,8 +104,10 @@ class ModelTally:
 
     def report(self) -> ModelCoverage:
         model = self.model
-        rows = [ElementCoverage(element=e, exercised_by=exercised, verified_by=verified)
-                for e, exercised, verified in zip(self.elements, self.exercised_by, self.verified_by)]
+        rows = [ElementCoverage(element=e, exercised_by=exercised, verified_by=verified, exercised_more=more_e,
+                                verified_more=more_v)
+                for e, exercised, verified, more_e, more_v in zip(self.elements, self.exercised_by, self.verified_by,
+                                                                  self.exercised_more, self.verified_more)]
         return ModelCoverage(model=model.name, kind=model.kind, file=model.file, goldens_replayed=self.replayed,
                              criteria=criterion_table(self.kind.criteria, rows), elements=rows)
 
@@ -123,14 +140,17 @@ def _replay_all(tallies: list[ModelTally], stream: GoldenStream) -> tuple[list, 
     return stream.broken, replayed
 
 
-def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: int | None = None) -> CoverageReport:
+def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: int | None = None,
+            covering_cap: int | None = None) -> CoverageReport:
     """Replay every applicable case on every model and count what it exercised and verified.
 
     Each case is replayed on every model as soon as it is read, so a GoldenStream is never held in memory whole;
     what each model finds is kept apart and reported model by model. A large stream is split into `jobs` parts
     (default: the machine's cores) replayed by worker processes at the same time; the report is the same.
+    `covering_cap` bounds the golden ids kept per element (the rest are counted): memory then grows with the model,
+    not with the cases.
     """
-    tallies = [ModelTally(model) for model in models]
+    tallies = [ModelTally(model, covering_cap) for model in models]
     applicable_anywhere: set[str] = set()
     unbound_cases: set[str] = set()
     invalid_at_replay: list[InvalidCaseReport] = []

@@ -68,10 +68,10 @@ def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: i
             for ec in covered:
                 lines.append(f"    {ec.element.id}")
                 if ec.verified_by:
-                    lines.append(f"        verified by:  {', '.join(ec.verified_by)}")
+                    lines.append(f"        verified by:  {', '.join(ec.verified_by)}{_more(ec.verified_more)}")
                 only = [c for c in ec.exercised_by if c not in set(ec.verified_by)]
                 if only:
-                    lines.append(f"        exercised by: {', '.join(only)}")
+                    lines.append(f"        exercised by: {', '.join(only)}{_more(ec.exercised_more)}")
     infeasible = [e for e in m.elements if not e.element.feasible]
     if infeasible:
         lines += ["", f"  Infeasible elements ({len(infeasible)}; no run can cover them, not counted):"]
@@ -91,10 +91,14 @@ def _element_lines(rows: list[ElementCoverage], show_covering: bool, limit: int 
         if e.span is not None:
             out.append(f"        {_cite(e)}")
         if show_covering and ec.exercised_by:
-            out.append(f"        exercised by: {', '.join(ec.exercised_by)}")
+            out.append(f"        exercised by: {', '.join(ec.exercised_by)}{_more(ec.exercised_more)}")
     if limit is not None and len(rows) > limit:
         out.append(f"    ... and {len(rows) - limit} more (--show-uncovered all, or --format json)")
     return out
+
+
+def _more(count: int) -> str:
+    return f" ... and {count:,} more (--show-covering all)" if count else ""
 
 
 def _findings_sections(report: CoverageReport, style: Style) -> list[str]:
