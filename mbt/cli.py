@@ -21,10 +21,11 @@ def _api():
     return api
 
 
-def emit(text: str, path: str | None) -> None:
-    from mbt.report.output import emit as write
+def emit(body, path: str | None) -> None:
+    """Every output of every command goes through the one writer (mbt.report.core): stdout, a file or a folder."""
+    from mbt.report.core import write_report
 
-    write(text, path)
+    write_report(body, path)
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -80,15 +81,10 @@ multi_output_option = click.option("-o", "--output", "output", default=None, met
 
 
 def _write_reports(targets, produce) -> None:
-    """Produce every report first, then write them: a failure leaves no half-written set behind."""
-    from mbt.report.files import write_folder
+    """Produce every report first, then write them (mbt.report.core): a failure leaves no half-written set behind."""
+    from mbt.report.core import Output, write_reports
 
-    made = [(t, produce(t)) for t in targets]
-    for t, body in made:
-        if t.format.folder:
-            write_folder(t.path, body)
-        else:
-            emit(body, t.path)
+    write_reports([Output(lambda t=t: produce(t), t.path) for t in targets])
 
 
 def _pretty(output: str | None) -> bool:
@@ -207,14 +203,12 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
 @click.option("--gate", "gate", default=None, metavar="FILE", help="Gate file whose waivers the diagram shows.")
 def render(models, goldens, output, name, focus, depth, path, clusters, gate) -> None:
     """Draw a model for review (a state machine as a diagram), with coverage painted on it when goldens are given."""
-    from mbt.report.files import write_bytes
-
     if depth != 1 and focus is None:
         raise MbtError("error: --depth needs --focus STATE")
     models, goldens = _models_and_goldens((), models, goldens)
     rendered = _api().render(models, output, goldens or None, name=name, focus=focus, depth=depth,
                           path=path, clusters=clusters, gate_path=gate)
-    write_bytes(output, rendered.data)
+    emit(rendered.data, output)
     click.echo(f"mbt render: wrote {output} ({rendered.model})", err=True)
     sys.exit(EXIT_OK)
 

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from mbt.errors import MbtError
+from mbt.report.core import Reporter
 
 
 @dataclass(frozen=True)
 class Format:
     name: str
     description: str
-    coverage: Callable | None  # (CoverageRun, Options) -> str, or a dict of files for folder formats
-    check: Callable | None = None  # (CheckReport, Options) -> str
+    coverage: Reporter | None  # (CoverageRun, Options) -> text, bytes, or a dict of files for folder formats
+    check: Reporter | None = None  # (CheckReport, Options) -> text
     review: bool = False  # needs source coverage and the traceability matrix
     diagrams: bool = False  # needs the models' diagrams
     folder: bool = False  # writes a folder (-o DIR), never stdout
@@ -195,14 +195,9 @@ def parse_targets(specs: tuple[str, ...], output: str | None, command: str) -> l
 
 
 def _check_writable(t: Target) -> None:
-    from mbt.report.files import check_folder_target
+    from mbt.report.core import check_file_target, check_folder_target
 
     if t.format.folder:
         check_folder_target(t.path)
-        return
-    p = Path(t.path)
-    if p.is_dir():
-        raise MbtError(f"error: {t.path} is a folder; give a file name for the {t.format.name} report")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise MbtError(f"error: cannot write {t.path}: folder {parent} does not exist")
+    else:
+        check_file_target(t.path, t.format.name)
