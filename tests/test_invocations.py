@@ -51,6 +51,15 @@ def test_positional_models_and_goldens_are_told_apart():
     assert len(both["models"]) == 7 and both["goldens"]["read"] > 40
 
 
+def test_a_golden_file_reached_twice_is_read_once():
+    once = json.loads(coverage_json("--model", MODEL, "--goldens", "models/goldens/").stdout)
+    twice = json.loads(coverage_json("--model", MODEL, "--goldens", "models/goldens/", "models/goldens/golden.jsonl",
+                                     "models/").stdout)
+    duplicates = [i for i in twice["invalid_cases"] if "duplicate case id" in i["message"]]
+    assert duplicates == [] and twice["models"] == once["models"]
+    assert twice["goldens"]["files"][:len(once["goldens"]["files"])] == once["goldens"]["files"]
+
+
 def test_elements_takes_a_positional_model():
     result = run_mbt("elements", MODEL, "--format", "json", cwd=ROOT)
     assert result.returncode == 0 and json.loads(result.stdout)["models"][0]["model"] == "recovery"

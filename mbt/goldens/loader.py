@@ -110,17 +110,23 @@ STDIN = "-"
 
 def expand(paths: list[str], empty_folders: list[str] | None = None) -> list[Path]:
     """Files as given, and golden files found (recursively, sorted) in the folders given; folders holding none are
-    added to `empty_folders`."""
+    added to `empty_folders`. A file reached twice (`models/ models/goldens/`, a folder and a file in it) is read
+    once, where it is first reached: else each of its cases would be reported as a duplicate of itself."""
     found: list[Path] = []
+    seen: set[Path] = set()
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
             inside = sorted(q for q in p.rglob("*") if q.suffix.lower() in GOLDEN_SUFFIXES and q.is_file())
             if not inside and empty_folders is not None:
                 empty_folders.append(raw)
-            found.extend(inside)
         else:
-            found.append(p)
+            inside = [p]
+        for q in inside:
+            key = q.resolve() if raw != STDIN else q
+            if key not in seen:
+                seen.add(key)
+                found.append(q)
     return found
 
 
