@@ -13,9 +13,10 @@ from mbt.elements.base import ElementsReport, ModelElements
 from mbt.goldens.loader import GoldenSet, GoldenStream, load_goldens
 from mbt.goldens.routing import applies  # noqa: F401 - part of the facade
 from mbt.kinds import support
+from mbt.measure.cases import CaseResult, case_results
 from mbt.measure.coverage import CoverageReport
 from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate
-from mbt.measure.run import measure
+from mbt.measure.run import CaseEntry, measure
 from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile, load_paths
 
@@ -89,24 +90,28 @@ class CoverageRun:
     diagrams: dict[str, str] = field(default_factory=dict)  # model name -> <svg ...>
     diagram_errors: dict[str, str] = field(default_factory=dict)  # model name -> why there is no diagram
     tables: dict[str, object] = field(default_factory=dict)  # model name -> mbt.render.table.TableView
+    cases: list[CaseResult] = field(default_factory=list)  # per-case results, when a format asks for them
 
 
 @collector_paused
 def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
                  use_gate: bool = True, baseline_path: str | None = None, review: bool = False,
-                 diagrams: bool = False, today: dt.date | None = None) -> CoverageRun:
+                 diagrams: bool = False, today: dt.date | None = None, cases: bool = False) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
-    (`review`), and diagrams for the HTML report (`diagrams`)."""
+    (`review`), diagrams for the HTML report (`diagrams`) and the per-case results (`cases`)."""
     from mbt.measure.baseline import load_baseline
 
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
     baseline = load_baseline(baseline_path) if baseline_path else None
     _, models = load_models(model_paths)
     goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
-    report = measure(models, goldens)
+    entries: list[CaseEntry] | None = [] if cases else None
+    report = measure(models, goldens, entries)
     if use_gate:
         report.gate = evaluate_gate(gate, report, today, baseline, baseline_path)
     run = CoverageRun(report)
+    if entries is not None:
+        run.cases = case_results(report, entries)
     if review or diagrams:
         from mbt.measure.sources import measure_sources
         from mbt.measure.trace import trace_rows

@@ -74,7 +74,8 @@ output_option = click.option("-o", "--output", "output", default=None, metavar="
 formats_option = click.option(
     "--format", "formats", multiple=True, metavar="NAME[:PATH]",
     help="Report format, repeatable, each optionally with its own output path: text (default), json, markdown, "
-         "junit, sarif, github; for coverage also html (a folder), trace-md, trace-csv. "
+         "junit, sarif, github; for coverage also html (a folder), trace-md, trace-csv, xlsx and cases-csv "
+         "(one row per golden case). "
          "E.g. --format junit:mbt.xml --format sarif:mbt.sarif --format text.")
 multi_output_option = click.option("-o", "--output", "output", default=None, metavar="PATH",
                                    help="Output path of the one --format given without a path (html: a folder).")
@@ -175,7 +176,8 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
     run = _api().coverage_run(models, goldens, gate_path=gate, use_gate=not no_gate,
                            baseline_path=baseline,
                            review=show_sources or any(t.format.review for t in targets),
-                           diagrams=any(t.format.diagrams for t in targets))
+                           diagrams=any(t.format.diagrams for t in targets),
+                           cases=any(t.format.cases for t in targets))
     limit = None if show_uncovered == "all" else 25
     _write_reports(targets, lambda t: t.format.coverage(run, Options(_style(t.path), show_covering, limit,
                                                                      show_sources, _pretty(t.path))))

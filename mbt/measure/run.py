@@ -95,22 +95,42 @@ class ModelTally:
                              criteria=criterion_table(self.kind.criteria, rows), elements=rows)
 
 
+@dataclass(slots=True)
+class CaseEntry:
+    """A valid case as the per-case views show it: where it is, its first question, and the models that took it."""
+
+    id: str
+    file: str
+    line: int
+    first_question: str
+    turns: int
+    models: list[str]
+
+
 # Golden text (characters) from which a second process pays off: forking and passing results back cost ~0.1 s.
 SECOND_PROCESS_MIN_CHARS = 4_000_000
 
 
 def _replay_all(tallies: list[ModelTally], stream: GoldenStream) -> tuple[list, list]:
     """Every case of the stream (repeated ids included) and what each model makes of it; and the broken cases."""
-    replayed = [(case.id, case.file, case.line, case.where, case.model, [tally.outcome(case) for tally in tallies])
+    replayed = [(case.id, case.file, case.line, case.where, case.model, [tally.outcome(case) for tally in tallies],
+                 first_question(case), len(case.turns))
                 for case in stream.all_cases()]
     return stream.broken, replayed
 
 
-def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> CoverageReport:
+def first_question(case: GoldenCase) -> str:
+    """The first thing the user says in the case (seed 001's "first question" of a multi-turn case), or ""."""
+    return next((t.user for t in case.turns if t.user), "")
+
+
+def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream,
+            cases: list[CaseEntry] | None = None) -> CoverageReport:
     """Replay every applicable case on every model and count what it exercised and verified.
 
     Each case is replayed on every model as soon as it is read, so a GoldenStream is never held in memory whole;
-    what each model finds is kept apart and reported model by model.
+    what each model finds is kept apart and reported model by model. Given a `cases` list, one small CaseEntry per
+    valid case is appended to it (the per-case views read them; the report itself stays per element).
     """
     tallies = [ModelTally(model) for model in models]
     applicable_anywhere: set[str] = set()
@@ -120,7 +140,8 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
     unknown_models: dict[str, list[Any]] = {}  # model name no loaded file declares -> [cases, first id, where]
     valid = 0
 
-    def take(case_id: str, file: str, line: int, model_name: str | None, outcomes: list) -> None:
+    def take(case_id: str, file: str, line: int, model_name: str | None, outcomes: list, question: str,
+             turns: int) -> None:
         nonlocal valid
         # A case is valid or invalid once: invalid on any model it applies to, it counts nowhere.
         problems = [(tally, outcome.invalid) for tally, outcome in zip(tallies, outcomes)
@@ -130,6 +151,9 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
                 f"on model `{tally.model.name}`: {problem}" for tally, problem in problems)))
             return
         valid += 1
+        if cases is not None:
+            cases.append(CaseEntry(case_id, file, line, question, turns,
+                                   [t.model.name for t, o in zip(tallies, outcomes) if o is not None]))
         if model_name is not None and model_name not in known_models:
             entry = unknown_models.setdefault(model_name, [0, case_id, f"{file}:{line}"])
             entry[0] += 1
@@ -148,13 +172,14 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
         and second_process.available() else None
     helper = second_process.SecondProcess(lambda: _replay_all(tallies, later)) if later is not None else None
     for case in goldens.cases:
-        take(case.id, case.file, case.line, case.model, [tally.outcome(case) for tally in tallies])
+        take(case.id, case.file, case.line, case.model, [tally.outcome(case) for tally in tallies],
+             first_question(case), len(case.turns))
     if helper is not None and stream is not None:
         broken_later, replayed = helper.result()
         stream.adopt(broken_later)
-        for case_id, file, line, where, model_name, outcomes in replayed:
+        for case_id, file, line, where, model_name, outcomes, question, turns in replayed:
             if not stream.repeats(case_id, file, line, where):
-                take(case_id, file, line, model_name, outcomes)
+                take(case_id, file, line, model_name, outcomes, question, turns)
     broken = goldens.invalid
     invalid_all = [InvalidCaseReport(file=i.file, line=i.line, message=i.message) for i in broken] + invalid_at_replay
     summary = GoldenSummary(

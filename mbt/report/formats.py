@@ -18,6 +18,8 @@ class Format:
     review: bool = False  # needs source coverage and the traceability matrix
     diagrams: bool = False  # needs the models' diagrams
     folder: bool = False  # writes a folder (-o DIR), never stdout
+    cases: bool = False  # needs the per-case results (mbt.measure.cases)
+    binary: bool = False  # bytes for a file (-o FILE), never stdout
 
 
 @dataclass
@@ -113,6 +115,18 @@ def _trace_csv(run, o):
     return trace_csv(run.report.traceability)
 
 
+def _xlsx(run, o):
+    from mbt.report.cases import cases_xlsx
+
+    return cases_xlsx(run.cases)
+
+
+def _cases_csv(run, o):
+    from mbt.report.cases import cases_csv
+
+    return cases_csv(run.cases)
+
+
 def _html(run, o):
     from mbt.report.html import html_files
 
@@ -128,6 +142,8 @@ FORMATS: dict[str, Format] = {f.name: f for f in [
     Format("github", "GitHub Actions ::error annotations", _github, _github_check),
     Format("trace-md", "the traceability matrix as Markdown", _trace_md, review=True),
     Format("trace-csv", "the traceability matrix as CSV", _trace_csv, review=True),
+    Format("xlsx", "one row per golden case, for Excel (--format xlsx:PATH)", _xlsx, cases=True, binary=True),
+    Format("cases-csv", "one row per golden case as CSV (with a BOM for Excel)", _cases_csv, cases=True),
     Format("html", "a browsable report folder (-o DIR)", _html, review=True, diagrams=True, folder=True),
 ]}
 
@@ -140,7 +156,7 @@ class Target:
 
 # `-o PATH` without `--format`: the format its suffix names (coverage.py infers nothing; people expect it).
 SUFFIX_FORMATS = {".json": "json", ".md": "markdown", ".markdown": "markdown", ".xml": "junit", ".sarif": "sarif",
-                  ".csv": "trace-csv", ".txt": "text"}
+                  ".csv": "trace-csv", ".txt": "text", ".xlsx": "xlsx"}
 
 
 def format_for_output(output: str | None) -> str:
@@ -185,6 +201,9 @@ def parse_targets(specs: tuple[str, ...], output: str | None, command: str) -> l
         if t.format.folder and t.path in (None, "-"):
             raise MbtError(f"error: --format {t.format.name} writes a folder: use -o DIR or --format "
                            f"{t.format.name}:DIR")
+        if t.format.binary and t.path in (None, "-"):
+            raise MbtError(f"error: --format {t.format.name} writes a binary file: use --format {t.format.name}:PATH "
+                           "or -o PATH")
         if t.path not in (None, "-"):
             key = str(Path(t.path).resolve())
             if key in seen:

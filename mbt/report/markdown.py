@@ -150,14 +150,18 @@ def trace_csv(rows: list[TraceRow]) -> str:
     w.writerow(["model", "element", "criterion", "status", "severity", "source", "document", "line_start", "line_end",
                 "quote", "quote_found", "coverage", "verified_by", "exercised_only_by", "expected"])
     for r in rows:
-        w.writerow([_safe(v) for v in (r.model, r.element, r.criterion, r.status, r.severity, r.source or "",
+        w.writerow([safe_cell(v) for v in (r.model, r.element, r.criterion, r.status, r.severity, r.source or "",
                                        r.document or "", r.line_start or "", r.line_end or "", r.quote or "",
                                        "yes" if r.found else "no", r.coverage, " ".join(r.verified_by),
                                        " ".join(r.exercised_by), r.expected)])
-    return buf.getvalue()
+    return BOM + buf.getvalue()
 
 
-def _safe(value) -> str:
+# Excel opens a UTF-8 CSV as UTF-8 only when it starts with a byte order mark (else CJK and Vietnamese text breaks).
+BOM = "\ufeff"
+
+
+def safe_cell(value) -> str:
     """Spreadsheets run cells starting with = + - @ as formulas; a leading apostrophe keeps them text."""
     s = str(value)
     return "'" + s if s[:1] in ("=", "+", "-", "@", "\t", "\r") else s
