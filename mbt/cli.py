@@ -81,6 +81,25 @@ multi_output_option = click.option("-o", "--output", "output", default=None, met
                                    help="Output path of the one --format given without a path (html: a folder).")
 
 
+def verbosity(command):
+    """-q / -v on a command: -q keeps the text report to its numbers and the terminal free of notes; -v lists
+    everything (for coverage: every uncovered element and the goldens covering each element)."""
+    command = click.option("-v", "--verbose", is_flag=True, help="List everything (coverage: every uncovered "
+                           "element and which goldens cover each one).")(command)
+    return click.option("-q", "--quiet", is_flag=True, help="Only the numbers and errors; no notes on stderr.")(command)
+
+
+def _check_verbosity(quiet: bool, verbose: bool) -> None:
+    if quiet and verbose:
+        raise MbtError("error: -q and -v cannot be used together")
+
+
+def _note(message: str, quiet: bool) -> None:
+    """An informational line on stderr (never on stdout, which carries the report); -q silences it."""
+    if not quiet:
+        click.echo(message, err=True)
+
+
 def _write_reports(targets, produce) -> None:
     """Produce every report first, then write them (mbt.report.core): a failure leaves no half-written set behind."""
     from mbt.report.core import Output, write_reports
@@ -117,14 +136,18 @@ def cli() -> None:
               help="How many steps invariant checking explores from the initial state  [default: 20].")
 @formats_option
 @multi_output_option
-def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], output: str | None) -> None:
+@verbosity
+def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], output: str | None, quiet: bool,
+          verbose: bool) -> None:
     """Check model files or folders: syntax, references, spans against sources, reachability, guards (z3),
     invariants (explored up to --depth steps, with the shortest counterexample)."""
     from mbt.report.formats import Options, parse_targets
 
+    _check_verbosity(quiet, verbose)
     targets = parse_targets(formats, output, "check")
     report = _api().check(list(paths), depth=depth)
-    _write_reports(targets, lambda t: t.format.check(report, Options(style=_style(t.path), pretty=_pretty(t.path))))
+    _write_reports(targets, lambda t: t.format.check(report, Options(style=_style(t.path), quiet=quiet,
+                                                                     pretty=_pretty(t.path))))
     sys.exit(EXIT_FAILED if report.count("error") else EXIT_OK)
 
 
@@ -162,8 +185,9 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
               help="Save this run's coverage per model and criterion as a baseline for --baseline.")
 @formats_option
 @multi_output_option
+@verbosity
 def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline,
-             save_baseline, formats, output) -> None:
+             save_baseline, formats, output, quiet, verbose) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
     from mbt.report.formats import Options, parse_targets
 
@@ -171,6 +195,7 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
         raise MbtError("error: --gate and --no-gate cannot be used together")
     if baseline and no_gate:
         raise MbtError("error: --baseline is a gate rule; it cannot be used with --no-gate")
+    _check_verbosity(quiet, verbose)
     targets = parse_targets(formats, output, "coverage")
     models, goldens = _models_and_goldens(paths, models, goldens)
     run = _api().coverage_run(models, goldens, gate_path=gate, use_gate=not no_gate,
@@ -178,9 +203,9 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
                            review=show_sources or any(t.format.review for t in targets),
                            diagrams=any(t.format.diagrams for t in targets),
                            cases=any(t.format.cases for t in targets))
-    limit = None if show_uncovered == "all" else 25
-    _write_reports(targets, lambda t: t.format.coverage(run, Options(_style(t.path), show_covering, limit,
-                                                                     show_sources, _pretty(t.path))))
+    limit = None if show_uncovered == "all" or verbose else 25
+    _write_reports(targets, lambda t: t.format.coverage(run, Options(_style(t.path), show_covering or verbose, limit,
+                                                                     show_sources, quiet, _pretty(t.path))))
     if save_baseline:
         emit(_api().baseline_text(run.report), save_baseline)
     report = run.report
@@ -203,7 +228,8 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
               help="Group states: by name prefix, by cycle (strongly connected component); auto: by cycle above "
                    "30 states.")
 @click.option("--gate", "gate", default=None, metavar="FILE", help="Gate file whose waivers the diagram shows.")
-def render(models, goldens, output, name, focus, depth, path, clusters, gate) -> None:
+@verbosity
+def render(models, goldens, output, name, focus, depth, path, clusters, gate, quiet, verbose) -> None:
     """Draw a model for review (a state machine as a diagram), with coverage painted on it when goldens are given."""
     if depth != 1 and focus is None:
         raise MbtError("error: --depth needs --focus STATE")
@@ -211,7 +237,7 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate) ->
     rendered = _api().render(models, output, goldens or None, name=name, focus=focus, depth=depth,
                           path=path, clusters=clusters, gate_path=gate)
     emit(rendered.data, output)
-    click.echo(f"mbt render: wrote {output} ({rendered.model})", err=True)
+    _note(f"mbt render: wrote {output} ({rendered.model})", quiet)
     sys.exit(EXIT_OK)
 
 
@@ -273,30 +299,32 @@ def import_() -> None:
 @import_.command(name="dmn")
 @click.argument("path")
 @output_option
-def import_dmn(path: str, output: str | None) -> None:
+@verbosity
+def import_dmn(path: str, output: str | None, quiet: bool, verbose: bool) -> None:
     """Convert the decision tables of a DMN 1.1-1.5 XML file into `table` models (DSL on stdout, or -o FILE)."""
     imported = _api().import_dmn(path)
     emit(imported.text, output)
     for name in imported.skipped:
-        click.echo(f"{path}: note: decision `{name}` holds no decision table; not imported", err=True)
+        _note(f"{path}: note: decision `{name}` holds no decision table; not imported", quiet)
     for what in imported.not_imported:
         click.echo(f"{path}: warning: decision table {what}; not imported, the others are", err=True)
-    click.echo(f"mbt import dmn: {len(imported.tables)} table(s) from {path} (DMN {imported.version})", err=True)
+    _note(f"mbt import dmn: {len(imported.tables)} table(s) from {path} (DMN {imported.version})", quiet)
     sys.exit(EXIT_OK)
 
 
 @import_.command(name="graphwalker")
 @click.argument("path")
 @output_option
-def import_graphwalker(path: str, output: str | None) -> None:
+@verbosity
+def import_graphwalker(path: str, output: str | None, quiet: bool, verbose: bool) -> None:
     """Convert GraphWalker JSON models into `fsm` models (DSL on stdout, or -o FILE); what is not translated is
     listed on stderr."""
     imported = _api().import_graphwalker(path, output)
     emit(imported.text, output)
     for note in imported.notes:
         click.echo(note.render(path), err=True)
-    click.echo(f"mbt import graphwalker: {len(imported.models)} model(s) from {path}, "
-               f"{len(imported.notes)} note(s)", err=True)
+    _note(f"mbt import graphwalker: {len(imported.models)} model(s) from {path}, {len(imported.notes)} note(s)",
+          quiet)
     sys.exit(EXIT_OK)
 
 

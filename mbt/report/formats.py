@@ -30,13 +30,14 @@ class Options:
     show_covering: bool = False
     uncovered_limit: int | None = 25
     show_sources: bool = False
+    quiet: bool = False  # -q: the text reports without their lists
     pretty: bool = False  # indent JSON; the CLI sets it for a terminal (files stay compact: large reports halve)
 
 
 def _text_cov(run, o: Options) -> str:
     from mbt.report import text
 
-    out = text.coverage_text(run.report, o.style, o.show_covering, o.uncovered_limit)
+    out = text.coverage_text(run.report, o.style, o.show_covering, o.uncovered_limit, o.quiet)
     if o.show_sources and run.report.sources is not None:
         from mbt.report.sources_text import sources_text
 
@@ -47,7 +48,7 @@ def _text_cov(run, o: Options) -> str:
 def _text_check(report, o: Options) -> str:
     from mbt.report import text
 
-    return text.check_text(report, o.style)
+    return text.check_text(report, o.style, o.quiet)
 
 
 def _json(run_or_report, o: Options) -> str:
