@@ -135,8 +135,9 @@ def _findings_sections(report: CoverageReport, style: Style) -> list[str]:
 
 
 def _findings_counts(report: CoverageReport) -> list[str]:
-    counts = [(len(report.contradictions), "contradiction"), (len(report.forbidden_expected), "forbidden expectation"), (len(report.divergences), "divergence"), (len(report.unbound_turns),
-              "unbound turn"), (len(report.notes), "unchecked part"), (len(report.invalid_cases), "invalid case")]
+    counts = [(len(report.contradictions), "contradiction"), (len(report.forbidden_expected), "forbidden expectation"),
+              (len(report.divergences), "divergence"), (len(report.unbound_turns), "unbound turn"),
+              (len(report.notes), "unchecked part"), (len(report.invalid_cases), "invalid case")]
     found = [_plural(n, what) for n, what in counts if n]
     return ["", "Findings: " + ", ".join(found) + " (listed without -q)"] if found else []
 
