@@ -15,7 +15,7 @@ from mbt.goldens.routing import applies  # noqa: F401 - part of the facade
 from mbt.kinds import support
 from mbt.measure.cases import CaseResult, case_results
 from mbt.measure.coverage import CoverageReport
-from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate
+from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate, with_fail_under
 from mbt.measure.run import CaseEntry, measure
 from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile, load_paths
@@ -96,12 +96,15 @@ class CoverageRun:
 @collector_paused
 def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
                  use_gate: bool = True, baseline_path: str | None = None, review: bool = False,
-                 diagrams: bool = False, today: dt.date | None = None, cases: bool = False) -> CoverageRun:
+                 diagrams: bool = False, today: dt.date | None = None, cases: bool = False,
+                 fail_under: float | None = None) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
     (`review`), diagrams for the HTML report (`diagrams`) and the per-case results (`cases`)."""
     from mbt.measure.baseline import load_baseline
 
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
+    if fail_under is not None:
+        gate = with_fail_under(gate, fail_under)
     baseline = load_baseline(baseline_path) if baseline_path else None
     _, models = load_models(model_paths)
     goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once

@@ -56,8 +56,15 @@ class Paths(click.Option):
 
 
 def _models_and_goldens(paths, models, goldens, goldens_needed: bool = True) -> tuple[list[str], list[str]]:
-    """Positional paths sorted into models and goldens (mbt.paths), then --model / --goldens, globs expanded."""
+    """Positional paths sorted into models and goldens (mbt.paths), then --model / --goldens, globs expanded.
+    Models and goldens from the configuration file count only when no path is given on the command line."""
     from mbt.paths import expand, split_positional
+
+    ctx = click.get_current_context()
+    if paths:
+        models = () if ctx.get_parameter_source("models") == click.core.ParameterSource.DEFAULT_MAP else models
+        if ctx.get_parameter_source("goldens") == click.core.ParameterSource.DEFAULT_MAP:
+            goldens = ()
 
     found_models, found_goldens = split_positional(list(paths)) if paths else ([], [])
     found_models += expand(list(models), "--model")
@@ -120,7 +127,12 @@ def _style(output: str | None):
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mbt")
-def cli() -> None:
+@click.option("--config", "config_path", default=None, metavar="FILE", envvar="MBT_CONFIG",
+              help="Read settings from FILE (pyproject.toml with [tool.mbt], or mbt.yaml) instead of the one found "
+                   "from the working folder upwards.")
+@click.option("--no-config", is_flag=True, help="Read no configuration file.")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None, no_config: bool) -> None:
     """mbt: which business behaviour do your golden test cases check, which do they miss?
 
     \b
@@ -128,10 +140,18 @@ def cli() -> None:
     3 an internal error (a bug in mbt), 130 interrupted.
     --debug (or MBT_DEBUG=1) prints the traceback of an internal error.
     """
+    # The configuration file gives the options their defaults (click's default_map); an option given wins.
+    from pathlib import Path
+
+    from mbt.config import Config, find_config, load_config
+
+    config = Config() if no_config else load_config(Path(config_path)) if config_path else find_config()
+    ctx.default_map = config.default_map()
+    ctx.obj = config
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @click.option("--depth", "depth", default=None, type=click.IntRange(min=1, max=10_000), metavar="N",
               help="How many steps invariant checking explores from the initial state  [default: 20].")
 @formats_option
@@ -144,6 +164,9 @@ def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], o
     from mbt.report.formats import Options, parse_targets
 
     _check_verbosity(quiet, verbose)
+    if not paths:
+        raise MbtError("error: no model given: name model files or folders (or set `models` in the configuration "
+                       "file, see docs/user-guide.md)")
     targets = parse_targets(formats, output, "check")
     report = _api().check(list(paths), depth=depth)
     _write_reports(targets, lambda t: t.format.check(report, Options(style=_style(t.path), quiet=quiet,
@@ -183,11 +206,13 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
               help="Ratchet: fail only where coverage falls below this saved baseline (see --save-baseline).")
 @click.option("--save-baseline", "save_baseline", default=None, metavar="FILE",
               help="Save this run's coverage per model and criterion as a baseline for --baseline.")
+@click.option("--fail-under", "fail_under", default=None, metavar="PCT",
+              help="Fail when a model's criterion is verified below PCT percent (0-100), besides the gate.")
 @formats_option
 @multi_output_option
 @verbosity
 def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline,
-             save_baseline, formats, output, quiet, verbose) -> None:
+             save_baseline, fail_under, formats, output, quiet, verbose) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
     from mbt.report.formats import Options, parse_targets
 
@@ -195,6 +220,9 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
         raise MbtError("error: --gate and --no-gate cannot be used together")
     if baseline and no_gate:
         raise MbtError("error: --baseline is a gate rule; it cannot be used with --no-gate")
+    if fail_under is not None and no_gate:
+        raise MbtError("error: --fail-under is a gate rule; it cannot be used with --no-gate")
+    percent = _percent(fail_under)
     _check_verbosity(quiet, verbose)
     targets = parse_targets(formats, output, "coverage")
     models, goldens = _models_and_goldens(paths, models, goldens)
@@ -202,7 +230,7 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
                            baseline_path=baseline,
                            review=show_sources or any(t.format.review for t in targets),
                            diagrams=any(t.format.diagrams for t in targets),
-                           cases=any(t.format.cases for t in targets))
+                           cases=any(t.format.cases for t in targets), fail_under=percent)
     limit = None if show_uncovered == "all" or verbose else 25
     _write_reports(targets, lambda t: t.format.coverage(run, Options(_style(t.path), show_covering or verbose, limit,
                                                                      show_sources, quiet, _pretty(t.path))))
@@ -277,6 +305,17 @@ def generate(models, goldens, out, criteria, full, max_depth, max_paths, precond
         click.echo(f"{out}/{kept.path}: edited since mbt generated it, so it was kept; the new version is "
                    f"{out}/{kept.beside} (merge it, or rerun with --force)", err=True)
     sys.exit(EXIT_FAILED if report.kept_edited else EXIT_OK)
+
+
+def _percent(value) -> float | None:
+    from mbt.config import parse_percent
+
+    if value is None:
+        return None
+    try:
+        return parse_percent(value)
+    except ValueError as err:
+        raise MbtError(f"error: --fail-under: {err}") from None
 
 
 def _mapping(text: str) -> dict:
