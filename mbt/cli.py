@@ -84,6 +84,9 @@ formats_option = click.option(
          "junit, sarif, github; for coverage also html (a folder), trace-md, trace-csv, xlsx and cases-csv "
          "(one row per golden case). "
          "E.g. --format junit:mbt.xml --format sarif:mbt.sarif --format text.")
+root_option = click.option(
+    "--root", "root", default=None, metavar="DIR", type=click.Path(file_okay=False),
+    help="The repository root SARIF paths are relative to  [default: $GITHUB_WORKSPACE, else the working folder].")
 multi_output_option = click.option("-o", "--output", "output", default=None, metavar="PATH",
                                    help="Output path of the one --format given without a path (html: a folder).")
 
@@ -112,6 +115,15 @@ def _write_reports(targets, produce) -> None:
     from mbt.report.core import Output, write_reports
 
     write_reports([Output(lambda t=t: produce(t), t.path) for t in targets])
+
+
+# The report the github format's summary annotation points to, when several are written (the most complete first).
+FULL_REPORT_ORDER = ("html", "sarif", "json", "text", "markdown", "junit")
+
+
+def _full_report(targets) -> str | None:
+    written = {t.format.name: t.path for t in targets if t.path not in (None, "-")}
+    return next((written[name] for name in FULL_REPORT_ORDER if name in written), None)
 
 
 def _pretty(output: str | None) -> bool:
@@ -156,9 +168,10 @@ def cli(ctx: click.Context, config_path: str | None, no_config: bool) -> None:
               help="How many steps invariant checking explores from the initial state  [default: 20].")
 @formats_option
 @multi_output_option
+@root_option
 @verbosity
-def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], output: str | None, quiet: bool,
-          verbose: bool) -> None:
+def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], output: str | None, root: str | None,
+          quiet: bool, verbose: bool) -> None:
     """Check model files or folders: syntax, references, spans against sources, reachability, guards (z3),
     invariants (explored up to --depth steps, with the shortest counterexample)."""
     from mbt.report.formats import Options, parse_targets
@@ -169,8 +182,9 @@ def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], o
                        "file, see docs/user-guide.md)")
     targets = parse_targets(formats, output, "check")
     report = _api().check(list(paths), depth=depth)
-    _write_reports(targets, lambda t: t.format.check(report, Options(style=_style(t.path), quiet=quiet,
-                                                                     pretty=_pretty(t.path))))
+    full = _full_report(targets)
+    _write_reports(targets, lambda t: t.format.check(report, Options(style=_style(t.path), quiet=quiet, root=root,
+                                                                     full_report=full, pretty=_pretty(t.path))))
     sys.exit(EXIT_FAILED if report.count("error") else EXIT_OK)
 
 
@@ -210,9 +224,10 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
               help="Fail when a model's criterion is verified below PCT percent (0-100), besides the gate.")
 @formats_option
 @multi_output_option
+@root_option
 @verbosity
 def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline,
-             save_baseline, fail_under, formats, output, quiet, verbose) -> None:
+             save_baseline, fail_under, formats, output, root, quiet, verbose) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
     from mbt.report.formats import Options, parse_targets
 
@@ -232,8 +247,9 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
                            diagrams=any(t.format.diagrams for t in targets),
                            cases=any(t.format.cases for t in targets), fail_under=percent)
     limit = None if show_uncovered == "all" or verbose else 25
-    _write_reports(targets, lambda t: t.format.coverage(run, Options(_style(t.path), show_covering or verbose, limit,
-                                                                     show_sources, quiet, _pretty(t.path))))
+    full = _full_report(targets)
+    _write_reports(targets, lambda t: t.format.coverage(run, Options(
+        _style(t.path), show_covering or verbose, limit, show_sources, quiet, root, full, _pretty(t.path))))
     if save_baseline:
         emit(_api().baseline_text(run.report), save_baseline)
     report = run.report

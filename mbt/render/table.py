@@ -10,6 +10,7 @@ from markupsafe import Markup
 from mbt.measure.coverage import ModelCoverage
 from mbt.model.common import ModelBase
 from mbt.render.graph import RenderOptions, coverage_of
+from mbt.report.markdown import no_tags
 
 _TEXT = {"verified": "verified", "exercised": "exercised only", "uncovered": "NOT COVERED", "waived": "waived",
          "infeasible": "infeasible", None: ""}
@@ -100,7 +101,7 @@ def rule_grid(model: ModelBase, cov: dict) -> RuleGrid | None:
 
 
 def _md(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return no_tags(" ".join(str(text).split())).replace("|", "\\|")
 
 
 def table_markdown(view: TableView) -> str:

@@ -31,6 +31,8 @@ class Options:
     uncovered_limit: int | None = 25
     show_sources: bool = False
     quiet: bool = False  # -q: the text reports without their lists
+    root: str | None = None  # --root: SARIF paths relative to it (else $GITHUB_WORKSPACE, else the working folder)
+    full_report: str | None = None  # where the complete report goes (named by the github format's summary)
     pretty: bool = False  # indent JSON; the CLI sets it for a terminal (files stay compact: large reports halve)
 
 
@@ -83,25 +85,25 @@ def _junit_check(report, o):
 def _sarif(run, o):
     from mbt.report.sarif import coverage_sarif
 
-    return coverage_sarif(run.report)
+    return coverage_sarif(run.report, o.root)
 
 
 def _sarif_check(report, o):
     from mbt.report.sarif import check_sarif
 
-    return check_sarif(report)
+    return check_sarif(report, o.root)
 
 
 def _github(run, o):
     from mbt.report.github import coverage_github
 
-    return coverage_github(run.report)
+    return coverage_github(run.report, o.full_report)
 
 
 def _github_check(report, o):
     from mbt.report.github import check_github
 
-    return check_github(report)
+    return check_github(report, o.full_report)
 
 
 def _trace_md(run, o):

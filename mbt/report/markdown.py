@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from mbt.measure.coverage import CoverageReport
 from mbt.measure.numbers import Numbers, percent_text
 from mbt.measure.review import TraceRow
@@ -9,11 +11,25 @@ from mbt.measure.review import TraceRow
 UNCOVERED_SHOWN = 10
 
 
+# Only `<` before a letter, `/`, `!` or `?` can open an HTML tag (CommonMark); `>=`, `< 50` and `a > b` stay as they
+# are, so the Markdown reads right as plain text too (pandoc, a terminal), not as `&gt;=`.
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+# An `&name;` or `&#123;` in the text would be shown as the character it names: keep it literal.
+_ENTITY = re.compile(r"&(#?\w+);")
+
+
+def no_tags(text: str) -> str:
+    """The text with what Markdown would read as HTML (a tag, an entity) escaped, and nothing else."""
+    return _TAG_START.sub("&lt;", _ENTITY.sub(r"&amp;\1;", text))
+
+
 def cell(text) -> str:
-    """Text safe inside a Markdown table cell: pipes escaped, newlines flattened, HTML-ish characters neutralised."""
+    """Text safe inside a Markdown table cell: pipes escaped, newlines flattened, HTML tags neutralised."""
     s = "" if text is None else str(text)
     s = " ".join(s.split())
-    return (s.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return (no_tags(s.replace("\\", "\\\\")).replace("|", "\\|")
             .replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\[").replace("]", "\\]"))
 
 
