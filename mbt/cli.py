@@ -383,6 +383,26 @@ def import_graphwalker(path: str, output: str | None, quiet: bool, verbose: bool
     sys.exit(EXIT_OK)
 
 
+def pytest_coverage(models: list[str], goldens: list[str], gate: str | None, fail_under: str | None,
+                    formats: list[str], color: bool) -> tuple[str, bool]:
+    """The pytest plugin's front end (mbt.pytest_plugin): `mbt coverage` on what a test run produced. Returns the
+    text report and whether the gate passed; the `formats` (NAME:PATH) are written as the CLI writes them."""
+    from mbt.paths import expand
+    from mbt.report.formats import FORMATS, Options, parse_targets
+    from mbt.report.style import Style
+
+    targets = parse_targets(tuple(formats), None, "coverage") if formats else []
+    if any(t.path in (None, "-") for t in targets):
+        raise MbtError("error: --mbt-report takes NAME:PATH (the terminal shows the text report)")
+    run = _api().coverage_run(expand(models, "--mbt-model"), expand(goldens, "--mbt-goldens"), gate_path=gate,
+                              review=any(t.format.review for t in targets),
+                              diagrams=any(t.format.diagrams for t in targets),
+                              cases=any(t.format.cases for t in targets), fail_under=_percent(fail_under))
+    _write_reports(targets, lambda t: t.format.coverage(run, Options(Style(False))))
+    text = FORMATS["text"].coverage(run, Options(Style(color)))
+    return text, run.report.gate is None or run.report.gate.passed
+
+
 EXIT_INTERNAL, EXIT_INTERRUPTED = 3, 130
 
 
