@@ -37,6 +37,7 @@ class Paths(click.Option):
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("multiple", True)
+        kwargs.setdefault("type", click.Path())  # shell completion completes file and folder names
         super().__init__(*args, **kwargs)
 
     def add_to_parser(self, parser, ctx):
@@ -75,19 +76,19 @@ def _models_and_goldens(paths, models, goldens, goldens_needed: bool = True) -> 
 
 format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
                              show_default=True, help="Report format (JSON follows docs/schemas/).")
-output_option = click.option("-o", "--output", "output", default=None, metavar="FILE",
+output_option = click.option("-o", "--output", "output", default=None, type=click.Path(), metavar="FILE",
                              help="Write the report to FILE instead of stdout.")
 # `--format NAME[:PATH]`, repeatable: several reports from one run (mbt.report.formats).
 formats_option = click.option(
     "--format", "formats", multiple=True, metavar="NAME[:PATH]",
     help="Report format, repeatable, each optionally with its own output path: text (default), json, markdown, "
-         "junit, sarif, github; for coverage also html (a folder), trace-md, trace-csv, xlsx and cases-csv "
+         "junit, sarif, github, codequality (GitLab); for coverage also html (a folder), trace-md, trace-csv, xlsx and cases-csv "
          "(one row per golden case). "
          "E.g. --format junit:mbt.xml --format sarif:mbt.sarif --format text.")
 root_option = click.option(
     "--root", "root", default=None, metavar="DIR", type=click.Path(file_okay=False),
     help="The repository root SARIF paths are relative to  [default: $GITHUB_WORKSPACE, else the working folder].")
-multi_output_option = click.option("-o", "--output", "output", default=None, metavar="PATH",
+multi_output_option = click.option("-o", "--output", "output", default=None, type=click.Path(), metavar="PATH",
                                    help="Output path of the one --format given without a path (html: a folder).")
 
 
@@ -163,7 +164,7 @@ def cli(ctx: click.Context, config_path: str | None, no_config: bool) -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1)
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--depth", "depth", default=None, type=click.IntRange(min=1, max=10_000), metavar="N",
               help="How many steps invariant checking explores from the initial state  [default: 20].")
 @formats_option
@@ -189,7 +190,7 @@ def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], o
 
 
 @cli.command()
-@click.argument("paths", nargs=-1)
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--model", "models", cls=Paths, help="Model files or folders (several after one flag, or repeated).")
 @click.option("--criterion", "criteria", multiple=True, help="Only these criteria (repeatable).")
 @format_option
@@ -204,21 +205,21 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
 
 
 @cli.command()
-@click.argument("paths", nargs=-1)
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--model", "models", cls=Paths, help="Model files or folders (several after one flag, or repeated).")
 @click.option("--goldens", "goldens", cls=Paths,
               help="Golden cases: JSONL/YAML/JSON files or folders, or - for standard input (several after one flag, "
                    "or repeated). Without goldens: the 0% baseline.")
-@click.option("--gate", "gate", default=None, metavar="FILE", help="YAML gate file: thresholds per kind.criterion.")
+@click.option("--gate", "gate", default=None, type=click.Path(), metavar="FILE", help="YAML gate file: thresholds per kind.criterion.")
 @click.option("--no-gate", is_flag=True, help="Only report; never fail on the gate.")
 @click.option("--show-covering", is_flag=True, help="List which goldens exercise and verify each element.")
 @click.option("--show-uncovered", type=click.Choice(["some", "all"]), default="some", show_default=True,
               help="How many uncovered elements the text report lists per model.")
 @click.option("--show-sources", is_flag=True,
               help="Add source-document coverage to the text report (units not modelled, unspecified parts).")
-@click.option("--baseline", "baseline", default=None, metavar="FILE",
+@click.option("--baseline", "baseline", default=None, type=click.Path(), metavar="FILE",
               help="Ratchet: fail only where coverage falls below this saved baseline (see --save-baseline).")
-@click.option("--save-baseline", "save_baseline", default=None, metavar="FILE",
+@click.option("--save-baseline", "save_baseline", default=None, type=click.Path(), metavar="FILE",
               help="Save this run's coverage per model and criterion as a baseline for --baseline.")
 @click.option("--fail-under", "fail_under", default=None, metavar="PCT",
               help="Fail when a model's criterion is verified below PCT percent (0-100), besides the gate.")
@@ -259,7 +260,7 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
 @cli.command()
 @click.option("--model", "models", cls=Paths, required=True, help="Model files or folders.")
 @click.option("--goldens", "goldens", cls=Paths, help="Golden cases to paint coverage with.")
-@click.option("-o", "--output", "output", required=True, metavar="FILE",
+@click.option("-o", "--output", "output", required=True, type=click.Path(), metavar="FILE",
               help="The diagram: .dot, .svg or .png (state machines); .md or .html (tables, policies).")
 @click.option("--name", "name", default=None, help="The model to draw when the files hold several.")
 @click.option("--focus", default=None, metavar="STATE", help="Draw only the neighbourhood of this state.")
@@ -271,7 +272,7 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
 @click.option("--clusters", type=click.Choice(["auto", "none", "prefix", "scc"]), default="auto", show_default=True,
               help="Group states: by name prefix, by cycle (strongly connected component); auto: by cycle above "
                    "30 states.")
-@click.option("--gate", "gate", default=None, metavar="FILE", help="Gate file whose waivers the diagram shows.")
+@click.option("--gate", "gate", default=None, type=click.Path(), metavar="FILE", help="Gate file whose waivers the diagram shows.")
 @verbosity
 def render(models, goldens, output, name, focus, depth, path, clusters, gate, quiet, verbose) -> None:
     """Draw a model for review (a state machine as a diagram), with coverage painted on it when goldens are given."""
@@ -289,7 +290,8 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate, qu
 @click.option("--model", "models", cls=Paths, required=True, help="Model files or folders.")
 @click.option("--goldens", "goldens", cls=Paths,
               help="Golden cases whose gaps to fill (repeatable; none: every element is a gap).")
-@click.option("--out", "out", required=True, metavar="DIR", help="Folder to write into (nothing is written outside).")
+@click.option("--out", "out", required=True, type=click.Path(), metavar="DIR",
+              help="Folder to write into (nothing is written outside).")
 @click.option("--criterion", "criteria", multiple=True,
               help="Gaps of these criteria only (repeatable); with --all, the suite's criterion.")
 @click.option("--all", "full", is_flag=True,

@@ -106,6 +106,18 @@ def _github_check(report, o):
     return check_github(report, o.full_report)
 
 
+def _codequality(run, o):
+    from mbt.report.codequality import coverage_codequality
+
+    return coverage_codequality(run.report)
+
+
+def _codequality_check(report, o):
+    from mbt.report.codequality import check_codequality
+
+    return check_codequality(report)
+
+
 def _trace_md(run, o):
     from mbt.report.markdown import trace_markdown
 
@@ -143,6 +155,7 @@ FORMATS: dict[str, Format] = {f.name: f for f in [
     Format("junit", "JUnit XML: a testcase per element", _junit, _junit_check),
     Format("sarif", "SARIF 2.1.0 for code scanning", _sarif, _sarif_check, review=True),
     Format("github", "GitHub Actions ::error annotations", _github, _github_check),
+    Format("codequality", "GitLab Code Quality JSON", _codequality, _codequality_check),
     Format("trace-md", "the traceability matrix as Markdown", _trace_md, review=True),
     Format("trace-csv", "the traceability matrix as CSV", _trace_csv, review=True),
     Format("xlsx", "one row per golden case, for Excel (--format xlsx:PATH)", _xlsx, cases=True, binary=True),
