@@ -92,6 +92,22 @@ multi_output_option = click.option("-o", "--output", "output", default=None, typ
                                    help="Output path of the one --format given without a path (html: a folder).")
 
 
+# Shown at the end of every command's --help (click keeps lines after \b as written).
+_EXIT_CODES = """Exit codes:
+  0 ok, 1 a gate or check failed, 2 unusable input or option (file:line:col),
+  3 an internal error (a bug in mbt), 130 interrupted"""
+_ENVIRONMENT = """Environment:
+  MBT_CONFIG        the configuration file (else pyproject.toml [tool.mbt] / mbt.yaml, found upwards)
+  MBT_DEBUG=1       the traceback of an internal error
+  NO_COLOR, FORCE_COLOR, PY_COLORS=0|1   colour (as pytest; --color wins)
+  GITHUB_WORKSPACE  SARIF paths are relative to it (else --root, else the working folder)"""
+
+
+def epilog(*examples: str) -> str:
+    """Two or three examples, the exit codes and the environment variables, for a command's --help."""
+    return "\b\nExamples:\n" + "\n".join(f"  {e}" for e in examples) + f"\n\n\b\n{_EXIT_CODES}\n\n\b\n{_ENVIRONMENT}"
+
+
 def verbosity(command):
     """-q / -v on a command: -q keeps the text report to its numbers and the terminal free of notes; -v lists
     everything (for coverage: every uncovered element and the goldens covering each element)."""
@@ -135,7 +151,8 @@ def _pretty(output: str | None) -> bool:
 def _style(output: str | None):
     from mbt.report.style import Style
 
-    return Style.for_stream(sys.stdout) if output in (None, "-") else Style(False)
+    color = click.get_current_context().meta.get("mbt.color", "auto")
+    return Style.for_stream(sys.stdout, color) if output in (None, "-") else Style(False)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -144,8 +161,10 @@ def _style(output: str | None):
               help="Read settings from FILE (pyproject.toml with [tool.mbt], or mbt.yaml) instead of the one found "
                    "from the working folder upwards.")
 @click.option("--no-config", is_flag=True, help="Read no configuration file.")
+@click.option("--color", type=click.Choice(["auto", "yes", "no"]), default="auto", show_default=True,
+              help="Colour in terminal reports (auto: PY_COLORS, NO_COLOR, FORCE_COLOR, else on a terminal).")
 @click.pass_context
-def cli(ctx: click.Context, config_path: str | None, no_config: bool) -> None:
+def cli(ctx: click.Context, config_path: str | None, no_config: bool, color: str) -> None:
     """mbt: which business behaviour do your golden test cases check, which do they miss?
 
     \b
@@ -161,9 +180,11 @@ def cli(ctx: click.Context, config_path: str | None, no_config: bool) -> None:
     config = Config() if no_config else load_config(Path(config_path)) if config_path else find_config()
     ctx.default_map = config.default_map()
     ctx.obj = config
+    ctx.meta["mbt.color"] = color
 
 
-@cli.command()
+@cli.command(epilog=epilog("mbt check models/", "mbt check models/ --depth 30 --format sarif:mbt-check.sarif",
+                           "mbt check   (the models of [tool.mbt] in pyproject.toml, or mbt.yaml)"))
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--depth", "depth", default=None, type=click.IntRange(min=1, max=10_000), metavar="N",
               help="How many steps invariant checking explores from the initial state  [default: 20].")
@@ -189,7 +210,8 @@ def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], o
     sys.exit(EXIT_FAILED if report.count("error") else EXIT_OK)
 
 
-@cli.command()
+@cli.command(epilog=epilog("mbt elements models/recovery.fsm",
+                           "mbt elements --model models/ --criterion forbidden --format json"))
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--model", "models", cls=Paths, help="Model files or folders (several after one flag, or repeated).")
 @click.option("--criterion", "criteria", multiple=True, help="Only these criteria (repeatable).")
@@ -204,7 +226,9 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
     emit(report.model_dump_json(indent=2) + "\n" if fmt == "json" else text_report.elements_text(report), output)
 
 
-@cli.command()
+@cli.command(epilog=epilog("mbt coverage models/recovery.fsm goldens/ --gate gates/release.yaml",
+                           "mbt coverage --model models/ --goldens goldens/*.jsonl --fail-under 80 -o coverage.json",
+                           "mbt coverage ... --format junit:mbt.xml --format sarif:mbt.sarif --format html:htmlcov"))
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--model", "models", cls=Paths, help="Model files or folders (several after one flag, or repeated).")
 @click.option("--goldens", "goldens", cls=Paths,
@@ -257,7 +281,9 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
     sys.exit(EXIT_FAILED if report.gate is not None and not report.gate.passed else EXIT_OK)
 
 
-@cli.command()
+@cli.command(epilog=epilog("mbt render --model models/recovery.fsm --goldens goldens/ -o recovery.svg",
+                           "mbt render --model models/recovery.fsm --focus confirming_email --depth 2 -o part.svg",
+                           "mbt render --model models/refund.dt -o refund.md"))
 @click.option("--model", "models", cls=Paths, required=True, help="Model files or folders.")
 @click.option("--goldens", "goldens", cls=Paths, help="Golden cases to paint coverage with.")
 @click.option("-o", "--output", "output", required=True, type=click.Path(), metavar="FILE",
@@ -286,7 +312,8 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate, qu
     sys.exit(EXIT_OK)
 
 
-@cli.command()
+@cli.command(epilog=epilog("mbt generate --model models/recovery.fsm --goldens goldens/ --out tests/generated",
+                           "mbt generate --model models/recovery.fsm --all --criterion transition --out suite"))
 @click.option("--model", "models", cls=Paths, required=True, help="Model files or folders.")
 @click.option("--goldens", "goldens", cls=Paths,
               help="Golden cases whose gaps to fill (repeatable; none: every element is a gap).")
@@ -348,12 +375,14 @@ def _mapping(text: str) -> dict:
     return value
 
 
-@cli.group(name="import")
+@cli.group(name="import", epilog=epilog("mbt import dmn refund.dmn -o models/refund.dt",
+                                        "mbt import graphwalker login.json -o models/login.fsm"))
 def import_() -> None:
     """Convert models from other tools into mbt's DSL."""
 
 
-@import_.command(name="dmn")
+@import_.command(name="dmn", epilog=epilog("mbt import dmn refund.dmn -o models/refund.dt",
+                                           "mbt import dmn refund.dmn | less"))
 @click.argument("path")
 @output_option
 @verbosity
@@ -369,7 +398,7 @@ def import_dmn(path: str, output: str | None, quiet: bool, verbose: bool) -> Non
     sys.exit(EXIT_OK)
 
 
-@import_.command(name="graphwalker")
+@import_.command(name="graphwalker", epilog=epilog("mbt import graphwalker login.json -o models/login.fsm"))
 @click.argument("path")
 @output_option
 @verbosity
