@@ -267,14 +267,23 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
     targets = parse_targets(formats, output, "coverage")
     models, goldens = _models_and_goldens(paths, models, goldens)
     run = _api().coverage_run(models, goldens, gate_path=gate, use_gate=not no_gate,
-                           baseline_path=baseline,
-                           review=show_sources or any(t.format.review for t in targets),
-                           diagrams=any(t.format.diagrams for t in targets),
-                           cases=any(t.format.cases for t in targets), fail_under=percent)
+                              baseline_path=baseline,
+                              review=show_sources or any(t.format.review for t in targets),
+                              cases=any(t.format.cases for t in targets), fail_under=percent,
+                              command=COMMAND_LINE)
     limit = None if show_uncovered == "all" or verbose else 25
     full = _full_report(targets)
-    _write_reports(targets, lambda t: t.format.coverage(run, Options(
-        _style(t.path), show_covering or verbose, limit, show_sources, quiet, root, full, _pretty(t.path))))
+
+    def produce(t):
+        return t.format.coverage(run, Options(_style(t.path), show_covering or verbose, limit, show_sources, quiet,
+                                              root, full, _pretty(t.path)))
+
+    # The reports without diagrams are written first: a large model's layout never holds them back.
+    _write_reports([t for t in targets if not t.format.diagrams], produce)
+    drawn = [t for t in targets if t.format.diagrams]
+    if drawn:
+        _api().add_diagrams(run)
+        _write_reports(drawn, produce)
     if save_baseline:
         emit(_api().baseline_text(run.report), save_baseline)
     report = run.report
@@ -308,6 +317,8 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate, qu
     rendered = _api().render(models, output, goldens or None, name=name, focus=focus, depth=depth,
                           path=path, clusters=clusters, gate_path=gate)
     emit(rendered.data, output)
+    if rendered.note:
+        _note(f"mbt render: note: {rendered.note}", quiet)
     _note(f"mbt render: wrote {output} ({rendered.model})", quiet)
     sys.exit(EXIT_OK)
 
@@ -435,6 +446,7 @@ def pytest_coverage(models: list[str], goldens: list[str], gate: str | None, fai
 
 
 EXIT_INTERNAL, EXIT_INTERRUPTED = 3, 130
+COMMAND_LINE: list[str] = []  # the arguments of this run, for the HTML report's header
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -443,6 +455,7 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("MBT_DEBUG", "") not in ("", "0")
     args = [a for a in args if a != "--debug"]
+    COMMAND_LINE[:] = args
     try:
         cli.main(args=args, prog_name="mbt", standalone_mode=False)
     except MbtError as err:

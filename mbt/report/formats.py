@@ -160,7 +160,8 @@ FORMATS: dict[str, Format] = {f.name: f for f in [
     Format("trace-csv", "the traceability matrix as CSV", _trace_csv, review=True),
     Format("xlsx", "one row per golden case, for Excel (--format xlsx:PATH)", _xlsx, cases=True, binary=True),
     Format("cases-csv", "one row per golden case as CSV (with a BOM for Excel)", _cases_csv, cases=True),
-    Format("html", "a browsable report folder (-o DIR)", _html, review=True, diagrams=True, folder=True),
+    Format("html", "a browsable report folder (-o DIR)", _html, review=True, diagrams=True, folder=True,
+           cases=True),
 ]}
 
 
