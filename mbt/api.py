@@ -20,6 +20,7 @@ from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate, with_fail_u
 from mbt.measure.run import CaseEntry, measure
 from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile, load_paths
+from mbt.progress import Progress
 from mbt.provenance import Provenance, provenance
 
 
@@ -103,7 +104,8 @@ class CoverageRun:
 def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
                  use_gate: bool = True, baseline_path: str | None = None, review: bool = False,
                  diagrams: bool = False, today: dt.date | None = None, cases: bool = False,
-                 fail_under: float | None = None, command: list[str] | None = None) -> CoverageRun:
+                 fail_under: float | None = None, command: list[str] | None = None,
+                 progress: Progress | None = None) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
     (`review`), diagrams for the HTML report (`diagrams`) and the per-case results (`cases`)."""
     from mbt.measure.baseline import load_baseline
@@ -114,6 +116,8 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
     baseline = load_baseline(baseline_path) if baseline_path else None
     _, models = load_models(model_paths)
     goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
+    if progress is not None:
+        goldens.on_read = progress.stage("goldens", goldens.size, "B", scale=True)
     entries: list[CaseEntry] | None = [] if cases else None
     report = measure(models, goldens, entries)
     if use_gate:
@@ -130,8 +134,10 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
         waived = waived_elements(report)
         report.sources, resolved = measure_sources(models, report.models, gate.exclusions)
         report.traceability = trace_rows(models, report.models, resolved, waived)
+    if progress is not None:
+        progress.close()
     if diagrams:
-        add_diagrams(run)
+        add_diagrams(run, progress)
     return run
 
 
@@ -141,7 +147,7 @@ def waived_elements(report: CoverageReport) -> dict[str, set[str]]:
     return {m: report.waived_in(m) for m in models}
 
 
-def add_diagrams(run: CoverageRun) -> None:
+def add_diagrams(run: CoverageRun, progress: Progress | None = None) -> None:
     """Each model's view for the HTML report: a diagram (a large one in its bounded form, a layout that runs too
     long stopped with a note) or a table. Separate from coverage_run, so the other reports need not wait for it."""
     from mbt.errors import MbtError
@@ -150,7 +156,10 @@ def add_diagrams(run: CoverageRun) -> None:
 
     waived = waived_elements(run.report)
     by_name = {m.model: m for m in run.report.models}
+    advance = progress.stage("diagrams", len(run.models), "model") if progress is not None else None
     for model in run.models:
+        if advance is not None:
+            advance(1)
         try:
             view = views.view_for(model)
         except MbtError as err:
@@ -174,6 +183,8 @@ def add_diagrams(run: CoverageRun) -> None:
             continue
         if layout.note:
             run.diagram_notes[model.name] = layout.note
+    if progress is not None:
+        progress.close()
 
 
 def baseline_text(report: CoverageReport) -> str:

@@ -266,11 +266,14 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
     _check_verbosity(quiet, verbose)
     targets = parse_targets(formats, output, "coverage")
     models, goldens = _models_and_goldens(paths, models, goldens)
+    from mbt.progress import Progress
+
+    progress = Progress.for_terminal(quiet)  # a bar on stderr, only on a terminal
     run = _api().coverage_run(models, goldens, gate_path=gate, use_gate=not no_gate,
                               baseline_path=baseline,
                               review=show_sources or any(t.format.review for t in targets),
                               cases=any(t.format.cases for t in targets), fail_under=percent,
-                              command=COMMAND_LINE)
+                              command=COMMAND_LINE, progress=progress)
     limit = None if show_uncovered == "all" or verbose else 25
     full = _full_report(targets)
 
@@ -282,7 +285,7 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
     _write_reports([t for t in targets if not t.format.diagrams], produce)
     drawn = [t for t in targets if t.format.diagrams]
     if drawn:
-        _api().add_diagrams(run)
+        _api().add_diagrams(run, progress)
         _write_reports(drawn, produce)
     if save_baseline:
         emit(_api().baseline_text(run.report), save_baseline)

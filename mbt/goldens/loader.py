@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -173,6 +173,7 @@ class GoldenStream:
         self._broken: list[InvalidCase] = []
         self._duplicates: list[InvalidCase] = []
         self._seen: dict[str, str] = {}  # case id -> where it first occurs
+        self.on_read: Callable[[int], None] | None = None  # told the characters of each file as it is read
 
     @property
     def cases(self) -> Iterator[GoldenCase]:
@@ -185,6 +186,8 @@ class GoldenStream:
         """Every valid case, repeated ids included; broken ones go to `invalid`."""
         while self._texts:
             suffix, shown, text, first_line = self._texts.pop(0)  # the text goes once its cases are read
+            if self.on_read is not None:
+                self.on_read(len(text))
             if suffix in (".yaml", ".yml"):
                 found = _yaml_cases(text, shown, self._broken)
             elif suffix == ".json":
