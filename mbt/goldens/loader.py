@@ -149,6 +149,9 @@ class GoldenStream:
     (broken and duplicate cases, by file and line) is complete once `cases` has been consumed, which it can be once.
     """
 
+    # Told the characters of each text as it is read (a progress bar); a split-off part reports nothing.
+    on_read: Callable[[int], None] | None = None
+
     def __init__(self, paths: list[str]):
         self.files: list[str] = []
         self._texts: list[tuple[str, str, str, int]] = []  # (suffix, shown path, text, number of its first line)
@@ -173,7 +176,6 @@ class GoldenStream:
         self._broken: list[InvalidCase] = []
         self._duplicates: list[InvalidCase] = []
         self._seen: dict[str, str] = {}  # case id -> where it first occurs
-        self.on_read: Callable[[int], None] | None = None  # told the characters of each file as it is read
 
     @property
     def cases(self) -> Iterator[GoldenCase]:
