@@ -15,11 +15,15 @@ from mbt.goldens.loader import GoldenSet, GoldenStream, load_goldens
 from mbt.goldens.results import Note
 from mbt.goldens.routing import applies  # noqa: F401 - part of the facade
 from mbt.kinds import support
+from mbt.measure.baseline import BaselineDelta, compare
+from mbt.measure.cases import CaseResult, case_results
 from mbt.measure.coverage import CoverageReport
-from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate
-from mbt.measure.run import measure
+from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate, with_fail_under
+from mbt.measure.run import CaseEntry, measure
 from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile, load_paths
+from mbt.progress import Progress
+from mbt.provenance import Provenance, provenance
 
 
 def collector_paused(func):
@@ -100,27 +104,43 @@ class CoverageRun:
     diagrams: dict[str, str] = field(default_factory=dict)  # model name -> <svg ...>
     diagram_errors: dict[str, str] = field(default_factory=dict)  # model name -> why there is no diagram
     tables: dict[str, object] = field(default_factory=dict)  # model name -> mbt.render.table.TableView
+    diagram_notes: dict[str, str] = field(default_factory=dict)  # model name -> how a large diagram was bounded
+    models: list[ModelBase] = field(default_factory=list)  # the loaded models (add_diagrams draws them later)
+    provenance: Provenance | None = None  # date, version, commit, command line (the HTML report's header)
+    comparison: list[BaselineDelta] = field(default_factory=list)  # gained and lost against --baseline
+    cases: list[CaseResult] = field(default_factory=list)  # per-case results, when a format asks for them
 
 
 @collector_paused
 def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
                  use_gate: bool = True, baseline_path: str | None = None, review: bool = False,
-                 diagrams: bool = False, today: dt.date | None = None, jobs: int | None = None,
-                 use_cache: bool = True, covering_cap: int | None = None) -> CoverageRun:
+                 diagrams: bool = False, today: dt.date | None = None, cases: bool = False,
+                 fail_under: float | None = None, command: list[str] | None = None,
+                 progress: Progress | None = None, jobs: int | None = None, use_cache: bool = True,
+                 covering_cap: int | None = None) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
-    (`review`), and diagrams for the HTML report (`diagrams`)."""
+    (`review`), diagrams for the HTML report (`diagrams`) and the per-case results (`cases`)."""
     from mbt.measure.baseline import load_baseline
 
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
+    if fail_under is not None:
+        gate = with_fail_under(gate, fail_under)
     baseline = load_baseline(baseline_path) if baseline_path else None
     loaded = load_compiled(model_paths, use_cache)
     models = loaded.models
     goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
-    report = measure(models, goldens, jobs, covering_cap)
+    if progress is not None:
+        goldens.on_read = progress.stage("goldens", goldens.size, "B", scale=True)
+    entries: list[CaseEntry] | None = [] if cases else None
+    report = measure(models, goldens, jobs, covering_cap, entries)
     report.notes += _cache_notes(loaded)
     if use_gate:
         report.gate = evaluate_gate(gate, report, today, baseline, baseline_path)
-    run = CoverageRun(report)
+    run = CoverageRun(report, models=models, provenance=provenance(command))
+    if baseline is not None:
+        run.comparison = compare(baseline, report, waived_elements(report))
+    if entries is not None:
+        run.cases = case_results(report, entries)
     if review or diagrams:
         from mbt.measure.sources import measure_sources
         from mbt.measure.trace import trace_rows
@@ -128,8 +148,10 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
         waived = waived_elements(report)
         report.sources, resolved = measure_sources(models, report.models, gate.exclusions)
         report.traceability = trace_rows(models, report.models, resolved, waived)
+    if progress is not None:
+        progress.close()
     if diagrams:
-        _add_views(run, models)
+        add_diagrams(run, progress)
     return run
 
 
@@ -139,31 +161,44 @@ def waived_elements(report: CoverageReport) -> dict[str, set[str]]:
     return {m: report.waived_in(m) for m in models}
 
 
-def _add_views(run: CoverageRun, models: list[ModelBase]) -> None:
+def add_diagrams(run: CoverageRun, progress: Progress | None = None) -> None:
+    """Each model's view for the HTML report: a diagram (a large one in its bounded form, a layout that runs too
+    long stopped with a note) or a table. Separate from coverage_run, so the other reports need not wait for it."""
     from mbt.errors import MbtError
     from mbt.render import views
     from mbt.render.graph import RenderOptions
 
     waived = waived_elements(run.report)
     by_name = {m.model: m for m in run.report.models}
-    for model in models:
+    advance = progress.stage("diagrams", len(run.models), "model") if progress is not None else None
+    for model in run.models:
+        if advance is not None:
+            advance(1)
         try:
             view = views.view_for(model)
         except MbtError as err:
             run.diagram_errors[model.name] = str(err).removeprefix("error: ")
             continue
-        options = RenderOptions(waived=frozenset(waived.get(model.name, set())))
+        # Short edge labels (event and guard): the actions are in each transition's tooltip.
+        options = RenderOptions(waived=frozenset(waived.get(model.name, set())), short_labels=True)
         built = view.build(model, by_name.get(model.name), options)
         if view.shape == "table":
             run.tables[model.name] = built
             continue
-        from mbt.render.dot import svg_text, to_dot
+        from mbt.render.dot import layout_for, svg_text, to_dot
         from mbt.render.graph import Graph
 
+        graph = cast(Graph, built)  # a graph-shaped view
+        layout = layout_for(graph)
         try:
-            run.diagrams[model.name] = svg_text(to_dot(cast(Graph, built), links=True))  # a graph-shaped view
-        except MbtError as err:
+            run.diagrams[model.name] = svg_text(to_dot(graph, links=True, layout=layout), layout.engine)
+        except MbtError as err:  # no `dot`, a failed layout, or one stopped at the time limit: the report says so
             run.diagram_errors[model.name] = str(err).removeprefix("error: ")
+            continue
+        if layout.note:
+            run.diagram_notes[model.name] = layout.note
+    if progress is not None:
+        progress.close()
 
 
 def baseline_text(report: CoverageReport) -> str:
@@ -177,6 +212,7 @@ def baseline_text(report: CoverageReport) -> str:
 class Rendered:
     model: str
     data: bytes
+    note: str | None = None  # a large graph drawn in its bounded form: why (mbt.render.dot.layout_for)
 
 
 @collector_paused
@@ -210,7 +246,8 @@ def render(model_paths: list[str], output: str, golden_paths: list[str] | None =
         model_cov = report.models[0]
         waived = waived_elements(report).get(model.name, set())
     options = RenderOptions(focus=focus, depth=depth, path=keys, clusters=clusters, waived=frozenset(waived))
-    return Rendered(model.name, views.render_bytes(model, model_cov, options, suffix))
+    data, note = views.render_bytes(model, model_cov, options, suffix)
+    return Rendered(model.name, data, note)
 
 
 def import_dmn(path: str):

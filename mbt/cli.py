@@ -21,10 +21,11 @@ def _api():
     return api
 
 
-def emit(text: str, path: str | None) -> None:
-    from mbt.report.output import emit as write
+def emit(body, path: str | None) -> None:
+    """Every output of every command goes through the one writer (mbt.report.core): stdout, a file or a folder."""
+    from mbt.report.core import write_report
 
-    write(text, path)
+    write_report(body, path)
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 # Golden ids kept per element and list in a coverage report unless `--show-covering all` (the rest are counted):
@@ -39,6 +40,7 @@ class Paths(click.Option):
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("multiple", True)
+        kwargs.setdefault("type", click.Path())  # shell completion completes file and folder names
         super().__init__(*args, **kwargs)
 
     def add_to_parser(self, parser, ctx):
@@ -58,8 +60,15 @@ class Paths(click.Option):
 
 
 def _models_and_goldens(paths, models, goldens, goldens_needed: bool = True) -> tuple[list[str], list[str]]:
-    """Positional paths sorted into models and goldens (mbt.paths), then --model / --goldens, globs expanded."""
+    """Positional paths sorted into models and goldens (mbt.paths), then --model / --goldens, globs expanded.
+    Models and goldens from the configuration file count only when no path is given on the command line."""
     from mbt.paths import expand, split_positional
+
+    ctx = click.get_current_context()
+    if paths:
+        models = () if ctx.get_parameter_source("models") == click.core.ParameterSource.DEFAULT_MAP else models
+        if ctx.get_parameter_source("goldens") == click.core.ParameterSource.DEFAULT_MAP:
+            goldens = ()
 
     found_models, found_goldens = split_positional(list(paths)) if paths else ([], [])
     found_models += expand(list(models), "--model")
@@ -70,28 +79,71 @@ def _models_and_goldens(paths, models, goldens, goldens_needed: bool = True) -> 
 
 format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
                              show_default=True, help="Report format (JSON follows docs/schemas/).")
-output_option = click.option("-o", "--output", "output", default=None, metavar="FILE",
+output_option = click.option("-o", "--output", "output", default=None, type=click.Path(), metavar="FILE",
                              help="Write the report to FILE instead of stdout.")
 # `--format NAME[:PATH]`, repeatable: several reports from one run (mbt.report.formats).
 formats_option = click.option(
     "--format", "formats", multiple=True, metavar="NAME[:PATH]",
     help="Report format, repeatable, each optionally with its own output path: text (default), json, markdown, "
-         "junit, sarif, github; for coverage also html (a folder), trace-md, trace-csv. "
+         "junit, sarif, github, codequality (GitLab); for coverage also html (a folder), trace-md, trace-csv, xlsx and cases-csv "
+         "(one row per golden case). "
          "E.g. --format junit:mbt.xml --format sarif:mbt.sarif --format text.")
-multi_output_option = click.option("-o", "--output", "output", default=None, metavar="PATH",
+root_option = click.option(
+    "--root", "root", default=None, metavar="DIR", type=click.Path(file_okay=False),
+    help="The repository root SARIF paths are relative to  [default: $GITHUB_WORKSPACE, else the working folder].")
+multi_output_option = click.option("-o", "--output", "output", default=None, type=click.Path(), metavar="PATH",
                                    help="Output path of the one --format given without a path (html: a folder).")
 
 
-def _write_reports(targets, produce) -> None:
-    """Produce every report first, then write them: a failure leaves no half-written set behind."""
-    from mbt.report.files import write_folder
+# Shown at the end of every command's --help (click keeps lines after \b as written).
+_EXIT_CODES = """Exit codes:
+  0 ok, 1 a gate or check failed, 2 unusable input or option (file:line:col),
+  3 an internal error (a bug in mbt), 130 interrupted"""
+_ENVIRONMENT = """Environment:
+  MBT_CONFIG        the configuration file (else pyproject.toml [tool.mbt] / mbt.yaml, found upwards)
+  MBT_DEBUG=1       the traceback of an internal error
+  NO_COLOR, FORCE_COLOR, PY_COLORS=0|1   colour (as pytest; --color wins)
+  GITHUB_WORKSPACE  SARIF paths are relative to it (else --root, else the working folder)"""
 
-    made = [(t, produce(t)) for t in targets]
-    for t, body in made:
-        if t.format.folder:
-            write_folder(t.path, body)
-        else:
-            emit(body, t.path)
+
+def epilog(*examples: str) -> str:
+    """Two or three examples, the exit codes and the environment variables, for a command's --help."""
+    return "\b\nExamples:\n" + "\n".join(f"  {e}" for e in examples) + f"\n\n\b\n{_EXIT_CODES}\n\n\b\n{_ENVIRONMENT}"
+
+
+def verbosity(command):
+    """-q / -v on a command: -q keeps the text report to its numbers and the terminal free of notes; -v lists
+    everything (for coverage: every uncovered element and the goldens covering each element)."""
+    command = click.option("-v", "--verbose", is_flag=True, help="List everything (coverage: every uncovered "
+                           "element and which goldens cover each one).")(command)
+    return click.option("-q", "--quiet", is_flag=True, help="Only the numbers and errors; no notes on stderr.")(command)
+
+
+def _check_verbosity(quiet: bool, verbose: bool) -> None:
+    if quiet and verbose:
+        raise MbtError("error: -q and -v cannot be used together")
+
+
+def _note(message: str, quiet: bool) -> None:
+    """An informational line on stderr (never on stdout, which carries the report); -q silences it."""
+    if not quiet:
+        click.echo(message, err=True)
+
+
+def _write_reports(targets, produce) -> None:
+    """Produce every report first, then write them (mbt.report.core): a failure leaves no half-written set behind."""
+    from mbt.report.core import Output, write_reports
+
+    write_reports([Output(lambda t=t: produce(t), t.path) for t in targets])
+
+
+# The report the github format's summary annotation points to, when several are written (the most complete first).
+FULL_REPORT_ORDER = ("html", "sarif", "json", "text", "markdown", "junit")
+
+
+def _full_report(targets) -> str | None:
+    written = {t.format.name: t.path for t in targets if t.path not in (None, "-")}
+    return next((written[name] for name in FULL_REPORT_ORDER if name in written), None)
 
 
 def _pretty(output: str | None) -> bool:
@@ -102,12 +154,20 @@ def _pretty(output: str | None) -> bool:
 def _style(output: str | None):
     from mbt.report.style import Style
 
-    return Style.for_stream(sys.stdout) if output in (None, "-") else Style(False)
+    color = click.get_current_context().meta.get("mbt.color", "auto")
+    return Style.for_stream(sys.stdout, color) if output in (None, "-") else Style(False)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mbt")
-def cli() -> None:
+@click.option("--config", "config_path", default=None, metavar="FILE", envvar="MBT_CONFIG",
+              help="Read settings from FILE (pyproject.toml with [tool.mbt], or mbt.yaml) instead of the one found "
+                   "from the working folder upwards.")
+@click.option("--no-config", is_flag=True, help="Read no configuration file.")
+@click.option("--color", type=click.Choice(["auto", "yes", "no"]), default="auto", show_default=True,
+              help="Colour in terminal reports (auto: PY_COLORS, NO_COLOR, FORCE_COLOR, else on a terminal).")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None, no_config: bool, color: str) -> None:
     """mbt: which business behaviour do your golden test cases check, which do they miss?
 
     \b
@@ -115,27 +175,47 @@ def cli() -> None:
     3 an internal error (a bug in mbt), 130 interrupted.
     --debug (or MBT_DEBUG=1) prints the traceback of an internal error.
     """
+    # The configuration file gives the options their defaults (click's default_map); an option given wins.
+    from pathlib import Path
+
+    from mbt.config import Config, find_config, load_config
+
+    config = Config() if no_config else load_config(Path(config_path)) if config_path else find_config()
+    ctx.default_map = config.default_map()
+    ctx.obj = config
+    ctx.meta["mbt.color"] = color
 
 
-@cli.command()
-@click.argument("paths", nargs=-1, required=True)
+@cli.command(epilog=epilog("mbt check models/", "mbt check models/ --depth 30 --format sarif:mbt-check.sarif",
+                           "mbt check   (the models of [tool.mbt] in pyproject.toml, or mbt.yaml)"))
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--depth", "depth", default=None, type=click.IntRange(min=1, max=10_000), metavar="N",
               help="How many steps invariant checking explores from the initial state  [default: 20].")
 @formats_option
 @multi_output_option
-def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], output: str | None) -> None:
+@root_option
+@verbosity
+def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], output: str | None, root: str | None,
+          quiet: bool, verbose: bool) -> None:
     """Check model files or folders: syntax, references, spans against sources, reachability, guards (z3),
     invariants (explored up to --depth steps, with the shortest counterexample)."""
     from mbt.report.formats import Options, parse_targets
 
+    _check_verbosity(quiet, verbose)
+    if not paths:
+        raise MbtError("error: no model given: name model files or folders (or set `models` in the configuration "
+                       "file, see docs/user-guide.md)")
     targets = parse_targets(formats, output, "check")
     report = _api().check(list(paths), depth=depth)
-    _write_reports(targets, lambda t: t.format.check(report, Options(style=_style(t.path), pretty=_pretty(t.path))))
+    full = _full_report(targets)
+    _write_reports(targets, lambda t: t.format.check(report, Options(style=_style(t.path), quiet=quiet, root=root,
+                                                                     full_report=full, pretty=_pretty(t.path))))
     sys.exit(EXIT_FAILED if report.count("error") else EXIT_OK)
 
 
-@cli.command()
-@click.argument("paths", nargs=-1)
+@cli.command(epilog=epilog("mbt elements models/recovery.fsm",
+                           "mbt elements --model models/ --criterion forbidden --format json"))
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--model", "models", cls=Paths, help="Model files or folders (several after one flag, or repeated).")
 @click.option("--criterion", "criteria", multiple=True, help="Only these criteria (repeatable).")
 @format_option
@@ -149,13 +229,15 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
     emit(report.model_dump_json(indent=2) + "\n" if fmt == "json" else text_report.elements_text(report), output)
 
 
-@cli.command()
-@click.argument("paths", nargs=-1)
+@cli.command(epilog=epilog("mbt coverage models/recovery.fsm goldens/ --gate gates/release.yaml",
+                           "mbt coverage --model models/ --goldens goldens/*.jsonl --fail-under 80 -o coverage.json",
+                           "mbt coverage ... --format junit:mbt.xml --format sarif:mbt.sarif --format html:htmlcov"))
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--model", "models", cls=Paths, help="Model files or folders (several after one flag, or repeated).")
 @click.option("--goldens", "goldens", cls=Paths,
               help="Golden cases: JSONL/YAML/JSON files or folders, or - for standard input (several after one flag, "
                    "or repeated). Without goldens: the 0% baseline.")
-@click.option("--gate", "gate", default=None, metavar="FILE", help="YAML gate file: thresholds per kind.criterion.")
+@click.option("--gate", "gate", default=None, type=click.Path(), metavar="FILE", help="YAML gate file: thresholds per kind.criterion.")
 @click.option("--no-gate", is_flag=True, help="Only report; never fail on the gate.")
 @click.option("--show-covering", "show_covering", type=click.Choice(["some", "all"]), is_flag=False, flag_value="some",
               default=None, help="List which goldens exercise and verify each element (`all`: every one of them; "
@@ -164,18 +246,22 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
               help="How many uncovered elements the text report lists per model.")
 @click.option("--show-sources", is_flag=True,
               help="Add source-document coverage to the text report (units not modelled, unspecified parts).")
-@click.option("--baseline", "baseline", default=None, metavar="FILE",
+@click.option("--baseline", "baseline", default=None, type=click.Path(), metavar="FILE",
               help="Ratchet: fail only where coverage falls below this saved baseline (see --save-baseline).")
-@click.option("--save-baseline", "save_baseline", default=None, metavar="FILE",
+@click.option("--save-baseline", "save_baseline", default=None, type=click.Path(), metavar="FILE",
               help="Save this run's coverage per model and criterion as a baseline for --baseline.")
 @click.option("--jobs", "jobs", default=None, type=click.IntRange(min=1), metavar="N",
               help="Worker processes replaying a large golden set (default: the machine's cores; 1: none).")
 @click.option("--no-cache", "no_cache", is_flag=True,
               help="Parse and enumerate the models afresh, without the compiled-model cache (also MBT_NO_CACHE=1).")
+@click.option("--fail-under", "fail_under", default=None, metavar="PCT",
+              help="Fail when a model's criterion is verified below PCT percent (0-100), besides the gate.")
 @formats_option
 @multi_output_option
+@root_option
+@verbosity
 def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline,
-             save_baseline, jobs, no_cache, formats, output) -> None:
+             save_baseline, jobs, no_cache, fail_under, formats, output, root, quiet, verbose) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
     from mbt.report.formats import Options, parse_targets
 
@@ -183,23 +269,43 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
         raise MbtError("error: --gate and --no-gate cannot be used together")
     if baseline and no_gate:
         raise MbtError("error: --baseline is a gate rule; it cannot be used with --no-gate")
+    if fail_under is not None and no_gate:
+        raise MbtError("error: --fail-under is a gate rule; it cannot be used with --no-gate")
+    percent = _percent(fail_under)
+    _check_verbosity(quiet, verbose)
     targets = parse_targets(formats, output, "coverage")
     models, goldens = _models_and_goldens(paths, models, goldens)
+    from mbt.progress import Progress
+
+    progress = Progress.for_terminal(quiet)  # a bar on stderr, only on a terminal
     run = _api().coverage_run(models, goldens, gate_path=gate, use_gate=not no_gate,
-                           baseline_path=baseline, jobs=jobs, use_cache=not no_cache,
-                           covering_cap=None if show_covering == "all" else COVERING_CAP,
-                           review=show_sources or any(t.format.review for t in targets),
-                           diagrams=any(t.format.diagrams for t in targets))
-    limit = None if show_uncovered == "all" else 25
-    _write_reports(targets, lambda t: t.format.coverage(run, Options(_style(t.path), show_covering is not None, limit,
-                                                                     show_sources, _pretty(t.path))))
+                              baseline_path=baseline, jobs=jobs, use_cache=not no_cache,
+                              covering_cap=None if show_covering == "all" else COVERING_CAP,
+                              review=show_sources or any(t.format.review for t in targets),
+                              cases=any(t.format.cases for t in targets), fail_under=percent,
+                              command=COMMAND_LINE, progress=progress)
+    limit = None if show_uncovered == "all" or verbose else 25
+    full = _full_report(targets)
+
+    def produce(t):
+        return t.format.coverage(run, Options(_style(t.path), show_covering is not None or verbose, limit, show_sources, quiet,
+                                              root, full, _pretty(t.path)))
+
+    # The reports without diagrams are written first: a large model's layout never holds them back.
+    _write_reports([t for t in targets if not t.format.diagrams], produce)
+    drawn = [t for t in targets if t.format.diagrams]
+    if drawn:
+        _api().add_diagrams(run, progress)
+        _write_reports(drawn, produce)
     if save_baseline:
         emit(_api().baseline_text(run.report), save_baseline)
     report = run.report
     sys.exit(EXIT_FAILED if report.gate is not None and not report.gate.passed else EXIT_OK)
 
 
-@cli.command()
+@cli.command(epilog=epilog("mbt runs --model models/orders.fsm --runs models/runs/",
+                           "mbt runs --model models/orders.fsm --runs models/runs/ --gate models/gates/seed-000-release.yaml",
+                           "mbt runs --model models/orders.fsm --runs traces/ --regressions out/ --format json -o runs.json"))
 @click.option("--model", "models", cls=Paths, required=True, help="Model files or folders (several after one flag).")
 @click.option("--runs", "run_paths", cls=Paths, required=True,
               help="Observed runs: OTLP/JSON traces, JSON Lines of spans, chat transcripts (files or folders).")
@@ -235,10 +341,12 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
     sys.exit(EXIT_FAILED if report.gate is not None and not report.gate.passed else EXIT_OK)
 
 
-@cli.command()
+@cli.command(epilog=epilog("mbt render --model models/recovery.fsm --goldens goldens/ -o recovery.svg",
+                           "mbt render --model models/recovery.fsm --focus confirming_email --depth 2 -o part.svg",
+                           "mbt render --model models/refund.dt -o refund.md"))
 @click.option("--model", "models", cls=Paths, required=True, help="Model files or folders.")
 @click.option("--goldens", "goldens", cls=Paths, help="Golden cases to paint coverage with.")
-@click.option("-o", "--output", "output", required=True, metavar="FILE",
+@click.option("-o", "--output", "output", required=True, type=click.Path(), metavar="FILE",
               help="The diagram: .dot, .svg or .png (state machines); .md or .html (tables, policies).")
 @click.option("--name", "name", default=None, help="The model to draw when the files hold several.")
 @click.option("--focus", default=None, metavar="STATE", help="Draw only the neighbourhood of this state.")
@@ -250,26 +358,29 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
 @click.option("--clusters", type=click.Choice(["auto", "none", "prefix", "scc"]), default="auto", show_default=True,
               help="Group states: by name prefix, by cycle (strongly connected component); auto: by cycle above "
                    "30 states.")
-@click.option("--gate", "gate", default=None, metavar="FILE", help="Gate file whose waivers the diagram shows.")
-def render(models, goldens, output, name, focus, depth, path, clusters, gate) -> None:
+@click.option("--gate", "gate", default=None, type=click.Path(), metavar="FILE", help="Gate file whose waivers the diagram shows.")
+@verbosity
+def render(models, goldens, output, name, focus, depth, path, clusters, gate, quiet, verbose) -> None:
     """Draw a model for review (a state machine as a diagram), with coverage painted on it when goldens are given."""
-    from mbt.report.files import write_bytes
-
     if depth != 1 and focus is None:
         raise MbtError("error: --depth needs --focus STATE")
     models, goldens = _models_and_goldens((), models, goldens)
     rendered = _api().render(models, output, goldens or None, name=name, focus=focus, depth=depth,
                           path=path, clusters=clusters, gate_path=gate)
-    write_bytes(output, rendered.data)
-    click.echo(f"mbt render: wrote {output} ({rendered.model})", err=True)
+    emit(rendered.data, output)
+    if rendered.note:
+        _note(f"mbt render: note: {rendered.note}", quiet)
+    _note(f"mbt render: wrote {output} ({rendered.model})", quiet)
     sys.exit(EXIT_OK)
 
 
-@cli.command()
+@cli.command(epilog=epilog("mbt generate --model models/recovery.fsm --goldens goldens/ --out tests/generated",
+                           "mbt generate --model models/recovery.fsm --all --criterion transition --out suite"))
 @click.option("--model", "models", cls=Paths, required=True, help="Model files or folders.")
 @click.option("--goldens", "goldens", cls=Paths,
               help="Golden cases whose gaps to fill (repeatable; none: every element is a gap).")
-@click.option("--out", "out", required=True, metavar="DIR", help="Folder to write into (nothing is written outside).")
+@click.option("--out", "out", required=True, type=click.Path(), metavar="DIR",
+              help="Folder to write into (nothing is written outside).")
 @click.option("--criterion", "criteria", multiple=True,
               help="Gaps of these criteria only (repeatable); with --all, the suite's criterion.")
 @click.option("--all", "full", is_flag=True,
@@ -303,6 +414,17 @@ def generate(models, goldens, out, criteria, full, max_depth, max_paths, precond
     sys.exit(EXIT_FAILED if report.kept_edited else EXIT_OK)
 
 
+def _percent(value) -> float | None:
+    from mbt.config import parse_percent
+
+    if value is None:
+        return None
+    try:
+        return parse_percent(value)
+    except ValueError as err:
+        raise MbtError(f"error: --fail-under: {err}") from None
+
+
 def _mapping(text: str) -> dict:
     import yaml
 
@@ -315,42 +437,67 @@ def _mapping(text: str) -> dict:
     return value
 
 
-@cli.group(name="import")
+@cli.group(name="import", epilog=epilog("mbt import dmn refund.dmn -o models/refund.dt",
+                                        "mbt import graphwalker login.json -o models/login.fsm"))
 def import_() -> None:
     """Convert models from other tools into mbt's DSL."""
 
 
-@import_.command(name="dmn")
+@import_.command(name="dmn", epilog=epilog("mbt import dmn refund.dmn -o models/refund.dt",
+                                           "mbt import dmn refund.dmn | less"))
 @click.argument("path")
 @output_option
-def import_dmn(path: str, output: str | None) -> None:
+@verbosity
+def import_dmn(path: str, output: str | None, quiet: bool, verbose: bool) -> None:
     """Convert the decision tables of a DMN 1.1-1.5 XML file into `table` models (DSL on stdout, or -o FILE)."""
     imported = _api().import_dmn(path)
     emit(imported.text, output)
     for name in imported.skipped:
-        click.echo(f"{path}: note: decision `{name}` holds no decision table; not imported", err=True)
+        _note(f"{path}: note: decision `{name}` holds no decision table; not imported", quiet)
     for what in imported.not_imported:
         click.echo(f"{path}: warning: decision table {what}; not imported, the others are", err=True)
-    click.echo(f"mbt import dmn: {len(imported.tables)} table(s) from {path} (DMN {imported.version})", err=True)
+    _note(f"mbt import dmn: {len(imported.tables)} table(s) from {path} (DMN {imported.version})", quiet)
     sys.exit(EXIT_OK)
 
 
-@import_.command(name="graphwalker")
+@import_.command(name="graphwalker", epilog=epilog("mbt import graphwalker login.json -o models/login.fsm"))
 @click.argument("path")
 @output_option
-def import_graphwalker(path: str, output: str | None) -> None:
+@verbosity
+def import_graphwalker(path: str, output: str | None, quiet: bool, verbose: bool) -> None:
     """Convert GraphWalker JSON models into `fsm` models (DSL on stdout, or -o FILE); what is not translated is
     listed on stderr."""
     imported = _api().import_graphwalker(path, output)
     emit(imported.text, output)
     for note in imported.notes:
         click.echo(note.render(path), err=True)
-    click.echo(f"mbt import graphwalker: {len(imported.models)} model(s) from {path}, "
-               f"{len(imported.notes)} note(s)", err=True)
+    _note(f"mbt import graphwalker: {len(imported.models)} model(s) from {path}, {len(imported.notes)} note(s)",
+          quiet)
     sys.exit(EXIT_OK)
 
 
+def pytest_coverage(models: list[str], goldens: list[str], gate: str | None, fail_under: str | None,
+                    formats: list[str], color: bool) -> tuple[str, bool]:
+    """The pytest plugin's front end (mbt.pytest_plugin): `mbt coverage` on what a test run produced. Returns the
+    text report and whether the gate passed; the `formats` (NAME:PATH) are written as the CLI writes them."""
+    from mbt.paths import expand
+    from mbt.report.formats import FORMATS, Options, parse_targets
+    from mbt.report.style import Style
+
+    targets = parse_targets(tuple(formats), None, "coverage") if formats else []
+    if any(t.path in (None, "-") for t in targets):
+        raise MbtError("error: --mbt-report takes NAME:PATH (the terminal shows the text report)")
+    run = _api().coverage_run(expand(models, "--mbt-model"), expand(goldens, "--mbt-goldens"), gate_path=gate,
+                              review=any(t.format.review for t in targets),
+                              diagrams=any(t.format.diagrams for t in targets),
+                              cases=any(t.format.cases for t in targets), fail_under=_percent(fail_under))
+    _write_reports(targets, lambda t: t.format.coverage(run, Options(Style(False))))
+    text = FORMATS["text"].coverage(run, Options(Style(color)))
+    return text, run.report.gate is None or run.report.gate.passed
+
+
 EXIT_INTERNAL, EXIT_INTERRUPTED = 3, 130
+COMMAND_LINE: list[str] = []  # the arguments of this run, for the HTML report's header
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -359,6 +506,7 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("MBT_DEBUG", "") not in ("", "0")
     args = [a for a in args if a != "--debug"]
+    COMMAND_LINE[:] = args
     try:
         cli.main(args=args, prog_name="mbt", standalone_mode=False)
     except MbtError as err:

@@ -39,7 +39,8 @@ def example_outputs(tmp_path_factory) -> dict[str, str]:
     result = mbt("coverage", *EXAMPLE, *args, "--format", "text")
     assert result.returncode == 1  # the example fails its release gate
     assert "Gate (models/gates/release.yaml): FAILED" in result.stdout
-    texts = {fmt: (out / name).read_text(encoding="utf-8") for fmt, name in names.items()}
+    # The github summary names where the full report went: the temporary folder, shown as OUT for the gold files.
+    texts = {fmt: (out / name).read_text(encoding="utf-8").replace(str(out), "OUT") for fmt, name in names.items()}
     texts["stdout"] = result.stdout
     return texts
 
@@ -128,32 +129,63 @@ def test_junit_skips_waived_elements(tmp_path):
 def test_github_annotations(example_outputs):
     lines = example_outputs["github"].splitlines()
     errors = [line for line in lines if line.startswith("::error")]
-    assert errors[0].startswith("::error file=models/recovery.fsm,line=111,col=3,title=mbt%3A uncovered forbidden "
+    # The gate's own verdict first, then the most severe findings.
+    assert errors[0].startswith("::error file=models/gates/release.yaml,title=mbt gate%3A FAILED::the gate failed")
+    assert errors[1].startswith("::error file=models/recovery.fsm,line=111,col=3,title=mbt%3A uncovered forbidden "
                                 "forbidden%3Aclaim_reset_done::forbidden behaviour not tested")
     assert any(line.startswith("::error file=models/goldens/tool-failures.jsonl,line=3,") for line in errors)
     assert any(line.startswith("::warning file=models/goldens/recovery-flows.yaml,line=62,") for line in lines)
-    assert sum(line.startswith("::notice") for line in lines) == 36
     assert annotation("error", "50% done\nnext", "a,b:c.fsm", 3, None, "t:x") == \
         "::error file=a%2Cb%3Ac.fsm,line=3,title=t%3Ax::50%25 done%0Anext"
 
 
+def test_github_annotations_respect_the_per_step_limit(example_outputs, tmp_path):
+    """At most 10 per level; what is cut is counted in one summary notice, recounted here from the JSON report."""
+    lines = example_outputs["github"].splitlines()
+    report = json.loads(mbt("coverage", *EXAMPLE, "--format", "json").stdout)
+    waived = {(w["model"], w["element"]) for w in report["gate"]["waivers"] if w["status"] == "active"}
+    uncovered = [(m["model"], e["element"]) for m in report["models"] for e in m["elements"]
+                 if e["element"]["feasible"] and not e["verified_by"]]
+    forbidden = [x for x in uncovered if x[1]["criterion"] == "forbidden" and (x[0], x[1]["id"]) not in waived]
+    total = {"error": 1 + len(forbidden) + len(report["contradictions"]) + len(report["forbidden_expected"])
+             + len(report["invalid_cases"]) + len(report["gate"]["failures"]),
+             "warning": len(report["divergences"]) + len(report["unbound_turns"]),
+             "notice": len(uncovered) - len(forbidden)}
+    shown = {level: sum(line.startswith(f"::{level}") for line in lines) for level in total}
+    assert all(n <= 10 for n in shown.values()) and total["notice"] > 10
+    summary = lines[-1]
+    assert summary.startswith("::notice title=mbt%3A more findings::") and "the full report is OUT/coverage.sarif" in summary
+    cut = {level: total[level] - shown[level] + (1 if level == "notice" else 0) for level in total}
+    for level, n in cut.items():
+        assert (f"{n} more {level}" in summary) == (n > 0), (level, n, summary)
+    # Nothing cut: no summary.
+    small = mbt("coverage", "--model", "models/recovery.fsm", "--goldens", "models/goldens/", "--format", "github",
+                "--show-uncovered", "some", "--gate", "models/gates/release.yaml")
+    assert small.stdout.count("::notice") <= 10
+
+
 def test_markdown_cells_are_escaped():
-    assert cell("a | b\nc <script>") == "a \\| b c &lt;script&gt;"
+    assert cell("a | b\nc <script>") == "a \\| b c &lt;script>"
+    # What cannot open a tag stays as written (`render -o x.md` shows `>= 80`, not `&gt;= 80`); entities stay literal.
+    assert cell(">= 80 and < 50, a<b") == ">= 80 and < 50, a&lt;b"
+    assert cell("&amp; & x") == "&amp;amp; & x"
 
 
 def test_trace_csv_has_a_row_per_element_and_neutralises_formulas(example_outputs):
     import csv
     import io
 
-    rows = list(csv.DictReader(io.StringIO(example_outputs["trace-csv"])))
+    text = example_outputs["trace-csv"]
+    assert text.startswith("\ufeff")  # the BOM Excel needs to read UTF-8 (CJK, Vietnamese)
+    rows = list(csv.DictReader(io.StringIO(text[1:])))
     assert len(rows) == 92
     row = next(r for r in rows if r["element"] == "transition:confirming_email.correct_email->reset_started")
     assert (row["source"], row["line_start"], row["line_end"], row["quote_found"]) == ("policy", "30", "33", "yes")
     assert row["expected"].startswith("goes to reset_started; discard recovery_email; recovery_email := e")
     assert row["verified_by"] == "ACC-REC-001 CTX-CORR-001"
-    from mbt.report.markdown import _safe
+    from mbt.report.markdown import safe_cell
 
-    assert _safe("=cmd()") == "'=cmd()" and _safe("ok") == "ok"
+    assert safe_cell("=cmd()") == "'=cmd()" and safe_cell("ok") == "ok"
 
 
 def test_check_formats(tmp_path):
@@ -195,3 +227,69 @@ def test_o_names_the_one_pathless_format(tmp_path):
     assert result.returncode == 1 and result.stdout == ""
     assert (tmp_path / "j.xml").read_text(encoding="utf-8").startswith("<?xml")
     assert json.loads((tmp_path / "s.sarif").read_text(encoding="utf-8"))["version"] == "2.1.0"
+
+
+def _assert_rules_documented(run):
+    from urllib.parse import urlparse
+
+    assert urlparse(run["tool"]["driver"]["informationUri"]).scheme == "https"
+    for rule in run["tool"]["driver"]["rules"]:
+        assert rule["fullDescription"]["text"] and rule["help"]["text"] and rule["help"]["markdown"], rule["id"]
+        assert urlparse(rule["helpUri"]).scheme == "https"
+
+
+def test_sarif_rules_are_documented_and_uploads_do_not_collide(example_outputs, tmp_path):
+    coverage_run = json.loads(example_outputs["sarif"])["runs"][0]
+    _assert_rules_documented(coverage_run)
+    bad = tmp_path / "m.fsm"
+    bad.write_text("fsm m {\n  state a initial\n  state b\n  state c\n  event go\n  a -> b on go\n}\n", encoding="utf-8")
+    check_log = json.loads(mbt("check", bad, "--format", "sarif").stdout)
+    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(check_log)
+    check_run = check_log["runs"][0]
+    _assert_rules_documented(check_run)
+    ids = {coverage_run["automationDetails"]["id"], check_run["automationDetails"]["id"]}
+    assert ids == {"mbt/coverage/", "mbt/check/"}
+
+
+def test_sarif_uris_are_relative_to_the_repository_root(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "specs").mkdir(parents=True)
+    model = repo / "specs" / "m.fsm"
+    model.write_text("fsm m {\n  state a initial\n  state b\n  state c\n  event go\n  a -> b on go\n}\n", encoding="utf-8")
+    outside = tmp_path / "other.fsm"
+    outside.write_text(model.read_text(encoding="utf-8").replace("fsm m", "fsm o"), encoding="utf-8")
+
+    def uris(*args, env=None):
+        result = run_mbt("check", model, outside, "--format", "sarif", *args, cwd=tmp_path, env=env)
+        log = json.loads(result.stdout)
+        jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)
+        return {r["locations"][0]["physicalLocation"]["artifactLocation"].get("uriBaseId", "-") + " "
+                + r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
+
+    expected = {"%SRCROOT% specs/m.fsm", "- " + outside.as_uri()}
+    assert uris("--root", repo) == expected
+    assert uris(env={"GITHUB_WORKSPACE": str(repo)}) == expected
+    assert uris("--root", repo, env={"GITHUB_WORKSPACE": str(tmp_path)}) == expected  # --root wins
+
+
+def test_check_junit_tells_warnings_from_infos(tmp_path):
+    bad = tmp_path / "m.fsm"
+    bad.write_text("fsm m {\n  state a initial\n  state b\n  state c\n  event go\n  a -> b on go\n}\n", encoding="utf-8")
+    report = json.loads(mbt("check", bad, "--format", "json").stdout)
+    root = ET.fromstring(mbt("check", bad, "--format", "junit").stdout)
+    cases = root.findall(".//testcase")
+    severities = [c.find("properties/property[@name='severity']").get("value") for c in cases]
+    assert severities == [f["severity"] for f in report["findings"]]
+    assert {"warning", "info"} <= set(severities)
+    for case, severity in zip(cases, severities):
+        assert (case.find("system-err") is not None) == (severity == "warning")
+        assert (case.find("system-out") is not None) == (severity == "info")
+        assert (case.find("failure") is not None) == (severity == "error")
+
+
+def test_rendered_markdown_shows_comparisons_as_written(tmp_path):
+    out = tmp_path / "refund.md"
+    result = mbt("render", "--model", "models/refund.dt", "-o", out)
+    assert result.returncode == 0, result.stderr
+    text = out.read_text(encoding="utf-8")
+    assert "| >= 80 |" in text and "| < 50 |" in text and "&gt;" not in text and "&lt;" not in text

@@ -150,3 +150,76 @@ def test_a_broken_script_would_be_caught(tmp_path):
     page.write_text("<html><body><script>undefinedFunction();</script></body></html>", encoding="utf-8")
     result = browse(page.as_uri(), tmp_path / "profile", "--dump-dom")
     assert console_errors(result.stderr), result.stderr[-2000:]
+
+
+# axe-core (Deque, MPL-2.0), vendored as test data: the accessibility engine browsers' own audits use.
+AXE = ROOT / "tests" / "data" / "axe-4.14.1.min.js"
+AXE_PROBE = """<script src="axe.min.js"></script><script>
+window.addEventListener("load", function () {
+  axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}).then(function (r) {
+    var out = document.createElement("pre"); out.id = "axe-result";
+    out.textContent = JSON.stringify(r.violations.map(function (v) {
+      return {id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map(function (n) { return n.failureSummary; })};
+    }));
+    document.body.appendChild(out);
+  });
+});
+</script></body>"""
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory) -> Path:
+    """The demo's report (make demo): every example model, so every kind of page."""
+    out = tmp_path_factory.mktemp("demo") / "mbt-report"
+    result = mbt("coverage", "--model", "models/", "--goldens", "models/goldens/", "--no-gate", "--format",
+                 f"html:{out}")
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.mark.slow
+def test_axe_finds_no_serious_violation_on_any_page(demo_report, tmp_path):
+    import html as html_lib
+
+    site = tmp_path / "site"
+    shutil.copytree(demo_report, site)
+    shutil.copy(AXE, site / "axe.min.js")
+    pages = sorted(site.glob("*.html"))
+    assert len(pages) >= 15
+    serious = {}
+    for page in pages:
+        page.write_text(page.read_text(encoding="utf-8").replace("</body>", AXE_PROBE), encoding="utf-8")
+        dom = browse(page.as_uri(), tmp_path / "profile", "--dump-dom", "--virtual-time-budget=20000")
+        found = re.search(r'<pre id="axe-result">(.*?)</pre>', dom.stdout, re.S)
+        assert found, f"axe did not run on {page.name}: {dom.stderr[-1000:]}"
+        violations = json.loads(html_lib.unescape(found.group(1)))
+        bad = [v for v in violations if v["impact"] in ("serious", "critical")]
+        if bad:
+            serious[page.name] = bad
+    assert serious == {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1400, 800])
+def test_screenshots_at_desktop_and_narrow_widths(demo_report, tmp_path, width):
+    """Screenshots to look at (tests/output/); at 800 px no page is wider than the window."""
+    OUTPUT.mkdir(exist_ok=True)
+    model = next(p.name for p in demo_report.glob("model-recovery-*.html") if "invariants" not in p.name)
+    for name in ("index.html", model, "goldens.html", "findings.html"):
+        shot = OUTPUT / f"html-{width}-{name.split('-')[0].removesuffix('.html')}.png"
+        shot.unlink(missing_ok=True)
+        result = browse((demo_report / name).as_uri(), tmp_path / "profile", f"--window-size={width},1600",
+                        f"--screenshot={shot}")
+        assert result.returncode == 0, result.stderr[-2000:]
+        png = shot.read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        assert int.from_bytes(png[16:20], "big") == width  # the screenshot is the window: nothing forced it wider
+    probe = demo_report / "probe.html"
+    probe.write_text((demo_report / "index.html").read_text(encoding="utf-8").replace(
+        "</body>", '<script>window.addEventListener("load", function () { document.body.setAttribute('
+                   '"data-width", String(document.documentElement.scrollWidth)); });</script></body>'),
+        encoding="utf-8")
+    dom = browse(probe.as_uri(), tmp_path / "profile", f"--window-size={width},1600", "--dump-dom")
+    probe.unlink()
+    scroll = int(re.search(r'data-width="(\d+)"', dom.stdout).group(1))
+    assert scroll <= width, f"the index page is {scroll} px wide in a {width} px window"

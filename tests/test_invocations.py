@@ -51,6 +51,15 @@ def test_positional_models_and_goldens_are_told_apart():
     assert len(both["models"]) == 7 and both["goldens"]["read"] > 40
 
 
+def test_a_golden_file_reached_twice_is_read_once():
+    once = json.loads(coverage_json("--model", MODEL, "--goldens", "models/goldens/").stdout)
+    twice = json.loads(coverage_json("--model", MODEL, "--goldens", "models/goldens/", "models/goldens/golden.jsonl",
+                                     "models/").stdout)
+    duplicates = [i for i in twice["invalid_cases"] if "duplicate case id" in i["message"]]
+    assert duplicates == [] and twice["models"] == once["models"]
+    assert twice["goldens"]["files"][:len(once["goldens"]["files"])] == once["goldens"]["files"]
+
+
 def test_elements_takes_a_positional_model():
     result = run_mbt("elements", MODEL, "--format", "json", cwd=ROOT)
     assert result.returncode == 0 and json.loads(result.stdout)["models"][0]["model"] == "recovery"
@@ -92,3 +101,32 @@ def test_the_output_suffix_names_the_format(tmp_path, name, check):
     result = run_mbt("coverage", "--model", MODEL, "--goldens", *TWO, "--no-gate", "-o", out, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert check(out.read_text(encoding="utf-8"))
+
+
+def test_quiet_keeps_the_numbers_and_the_gate_and_counts_the_findings():
+    goldens = "models/goldens/"
+    quiet = run_mbt("coverage", MODEL, goldens, "-q", cwd=ROOT)
+    full = run_mbt("coverage", MODEL, goldens, cwd=ROOT)
+    report = json.loads(run_mbt("coverage", MODEL, goldens, "--format", "json", cwd=ROOT).stdout)
+    assert quiet.returncode == full.returncode == 1  # the same gate verdict
+    assert "Uncovered elements" in full.stdout and "Uncovered" not in quiet.stdout
+    # The criterion table and the gate section are the full report's lines, unchanged.
+    table = [line for line in full.stdout.splitlines() if line.startswith("  ") and "%" in line]
+    assert table and all(line in quiet.stdout.splitlines() for line in table)
+    assert full.stdout[full.stdout.index("Gate ("):] == quiet.stdout[quiet.stdout.index("Gate ("):]
+    findings = next(line for line in quiet.stdout.splitlines() if line.startswith("Findings: "))
+    assert f"{len(report['contradictions'])} contradiction" in findings
+    assert f"{len(report['invalid_cases'])} invalid case" in findings
+
+
+def test_verbose_lists_everything_and_quiet_silences_notes(tmp_path):
+    verbose = run_mbt("coverage", MODEL, "models/goldens/", "-v", cwd=ROOT)
+    spelled = run_mbt("coverage", MODEL, "models/goldens/", "--show-uncovered", "all", "--show-covering", cwd=ROOT)
+    assert verbose.stdout == spelled.stdout and "verified by:" in verbose.stdout
+    both = run_mbt("coverage", MODEL, "-q", "-v", cwd=ROOT)
+    assert both.returncode == 2 and "-q and -v" in both.stderr and both.stdout == ""
+    loud = run_mbt("render", "--model", MODEL, "-o", tmp_path / "a.dot", cwd=ROOT)
+    silent = run_mbt("render", "--model", MODEL, "-o", tmp_path / "b.dot", "-q", cwd=ROOT)
+    assert "wrote" in loud.stderr and silent.stderr == "" and silent.returncode == 0
+    checked = run_mbt("check", "models/", "-q", cwd=ROOT)
+    assert "warning:" not in checked.stdout and checked.stdout.startswith("mbt check:")

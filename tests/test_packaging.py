@@ -19,7 +19,7 @@ ROOT = Path(__file__).parents[1]
 def wheel(tmp_path_factory) -> Path:
     """A wheel built from a copy of the sources (so the build leaves nothing behind in the checkout)."""
     src = tmp_path_factory.mktemp("src")
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, src / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "mbt", src / "mbt", ignore=ignore)
@@ -28,7 +28,7 @@ def wheel(tmp_path_factory) -> Path:
     result = subprocess.run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "-q", "-w", str(out)],
                             cwd=src, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-    (built,) = out.glob("mbt-*.whl")
+    (built,) = out.glob("mbt_coverage-*.whl")
     return built
 
 
@@ -81,3 +81,21 @@ def test_the_html_report_templates_and_assets_ship(wheel: Path):
     for folder, pattern in (("templates", "*.html"), ("static", "*.*")):
         for p in (ROOT / "mbt" / "report" / "html" / folder).glob(pattern):
             assert f"mbt/report/html/{folder}/{p.name}" in shipped, p.name
+
+
+def test_the_release_metadata(wheel: Path):
+    """A free distribution name (mbt on PyPI is another project), the licence, the typed API and the long
+    description."""
+    from email.parser import Parser
+
+    with zipfile.ZipFile(wheel) as zf:
+        meta = Parser().parsestr(next(zf.read(n).decode() for n in zf.namelist() if n.endswith(".dist-info/METADATA")))
+        shipped = set(zf.namelist())
+    assert meta["Name"] == "mbt-coverage"
+    assert meta["License-Expression"] == "Apache-2.0"
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in shipped)
+    assert "mbt/py.typed" in shipped
+    assert meta["Author"] and meta["Keywords"] and meta.get_all("Project-URL")
+    assert "Typing :: Typed" in meta.get_all("Classifier")
+    assert meta["Description-Content-Type"] == "text/markdown"
+    assert meta.get_payload().startswith("# mbt")  # README.md is the long description

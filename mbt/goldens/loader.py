@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -110,17 +110,23 @@ STDIN = "-"
 
 def expand(paths: list[str], empty_folders: list[str] | None = None) -> list[Path]:
     """Files as given, and golden files found (recursively, sorted) in the folders given; folders holding none are
-    added to `empty_folders`."""
+    added to `empty_folders`. A file reached twice (`models/ models/goldens/`, a folder and a file in it) is read
+    once, where it is first reached: else each of its cases would be reported as a duplicate of itself."""
     found: list[Path] = []
+    seen: set[Path] = set()
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
             inside = sorted(q for q in p.rglob("*") if q.suffix.lower() in GOLDEN_SUFFIXES and q.is_file())
             if not inside and empty_folders is not None:
                 empty_folders.append(raw)
-            found.extend(inside)
         else:
-            found.append(p)
+            inside = [p]
+        for q in inside:
+            key = q.resolve() if raw != STDIN else q
+            if key not in seen:
+                seen.add(key)
+                found.append(q)
     return found
 
 
@@ -142,6 +148,9 @@ class GoldenStream:
     thousand cases never sit in memory together. Unreadable files fail at once (like load_goldens); `invalid`
     (broken and duplicate cases, by file and line) is complete once `cases` has been consumed, which it can be once.
     """
+
+    # Told the characters of each text as it is read (a progress bar); a split-off part reports nothing.
+    on_read: Callable[[int], None] | None = None
 
     def __init__(self, paths: list[str]):
         self.files: list[str] = []
@@ -179,6 +188,8 @@ class GoldenStream:
         """Every valid case, repeated ids included; broken ones go to `invalid`."""
         while self._texts:
             suffix, shown, text, first_line = self._texts.pop(0)  # the text goes once its cases are read
+            if self.on_read is not None:
+                self.on_read(len(text))
             if suffix in (".yaml", ".yml"):
                 found = _yaml_cases(text, shown, self._broken)
             elif suffix == ".json":

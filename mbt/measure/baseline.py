@@ -114,3 +114,42 @@ def ratchet(baseline: Baseline, source: str, report: CoverageReport,
             failures.append(GateFailure(rule=f"baseline.{key}", expected=f"<= {before}", actual=now_counts[key],
                                         message=f"{key} rose from {before} to {now_counts[key]} (baseline {source})"))
     return failures
+
+
+class BaselineDelta(BaseModel):
+    """One model and criterion, then and now (the HTML report's comparison with the baseline)."""
+
+    model: str
+    criterion: str
+    before: CriterionBaseline | None  # None: new since the baseline
+    now: CriterionBaseline | None  # None: gone since the baseline
+    change: str  # gained | lost | same | new | gone
+    forbidden_gained: list[str] = []  # forbidden elements verified now, uncovered in the baseline
+    forbidden_lost: list[str] = []  # uncovered now, not in the baseline's gaps
+
+
+def compare(baseline: Baseline, report: CoverageReport, waived: dict[str, set[str]] | None = None) -> list[BaselineDelta]:
+    """What this run gained and lost against the baseline, per model and criterion: more or fewer verified
+    elements (`covered`) decides; a criterion only one side has is new or gone."""
+    now = baseline_of(report, waived)
+    out: list[BaselineDelta] = []
+    for name in sorted(set(baseline.models) | set(now.models)):
+        old_m, new_m = baseline.models.get(name), now.models.get(name)
+        old_c = old_m.criteria if old_m else {}
+        new_c = new_m.criteria if new_m else {}
+        gained = sorted(set(old_m.forbidden_uncovered if old_m else []) - set(new_m.forbidden_uncovered if new_m else []))
+        lost = sorted(set(new_m.forbidden_uncovered if new_m else []) - set(old_m.forbidden_uncovered if old_m else []))
+        for criterion in list(new_c) + [c for c in old_c if c not in new_c]:
+            before, after = old_c.get(criterion), new_c.get(criterion)
+            if before is None:
+                change = "new"
+            elif after is None:
+                change = "gone"
+            else:
+                change = "gained" if after.covered > before.covered else "lost" if after.covered < before.covered \
+                    else "same"
+            forbidden = criterion == "forbidden"
+            out.append(BaselineDelta(model=name, criterion=criterion, before=before, now=after, change=change,
+                                     forbidden_gained=gained if forbidden else [],
+                                     forbidden_lost=lost if forbidden else []))
+    return out

@@ -145,6 +145,16 @@ def load_gate(path: str) -> Gate:
                 lists["required_suites"], lists["report_separately"])
 
 
+def with_fail_under(gate: Gate, percent: float) -> Gate:
+    """The gate plus `--fail-under PCT`: every model's every criterion verified at PCT percent or more (kinds and
+    models are never summed, so there is no total to compare, as coverage.py has)."""
+    return Gate([*gate.rules, Rule(FAIL_UNDER, ">=", percent / 100, 0)], gate.source, gate.waivers, gate.exclusions,
+                gate.implicit_forbidden)
+
+
+FAIL_UNDER = "fail_under"
+
+
 def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = None,
                   baseline=None, baseline_source: str | None = None) -> GateResult:
     """Apply the rules; waived elements (in force) neither fail a rule nor count against a threshold.
@@ -185,6 +195,9 @@ def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = No
                                             message=f"{rule.key} is {actual}, the gate requires {rule.op} {rule.threshold:g}",
                                             elements=elements))
             continue
+        if rule.key == FAIL_UNDER:
+            failures.extend(_fail_under(rule, report, waived))
+            continue
         parts = rule.key.split(".")
         weighted = parts[-1] == "weighted"
         if weighted:
@@ -198,14 +211,10 @@ def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = No
         for m in report.models:
             if scope not in (m.kind, m.model):
                 continue
-            c = m.criterion(criterion)
-            if c is None:
+            numbers = _verified(m, criterion, waived)
+            if numbers is None:
                 continue
             matched = True
-            numbers = c.verified
-            if waived.get(m.model):  # waived elements leave the threshold's numerator and denominator
-                numbers = numbers_for([ec for ec in m.elements if ec.element.criterion == criterion
-                                       and ec.element.id not in waived[m.model]], True)
             ratio = numbers.weighted_ratio if weighted else numbers.ratio
             if ratio is None:
                 continue  # nothing to cover
@@ -219,6 +228,30 @@ def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = No
                                         message=f"gate rule `{rule.key}` matches no loaded model and criterion"))
     return GateResult(enabled=True, passed=not failures, source=gate.source, failures=failures, waivers=states,
                       baseline=baseline_source if baseline is not None else None)
+
+
+def _verified(m, criterion: str, waived: dict[str, set[str]]):
+    c = m.criterion(criterion)
+    if c is None:
+        return None
+    if waived.get(m.model):  # waived elements leave the threshold's numerator and denominator
+        return numbers_for([ec for ec in m.elements if ec.element.criterion == criterion
+                            and ec.element.id not in waived[m.model]], True)
+    return c.verified
+
+
+def _fail_under(rule: Rule, report: CoverageReport, waived: dict[str, set[str]]) -> list[GateFailure]:
+    failures = []
+    for m in report.models:
+        for c in m.criteria:
+            numbers = _verified(m, c.criterion, waived)
+            ratio = numbers.ratio if numbers is not None else None
+            if ratio is not None and not _OPS[rule.op](ratio, rule.threshold):
+                failures.append(GateFailure(
+                    rule=FAIL_UNDER, expected=f">= {rule.threshold:g}", actual=ratio,
+                    message=f"{m.model}: {c.criterion} coverage is {ratio:.1%}, --fail-under requires "
+                            f">= {rule.threshold:.1%}"))
+    return failures
 
 
 def _count(key: str, report: CoverageReport, waived: dict[str, set[str]] | None = None) -> tuple[int, list[str]]:

@@ -112,6 +112,18 @@ class ModelTally:
                              criteria=criterion_table(self.kind.criteria, rows), elements=rows)
 
 
+@dataclass(slots=True)
+class CaseEntry:
+    """A valid case as the per-case views show it: where it is, its first question, and the models that took it."""
+
+    id: str
+    file: str
+    line: int
+    first_question: str
+    turns: int
+    models: list[str]
+
+
 # Golden text (characters) from which worker processes pay off: forking and passing results back cost ~0.1 s each.
 PARALLEL_MIN_CHARS = 4_000_000
 
@@ -135,20 +147,27 @@ def _parts(stream: GoldenStream | None, jobs: int) -> list[GoldenStream]:
 
 def _replay_all(tallies: list[ModelTally], stream: GoldenStream) -> tuple[list, list]:
     """Every case of the stream (repeated ids included) and what each model makes of it; and the broken cases."""
-    replayed = [(case.id, case.file, case.line, case.where, case.model, [tally.outcome(case) for tally in tallies])
+    replayed = [(case.id, case.file, case.line, case.where, case.model, [tally.outcome(case) for tally in tallies],
+                 first_question(case), len(case.turns))
                 for case in stream.all_cases()]
     return stream.broken, replayed
 
 
+def first_question(case: GoldenCase) -> str:
+    """The first thing the user says in the case (seed 001's "first question" of a multi-turn case), or ""."""
+    return next((t.user for t in case.turns if t.user), "")
+
+
 def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: int | None = None,
-            covering_cap: int | None = None) -> CoverageReport:
+            covering_cap: int | None = None, cases: list[CaseEntry] | None = None) -> CoverageReport:
     """Replay every applicable case on every model and count what it exercised and verified.
 
     Each case is replayed on every model as soon as it is read, so a GoldenStream is never held in memory whole;
     what each model finds is kept apart and reported model by model. A large stream is split into `jobs` parts
     (default: the machine's cores) replayed by worker processes at the same time; the report is the same.
     `covering_cap` bounds the golden ids kept per element (the rest are counted): memory then grows with the model,
-    not with the cases.
+    not with the cases. Given a `cases` list, one small CaseEntry per valid case is appended to it (the per-case
+    views read them; the report itself stays per element).
     """
     tallies = [ModelTally(model, covering_cap) for model in models]
     applicable_anywhere: set[str] = set()
@@ -158,7 +177,8 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
     unknown_models: dict[str, list[Any]] = {}  # model name no loaded file declares -> [cases, first id, where]
     valid = 0
 
-    def take(case_id: str, file: str, line: int, model_name: str | None, outcomes: list) -> None:
+    def take(case_id: str, file: str, line: int, model_name: str | None, outcomes: list, question: str,
+             turns: int) -> None:
         nonlocal valid
         # A case is valid or invalid once: invalid on any model it applies to, it counts nowhere.
         problems = [(tally, outcome.invalid) for tally, outcome in zip(tallies, outcomes)
@@ -168,6 +188,9 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
                 f"on model `{tally.model.name}`: {problem}" for tally, problem in problems)))
             return
         valid += 1
+        if cases is not None:
+            cases.append(CaseEntry(case_id, file, line, question, turns,
+                                   [t.model.name for t, o in zip(tallies, outcomes) if o is not None]))
         if model_name is not None and model_name not in known_models:
             entry = unknown_models.setdefault(model_name, [0, case_id, f"{file}:{line}"])
             entry[0] += 1
@@ -185,13 +208,14 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
     workers: parallel.Workers[tuple[list, list]] = parallel.Workers(lambda i: _replay_all(tallies, parts[i - 1]),
                                                                     len(parts) + 1)
     for case in goldens.cases:
-        take(case.id, case.file, case.line, case.model, [tally.outcome(case) for tally in tallies])
+        take(case.id, case.file, case.line, case.model, [tally.outcome(case) for tally in tallies],
+             first_question(case), len(case.turns))
     if stream is not None:
         for broken_later, replayed in workers.results():
             stream.adopt(broken_later)
-            for case_id, file, line, where, model_name, outcomes in replayed:
+            for case_id, file, line, where, model_name, outcomes, question, turns in replayed:
                 if not stream.repeats(case_id, file, line, where):
-                    take(case_id, file, line, model_name, outcomes)
+                    take(case_id, file, line, model_name, outcomes, question, turns)
     broken = goldens.invalid
     invalid_all = [InvalidCaseReport(file=i.file, line=i.line, message=i.message) for i in broken] + invalid_at_replay
     summary = GoldenSummary(

@@ -35,8 +35,31 @@ _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
-# A sentence ends at . ! ? (or the CJK stops) followed by space and a capital, digit, quote or CJK character.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“'(\[A-Z0-9\u4e00-\u9fff])|(?<=[。！？])")
+# Letters only Vietnamese uses among the Latin scripts (with its tone marks on them): such a paragraph is split
+# with sentencex's Vietnamese rules (abbreviations, initials); CJK and other text with its English ones, which also
+# know the CJK stops 。！？.
+_VIETNAMESE = re.compile("[ăâđêôơưĂÂĐÊÔƠƯạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]")
+
+
+def sentences(chunk: str) -> list[tuple[int, int]]:
+    """The sentences of a paragraph as (start, end) offsets, without the spaces between them (sentencex, the
+    Wikimedia segmenter: English, Chinese, Vietnamese and ~300 more languages)."""
+    from sentencex import segment  # a compiled extension, needed only for source-document coverage
+
+    language = "vi" if _VIETNAMESE.search(chunk) else "en"
+    out: list[tuple[int, int]] = []
+    pos = 0
+    for piece in segment(language, chunk):
+        start = chunk.find(piece, pos)
+        if start < 0:  # never seen: the segmenter returns pieces of the text in order
+            start = pos
+        end = start + len(piece)
+        text = chunk[start:end]
+        a, b = start + len(text) - len(text.lstrip()), start + len(text.rstrip())
+        if b > a:
+            out.append((a, b))
+        pos = end
+    return out
 
 
 def _line_starts(text: str) -> list[int]:
@@ -68,14 +91,7 @@ def text_units(text: str, markdown: bool) -> list[RawUnit]:
             item.clear()
         if paragraph:
             a, b = span_of(paragraph)
-            chunk = text[a:b]
-            pos = 0
-            for m in _SENTENCE_END.finditer(chunk):
-                if m.start() > pos:
-                    units.append(RawUnit("sentence", a + pos, a + m.start()))
-                pos = m.end()
-            if pos < len(chunk) and chunk[pos:].strip():
-                units.append(RawUnit("sentence", a + pos, b))
+            units.extend(RawUnit("sentence", a + start, a + end) for start, end in sentences(text[a:b]))
             paragraph.clear()
 
     for i, line in enumerate(lines):

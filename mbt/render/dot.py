@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+from dataclasses import dataclass
 
 from mbt.errors import MbtError
 from mbt.render.graph import EXERCISED, INFEASIBLE, UNCOVERED, VERIFIED, WAIVED, Edge, Graph, Node
@@ -64,13 +68,44 @@ def _attrs(pairs: list[tuple[str, str]]) -> str:
     return "[" + ", ".join(f"{k}={v}" for k, v in pairs) + "]"
 
 
-def to_dot(graph: Graph, links: bool = False) -> str:
-    """DOT text for the graph; `links` adds href attributes pointing at the HTML report's element anchors."""
+# Above this many transitions `dot` (hierarchical layout, edge labels placed) can run for many minutes: such a
+# graph is laid out by `sfdp` (force-directed, seconds for thousands of edges) with the edge labels on hover only.
+LARGE_GRAPH_EDGES = 250
+# Seconds a layout may take before it is stopped (MBT_LAYOUT_TIMEOUT overrides): the report then says so.
+LAYOUT_TIMEOUT = 60.0
+
+
+class LayoutTimeout(MbtError):
+    """The layout program ran longer than allowed and was stopped."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    engine: str  # dot | sfdp
+    note: str | None  # why this is not the usual drawing, for the reader
+
+
+def layout_for(graph: Graph) -> Layout:
+    """The bounded drawing of a graph: `dot` up to LARGE_GRAPH_EDGES transitions, `sfdp` without edge labels above."""
+    edges = sum(1 for e in graph.edges if e.kind != "start")
+    if edges <= LARGE_GRAPH_EDGES:
+        return Layout("dot", None)
+    return Layout("sfdp", f"{edges} transitions, more than the {LARGE_GRAPH_EDGES} a readable hierarchical layout "
+                          "holds: drawn with sfdp, edge labels on hover; `mbt render --focus STATE` draws a state's "
+                          "neighbourhood with every label")
+
+
+def to_dot(graph: Graph, links: bool = False, layout: Layout | None = None) -> str:
+    """DOT text for the graph; `links` adds href attributes pointing at the HTML report's element anchors; a large
+    graph's `layout` (layout_for) leaves the edge labels to the tooltips."""
+    large = layout is not None and layout.engine != "dot"
     out = [f"digraph {quote(graph.name)} {{"]
     title = graph.title + ("" if not graph.notes else "\n(" + "; ".join(graph.notes) + ")")
     graph_attrs = [('label', quote(title)), ('labelloc', 't'), ('fontname', quote('Helvetica')), ('fontsize', '16'),
                    ('rankdir', 'LR'), ('nodesep', '0.35'), ('ranksep', '0.6'), ('bgcolor', quote('white')),
                    ('pad', '0.3')]
+    if large:
+        graph_attrs += [('overlap', 'prism'), ('outputorder', 'edgesfirst'), ('splines', 'false')]
     out.append(f"  graph {_attrs(graph_attrs)};")
     out.append(f"  node {_attrs([('fontname', quote('Helvetica')), ('fontsize', '11')])};")
     out.append(f"  edge {_attrs([('fontname', quote('Helvetica')), ('fontsize', '9')])};")
@@ -88,7 +123,7 @@ def to_dot(graph: Graph, links: bool = False) -> str:
             out.append("    " + _node(n, links))
         out.append("  }")
     for e in graph.edges:
-        out.append("  " + _edge(e, links))
+        out.append("  " + _edge(e, links, large))
     if graph.legend:
         out.append("  " + _legend(graph))
     out.append("}")
@@ -126,7 +161,7 @@ def _node(n: Node, links: bool) -> str:
     return f"{quote(n.id)} {_attrs(pairs)};"
 
 
-def _edge(e: Edge, links: bool) -> str:
+def _edge(e: Edge, links: bool, large: bool = False) -> str:
     ends = f"{quote(e.source)} -> {quote(e.target)}"
     if e.kind == "start":
         return f"{ends} {_attrs([('color', quote(INK)), ('arrowsize', '0.8')])};"
@@ -151,7 +186,7 @@ def _edge(e: Edge, links: bool) -> str:
     if e.path_steps:
         pairs = [(k, v) for k, v in pairs if k not in ("color", "penwidth")]
         pairs += [("color", quote(f"{BLUE}:{BLUE}")), ("penwidth", "2.5")]
-    pairs.append(("label", quote(label)))
+    pairs.append(("label", quote("" if large else label)))
     if e.tooltip:
         pairs += [("tooltip", quote(e.tooltip)), ("labeltooltip", quote(e.tooltip))]
     if e.element:
@@ -183,24 +218,37 @@ def _legend(graph: Graph) -> str:
 FORMATS = ("svg", "png")
 
 
-def render_dot(dot_text: str, fmt: str) -> bytes:
-    """Lay out DOT text with the `dot` program; a missing `dot` is a clear error, not a traceback."""
+def layout_timeout() -> float:
+    try:
+        return float(os.environ.get("MBT_LAYOUT_TIMEOUT", LAYOUT_TIMEOUT))
+    except ValueError:
+        return LAYOUT_TIMEOUT
+
+
+def render_dot(dot_text: str, fmt: str, engine: str = "dot", timeout: float | None = None) -> bytes:
+    """Lay out DOT text with graphviz's `engine` program, stopped after `timeout` seconds (default:
+    layout_timeout()); a missing program or a layout that fails or runs too long is a clear error."""
     if fmt not in FORMATS:
         raise MbtError(f"error: cannot render to .{fmt}; use .dot, .svg or .png")
-    import graphviz
-
+    program = shutil.which(engine)
+    if program is None:
+        raise MbtError(f"error: the graphviz program `{engine}` is not installed (Debian: apt-get install graphviz); "
+                       "write a .dot file instead, or install it")
+    limit = layout_timeout() if timeout is None else timeout
     try:
-        return graphviz.pipe("dot", fmt, dot_text.encode("utf-8"), quiet=True)
-    except graphviz.ExecutableNotFound:
-        raise MbtError("error: the graphviz program `dot` is not installed (Debian: apt-get install graphviz); "
-                       "write a .dot file instead, or install it") from None
-    except graphviz.CalledProcessError as err:
-        detail = (err.stderr or b"").decode("utf-8", "replace").strip().splitlines()
-        raise MbtError("error: `dot` failed to lay out the diagram" + (f": {detail[-1]}" if detail else "")) from None
+        done = subprocess.run([program, f"-T{fmt}"], input=dot_text.encode("utf-8"), capture_output=True,
+                              timeout=limit, check=False)
+    except subprocess.TimeoutExpired:
+        raise LayoutTimeout(f"error: `{engine}` took longer than {limit:g} s to lay out the diagram and was stopped "
+                            "(MBT_LAYOUT_TIMEOUT sets the limit; `mbt render --focus STATE` draws a part)") from None
+    if done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise MbtError(f"error: `{engine}` failed to lay out the diagram" + (f": {detail[-1]}" if detail else ""))
+    return done.stdout
 
 
-def svg_text(dot_text: str) -> str:
+def svg_text(dot_text: str, engine: str = "dot") -> str:
     """SVG markup without the XML prolog and DOCTYPE, ready to embed inline in an HTML page."""
-    svg = render_dot(dot_text, "svg").decode("utf-8")
+    svg = render_dot(dot_text, "svg", engine).decode("utf-8")
     start = svg.find("<svg")
     return svg[start:] if start >= 0 else svg

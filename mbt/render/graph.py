@@ -75,6 +75,7 @@ class RenderOptions:
     path: list[str] | None = None  # transition keys, in order
     clusters: str = "auto"  # auto | none | prefix | scc
     waived: frozenset[str] = frozenset()
+    short_labels: bool = False  # transitions labelled `event [guard]`; the actions are in the tooltip (HTML report)
 
 
 AUTO_CLUSTER_STATES = 30  # above this many states, `auto` groups states into clusters
@@ -111,12 +112,15 @@ def wrap(text: str, width: int = LABEL_WIDTH, indent: str = "    ") -> list[str]
     return lines
 
 
-def transition_label(t: Transition) -> str:
-    """`event(params) [guard] / actions`, one action per line and long lines wrapped, so labels stay readable."""
+def transition_label(t: Transition, short: bool = False) -> str:
+    """`event(params) [guard] / actions`, one action per line and long lines wrapped, so labels stay readable;
+    `short`: the event and the guard only."""
     head = t.event + (f"({', '.join(t.params)})" if t.params else "")
     lines = [head]
     if t.guard is not None:
         lines += wrap(f"[{t.guard.text()}]")
+    if short:
+        return "\n".join(lines + (["/ …"] if t.actions else []))
     for i, a in enumerate(t.actions):
         lines += wrap(("/ " if i == 0 else "  ") + action_text(a))
     return "\n".join(lines)
@@ -188,7 +192,7 @@ def fsm_graph(model: FsmModel, model_cov: ModelCoverage | None = None,
             hidden += 1
             continue
         el = ids.transition_id(t)
-        edges.append(Edge(source=f"state:{t.source}", target=f"state:{t.target}", label=transition_label(t),
+        edges.append(Edge(source=f"state:{t.source}", target=f"state:{t.target}", label=transition_label(t, options.short_labels),
                           kind="transition", element=el, coverage=cov.get(el), path_steps=path_steps.get(i, []),
                           tooltip=_tooltip(el, cov, covering, t.label())))
     for f in model.forbids:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from mbt.elements.policy import applicable_id, decisive_id
 from mbt.elements.table import rule_id
@@ -15,6 +16,7 @@ from mbt.model.common import ModelBase
 from mbt.model.policy import PolicyModel
 from mbt.model.table import TableModel, value_text
 from mbt.render.graph import RenderOptions, coverage_of
+from mbt.report.markdown import no_tags
 
 _TEXT = {"verified": "verified", "exercised": "exercised only", "uncovered": "NOT COVERED", "waived": "waived",
          "infeasible": "infeasible", None: ""}
@@ -101,7 +103,7 @@ def policy_rule_grid(model: PolicyModel, cov: dict) -> RuleGrid:
 
 
 def _md(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return no_tags(" ".join(str(text).split())).replace("|", "\\|")
 
 
 def table_markdown(view: TableView) -> str:
@@ -127,6 +129,17 @@ def table_markdown(view: TableView) -> str:
     return "\n".join(out)
 
 
+_TICKS = re.compile(r"`([^`]+)`")
+
+
+def ticks(text) -> Markup:
+    """A message as HTML: escaped, and `code` in backticks (mbt's messages and quoted documents mark names so) as
+    <code>, never raw backticks; None (a finding about no particular turn) as an empty cell."""
+    if text is None:
+        return Markup("")
+    return Markup(_TICKS.sub(lambda m: f"<code>{m.group(1)}</code>", str(escape(str(text)))))
+
+
 def table_html(view: TableView) -> str:
     e = html.escape
     parts = []
@@ -147,8 +160,8 @@ def table_html(view: TableView) -> str:
                      "</tr></thead><tbody>")
         for r in s.rows:
             state = r.coverage or "none"
-            parts.append(f'<tr class="state-{e(state)}"><td><code>{e(r.element)}</code></td><td>{e(r.label)}</td>'
-                         f"<td>{e(r.span)}</td>" + (f'<td><span class="badge {e(state)}">{e(_TEXT[r.coverage])}'
+            parts.append(f'<tr class="state-{e(state)}"><td><code>{e(r.element)}</code></td><td>{ticks(r.label)}</td>'
+                         f"<td>{ticks(r.span)}</td>" + (f'<td><span class="badge {e(state)}">{e(_TEXT[r.coverage])}'
                                                      f"</span></td><td>{e(r.goldens)}</td>" if view.has_coverage else "")
                          + "</tr>")
         parts.append("</tbody></table>")

@@ -38,16 +38,20 @@ def check_suffix(model: ModelBase, output: str) -> str:
     return suffix
 
 
-def render_bytes(model: ModelBase, model_cov: ModelCoverage | None, options: RenderOptions, suffix: str) -> bytes:
-    """The finished file content for `suffix`."""
+def render_bytes(model: ModelBase, model_cov: ModelCoverage | None, options: RenderOptions,
+                 suffix: str) -> tuple[bytes, str | None]:
+    """The finished file content for `suffix`, and a note when a large graph is drawn in its bounded form (a .dot
+    file is always the whole graph: other tools lay it out)."""
     view = view_for(model)
     built = view.build(model, model_cov, options)
     if view.shape == "graph":
-        from mbt.render.dot import render_dot, to_dot
+        from mbt.render.dot import layout_for, render_dot, to_dot
 
         assert isinstance(built, Graph)
-        text = to_dot(built)
-        return text.encode("utf-8") if suffix == ".dot" else render_dot(text, suffix[1:])
+        if suffix == ".dot":
+            return to_dot(built).encode("utf-8"), None
+        layout = layout_for(built)
+        return render_dot(to_dot(built, layout=layout), suffix[1:], layout.engine), layout.note
     from mbt.render.table import table_html_page, table_markdown
 
-    return (table_markdown(built) if suffix == ".md" else table_html_page(built)).encode("utf-8")
+    return (table_markdown(built) if suffix == ".md" else table_html_page(built)).encode("utf-8"), None

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from mbt.errors import MbtError
+from mbt.report.core import Reporter
 
 
 @dataclass(frozen=True)
 class Format:
     name: str
     description: str
-    coverage: Callable | None  # (CoverageRun, Options) -> str, or a dict of files for folder formats
-    check: Callable | None = None  # (CheckReport, Options) -> str
+    coverage: Reporter | None  # (CoverageRun, Options) -> text, bytes, or a dict of files for folder formats
+    check: Reporter | None = None  # (CheckReport, Options) -> text
     review: bool = False  # needs source coverage and the traceability matrix
     diagrams: bool = False  # needs the models' diagrams
     folder: bool = False  # writes a folder (-o DIR), never stdout
+    cases: bool = False  # needs the per-case results (mbt.measure.cases)
+    binary: bool = False  # bytes for a file (-o FILE), never stdout
 
 
 @dataclass
@@ -28,13 +30,16 @@ class Options:
     show_covering: bool = False
     uncovered_limit: int | None = 25
     show_sources: bool = False
+    quiet: bool = False  # -q: the text reports without their lists
+    root: str | None = None  # --root: SARIF paths relative to it (else $GITHUB_WORKSPACE, else the working folder)
+    full_report: str | None = None  # where the complete report goes (named by the github format's summary)
     pretty: bool = False  # indent JSON; the CLI sets it for a terminal (files stay compact: large reports halve)
 
 
 def _text_cov(run, o: Options) -> str:
     from mbt.report import text
 
-    out = text.coverage_text(run.report, o.style, o.show_covering, o.uncovered_limit)
+    out = text.coverage_text(run.report, o.style, o.show_covering, o.uncovered_limit, o.quiet)
     if o.show_sources and run.report.sources is not None:
         from mbt.report.sources_text import sources_text
 
@@ -45,7 +50,7 @@ def _text_cov(run, o: Options) -> str:
 def _text_check(report, o: Options) -> str:
     from mbt.report import text
 
-    return text.check_text(report, o.style)
+    return text.check_text(report, o.style, o.quiet)
 
 
 def _json(run_or_report, o: Options) -> str:
@@ -80,25 +85,37 @@ def _junit_check(report, o):
 def _sarif(run, o):
     from mbt.report.sarif import coverage_sarif
 
-    return coverage_sarif(run.report)
+    return coverage_sarif(run.report, o.root)
 
 
 def _sarif_check(report, o):
     from mbt.report.sarif import check_sarif
 
-    return check_sarif(report)
+    return check_sarif(report, o.root)
 
 
 def _github(run, o):
     from mbt.report.github import coverage_github
 
-    return coverage_github(run.report)
+    return coverage_github(run.report, o.full_report)
 
 
 def _github_check(report, o):
     from mbt.report.github import check_github
 
-    return check_github(report)
+    return check_github(report, o.full_report)
+
+
+def _codequality(run, o):
+    from mbt.report.codequality import coverage_codequality
+
+    return coverage_codequality(run.report)
+
+
+def _codequality_check(report, o):
+    from mbt.report.codequality import check_codequality
+
+    return check_codequality(report)
 
 
 def _trace_md(run, o):
@@ -111,6 +128,18 @@ def _trace_csv(run, o):
     from mbt.report.markdown import trace_csv
 
     return trace_csv(run.report.traceability)
+
+
+def _xlsx(run, o):
+    from mbt.report.cases import cases_xlsx
+
+    return cases_xlsx(run.cases)
+
+
+def _cases_csv(run, o):
+    from mbt.report.cases import cases_csv
+
+    return cases_csv(run.cases)
 
 
 def _html(run, o):
@@ -126,9 +155,13 @@ FORMATS: dict[str, Format] = {f.name: f for f in [
     Format("junit", "JUnit XML: a testcase per element", _junit, _junit_check),
     Format("sarif", "SARIF 2.1.0 for code scanning", _sarif, _sarif_check, review=True),
     Format("github", "GitHub Actions ::error annotations", _github, _github_check),
+    Format("codequality", "GitLab Code Quality JSON", _codequality, _codequality_check),
     Format("trace-md", "the traceability matrix as Markdown", _trace_md, review=True),
     Format("trace-csv", "the traceability matrix as CSV", _trace_csv, review=True),
-    Format("html", "a browsable report folder (-o DIR)", _html, review=True, diagrams=True, folder=True),
+    Format("xlsx", "one row per golden case, for Excel (--format xlsx:PATH)", _xlsx, cases=True, binary=True),
+    Format("cases-csv", "one row per golden case as CSV (with a BOM for Excel)", _cases_csv, cases=True),
+    Format("html", "a browsable report folder (-o DIR)", _html, review=True, diagrams=True, folder=True,
+           cases=True),
 ]}
 
 
@@ -140,7 +173,7 @@ class Target:
 
 # `-o PATH` without `--format`: the format its suffix names (coverage.py infers nothing; people expect it).
 SUFFIX_FORMATS = {".json": "json", ".md": "markdown", ".markdown": "markdown", ".xml": "junit", ".sarif": "sarif",
-                  ".csv": "trace-csv", ".txt": "text"}
+                  ".csv": "trace-csv", ".txt": "text", ".xlsx": "xlsx"}
 
 
 def format_for_output(output: str | None) -> str:
@@ -185,6 +218,9 @@ def parse_targets(specs: tuple[str, ...], output: str | None, command: str) -> l
         if t.format.folder and t.path in (None, "-"):
             raise MbtError(f"error: --format {t.format.name} writes a folder: use -o DIR or --format "
                            f"{t.format.name}:DIR")
+        if t.format.binary and t.path in (None, "-"):
+            raise MbtError(f"error: --format {t.format.name} writes a binary file: use --format {t.format.name}:PATH "
+                           "or -o PATH")
         if t.path not in (None, "-"):
             key = str(Path(t.path).resolve())
             if key in seen:
@@ -195,14 +231,9 @@ def parse_targets(specs: tuple[str, ...], output: str | None, command: str) -> l
 
 
 def _check_writable(t: Target) -> None:
-    from mbt.report.files import check_folder_target
+    from mbt.report.core import check_file_target, check_folder_target
 
     if t.format.folder:
         check_folder_target(t.path)
-        return
-    p = Path(t.path)
-    if p.is_dir():
-        raise MbtError(f"error: {t.path} is a folder; give a file name for the {t.format.name} report")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise MbtError(f"error: cannot write {t.path}: folder {parent} does not exist")
+    else:
+        check_file_target(t.path, t.format.name)

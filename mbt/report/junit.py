@@ -99,17 +99,24 @@ def coverage_junit(report: CoverageReport) -> str:
 
 
 def check_junit(report) -> str:
-    """A testcase per finding: errors fail, warnings and info pass with their message as output."""
+    """A testcase per finding, its severity as a property: errors fail; warnings pass with their message on
+    system-err, infos with theirs on system-out (JUnit has no warning outcome)."""
     cases = []
     failures = 0
     for f in report.findings:
         attrs = f"name={_a(f'{f.code} {f.location}')} classname={_a(f'check.{f.name}')} " \
                 f"file={_a(f.location.file)} line=\"{f.location.line}\""
+        severity = f"<properties><property name=\"severity\" value={_a(f.severity)}/></properties>"
         if f.severity == "error":
             failures += 1
-            cases.append(f"    <testcase {attrs}><failure message={_a(f.message)} type={_a(f.code)}/></testcase>")
+            cases.append(f"    <testcase {attrs}>{severity}<failure message={_a(f.message)} type={_a(f.code)}/>"
+                         "</testcase>")
+        elif f.severity == "warning":  # passes, but on stderr (CI viewers show it apart from the infos' stdout)
+            cases.append(f"    <testcase {attrs}>{severity}<system-err>{_t('warning: ' + f.message)}</system-err>"
+                         "</testcase>")
         else:
-            cases.append(f"    <testcase {attrs}><system-out>{_t(f.severity + ': ' + f.message)}</system-out></testcase>")
+            cases.append(f"    <testcase {attrs}>{severity}<system-out>{_t('info: ' + f.message)}</system-out>"
+                         "</testcase>")
     if not cases:
         cases.append("    <testcase name=\"no findings\" classname=\"check\"/>")
     n = len(cases)

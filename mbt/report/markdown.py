@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from mbt.measure.coverage import CoverageReport
 from mbt.measure.numbers import Numbers, percent_text
 from mbt.measure.review import TraceRow
@@ -9,11 +11,25 @@ from mbt.measure.review import TraceRow
 UNCOVERED_SHOWN = 10
 
 
+# Only `<` before a letter, `/`, `!` or `?` can open an HTML tag (CommonMark); `>=`, `< 50` and `a > b` stay as they
+# are, so the Markdown reads right as plain text too (pandoc, a terminal), not as `&gt;=`.
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+# An `&name;` or `&#123;` in the text would be shown as the character it names: keep it literal.
+_ENTITY = re.compile(r"&(#?\w+);")
+
+
+def no_tags(text: str) -> str:
+    """The text with what Markdown would read as HTML (a tag, an entity) escaped, and nothing else."""
+    return _TAG_START.sub("&lt;", _ENTITY.sub(r"&amp;\1;", text))
+
+
 def cell(text) -> str:
-    """Text safe inside a Markdown table cell: pipes escaped, newlines flattened, HTML-ish characters neutralised."""
+    """Text safe inside a Markdown table cell: pipes escaped, newlines flattened, HTML tags neutralised."""
     s = "" if text is None else str(text)
     s = " ".join(s.split())
-    return (s.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return (no_tags(s.replace("\\", "\\\\")).replace("|", "\\|")
             .replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\[").replace("]", "\\]"))
 
 
@@ -150,14 +166,18 @@ def trace_csv(rows: list[TraceRow]) -> str:
     w.writerow(["model", "element", "criterion", "status", "severity", "source", "document", "line_start", "line_end",
                 "quote", "quote_found", "coverage", "verified_by", "exercised_only_by", "expected"])
     for r in rows:
-        w.writerow([_safe(v) for v in (r.model, r.element, r.criterion, r.status, r.severity, r.source or "",
+        w.writerow([safe_cell(v) for v in (r.model, r.element, r.criterion, r.status, r.severity, r.source or "",
                                        r.document or "", r.line_start or "", r.line_end or "", r.quote or "",
                                        "yes" if r.found else "no", r.coverage, " ".join(r.verified_by),
                                        " ".join(r.exercised_by), r.expected)])
-    return buf.getvalue()
+    return BOM + buf.getvalue()
 
 
-def _safe(value) -> str:
+# Excel opens a UTF-8 CSV as UTF-8 only when it starts with a byte order mark (else CJK and Vietnamese text breaks).
+BOM = "\ufeff"
+
+
+def safe_cell(value) -> str:
     """Spreadsheets run cells starting with = + - @ as formulas; a leading apostrophe keeps them text."""
     s = str(value)
     return "'" + s if s[:1] in ("=", "+", "-", "@", "\t", "\r") else s

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
-from mbt import __version__
+from mbt import HOMEPAGE, __version__
 from mbt.measure.coverage import CoverageReport
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -31,6 +32,27 @@ COVERAGE_RULES = {
     "gate": ("error", "Coverage gate failed", "A rule of the gate (threshold, limit, waiver, baseline) failed."),
 }
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+# What to do about each kind of coverage result (the rule's `help`, shown by code scanning beside the result).
+COVERAGE_HELP = {
+    "uncovered-forbidden": "Add a golden case that drives the system to the forbidden trigger and asserts the "
+                           "forbidden outcome does not happen (`must_not`, `must_not_call`), or waive it in the gate "
+                           "file with a reason and an expiry date.",
+    "uncovered-element": "Add a golden case that reaches the element and checks its outcome; `mbt generate` writes "
+                         "a skeleton for each gap.",
+    "contradiction": "Decide which is wrong, the golden case or the model, and fix that one; until then the case "
+                     "verifies nothing on the model.",
+    "forbidden-expected": "Fix the golden case (it expects forbidden behaviour) or the forbid in the model.",
+    "divergence": "Mark the turn as refused (`rejected: true`) if the refusal is expected, else fix the model or "
+                  "the golden case.",
+    "unbound-turn": "Give the turn an explicit `event`, or add a binding (`bind intent`, `bind text`, `bind regex`) to the model.",
+    "invalid-case": "Fix the golden case at the reported line; the other cases were processed.",
+    "gate": "Cover what the gate names, or change the gate file if the rule is wrong.",
+}
+
+
+def _root(root: str | None) -> Path:
+    """Paths in the log are relative to the repository: --root, else $GITHUB_WORKSPACE, else the working folder."""
+    return Path(root or os.environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
 
 
 def _split_location(text: str) -> tuple[str, int | None, int | None]:
@@ -41,17 +63,20 @@ def _split_location(text: str) -> tuple[str, int | None, int | None]:
     return text, None, None
 
 
-def _uri(path: str) -> dict:
-    """An artifact location: relative paths against %SRCROOT% (the checkout), absolute ones as file URIs."""
+def _uri(path: str, root: Path) -> dict:
+    """An artifact location relative to %SRCROOT% (the repository root) when the file is inside it, else an absolute
+    file URI (GitHub code scanning shows only files of the repository)."""
     p = Path(path)
-    if p.is_absolute():
-        return {"uri": p.as_uri()}
-    return {"uri": p.as_posix(), "uriBaseId": "%SRCROOT%"}
+    full = p if p.is_absolute() else Path(os.path.abspath(p))
+    try:
+        return {"uri": full.relative_to(root).as_posix(), "uriBaseId": "%SRCROOT%"}
+    except ValueError:
+        return {"uri": full.as_uri()}
 
 
-def _location(path: str, line: int | None = None, column: int | None = None, end_line: int | None = None,
-              message: str | None = None) -> dict:
-    physical: dict = {"artifactLocation": _uri(path)}
+def _located(path: str, line: int | None = None, column: int | None = None, end_line: int | None = None,
+              message: str | None = None, *, root: Path) -> dict:
+    physical: dict = {"artifactLocation": _uri(path, root)}
     if line:
         region = {"startLine": max(1, line)}
         if column:
@@ -69,23 +94,34 @@ def fingerprint(*parts: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:32]
 
 
+def _rule(rid: str, name: str, level: str, short: str, full: str, todo: str) -> dict:
+    return {"id": rid, "name": name, "shortDescription": {"text": short}, "fullDescription": {"text": full},
+            "help": {"text": f"{full} {todo}", "markdown": f"**{short}.** {full}\n\n{todo}"},
+            "helpUri": HOMEPAGE, "defaultConfiguration": {"level": level}}
+
+
 def _rules(table: dict) -> list[dict]:
-    return [{"id": rid, "name": "".join(w.capitalize() for w in rid.split("-")),
-             "shortDescription": {"text": short}, "fullDescription": {"text": full},
-             "defaultConfiguration": {"level": level}}
+    return [_rule(rid, "".join(w.capitalize() for w in rid.split("-")), level, short, full, COVERAGE_HELP[rid])
             for rid, (level, short, full) in table.items()]
 
 
-def _log(rules: list[dict], results: list[dict]) -> str:
-    run = {"tool": {"driver": {"name": "mbt", "version": __version__,
+def _log(rules: list[dict], results: list[dict], command: str) -> str:
+    # automationDetails.id: `mbt check` and `mbt coverage` uploads are separate categories, never replacing each other.
+    run = {"tool": {"driver": {"name": "mbt", "version": __version__, "informationUri": HOMEPAGE,
                                "rules": rules}},
+           "automationDetails": {"id": f"mbt/{command}/"},
            "columnKind": "unicodeCodePoints", "results": results}
     return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2,
                       ensure_ascii=False) + "\n"
 
 
-def coverage_sarif(report: CoverageReport) -> str:
+def coverage_sarif(report: CoverageReport, root: str | None = None) -> str:
     rule_ids = list(COVERAGE_RULES)
+    base = _root(root)
+
+    def _location(*args, **kw) -> dict:
+        return _located(*args, root=base, **kw)
+
     gate = report.gate
     waivers = report.waived()
     spans = {(r.model, r.element): r for r in report.traceability}
@@ -152,16 +188,23 @@ def coverage_sarif(report: CoverageReport) -> str:
         for f in gate.failures:
             locations = [_location(gate.source)] if gate.source else []
             results.append(result("gate", f.message, locations, fingerprint("gate", f.rule, *f.elements)))
-    return _log(_rules(COVERAGE_RULES), results)
+    return _log(_rules(COVERAGE_RULES), results, "coverage")
 
 
-def check_sarif(report) -> str:
+def check_sarif(report, root: str | None = None) -> str:
+    base = _root(root)
+
+    def _location(*args, **kw) -> dict:
+        return _located(*args, root=base, **kw)
+
     codes: dict[str, tuple[str, str]] = {}
     for f in report.findings:
         codes.setdefault(f.code, (f.name, f.severity))
     order = sorted(codes)
-    rules = [{"id": code, "name": codes[code][0], "shortDescription": {"text": codes[code][0].replace("-", " ")},
-              "defaultConfiguration": {"level": _LEVEL[codes[code][1]]}}
+    rules = [_rule(code, codes[code][0], _LEVEL[codes[code][1]], codes[code][0].replace("-", " ").capitalize(),
+                   f"mbt check finding {code} ({codes[code][0]}): a problem in the model file, found before any "
+                   "golden case is replayed.",
+                   "The finding's message says what to change; docs/checks.md describes every check.")
              for code in order]
     results = []
     for f in report.findings:
@@ -175,4 +218,4 @@ def check_sarif(report) -> str:
         if f.witness:
             item["properties"] = {"witness": {k: f.witness[k] for k in sorted(f.witness)}}
         results.append(item)
-    return _log(rules, results)
+    return _log(rules, results, "check")

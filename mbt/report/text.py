@@ -24,7 +24,8 @@ def _plural(n: int, word: str) -> str:
 
 
 def coverage_text(report: CoverageReport, style: Style = PLAIN, show_covering: bool = False,
-                  uncovered_limit: int | None = 25) -> str:
+                  uncovered_limit: int | None = 25, quiet: bool = False) -> str:
+    """The human summary; `quiet` (-q): the numbers, the findings' counts and the gate, without the lists."""
     g = report.goldens
     lines = [
         style(f"mbt coverage: {_plural(len(report.models), 'model')}, {_plural(g.read, 'golden case')} read "
@@ -34,8 +35,9 @@ def coverage_text(report: CoverageReport, style: Style = PLAIN, show_covering: b
         "exercised = reached without a check.",
     ]
     for m in report.models:
-        lines += [""] + _model_section(m, style, show_covering, uncovered_limit)
-    lines += _findings_sections(report, style)
+        section = _model_section(m, style, show_covering, uncovered_limit)
+        lines += [""] + (section[:2 + len(m.criteria)] if quiet else section)
+    lines += _findings_counts(report) if quiet else _findings_sections(report, style)
     if report.gate is not None:
         lines += [""] + _gate_section(report, style)
     return "\n".join(lines) + "\n"
@@ -136,6 +138,14 @@ def _findings_sections(report: CoverageReport, style: Style) -> list[str]:
     return lines
 
 
+def _findings_counts(report: CoverageReport) -> list[str]:
+    counts = [(len(report.contradictions), "contradiction"), (len(report.forbidden_expected), "forbidden expectation"),
+              (len(report.divergences), "divergence"), (len(report.unbound_turns), "unbound turn"),
+              (len(report.notes), "unchecked part"), (len(report.invalid_cases), "invalid case")]
+    found = [_plural(n, what) for n, what in counts if n]
+    return ["", "Findings: " + ", ".join(found) + " (listed without -q)"] if found else []
+
+
 def _gate_section(report: CoverageReport, style: Style) -> list[str]:
     gate = report.gate
     source = gate.source or "default gate: no uncovered forbidden element"
@@ -154,8 +164,9 @@ def _value(v) -> str:
     return repr(v) if isinstance(v, str) else str(v)
 
 
-def check_text(report: CheckReport, style: Style = PLAIN) -> str:
-    lines = [f.render() for f in report.findings]
+def check_text(report: CheckReport, style: Style = PLAIN, quiet: bool = False) -> str:
+    """Every finding, then the counts; `quiet` (-q): the errors only, then the counts."""
+    lines = [f.render() for f in report.findings if not quiet or f.severity == "error"]
     errors, warnings, infos = report.count("error"), report.count("warning"), report.count("info")
     summary = (f"mbt check: {_plural(len(report.files), 'file')}, {_plural(len(report.models), 'model')}: "
                f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {infos} info")

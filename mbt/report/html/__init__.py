@@ -7,13 +7,14 @@ import re
 from importlib import resources
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from mbt import __version__
 from mbt.measure.coverage import CoverageReport, ModelCoverage
 from mbt.measure.numbers import percent_text
 from mbt.measure.review import DocumentCoverage, TraceRow
 from mbt.render.dot import anchor
+from mbt.render.table import ticks
 
 STATUS_TEXT = {
     "covered": "modelled, every element citing it verified",
@@ -34,6 +35,12 @@ def slug(text: str) -> str:
     return f"{base}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:6]}"
 
 
+def value(v) -> Markup:
+    """An expected or actual value: as code, or, when it is a sentence quoting names in backticks, via `ticks`."""
+    text = "none" if v is None else str(v)
+    return ticks(text) if "`" in text else Markup(f"<code>{escape(text)}</code>")
+
+
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("mbt.report.html", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
@@ -41,6 +48,8 @@ def _env() -> jinja2.Environment:
     env.filters["pct"] = percent_text
     env.filters["width"] = lambda r: 0 if r is None else round(r * 100, 1)
     env.filters["anchor"] = anchor
+    env.filters["ticks"] = ticks
+    env.filters["value"] = value
     return env
 
 
@@ -89,7 +98,7 @@ def html_files(run) -> dict[str, bytes]:
               "silent": len(report.sources.silent) if report.sources else 0}
     common = {"css": Markup(_asset("report.css")), "js": Markup(_asset("report.js")), "version": __version__,
               "report": report, "gate": gate, "model_pages": model_pages, "doc_pages": doc_pages,
-              "counts": counts, "docs": docs}
+              "counts": counts, "docs": docs, "prov": run.provenance, "comparison": run.comparison}
     files: dict[str, bytes] = {}
 
     def page(name: str, template: str, title: str, active: str, **values) -> None:
@@ -104,7 +113,8 @@ def html_files(run) -> dict[str, bytes]:
         svg = run.diagrams.get(m.model)
         page(model_pages[m.model], "model.html", f"{m.model} — mbt coverage", "models", m=m, rows=rows,
              alarms=forbidden_alarms, svg=Markup(svg) if svg else None,
-             diagram_error=run.diagram_errors.get(m.model), table=run.tables.get(m.model),
+             diagram_error=run.diagram_errors.get(m.model), diagram_note=run.diagram_notes.get(m.model),
+             table=run.tables.get(m.model),
              criteria=[c.criterion for c in m.criteria],
              severities=sorted({r["severity"] for r in rows}, key=_severity_order))
     page("index.html", "index.html", "mbt coverage report", "index")
@@ -121,7 +131,25 @@ def html_files(run) -> dict[str, bytes]:
     page("trace.html", "trace.html", "Traceability matrix — mbt", "trace", rows=trace_rows,
          criteria=_ordered(r.criterion for r in report.traceability))
     page("findings.html", "findings.html", "Findings — mbt", "findings", sources=report.sources)
+    cases = [_case_row(c, model_pages) for c in run.cases]
+    page("goldens.html", "goldens.html", "Golden cases — mbt", "goldens", cases=cases,
+         verdicts=_ordered(c["verdict"] for c in cases))
     return files
+
+
+def _case_row(c, model_pages: dict[str, str]) -> dict:
+    """A per-case result (mbt.measure.cases.CaseResult) with links to the elements it covers."""
+    def links(labels: list[str]) -> list[dict]:
+        out = []
+        for label in labels:
+            model, _, element = label.partition(": ")
+            out.append({"model": model, "element": element, "href": f"{model_pages.get(model, 'index.html')}#"
+                                                                     f"{anchor(element)}"})
+        return out
+
+    return {"id": c.id, "where": c.where, "first_question": c.first_question, "turns": c.turns, "models": c.models,
+            "verdict": c.verdict, "verified": links(c.verified), "exercised": links(c.exercised),
+            "first_finding": c.first_finding, "explanation": c.explanation}
 
 
 def _ordered(values) -> list[str]:

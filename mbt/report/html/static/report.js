@@ -42,12 +42,71 @@
     });
   }
 
+  // The diagram starts at its natural size (labels readable), scrolled by dragging; - and + zoom, "fit" fits the width.
   function setUpZoom() {
     var box = document.getElementById("diagram");
-    if (!box) { return; }
+    var svg = box && box.querySelector("svg");
+    if (!svg) { return; }
+    var width = svg.width.baseVal.value, height = svg.height.baseVal.value, scale = 1;
+    function apply() {
+      box.classList.remove("fit");
+      svg.setAttribute("width", Math.round(width * scale) + "pt");
+      svg.setAttribute("height", Math.round(height * scale) + "pt");
+    }
     document.querySelectorAll("[data-zoom]").forEach(function (button) {
       button.addEventListener("click", function () {
-        box.classList.toggle("fit", button.getAttribute("data-zoom") === "fit");
+        var how = button.getAttribute("data-zoom");
+        if (how === "fit") { box.classList.add("fit"); return; }
+        scale = how === "in" ? scale * 1.25 : how === "out" ? scale / 1.25 : 1;
+        apply();
+      });
+    });
+    var drag = null;
+    box.addEventListener("mousedown", function (e) {
+      if (e.button !== 0 || e.target.closest("a")) { return; }
+      drag = { x: e.clientX, y: e.clientY, left: box.scrollLeft, top: box.scrollTop };
+      box.classList.add("panning");
+    });
+    window.addEventListener("mousemove", function (e) {
+      if (!drag) { return; }
+      box.scrollLeft = drag.left - (e.clientX - drag.x);
+      box.scrollTop = drag.top - (e.clientY - drag.y);
+    });
+    window.addEventListener("mouseup", function () { drag = null; box.classList.remove("panning"); });
+  }
+
+  // Every table sorts by a column when its header is clicked: numbers (12, 78.6%, 11/14) as numbers, else text.
+  function sortKey(cell) {
+    var text = (cell ? cell.textContent : "").trim();
+    var match = /^-?\d+(?:\.\d+)?/.exec(text);
+    return match ? { n: parseFloat(match[0]), t: text } : { n: null, t: text.toLowerCase() };
+  }
+
+  function setUpSorting() {
+    document.querySelectorAll("table").forEach(function (table) {
+      var head = table.tHead && table.tHead.rows[0];
+      if (!head || !table.tBodies[0]) { return; }
+      Array.prototype.forEach.call(head.cells, function (th, column) {
+        if (!th.textContent.trim()) { return; }
+        var button = document.createElement("button");
+        button.type = "button";
+        button.className = "sort";
+        while (th.firstChild) { button.appendChild(th.firstChild); }
+        th.appendChild(button);
+        th.classList.add("sortable-th");
+        button.addEventListener("click", function () {
+          var descending = th.getAttribute("aria-sort") === "ascending";
+          Array.prototype.forEach.call(head.cells, function (other) { other.removeAttribute("aria-sort"); });
+          th.setAttribute("aria-sort", descending ? "descending" : "ascending");
+          var body = table.tBodies[0];
+          var rows = Array.prototype.slice.call(body.rows);
+          rows.sort(function (a, b) {
+            var x = sortKey(a.cells[column]), y = sortKey(b.cells[column]), order;
+            if (x.n !== null && y.n !== null) { order = x.n - y.n; } else { order = x.t < y.t ? -1 : x.t > y.t ? 1 : 0; }
+            return descending ? -order : order;
+          });
+          rows.forEach(function (row) { body.appendChild(row); });
+        });
       });
     });
   }
@@ -89,6 +148,7 @@
   document.addEventListener("DOMContentLoaded", function () {
     setUpFilters();
     setUpZoom();
+    setUpSorting();
     highlight();
     window.addEventListener("hashchange", highlight);
     document.body.setAttribute("data-ready", "1");

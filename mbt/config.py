@@ -1,0 +1,176 @@
+"""The configuration file: `[tool.mbt]` in pyproject.toml or `mbt.yaml`, found from a folder upwards (docs/user-guide.md).
+
+It gives defaults to the command-line options; an option given on the command line wins. Paths in it are relative
+to the file's folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mbt.errors import LocatedError, Problem
+from mbt.parsing.reader import read_text
+
+YAML_NAMES = ("mbt.yaml", "mbt.yml")
+# Key -> (the commands it gives a default to, the option's parameter name, whether it holds paths, the type).
+KEYS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "models": (("check", "elements", "coverage", "render", "generate"), "models", "paths"),
+    "goldens": (("coverage", "render", "generate"), "goldens", "paths"),
+    "gate": (("coverage", "render"), "gate", "path"),
+    "baseline": (("coverage",), "baseline", "path"),
+    "formats": (("coverage",), "formats", "formats"),
+    "check-formats": (("check",), "formats", "formats"),
+    "fail-under": (("coverage",), "fail_under", "percent"),
+    "depth": (("check",), "depth", "int"),
+}
+
+
+@dataclass
+class Config:
+    path: str | None = None  # the file read, or None: no configuration
+    values: dict[str, Any] = field(default_factory=dict)  # normalised key -> value, paths relative to the cwd
+
+    def default_map(self) -> dict[str, dict[str, Any]]:
+        """click's default_map: per command, the defaults of its options."""
+        out: dict[str, dict[str, Any]] = {}
+        for key, value in self.values.items():
+            commands, param, _ = KEYS[key]
+            for command in commands:
+                # `mbt check` takes its models as arguments, not as --model.
+                out.setdefault(command, {})["paths" if command == "check" and param == "models" else param] = value
+        return out
+
+
+def find_config(start: str | Path | None = None) -> Config:
+    """The first configuration from `start` (the working folder) upwards: mbt.yaml / mbt.yml, or a pyproject.toml
+    that has a `[tool.mbt]` table (one without it is passed over, as coverage.py does)."""
+    folder = Path(start or os.getcwd()).resolve()
+    for candidate in (folder, *folder.parents):
+        for name in YAML_NAMES:
+            if (candidate / name).is_file():
+                return load_config(candidate / name)
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file():
+            config = load_config(pyproject)
+            if config.path is not None:
+                return config
+    return Config()
+
+
+def _shown(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return str(path)
+
+
+def load_config(path: Path) -> Config:
+    shown = _shown(path)
+    text = read_text(path, shown)
+    if path.name == "pyproject.toml":
+        try:
+            table = tomllib.loads(text).get("tool", {}).get("mbt")
+        except tomllib.TOMLDecodeError as err:
+            line, col = getattr(err, "lineno", 1), getattr(err, "colno", 1)
+            raise LocatedError([Problem(shown, line, col, f"not valid TOML: {getattr(err, 'msg', err)}")]) from None
+        if table is None:
+            return Config()
+        raw = {str(k): (v, _toml_line(text, str(k))) for k, v in table.items()}
+    else:
+        try:
+            root = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            raise LocatedError([Problem(shown, mark.line + 1 if mark else 1, mark.column + 1 if mark else 1,
+                                        f"not valid YAML: {getattr(err, 'problem', err)}")]) from None
+        if root is None:
+            return Config(shown)
+        if not isinstance(root, yaml.MappingNode):
+            raise LocatedError([Problem(shown, root.start_mark.line + 1, root.start_mark.column + 1,
+                                        "expected a mapping of settings (models:, goldens:, gate:, ...)")])
+        raw = {str(k.value): (yaml.safe_load(yaml.serialize(v)), (k.start_mark.line + 1, k.start_mark.column + 1))
+               for k, v in root.value}
+    return Config(shown, _normalise(raw, path.parent, shown))
+
+
+def _toml_line(text: str, key: str) -> tuple[int, int]:
+    """Where `key = ...` is written inside [tool.mbt] (tomllib gives no positions)."""
+    inside = False
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped.replace(" ", "") == "[tool.mbt]"
+            continue
+        if inside and re.match(rf"[\"']?{re.escape(key)}[\"']?\s*=", stripped):
+            return n, line.index(stripped[0]) + 1
+    return 1, 1
+
+
+def _normalise(raw: dict[str, tuple[Any, tuple[int, int]]], base: Path, shown: str) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for key, (value, (line, col)) in raw.items():
+        name = key.replace("_", "-")
+        if name not in KEYS:
+            problems.append(Problem(shown, line, col, f"unknown mbt setting `{key}`",
+                                    "use one of " + ", ".join(KEYS)))
+            continue
+        kind = KEYS[name][2]
+        try:
+            values[name] = _value(kind, value, base)
+        except ValueError as err:
+            problems.append(Problem(shown, line, col, f"`{key}`: {err}"))
+    if problems:
+        raise LocatedError(problems)
+    return values
+
+
+def _path(value: Any, base: Path) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError("expected a path")
+    if value == "-":
+        return value
+    return _shown(base / value) if not Path(value).is_absolute() else value
+
+
+def _value(kind: str, value: Any, base: Path) -> Any:
+    if kind == "paths":
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not items:
+            raise ValueError("expected a path or a list of paths")
+        return tuple(_path(v, base) for v in items)
+    if kind == "path":
+        return _path(value, base)
+    if kind == "formats":
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(v, str) and v for v in items):
+            raise ValueError("expected a list of NAME or NAME:PATH")
+        out = []
+        for spec in items:
+            name, sep, target = spec.partition(":")
+            out.append(f"{name}:{_path(target, base) if target and target != '-' else target}" if sep else name)
+        return tuple(out)
+    if kind == "percent":
+        return parse_percent(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError("expected a whole number of at least 1")
+    return value
+
+
+def parse_percent(value: Any) -> float:
+    """`--fail-under` and `fail-under`: a percentage 0-100 (`80`, `80%`, `92.5`), as coverage.py takes it."""
+    text = str(value).strip().removesuffix("%").strip()
+    try:
+        number = float(text)
+    except ValueError:
+        raise ValueError(f"expected a percentage between 0 and 100, not {value!r}") from None
+    if isinstance(value, bool) or not 0 <= number <= 100:
+        raise ValueError(f"expected a percentage between 0 and 100, not {value!r}")
+    return number

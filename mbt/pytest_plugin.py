@@ -1,0 +1,85 @@
+"""The pytest plugin (entry point `pytest11`): measures the goldens a test run produced and gates the session on them.
+
+`pytest --mbt-model models/` replays, when the tests are done, the golden cases the tests recorded (the `mbt_record`
+fixture) and the files named by `--mbt-goldens`; the coverage table goes into pytest's terminal summary (as
+pytest-cov's does) and a failed gate fails the session. Without `--mbt-model` the plugin does nothing, and it imports
+nothing of mbt's pipeline at start-up (it is loaded in every pytest run of an environment where mbt is installed).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_RECORDED = pytest.StashKey[list]()
+_RESULT = pytest.StashKey[tuple]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mbt", "mbt: business-behaviour coverage of the goldens this run produces")
+    group.addoption("--mbt-model", action="append", default=[], metavar="PATH",
+                    help="Model files or folders to measure against (repeatable); turns the plugin on.")
+    group.addoption("--mbt-goldens", action="append", default=[], metavar="PATH",
+                    help="Golden or transcript files/folders the run writes, measured when it ends (repeatable).")
+    group.addoption("--mbt-gate", default=None, metavar="FILE", help="The gate file (default: mbt's default gate).")
+    group.addoption("--mbt-fail-under", default=None, metavar="PCT",
+                    help="Also fail when a model's criterion is verified below PCT percent.")
+    group.addoption("--mbt-report", action="append", default=[], metavar="NAME:PATH",
+                    help="Also write a report, as mbt coverage --format NAME:PATH (repeatable).")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_RECORDED] = []
+
+
+@pytest.fixture
+def mbt_record(request: pytest.FixtureRequest):
+    """Record a golden case (a mapping in mbt's golden format) that this test observed; measured at the end."""
+    recorded = request.config.stash[_RECORDED]
+
+    def record(case: dict) -> None:
+        recorded.append(json.loads(json.dumps(case, default=str)))  # a copy, and proof it is JSON
+
+    return record
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtestloop(session: pytest.Session):
+    yield
+    config = session.config
+    models = config.getoption("mbt_model")
+    if not models:
+        return
+    from mbt.cli import pytest_coverage  # the pipeline is imported only when the plugin is used
+    from mbt.errors import MbtError
+
+    goldens = list(config.getoption("mbt_goldens"))
+    with tempfile.TemporaryDirectory(prefix="mbt-pytest-") as folder:
+        recorded = config.stash[_RECORDED]
+        if recorded:
+            path = Path(folder) / "recorded.jsonl"
+            path.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in recorded), encoding="utf-8")
+            goldens.append(str(path))
+        try:
+            text, passed = pytest_coverage(models, goldens, config.getoption("mbt_gate"),
+                                           config.getoption("mbt_fail_under"), config.getoption("mbt_report"),
+                                           config.get_terminal_writer().hasmarkup)
+        except MbtError as err:
+            text, passed = err.render() + "\n", False
+    config.stash[_RESULT] = (text, passed)
+    if not passed:
+        session.testsfailed += 1  # the session's exit code becomes 1 (tests failed), as pytest-cov's --cov-fail-under
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    result = config.stash.get(_RESULT, None)
+    if result is None:
+        return
+    text, passed = result
+    terminalreporter.write_sep("-", "mbt coverage")
+    terminalreporter.write(text)
+    if not passed:
+        terminalreporter.write_line("mbt: FAIL: the gate failed (see above)", red=True, bold=True)

@@ -1,0 +1,110 @@
+"""The Reporter protocol and the one function that writes finished reports: stdout, a file or a folder, whole or not at all."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from mbt.errors import MbtError
+from mbt.files import fill_folder, replace_folder, stage_folder, write_file
+
+# What a reporter returns: text, bytes (a PNG, an xlsx), or a folder of files (relative name -> bytes).
+Body = str | bytes | Mapping[str, bytes]
+
+# A folder mbt wrote holds this file; only such a folder (or an empty one) is replaced by a new report.
+MARKER = ".mbt-report"
+
+
+class Reporter(Protocol):
+    """A report format: turns a result (and presentation options) into its body. It never prints or opens a file;
+    `write_reports` does both (as coverage.py's reporters hand their output to report_core)."""
+
+    def __call__(self, result: Any, options: Any, /) -> Body: ...
+
+
+@dataclass(frozen=True)
+class Output:
+    """A report still to be written: a reporter and the path it goes to (None or "-": stdout)."""
+
+    produce: Callable[[], Body]
+    path: str | None = None
+
+
+def _is_stdout(path: str | None) -> bool:
+    return path is None or path == "-"
+
+
+def _parent(target: Path, shown: str) -> Path:
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise MbtError(f"error: cannot write {shown}: folder {folder} does not exist")
+    return folder
+
+
+def check_file_target(path: str, what: str = "") -> None:
+    """Fail early (before any work) when `path` cannot receive a report file."""
+    target = Path(path)
+    if target.is_dir():
+        raise MbtError(f"error: {path} is a folder; give a file name" + (f" for the {what} report" if what else ""))
+    _parent(target, path)
+
+
+def check_folder_target(path: str) -> None:
+    """Fail early (before any work) when `path` cannot receive a report folder."""
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise MbtError(f"error: {path} is a file; the HTML report needs a folder name")
+    if target.is_dir() and any(target.iterdir()) and not (target / MARKER).exists():
+        raise MbtError(f"error: {path} is a folder mbt did not write and it is not empty; "
+                       "choose a new or empty folder (mbt replaces only its own report folders)")
+    _parent(target, path)
+
+
+def _write_folder(path: str, files: Mapping[str, bytes]) -> None:
+    """A folder is built beside the target, then swapped in; `files` maps safe relative names."""
+    check_folder_target(path)
+    target = Path(path)
+    staged = stage_folder(_parent(target, path), target.name)
+    try:
+        fill_folder(staged, {**files, MARKER: b"written by mbt; this folder is replaced on the next report\n"})
+        replace_folder(staged, target)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+
+
+def _write_one(body: Body, path: str | None) -> None:
+    if _is_stdout(path):
+        if isinstance(body, Mapping):
+            raise MbtError("error: a report folder cannot go to stdout: give it a folder name")
+        if isinstance(body, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(body)
+            sys.stdout.buffer.flush()
+        else:
+            sys.stdout.write(body)
+            sys.stdout.flush()
+        return
+    assert path is not None
+    if isinstance(body, Mapping):
+        _write_folder(path, body)
+    else:
+        check_file_target(path)
+        write_file(Path(path), body)
+
+
+def write_reports(outputs: Sequence[Output]) -> None:
+    """Produce every report first, then write them in order: a reporter that fails leaves nothing half-written, and
+    each file or folder is replaced atomically (mbt/files.py)."""
+    made = [(o.produce(), o.path) for o in outputs]
+    for body, path in made:
+        _write_one(body, path)
+
+
+def write_report(body: Body, path: str | None) -> None:
+    """One finished body to stdout (None or "-"), a file, or a folder (a mapping of files)."""
+    write_reports([Output(lambda: body, path)])

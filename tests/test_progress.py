@@ -1,0 +1,55 @@
+"""Progress on stderr on a terminal only: never in machine output, never in a pipe or with -q."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MBT = [sys.executable, "-m", "mbt"]
+
+
+def run_with_terminal_stderr(*args: str) -> tuple[str, str, int]:
+    """stdout to a pipe (machine output), stderr to a pseudo-terminal (where a person watches)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # a 100-column terminal
+    done = subprocess.run([*MBT, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=follower, timeout=300,
+                          env=dict(os.environ))
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    return done.stdout.decode("utf-8"), b"".join(chunks).decode("utf-8", "replace"), done.returncode
+
+
+def test_a_terminal_sees_progress_and_the_report_stays_clean(tmp_path):
+    out, err, code = run_with_terminal_stderr("coverage", "--model", "models/", "--goldens", "models/goldens/",
+                                              "--no-gate", "--format", "json", "--format", f"html:{tmp_path / 'h'}")
+    assert code == 0
+    assert "goldens" in err and "diagrams" in err and "%" in err  # tqdm's bars
+    import json
+
+    assert json.loads(out)["goldens"]["read"] > 0  # stdout is the report alone
+
+
+def test_no_progress_in_a_pipe_or_with_quiet(tmp_path):
+    piped = subprocess.run([*MBT, "coverage", "--model", "models/recovery.fsm", "--goldens", "models/goldens/"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert "goldens:" not in piped.stderr and "it/s" not in piped.stderr and "B/s" not in piped.stderr
+    _, err, _ = run_with_terminal_stderr("coverage", "--model", "models/recovery.fsm", "--goldens",
+                                         "models/goldens/", "-q")
+    assert "B/s" not in err and "goldens:" not in err
