@@ -252,3 +252,62 @@ def test_a_guard_nested_too_deep_is_a_note_not_a_recursion_error(tmp_path: Path)
     assert sum("nests deeper than 48 levels" in n for n in notes) == 2
     (model,) = load_paths([str(path)])[0].models
     assert all(t.status.value == "unspecified" for t in model.transitions)
+
+
+LOGIN_GRAPHML = Path(__file__).parent / "data" / "graphwalker" / "login.graphml"
+
+
+@pytest.mark.parametrize("label, vertex, fields", [
+    ("v_Browse SHARED:LoggedIn", True, {"name": "v_Browse", "sharedState": "LoggedIn"}),
+    ("v_A\nINIT: x = 1; ok = false;\nREQTAG: UC-1, UC-2", True,
+     {"name": "v_A", "init": "x = 1; ok = false;", "requirements": ["UC-1", "UC-2"]}),
+    ("v_Old BLOCKED", True, {"name": "v_Old", "blocked": True}),
+    ("START", True, {"start": True}),
+    ("e_Pay [total > 0 && (a || b[1] == 2)] /paid = true; n++;", False,
+     {"name": "e_Pay", "guard": "total > 0 && (a || b[1] == 2)", "actions": "paid = true; n++;"}),
+    ("e_Retry\nweight=0.25 REQTAG=R7\n", False, {"name": "e_Retry", "weight": 0.25, "requirements": ["R7"]}),
+    ("", False, {}),
+])
+def test_yed_labels_read_as_graphwalker_reads_them(label: str, vertex: bool, fields: dict):
+    from mbt.importers.graphml import parse_label
+
+    assert parse_label(label, vertex) == fields
+
+
+def test_a_graphml_model_walks_as_graphwalker_walks_it(tmp_path: Path):
+    model = only_model(LOGIN_GRAPHML)
+    # The `Start` node is no state: its edge e_Init is walked first. v_Maintenance and e_Refresh are BLOCKED.
+    assert model.initial_state == "start" and "v_Maintenance" not in model.states
+    assert not any(t.event.startswith(("e_Refresh", "e_Maintain")) for t in model.transitions)
+    assert model.variables["attempts"].initial == 0  # INIT: on a vertex is the model's start action
+    assert model.states["v_ClientNotRunning"].tags == ["UC01 2.2.1"]
+    # GraphWalker walk: e0 e1, then e3 three times (attempts 0 -> 3), e3 is closed, e4 locks.
+    states, taken = walk(model, ["e_Init", "e_StartClient"] + ["e_InvalidCredentials_e3"] * 4
+                         + ["e_InvalidCredentials_e4"])
+    assert taken[5] is None and states[-1] == "v_Locked"
+    states, _ = walk(model, ["e_Init", "e_StartClient", "e_ValidCredentials", "e_Exit"])
+    assert states == ["v_ClientNotRunning", "v_LoginPrompted", "v_Browse", "v_ClientNotRunning"]
+    report = api.check([str(LOGIN_GRAPHML)])
+    assert not [f for f in report.findings if f.severity == "error" or "span" in f.name or "quote" in f.name]
+
+
+def test_a_bad_yed_label_is_one_located_error(tmp_path: Path):
+    text = LOGIN_GRAPHML.read_text(encoding="utf-8").replace("e_Exit</y:EdgeLabel>", "e_Exit ?? </y:EdgeLabel>")
+    path = write(tmp_path, text, "bad.graphml")
+    with pytest.raises(LocatedError) as err:
+        import_graphwalker(path)
+    problem = err.value.problems[0]
+    assert "e_Exit ??" in text.splitlines()[problem.line - 1]
+    assert "edge e5: label `e_Exit ??`: `??` is outside GraphWalker's edge label syntax" in problem.message
+
+
+def test_the_cli_imports_graphml(tmp_path: Path):
+    from mbt.cli import main
+
+    target = tmp_path / "login.fsm"
+    with pytest.raises(SystemExit) as exit_:
+        main(["import", "graphwalker", str(LOGIN_GRAPHML), "-o", str(target)])
+    assert exit_.value.code == 0
+    assert "state v_Locked final" in target.read_text(encoding="utf-8")
+    (model,) = [m for f in load_paths([str(target)]) for m in f.models]
+    assert model.initial_state == "start"

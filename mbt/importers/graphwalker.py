@@ -405,7 +405,7 @@ def convert(data: Any, positions: Positions, shown: str, text: str, source_path:
         raise LocatedError([Problem(shown, first.line, first.column, f"the converted model does not type-check: "
                                     f"{first.message}" + (f" (in the converted line `{shown_line}`)"
                                                           if shown_line else ""))]) from None
-    return GraphWalkerImport(out, names, converter.notes, locate)
+    return GraphWalkerImport(out, names, sorted(converter.notes, key=lambda n: n.line), locate)
 
 
 def load_graphwalker(path: str | Path):
