@@ -311,3 +311,33 @@ def test_the_cli_imports_graphml(tmp_path: Path):
     assert "state v_Locked final" in target.read_text(encoding="utf-8")
     (model,) = [m for f in load_paths([str(target)]) for m in f.models]
     assert model.initial_state == "start"
+
+
+def test_requirements_are_measured_gated_and_traced(tmp_path: Path):
+    data = json.loads(json.dumps(SAME_NAMED))
+    model = data["models"][0]
+    model["vertices"][1]["requirements"] = ["R1 account"]  # v_Account
+    model["edges"][0]["requirements"] = ["R1 account"]  # e1: v_Home -> v_Account
+    model["vertices"][2]["requirements"] = ["R2 guest"]  # v_Guest
+    path = write(tmp_path, data)
+    goldens = tmp_path / "walks.jsonl"
+    # A GraphWalker walk e5 e1 (toggle, then log in to the account), checking where it ends: R1's state and edge are
+    # both taken and checked; nothing visits v_Guest, so R2 is not met.
+    goldens.write_text(json.dumps({"id": "W1", "model": "Shop", "turns": [
+        {"event": "e_Toggle", "assert_state": {"state": "v_Home"}},
+        {"event": "e_Login_e1", "assert_state": {"state": "v_Account"}}]}) + "\n", encoding="utf-8")
+    report = api.coverage([str(path)], [str(goldens)])
+    (mc,) = report.models
+    by_tag = {r.requirement: r for r in mc.requirements}
+    assert (by_tag["R1 account"].status, by_tag["R1 account"].elements, by_tag["R1 account"].verified) == \
+        ("verified", 2, 2)
+    assert (by_tag["R2 guest"].status, by_tag["R2 guest"].not_verified) == ("uncovered", ["state:v_Guest"])
+    gate = tmp_path / "gate.yaml"
+    gate.write_text("Shop.requirement: 1.0\n", encoding="utf-8")
+    failed = api.coverage([str(path)], [str(goldens)], str(gate)).gate
+    assert not failed.passed and [f.elements for f in failed.failures] == [["R2 guest"]]
+    gate.write_text("Shop.requirement: 0.5\n", encoding="utf-8")
+    assert api.coverage([str(path)], [str(goldens)], str(gate)).gate.passed
+    run = api.coverage_run([str(path)], [str(goldens)], review=True)
+    rows = {r.element: r for r in run.report.traceability}
+    assert rows["state:v_Account"].tags == ["R1 account"] and rows["state:v_Account"].coverage == "verified"

@@ -18,4 +18,7 @@ register(KindSupport(
     resolve=resolve_fsm, suffixes=(".model", ".fsm"),
     criteria=CRITERIA, enumerate=lambda model: enumerate_fsm(model, infeasible_fsm_elements(model)),
     replayer=lambda model, elements: FsmReplayer(CompiledFsm(model, elements)),
-    check=check_fsm, view=View("graph", fsm_graph, (".dot", ".svg", ".png")), expected=fsm_expected))
+    check=check_fsm, view=View("graph", fsm_graph, (".dot", ".svg", ".png")), expected=fsm_expected,
+    # A requirement tag on a state or transition (GraphWalker's vertex and edge requirements) is met by visiting
+    # the state and taking the transition; the guard elements that inherit the tag do not count for it.
+    extra={"requirement_criteria": ("state", "transition")}))

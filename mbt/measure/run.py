@@ -24,6 +24,7 @@ from mbt.measure.coverage import (
     InvalidCaseReport,
     ModelCoverage,
     criterion_table,
+    requirement_table,
 )
 from mbt.model.common import ModelBase
 
@@ -92,7 +93,8 @@ class ModelTally:
         rows = [ElementCoverage(element=e, exercised_by=exercised, verified_by=verified)
                 for e, exercised, verified in zip(self.elements, self.exercised_by, self.verified_by)]
         return ModelCoverage(model=model.name, kind=model.kind, file=model.file, goldens_replayed=self.replayed,
-                             criteria=criterion_table(self.kind.criteria, rows), elements=rows)
+                             criteria=criterion_table(self.kind.criteria, rows), elements=rows,
+                             requirements=requirement_table(rows, self.kind.extra.get("requirement_criteria")))
 
 
 # Golden text (characters) from which a second process pays off: forking and passing results back cost ~0.1 s.
