@@ -45,6 +45,7 @@ class GraphWalkerImport:
     models: list[str]
     notes: list[Note] = field(default_factory=list)
     locate: Callable[[int, int], Location] | None = None  # a DSL position -> where it is in the GraphWalker file
+    model_file: Any = None  # the DSL read back (parsing.loader.ModelFile), every position in the GraphWalker file
 
 
 class Untranslatable(Exception):
@@ -396,7 +397,7 @@ def convert(data: Any, positions: Positions, shown: str, text: str, source_path:
         return Location(file=shown, line=where[0], column=where[1])
 
     try:
-        parse_text(out, shown, locate=locate, shown_text=text)
+        read_back = parse_text(out, shown, locate=locate, shown_text=text)
     except LocatedError as err:
         # E.g. a variable used as a number in one place and as text in another: say what, in the converted line.
         first = err.problems[0]
@@ -405,16 +406,13 @@ def convert(data: Any, positions: Positions, shown: str, text: str, source_path:
         raise LocatedError([Problem(shown, first.line, first.column, f"the converted model does not type-check: "
                                     f"{first.message}" + (f" (in the converted line `{shown_line}`)"
                                                           if shown_line else ""))]) from None
-    return GraphWalkerImport(out, names, sorted(converter.notes, key=lambda n: n.line), locate)
+    return GraphWalkerImport(out, names, sorted(converter.notes, key=lambda n: n.line), locate, read_back)
 
 
 def load_graphwalker(path: str | Path):
     """A GraphWalker JSON or GraphML file read as a model file (`mbt coverage --model FILE.json`): every position
     is the JSON's (or GraphML's), not the converted DSL's."""
-    from mbt.parsing.loader import parse_text, read_text
-
-    imported = import_graphwalker(path)
-    return parse_text(imported.text, str(path), locate=imported.locate, shown_text=read_text(Path(path), str(path)))
+    return import_graphwalker(path).model_file  # read back once, with the positions of the user's file
 
 
 @dataclass
