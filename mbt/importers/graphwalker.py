@@ -305,6 +305,8 @@ def read_json(text: str, shown: str) -> tuple[Any, Positions]:
             if stack:
                 stack.pop()
             continue
+        if c == '"' and "\\u" in text[start:pos]:
+            _no_lone_surrogate(text, start, pos, shown, line, start - line_start + 1)
         if stack and stack[-1][1] and stack[-1][3]:  # an object's key
             if c != '"':
                 break
@@ -336,6 +338,20 @@ def read_json(text: str, shown: str) -> tuple[Any, Positions]:
         return json.loads(text), positions
     except json.JSONDecodeError as err:
         raise LocatedError([problem_at(shown, text, err.lineno, err.colno, f"not valid JSON: {err.msg}")]) from None
+
+
+def _no_lone_surrogate(text: str, start: int, end: int, shown: str, line: int, column: int) -> None:
+    # `"\ud800"` is valid JSON but no text: it could not be written, printed or compared; refuse it where it is.
+    try:
+        value = json.loads(text[start:end])
+    except json.JSONDecodeError:
+        return  # json.loads of the whole text reports it
+    if _SURROGATE.search(value):
+        raise LocatedError([problem_at(shown, text, line, column, "a string holds a lone UTF-16 surrogate "
+                                                                 "(`\\ud800`-`\\udfff` escape): not text")])
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 # ---------------------------------------------------------------- conversion
