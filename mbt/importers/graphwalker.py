@@ -529,7 +529,8 @@ class _Converter:
         title = str(file_name) if merged and file_name else " + ".join(titles) if merged else titles[0]
         name = names.unique(title, "model", self.used_models)
         for (model, place), model_title in zip(members, titles):
-            self.need((*place, "name"), model.get("name", ""), str, f"model `{model_title}`: `name` must be a string")
+            self.need((*place, "name"), _text_or_empty(model.get("name")), str,
+                      f"model `{model_title}`: `name` must be a string")
         if merged:
             # Local variables used by more than one model are told apart by their model's name.
             seen: dict[str, set[str]] = {}
@@ -562,7 +563,8 @@ class _Converter:
                     raise self.fail(vplace, f"model `{model_title}`: vertex {vplace[-1] + 1} has no `id`")
                 if (k, vid) in states:
                     raise self.fail((*vplace, "id"), f"model `{model_title}`: vertex id `{vid}` is used twice")
-                self.need((*vplace, "name"), v.get("name", ""), str, f"vertex {vid}: `name` must be a string")
+                self.need((*vplace, "name"), _text_or_empty(v.get("name")), str,
+                          f"vertex {vid}: `name` must be a string")
                 if self.blocked(v):
                     self.note(vplace, f"vertex {vid} ({v.get('name')}) is BLOCKED: not imported, nor the edges "
                                       "that touch it (GraphWalker filters blocked elements by default)")
@@ -574,9 +576,10 @@ class _Converter:
                     self.need((*vplace, "sharedState"), share, str, f"vertex {vid}: `sharedState` must be a string")
                 if share and share in shared_state and merged:
                     states[(k, vid)] = shared_state[share]
-                    vertex_of[shared_state[share]][2].extend(t for t in tags if t not in vertex_of[shared_state[share]][2])
+                    merged_tags = vertex_of[shared_state[share]][2]
+                    merged_tags.extend(t for t in tags if t not in merged_tags)
                     continue
-                raw_name = v.get("name") or ""
+                raw_name = _text_or_empty(v.get("name"))
                 if not raw_name:
                     self.note(vplace, f"model `{model_title}`: vertex {vid} has no name (GraphWalker's checker "
                                       f"rejects it); imported as `{names.clean('', f'v_{vid}')}`")
@@ -621,7 +624,8 @@ class _Converter:
                     counts.setdefault((model_title, key), []).append((*place, key))
             for eplace, e in self.elements(model, place, "edges", model_title):
                 eid = self.element_id(eplace, e, f"model `{model_title}`: edge {eplace[-1] + 1}")
-                self.need((*eplace, "name"), e.get("name", ""), str, f"edge {eid}: `name` must be a string")
+                self.need((*eplace, "name"), _text_or_empty(e.get("name")), str,
+                          f"edge {eid}: `name` must be a string")
                 label = f"edge {eid} ({e.get('name') or 'unnamed'})"
                 if eid is not None and eid in seen_edges:
                     self.note(eplace, f"model `{model_title}`: {label}: edge id `{eid}` is used twice (GraphWalker's "
@@ -651,8 +655,8 @@ class _Converter:
                     self.note((*eplace, "sourceVertexId"), f"{label}: sourceVertexId {source!r} is not a vertex of "
                                                            f"`{model_title}`; GraphWalker walks it as a start edge")
                     source = None
-                edge = _Edge(eplace, e, str(e.get("name") or ""), states[(k, source)] if source is not None else None,
-                             states[(k, target)], names.scope)
+                edge = _Edge(eplace, e, str(_text_or_empty(e.get("name"))),
+                             states[(k, source)] if source is not None else None, states[(k, target)], names.scope)
                 if eid is not None and eid == start_id and initial is None and start_edge is None:
                     start_edge = edge
                 if edge.source is None and edge is not start_edge:
@@ -840,6 +844,11 @@ class _Converter:
 
 
 COUNTER_WINDOW = 5
+
+
+def _text_or_empty(value: Any) -> Any:
+    """A name as checked for its shape: JSON `null` is no name (as a missing key is), anything else must be text."""
+    return "" if value is None else value
 
 
 def _blocked_ids(model: dict) -> set[str]:
