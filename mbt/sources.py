@@ -31,6 +31,7 @@ class SourceDocument:
     _flat: str | None = field(default=None, init=False, repr=False)
     _starts: list[int] = field(default_factory=list, init=False, repr=False)
     _word_lines: list[int] = field(default_factory=list, init=False, repr=False)
+    _line_offsets: list[int] = field(default_factory=list, init=False, repr=False)  # where each line starts in it
 
     def __post_init__(self) -> None:
         self.lines = self.text.splitlines()
@@ -44,6 +45,7 @@ class SourceDocument:
             words: list[str] = []
             offset = 0
             for number, line in enumerate(self.lines, start=1):
+                self._line_offsets.append(offset)
                 for word in line.split():
                     self._starts.append(offset)
                     self._word_lines.append(number)
@@ -70,8 +72,17 @@ class SourceDocument:
         return found
 
     def quote_within(self, quote: str, first: int, last: int) -> bool:
-        """True when the quote occurs entirely inside lines first..last (1-based, inclusive)."""
-        return any(first <= a and b <= last for a, b in self.find_quote(quote))
+        """True when the quote occurs entirely inside lines first..last (1-based, inclusive). Only those lines are
+        searched: a quote repeated all over a large document (an imported model's names) costs its span, not the
+        whole document, for each of the thousands of spans citing it."""
+        needle = normalise(quote)
+        flat = self._index()
+        first = max(first, 1)
+        if not needle or first > last or first > len(self.lines):
+            return False
+        lo = self._line_offsets[first - 1]
+        hi = self._line_offsets[last] if last < len(self.lines) else len(flat)
+        return flat.find(needle, lo, hi) != -1
 
     def nearest_quote(self, quote: str, line: int) -> tuple[int, int] | None:
         """The occurrence of the quote closest to `line` (ties: the earlier one), or None when it is nowhere."""

@@ -134,3 +134,18 @@ def test_an_uncited_source_is_still_checked_and_a_good_one_is_silent(tmp_path):
                            '  state b final\n  event go\n  a -> b on go\n}\n', **{"policy.md": POLICY})
     (f,) = check_spans(file)
     assert (f.code, f.location.line, f.related) == ("SPN001", 2, [])
+
+
+def test_quote_within_searches_only_its_lines_and_agrees_with_every_occurrence():
+    # The judge: quote_within as the definition says, from every occurrence find_quote lists.
+    import random
+
+    rnd = random.Random(3)
+    words = ["e_Login", "v_Home", "a", "b c", "", "  ", "e_Login v_Home"]
+    for _ in range(300):
+        text = "\n".join(" ".join(rnd.choice(words) for _ in range(rnd.randint(0, 4))) for _ in range(rnd.randint(1, 9)))
+        doc = SourceDocument("d.txt", text)
+        quote = rnd.choice(words[:4] + ["Login v_", "e_Login v_Home e_Login", "c e_Login"])
+        first, last = rnd.randint(0, 10), rnd.randint(0, 10)
+        expected = any(first <= a and b <= last for a, b in doc.find_quote(quote))
+        assert doc.quote_within(quote, first, last) == expected, (text, quote, first, last)

@@ -169,7 +169,8 @@ class FsmGeneration:
                                           strongly_connected=suite.strongly_connected, elements=suite.items,
                                           lower_bound=suite.lower_bound, optimum_steps=suite.optimum_steps,
                                           optimum_tests=suite.optimum_tests, steps=suite.steps,
-                                          tests=len(suite.runs))
+                                          tests=len(suite.runs), exact=suite.exact is not None,
+                                          configurations=suite.exact)
         result.suite = self.suite_figures
         result.tests = [self.summary(sk) for sk in self.skeletons]
         return result

@@ -38,6 +38,8 @@ class SuiteFigures(BaseModel):
     optimum_tests: int
     steps: int
     tests: int
+    exact: bool = False  # the suite is the exact guard-respecting optimum (every reachable configuration explored)
+    configurations: int | None = None  # how many, when exact
 
 
 class ModelGeneration(BaseModel):

@@ -96,6 +96,7 @@ class Suite:
     runs: list[SuiteRun]
     missing: list[NoWitness]
     strongly_connected: bool
+    exact: int | None = None  # configurations explored when the suite is the exact guard-respecting optimum
 
     @property
     def steps(self) -> int:
@@ -125,19 +126,31 @@ def optimal_cover(nodes: list[Hashable], edges: list[tuple[Hashable, Hashable, A
     """Min-cost cover of every edge (u, v, key) by runs from `start`.
 
     `start_edges` (for line graphs) are extra first steps leaving a virtual start node; they cost one step each.
-    `closed`: force a Chinese-postman tour (True) or a path cover (False); None chooses by strong connectivity.
+    `closed`: force a Chinese-postman tour (True) or a path cover (False). None takes the better of the two: a
+    closed tour exists only on a strongly connected graph, and runs with resets may still take fewer steps (a run
+    need not come back), so both are computed there and the fewer steps win (then the fewer runs).
     """
+    if closed is not None:
+        return _cover(nodes, edges, start, start_edges, closed)
+    opened = _cover(nodes, edges, start, start_edges, False)
+    simple = nx.DiGraph()
+    simple.add_nodes_from(n for n in nodes if n == start or any(n in (u, v) for u, v, _ in edges))
+    simple.add_edges_from((u, v) for u, v, _ in edges)
+    if start_edges is None and edges and start in simple and nx.is_strongly_connected(simple):
+        tour = _cover(nodes, edges, start, start_edges, True)
+        if (tour.steps, tour.tests) <= (opened.steps, opened.tests):
+            return tour
+    return opened
+
+
+def _cover(nodes: list[Hashable], edges: list[tuple[Hashable, Hashable, Any]], start: Hashable,
+           start_edges: list[tuple[Hashable, Any]] | None, closed: bool) -> Tour:
     touched = {start} | {u for u, _, _ in edges} | {v for _, v, _ in edges}
     nodes = [n for n in nodes if n in touched]  # an Euler circuit may not leave isolated nodes behind
     graph = nx.MultiDiGraph()
     graph.add_nodes_from(nodes)
     for u, v, key in edges:
         graph.add_edge(u, v, key=key)
-    if closed is None:
-        simple = nx.DiGraph()
-        simple.add_nodes_from(nodes)
-        simple.add_edges_from((u, v) for u, v, _ in edges)
-        closed = start_edges is None and bool(edges) and nx.is_strongly_connected(simple)
     required = len(edges)
     if not edges:
         return Tour("chinese-postman" if closed else "path-cover", 0, 0)
@@ -155,21 +168,25 @@ def optimal_cover(nodes: list[Hashable], edges: list[tuple[Hashable, Hashable, A
             flow_net.add_edge(u, v, weight=step_cost)
             representative.setdefault((u, v), key)
     if not closed:
-        flow_net.add_node(_END, demand=0)
+        # At least one run: one unit of the reset edge is sent up front (a lower bound of 1 on it), else a
+        # balanced graph would get a flow of zero runs.
+        first = start if start_edges is None else _START
+        flow_net.add_node(_END, demand=1)
+        if start_edges is not None:
+            flow_net.add_node(_START, demand=0)
+        flow_net.nodes[first]["demand"] -= 1
         for n in nodes:
             flow_net.add_edge(n, _END, weight=0)
-        if start_edges is None:
-            flow_net.add_edge(_END, start, weight=1)
-        else:
-            flow_net.add_node(_START, demand=0)
-            flow_net.add_edge(_END, _START, weight=1)
-            for v, key in start_edges:
-                flow_net.add_edge(_START, v, weight=step_cost)
-                representative.setdefault((_START, v), key)
+        flow_net.add_edge(_END, first, weight=1)
+        for v, key in start_edges or []:
+            flow_net.add_edge(_START, v, weight=step_cost)
+            representative.setdefault((_START, v), key)
     try:
         _, flow = nx.network_simplex(flow_net)
     except nx.NetworkXUnfeasible:
         raise ValueError("no suite can cover every edge from the start (an mbt bug: edges are reachable)") from None
+    if not closed:
+        flow[_END][first] += 1
     tours = nx.MultiDiGraph(graph)
     extra_steps = 0
     copies = itertools.count()
@@ -226,16 +243,21 @@ def pair_tour(engine: SymbolicFsm, required: list[int], initial: str, strongly_c
     required = used
     if not pairs:
         return Tour("path-cover", 0, 0), pairs
-    firsts = [(i, i) for i in by_source.get(initial, ())]
-    if strongly_connected:
-        # A closed tour of the line graph, entered once by a first step from the initial state: one step more
-        # than the line graph's edges it traverses.
-        line = optimal_cover(list(required), pairs, firsts[0][0] if firsts else required[0], closed=True)
-        line.convert = lambda keys, first=line.origin: _pair_run([first, *keys])
-        line.steps += 1
-        return line, pairs
+    firsts = [(i, i) for i in by_source.get(initial, ()) if i in required]
     line = optimal_cover(list(required), pairs, None, start_edges=firsts, closed=False)
     line.convert = _pair_run
+    simple = nx.DiGraph()
+    simple.add_nodes_from(required)
+    simple.add_edges_from((i, j) for i, j, _ in pairs)
+    # A closed tour of the line graph, entered once by a first step from the initial state (one step more than
+    # the pairs it traverses), when the pairs to cover form a strongly connected graph that such a step enters;
+    # the infeasible pairs left out may break that even when the model is strongly connected.
+    if strongly_connected and firsts and nx.is_strongly_connected(simple):
+        closed = optimal_cover(list(required), pairs, firsts[0][0], closed=True)
+        closed.convert = lambda keys, first=closed.origin: _pair_run([first, *keys])
+        closed.steps += 1
+        if (closed.steps, closed.tests) <= (line.steps, line.tests):
+            return closed, pairs
     return line, pairs
 
 
@@ -311,22 +333,62 @@ class SuiteBuilder:
             tour, _ = pair_tour(engine, required, initial, strongly, wanted)
         self._closed = tour.method == "chinese-postman"
         best = None
-        # Small models: the guard-aware walk and several Euler circuits, the best kept; large ones: the walk only.
-        attempts = self.orderings if len(wanted) <= self.small else 0
+        # Small models: the guard-aware walk and several Euler circuits, the best kept; large ones: the walk and
+        # the flow's own Euler circuit.
+        attempts = self.orderings if len(wanted) <= self.small else 1
         for ordering in range(-1, attempts):
             tried = list(missing)
             if ordering < 0:
                 runs = self._greedy(tour, criterion, wanted, tried)
             else:
                 runs = self._concretize(tour.runs(ordering), criterion, wanted, tried)
-            score = (sum(len(r.plan) for r in runs), len(runs), len(tried))
+            score = (len(tried), sum(len(r.plan) for r in runs), len(runs))  # first cover all that can be
             if best is None or score < best[0]:
                 best = (score, runs, tried)
-            if score[0] == tour.steps:
-                break  # the guards did not get in the way: this is the optimum
-        _, runs, missing = best
+            if score[:2] == (len(missing), tour.steps):
+                break  # everything covered at the guard-free optimum: the guards did not get in the way
+        (left, steps, _), runs, tried = best
+        if (left, steps) != (len(missing), tour.steps) and len(wanted) <= self.small:
+            # Not at the guard-free bound: where the configuration space is small, the exact optimum decides.
+            exact = self._exact(criterion, all_items, wanted, missing)
+            if exact is not None:
+                runs, missing, configurations = exact
+                return Suite(criterion, tour.method, len(all_items), sum(len(r.covers) for r in runs),
+                             tour.steps, tour.tests, runs, missing, strongly, configurations)
+        missing = tried
         return Suite(criterion, tour.method, len(all_items), len(wanted), tour.steps, tour.tests, runs, missing,
                      strongly)
+
+    # ------------------------------------------------------------ the exact optimum, where it can be computed
+    def _exact(self, criterion: str, all_items: list[str], wanted: set[str],
+               missing: list[NoWitness]) -> tuple[list[SuiteRun], list[NoWitness], int] | None:
+        """The suite at the exact guard-respecting optimum (mbt.generate.exact), or None when the configuration
+        space is too large, runs start from a precondition, or the witness search disagrees with it."""
+        from mbt.generate.exact import exact_suite
+
+        start = self.finder.starts[0]
+        model = self.finder.model
+        if len(self.finder.starts) != 1 or start.precondition or start.state != model.initial_state or any(
+                start.store.get(name) != v.initial for name, v in model.variables.items()):
+            return None  # the exact search starts where a golden without precondition does
+        found = exact_suite(self.finder.model, criterion, all_items)
+        if found is None:
+            return None
+        impossible = set(found.impossible)
+        known = {m.element: m for m in missing}
+        for item in sorted(impossible & wanted):
+            if not isinstance(self.finder.find(item), NoWitness):
+                return None  # the two searches disagree: keep the flow-and-repair suite (never falsely exact)
+        out_missing = []
+        for item in all_items:
+            if item in impossible:
+                prior = known.get(item)
+                out_missing.append(prior if prior is not None and prior.reason in ("unsatisfiable", "unreachable")
+                                   else NoWitness(item, "unsatisfiable", "no run of the model takes it: all "
+                                                  f"{found.configurations} reachable configurations were explored"))
+        runs = [SuiteRun(start, [PlannedStep(event, j) for event, _, j in run], [args for _, args, _ in run],
+                         list(covers)) for run, covers in zip(found.runs, found.covers)]
+        return runs, out_missing, found.configurations
 
     # ------------------------------------------------------------ following the tour
     def _concretize(self, tour_runs: list[list[int]], criterion: str, wanted: set[str],

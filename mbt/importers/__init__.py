@@ -1,5 +1,5 @@
-"""Importers: files in other tools' formats read as models, found by suffix (DMN XML, GraphWalker JSON), and
-observed runs (OTLP traces, chat transcripts) found by content (RUN_READERS).
+"""Importers: files in other tools' formats read as models, found by suffix (DMN XML, GraphWalker JSON and GraphML),
+and observed runs (OTLP traces, chat transcripts) found by content (RUN_READERS).
 
 Each entry names the module and function that turns a file into a `ModelFile`; the loader looks the suffix up here
 and imports the module by name when such a file is read, so the loader and the importers (which parse the DSL text
@@ -28,6 +28,8 @@ class Importer:
 IMPORTERS = {
     ".dmn": Importer("dmn", ".dmn", "mbt.importers.dmn:load_dmn", searched=True),
     ".json": Importer("graphwalker", ".json", "mbt.importers.graphwalker:load_graphwalker", searched=False),
+    # yEd GraphML in GraphWalker's label syntax; not searched in folders (other tools write GraphML too).
+    ".graphml": Importer("graphwalker", ".graphml", "mbt.importers.graphwalker:load_graphwalker", searched=False),
 }
 
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mbt.errors import LocatedError, Problem
+from mbt.errors import LocatedError, Problem, problem_at
+from mbt.model.common import Location
 from mbt.parsing.grammar import EXPRESSION_PREFIXES, reserved_words
 
 RESERVED = reserved_words() | EXPRESSION_PREFIXES  # from the grammar: model keywords such as `table` are fine names
@@ -42,6 +44,8 @@ class GraphWalkerImport:
     text: str  # the DSL
     models: list[str]
     notes: list[Note] = field(default_factory=list)
+    locate: Callable[[int, int], Location] | None = None  # a DSL position -> where it is in the GraphWalker file
+    model_file: Any = None  # the DSL read back (parsing.loader.ModelFile), every position in the GraphWalker file
 
 
 class Untranslatable(Exception):
@@ -51,7 +55,7 @@ class Untranslatable(Exception):
 # ---------------------------------------------------------------- the JavaScript subset
 
 _TOKEN = re.compile(r"""\s*(?:(?P<num>\d+(?:\.\d+)?)|(?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|"""
-                    r"""(?P<name>[A-Za-z_$][A-Za-z0-9_$]*)|(?P<op>===|!==|==|!=|<=|>=|&&|\|\||\+\+|--|\+=|-=|"""
+                    r"""(?P<name>(?:global\.)?[A-Za-z_$][A-Za-z0-9_$]*)|(?P<op>===|!==|==|!=|<=|>=|&&|\|\||\+\+|--|\+=|-=|"""
                     r"""[-+<>!()=;]))""")
 
 
@@ -87,11 +91,16 @@ def dsl_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
 
 
+MAX_NESTING = 48  # `(` and `!` levels a guard may nest: deeper ones are reported, never a RecursionError
+
+
 class _Expr:
-    """Recursive descent over a token list: JavaScript precedence, DSL text out; records names and constants."""
+    """Recursive descent over a token list: JavaScript precedence, DSL text out; records names and constants.
+    The recursion is bounded: nesting deeper than MAX_NESTING is reported as outside the subset."""
 
     def __init__(self, toks: list[tuple[str, str]], names: Names):
         self.toks, self.i, self.names = toks, 0, names
+        self.depth = 0
         self.used: list[str] = []  # variables read
         self.constants: dict[str, list[Any]] = {}  # variable -> literals it is compared with
 
@@ -128,8 +137,16 @@ class _Expr:
     def not_(self) -> str:
         if self.peek() == "!":
             self.take()
-            return f"not ({self.not_()})"
+            self.nest()
+            inner = self.not_()
+            self.depth -= 1
+            return f"not ({inner})"
         return self.comparison()
+
+    def nest(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise Untranslatable(f"the expression nests deeper than {MAX_NESTING} levels of `(` and `!`")
 
     def comparison(self) -> str:
         left_start = self.i
@@ -163,10 +180,12 @@ class _Expr:
     def atom(self) -> str:
         kind, value = self.take()
         if value == "(":
+            self.nest()
             inner = self.or_()
             if self.peek() != ")":
                 raise Untranslatable("a `(` is not closed")
             self.take()
+            self.depth -= 1
             return f"({inner})"
         if value == "-" and self.peek() is not None and self.toks[self.i][0] == "num":
             return "-" + self.number(self.take()[1])
@@ -205,15 +224,21 @@ def _literal_value(tok: tuple[str, str]) -> Any:
 
 
 class Names:
-    """GraphWalker names as DSL names: identifiers, not reserved, unique per kind of thing."""
+    """GraphWalker names as DSL names: identifiers, not reserved, unique per kind of thing.
+
+    Variables live in a scope: each GraphWalker model has its own JavaScript context, `global.x` is shared by all
+    of a file's models. When models are merged (shared states), a local name used by several models is prefixed
+    with its model's name (`collide`); `global.x` becomes `global_x`."""
 
     def __init__(self):
-        self.vars: dict[str, str] = {}
+        self.vars: dict[Any, str] = {}
         self.taken: set[str] = set()
+        self.scope = ""  # the model whose guards are being read
+        self.collide: set[str] = set()
 
     @staticmethod
     def clean(raw: str, fallback: str) -> str:
-        name = re.sub(r"[^A-Za-z0-9_]", "_", raw or "").strip("_") or fallback
+        name = re.sub(r"[^A-Za-z0-9_]", "_", raw or "").strip("_") or re.sub(r"[^A-Za-z0-9_]", "_", fallback)
         if name[0].isdigit():
             name = "_" + name
         if name in RESERVED or name in SOFT_KEYWORDS:
@@ -229,246 +254,664 @@ class Names:
         return name
 
     def variable(self, raw: str) -> str:
-        if raw not in self.vars:
-            self.vars[raw] = self.unique(raw, "v", self.taken)
-        return self.vars[raw]
+        key: Any = raw if raw.startswith("global.") else (self.scope, raw)
+        if key not in self.vars:
+            wanted = f"{self.scope}_{raw}" if raw in self.collide else raw
+            self.vars[key] = self.unique(wanted, "v", self.taken)
+        return self.vars[key]
+
+
+# ---------------------------------------------------------------- reading the JSON
+
+MAX_DEPTH = 64  # GraphWalker models nest about 6 levels; deeper files are refused before `json` recurses on them
+MAX_DIGITS = 1000  # a longer number literal is refused (Python's int() stops at 4,300 digits with a ValueError)
+_JSON_TOKEN = re.compile(r'\s+|/\*.*?\*/|//[^\n]*|"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|-?[0-9][0-9.eE+\-]*|[A-Za-z]+',
+                         re.S)
+
+Path_ = tuple  # a place in the JSON document: ("models", 0, "edges", 3, "id")
+Positions = dict  # Path_ -> (line, column) of the value there (objects, arrays and scalars up to 5 keys deep)
+
+
+def read_json(text: str, shown: str) -> tuple[Any, Positions]:
+    """The JSON document and where its values are, in one linear pass; `/* */` and `//` comments (GraphWalker's
+    reader accepts them, licence headers are common) are read as white space. Too deep nesting and huge numbers are
+    refused with their position, so `json` never recurses or converts without bound."""
+    positions: Positions = {}
+    stack: list[list[Any]] = []  # per open container: [its path, is an object, current key or index, a key is next]
+    line, line_start, pos, end = 1, 0, 0, len(text)
+    comments: list[tuple[int, int]] = []
+    while pos < end:
+        m = _JSON_TOKEN.match(text, pos)
+        if m is None:
+            break  # json.loads below reports what is wrong here
+        start, pos = pos, m.end()
+        c = text[start]
+        if c.isspace() or c == "/":
+            if c == "/":
+                comments.append((start, pos))
+            breaks = text.count("\n", start, pos)
+            if breaks:
+                line, line_start = line + breaks, text.rindex("\n", start, pos) + 1
+            continue
+        if c in ",:":
+            if c == "," and stack:
+                top = stack[-1]
+                if top[1]:
+                    top[3] = True
+                else:
+                    top[2] += 1
+            continue
+        if c in "}]":
+            if stack:
+                stack.pop()
+            continue
+        if c == '"' and "\\u" in text[start:pos]:
+            _no_lone_surrogate(text, start, pos, shown, line, start - line_start + 1)
+        if stack and stack[-1][1] and stack[-1][3]:  # an object's key
+            if c != '"':
+                break
+            token = text[start:pos]
+            stack[-1][2] = token[1:-1] if "\\" not in token else json.loads(token)
+            stack[-1][3] = False
+            continue
+        here = (*stack[-1][0], stack[-1][2]) if stack else ()
+        column = start - line_start + 1
+        if len(here) <= 6:
+            positions[here] = (line, column)
+        if c in "{[":
+            if len(stack) >= MAX_DEPTH:
+                raise LocatedError([problem_at(shown, text, line, column,
+                                               f"the JSON nests deeper than {MAX_DEPTH} levels; a GraphWalker model "
+                                               "needs about 6")])
+            stack.append([here, c == "{", 0 if c == "[" else None, c == "{"])
+        elif (c == "-" or c.isdigit()) and pos - start > MAX_DIGITS:
+            raise LocatedError([problem_at(shown, text, line, column,
+                                           f"a number of {pos - start} characters; mbt reads numbers of up to "
+                                           f"{MAX_DIGITS}")])
+    if comments:
+        pieces, last = [], 0
+        for a, b in comments:
+            pieces += [text[last:a], re.sub(r"[^\n]", " ", text[a:b])]
+            last = b
+        text = "".join(pieces) + text[last:]
+    try:
+        return json.loads(text), positions
+    except json.JSONDecodeError as err:
+        raise LocatedError([problem_at(shown, text, err.lineno, err.colno, f"not valid JSON: {err.msg}")]) from None
+
+
+def _no_lone_surrogate(text: str, start: int, end: int, shown: str, line: int, column: int) -> None:
+    # `"\ud800"` is valid JSON but no text: it could not be written, printed or compared; refuse it where it is.
+    try:
+        value = json.loads(text[start:end])
+    except json.JSONDecodeError:
+        return  # json.loads of the whole text reports it
+    if _SURROGATE.search(value):
+        raise LocatedError([problem_at(shown, text, line, column, "a string holds a lone UTF-16 surrogate "
+                                                                 "(`\\ud800`-`\\udfff` escape): not text")])
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 # ---------------------------------------------------------------- conversion
 
 
 def import_graphwalker(path: str | Path, relative_to: str | Path | None = None) -> GraphWalkerImport:
-    """Convert a GraphWalker JSON file. `relative_to`: the folder the DSL will live in (for the `source` path)."""
-    from mbt.parsing.loader import parse_text, read_text
+    """Convert a GraphWalker JSON (or yEd GraphML) file. `relative_to`: the folder the DSL will live in (for the
+    `source` path)."""
+    from mbt.parsing.loader import read_text
 
     shown = str(path)
     text = read_text(Path(path), shown)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise LocatedError([Problem(shown, err.lineno, err.colno, f"not valid JSON: {err.msg}")]) from None
+    if Path(path).suffix.lower() == ".graphml":
+        from mbt.importers.graphml import read_graphml
+
+        data, positions = read_graphml(text, shown)
+    else:
+        data, positions = read_json(text, shown)
+    folder = Path(relative_to) if relative_to is not None else Path(path).resolve().parent
+    source_path = os.path.relpath(Path(path).resolve(), folder.resolve()).replace(os.sep, "/")
+    return convert(data, positions, shown, text, source_path, Path(path).name)
+
+
+def convert(data: Any, positions: Positions, shown: str, text: str, source_path: str, title: str) -> GraphWalkerImport:
+    """GraphWalker's document (as JSON data, with where each value is) into DSL text, read back before it is
+    returned so what `mbt import graphwalker` writes is a valid model."""
+    from mbt.parsing.loader import parse_text
+
+    base: Path_ = ("models",)
     models = data.get("models") if isinstance(data, dict) else None
     if isinstance(data, dict) and models is None and "vertices" in data:
-        models = [data]  # a single model object, without the outer wrapper
+        models, base = [data], ()  # a single model object, without the outer wrapper
     if not isinstance(models, list) or not models:
         raise LocatedError([Problem(shown, 1, 1, "not a GraphWalker model: expected `models: [...]` with vertices "
                                                  "and edges")])
-    folder = Path(relative_to) if relative_to is not None else Path(path).resolve().parent
-    source_path = os.path.relpath(Path(path).resolve(), folder.resolve()).replace(os.sep, "/")
-    converter = _Converter(shown, text)
-    parts = [f"# Imported from GraphWalker: {Path(path).name}. Guards and actions outside the translated JavaScript",
-             "# subset are kept as `unspecified` notes with their original text.",
-             f"source graphwalker {dsl_string(source_path)}", ""]
+    converter = _Converter(shown, text, positions)
+    places = [(*base, i) if base else () for i in range(len(models))]
+    for model, place in zip(models, places):
+        converter.need(place, model, dict, "a model must be a JSON object")
+    head = [f"# Imported from GraphWalker: {title}. Guards and actions outside the translated JavaScript",
+            "# subset are kept as `unspecified` notes with their original text.",
+            f"source graphwalker {dsl_string(source_path)}", ""]
+    converter.emit(head)
     names: list[str] = []
-    used_models: set[str] = set()
-    for index, model in enumerate(models):
-        if not isinstance(model, dict):
-            raise LocatedError([Problem(shown, 1, 1, f"model {index + 1} is not a JSON object")])
-        dsl, name = converter.model(model, index, used_models)
-        parts += dsl + [""]
-        names.append(name)
-    converter.shared_states(models)
-    out = "\n".join(parts)
+    shared = any(isinstance(v, dict) and v.get("sharedState") for m in models
+                 for v in (m.get("vertices") if isinstance(m.get("vertices"), list) else []))
+    if shared and len(models) > 1:
+        # Shared states are where GraphWalker's runs cross models: the models become one fsm, each shared state
+        # one state, so a run can go on in any model that shares it.
+        names.append(converter.fsm(list(zip(models, places)), data.get("name") if isinstance(data, dict) else None))
+    else:
+        for model, place in zip(models, places):
+            names.append(converter.fsm([(model, place)], None))
+    out = "\n".join(text_ for text_, _ in converter.out)
+    located = {n: where for n, (_, where) in enumerate(converter.out, start=1) if where is not None}
+
+    def locate(line: int, column: int) -> Location:
+        where = located.get(line, (1, 1))
+        return Location(file=shown, line=where[0], column=where[1])
+
     try:
-        parse_text(out, shown)
+        read_back = parse_text(out, shown, locate=locate, shown_text=text)
     except LocatedError as err:
-        # E.g. a variable used as a number in one place and as text in another: say what and where.
+        # E.g. a variable used as a number in one place and as text in another: say what, in the converted line.
         first = err.problems[0]
-        line = out.splitlines()[first.line - 1].strip() if 0 < first.line <= len(out.splitlines()) else ""
-        raise LocatedError([Problem(shown, 1, 1, f"the converted model does not type-check: {first.message} "
-                                                 f"(in the converted line `{line}`)")]) from None
-    return GraphWalkerImport(out, names, converter.notes)
+        dsl_line = next((n for n, where in located.items() if where == (first.line, first.column)), 0)
+        shown_line = out.splitlines()[dsl_line - 1].strip() if dsl_line else ""
+        raise LocatedError([Problem(shown, first.line, first.column, f"the converted model does not type-check: "
+                                    f"{first.message}" + (f" (in the converted line `{shown_line}`)"
+                                                          if shown_line else ""))]) from None
+    return GraphWalkerImport(out, names, sorted(converter.notes, key=lambda n: n.line), locate, read_back)
 
 
 def load_graphwalker(path: str | Path):
-    """A GraphWalker JSON file read as a model file (`mbt coverage --model FILE.json`)."""
-    from mbt.parsing.loader import parse_text
+    """A GraphWalker JSON or GraphML file read as a model file (`mbt coverage --model FILE.json`): every position
+    is the JSON's (or GraphML's), not the converted DSL's."""
+    return import_graphwalker(path).model_file  # read back once, with the positions of the user's file
 
-    imported = import_graphwalker(path)
-    return parse_text(imported.text, str(path))
+
+@dataclass
+class _Edge:
+    """One GraphWalker edge, read and checked, before it becomes a transition."""
+
+    place: Path_
+    raw: dict
+    name: str
+    source: str | None  # DSL state
+    target: str
+    model: str
 
 
 class _Converter:
-    def __init__(self, path: str, text: str):
-        self.path, self.text = path, text
-        self.lines = text.splitlines()
+    def __init__(self, path: str, text: str, positions: Positions):
+        self.path, self.text, self.positions = path, text, positions
         self.notes: list[Note] = []
+        self.out: list[tuple[str, tuple[int, int] | None]] = []  # DSL lines, each with the place it comes from
+        self.used_models: set[str] = set()
 
-    def line_of(self, element_id: Any) -> int:
-        """The line of `"id": "<id>"` in the JSON text (1 when it cannot be found)."""
-        if element_id is None:
-            return 1
-        pattern = re.compile(r'"id"\s*:\s*' + re.escape(json.dumps(element_id)))
-        for number, line in enumerate(self.lines, start=1):
-            if pattern.search(line):
-                return number
-        return 1
+    # ---- where things are
 
-    def span(self, element: dict) -> str:
-        line = self.line_of(element.get("id"))
+    def at(self, place: Path_) -> tuple[int, int]:
+        """The (line, column) of the value at `place`, or of the nearest enclosing one."""
+        while place not in self.positions and place:
+            place = place[:-1]
+        return self.positions.get(place, (1, 1))
+
+    def fail(self, place: Path_, message: str) -> LocatedError:
+        line, column = self.at(place)
+        return LocatedError([problem_at(self.path, self.text, line, column, message)])
+
+    def need(self, place: Path_, value: Any, kind: type | tuple, message: str) -> None:
+        if not isinstance(value, kind) or isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple)
+                                                                                   else (kind,)):
+            raise self.fail(place, message)
+
+    def note(self, place: Path_, message: str) -> None:
+        self.notes.append(Note(self.at(place)[0], message))
+
+    def emit(self, lines: list[str], place: Path_ | None = None) -> None:
+        where = self.at(place) if place is not None else None
+        self.out += [(line, where) for line in lines]
+
+    def span(self, place: Path_, element: dict) -> str:
+        line = self.at((*place, "id"))[0] if "id" in element else self.at(place)[0]
         name = element.get("name")
-        if isinstance(name, str) and name and line <= len(self.lines):
-            # Quote the name when it is written near the id (mbt check verifies the quote at those lines).
-            near = [n for n in range(max(1, line - 3), min(len(self.lines), line + 3) + 1)
-                    if json.dumps(name)[1:-1] in self.lines[n - 1]]
-            near.sort(key=lambda n: (abs(n - line), n))
-            if near and "\\" not in json.dumps(name):
-                lo, hi = min(line, near[0]), max(line, near[0])
-                where = f"{lo}-{hi}" if hi != lo else f"{lo}"
-                return f"@graphwalker:{where} {dsl_string(name)}"
+        if isinstance(name, str) and name and (*place, "name") in self.positions:
+            name_line = self.positions[(*place, "name")][0]
+            # Quote the name when the file spells it as is (mbt check finds the quote in those lines).
+            if json.dumps(name, ensure_ascii=False)[1:-1] == name and abs(name_line - line) <= 20:
+                lo, hi = min(line, name_line), max(line, name_line)
+                return f"@graphwalker:{lo}-{hi} {dsl_string(name)}" if hi != lo else \
+                    f"@graphwalker:{lo} {dsl_string(name)}"
         return f"@graphwalker:{line}"
 
-    def note(self, element: dict, message: str) -> None:
-        self.notes.append(Note(self.line_of(element.get("id")), message))
+    # ---- shapes
 
-    def model(self, model: dict, index: int, used_models: set[str]) -> tuple[list[str], str]:
+    def element_id(self, place: Path_, element: dict, what: str) -> str | None:
+        value = element.get("id")
+        if value is None:
+            return None
+        self.need((*place, "id"), value, (str, int), f"{what}: `id` must be a string")
+        return str(value)
+
+    def strings(self, place: Path_, value: Any, what: str) -> list[str]:
+        """A list of strings (a lone string is read as a list of one)."""
+        if value is None:
+            return []
+        if isinstance(value, str):
+            return [value]
+        self.need(place, value, list, f"{what} must be a list of strings")
+        for i, item in enumerate(value):
+            self.need((*place, i), item, str, f"{what} must be a list of strings")
+        return list(value)
+
+    def elements(self, model: dict, place: Path_, key: str, title: str) -> list[tuple[Path_, dict]]:
+        value = model.get(key)
+        if value is None:
+            return []
+        self.need((*place, key), value, list, f"model `{title}`: `{key}` must be a list")
+        for i, item in enumerate(value):
+            self.need((*place, key, i), item, dict, f"model `{title}`: {key[:-1]} {i + 1} must be a JSON object")
+        return [((*place, key, i), item) for i, item in enumerate(value)]
+
+    @staticmethod
+    def blocked(element: dict) -> bool:
+        props = element.get("properties")
+        return isinstance(props, dict) and props.get("blocked") in (True, "true")
+
+    # ---- one fsm from one model, or from models linked by shared states
+
+    def fsm(self, members: list[tuple[dict, Path_]], file_name: Any) -> str:
         names = Names()
-        title = model.get("name") or f"model {index + 1}"
-        name = names.unique(str(title), f"model{index + 1}", used_models)
-        vertices = [v for v in model.get("vertices") or [] if isinstance(v, dict)]
-        edges = [e for e in model.get("edges") or [] if isinstance(e, dict)]
-        if not vertices:
-            raise LocatedError([Problem(self.path, self.line_of(model.get("id")), 1,
-                                        f"GraphWalker model `{title}` has no vertices")])
-        states: dict[Any, str] = {}
+        titles = [str(m.get("name") or f"model {p[-1] + 1 if p else 1}") for m, p in members]
+        merged = len(members) > 1
+        title = str(file_name) if merged and file_name else " + ".join(titles) if merged else titles[0]
+        name = names.unique(title, "model", self.used_models)
+        for (model, place), model_title in zip(members, titles):
+            self.need((*place, "name"), _text_or_empty(model.get("name")), str,
+                      f"model `{model_title}`: `name` must be a string")
+        if merged:
+            # Local variables used by more than one model are told apart by their model's name.
+            seen: dict[str, set[str]] = {}
+            for (model, _), model_title in zip(members, titles):
+                for raw in _identifiers(model):
+                    seen.setdefault(raw, set()).add(model_title)
+            names.collide = {raw for raw, where in seen.items() if len(where) > 1}
+        states: dict[tuple[int, str], str] = {}  # (member, vertex id) -> DSL state
+        vertex_of: dict[str, tuple[Path_, dict, list[str]]] = {}  # DSL state -> its first vertex, and all tags
+        shared_state: dict[str, str] = {}  # sharedState name -> DSL state
         used_states: set[str] = set()
-        for v in vertices:
-            states[v.get("id")] = names.unique(str(v.get("name") or ""), f"v_{v.get('id')}", used_states)
-        events: dict[str, str] = {}
-        used_events: set[str] = set()
-        variables: dict[str, dict] = {}  # DSL name -> {"init": value, "types": set, "consts": list, "incr": bool}
+        edges: list[_Edge] = []
+        variables: dict[str, dict] = {}  # DSL name -> {"init", "types", "consts", "steps"}
+        initial: str | None = None
+        start_edge: _Edge | None = None
+        counts: dict[tuple[str, str], list[Path_]] = {}  # (model, unused property) -> where
 
         def var(raw: str) -> dict:
-            return variables.setdefault(names.variable(raw), {"init": None, "types": [], "consts": [], "incr": False})
+            return variables.setdefault(names.variable(raw), {"init": None, "types": [], "consts": [], "steps": []})
 
-        # Model-level actions initialise variables.
-        for statement in _statements(model.get("actions") or []):
-            try:
-                target, value, kind = _assignment(statement)
-            except Untranslatable as err:
-                self.note(model, f"model `{title}`: start action `{statement}` not translated: {err}")
-                continue
-            if kind == "set" and value[0] in ("num", "str", "bool"):
-                info = var(target)
-                info["init"] = value
-                info["types"].append(value[0])
-                info["consts"].append(value[1])
-            else:
-                self.note(model, f"model `{title}`: start action `{statement}` not translated: only `x = literal` "
-                                 "initialises a variable")
-        lines_out: list[str] = []
-        transitions: list[str] = []
-        has_out = {e.get("sourceVertexId") for e in edges if e.get("sourceVertexId") is not None}
-        start_id = model.get("startElementId")
-        initial = None
-        if start_id in states:
-            initial = states[start_id]
-        for e in edges:
-            source, target = e.get("sourceVertexId"), e.get("targetVertexId")
-            edge_label = f"edge {e.get('id')} ({e.get('name') or 'unnamed'})"
-            if target not in states:
-                raise LocatedError([Problem(self.path, self.line_of(e.get("id")), 1,
-                                            f"{edge_label}: targetVertexId {target!r} is not a vertex of `{title}`")])
-            if source is not None and source not in states:
-                raise LocatedError([Problem(self.path, self.line_of(e.get("id")), 1,
-                                            f"{edge_label}: sourceVertexId {source!r} is not a vertex of `{title}`")])
-            event = events.get(str(e.get("name") or ""))
-            if event is None:
-                event = names.unique(str(e.get("name") or ""), f"e_{e.get('id')}", used_events)
-                events[str(e.get("name") or "")] = event
-            if source is None:
-                if e.get("id") == start_id or initial is None:
-                    # GraphWalker starts before its start edge: an initial state of our own leads into it.
-                    initial_state = names.unique("start", "start", used_states)
-                    lines_out.append(f"  state {initial_state} initial inferred")
-                    source_name, initial = initial_state, initial_state
-                else:
-                    self.note(e, f"{edge_label} has no source vertex and is not the start element; not imported")
+        for k, ((model, place), model_title) in enumerate(zip(members, titles)):
+            names.scope = names.clean(model_title, "model")
+            blocked_ids = _blocked_ids(model)
+            vertices = self.elements(model, place, "vertices", model_title)
+            if not vertices:
+                raise self.fail(place, f"GraphWalker model `{model_title}` has no vertices")
+            for vplace, v in vertices:
+                vid = self.element_id(vplace, v, f"model `{model_title}`: vertex {vplace[-1] + 1}")
+                if vid is None:
+                    raise self.fail(vplace, f"model `{model_title}`: vertex {vplace[-1] + 1} has no `id`")
+                if (k, vid) in states:
+                    raise self.fail((*vplace, "id"), f"model `{model_title}`: vertex id `{vid}` is used twice")
+                self.need((*vplace, "name"), _text_or_empty(v.get("name")), str,
+                          f"vertex {vid}: `name` must be a string")
+                if self.blocked(v):
+                    self.note(vplace, f"vertex {vid} ({v.get('name')}) is BLOCKED: not imported, nor the edges "
+                                      "that touch it (GraphWalker filters blocked elements by default)")
                     continue
-            else:
-                source_name = states[source]
-            guard_text, action_texts, untranslated = "", [], []
-            guard = e.get("guard")
-            if isinstance(guard, str) and guard.strip():
+                tags = [t for t in self.strings((*vplace, "requirements"), v.get("requirements"),
+                                                f"vertex {vid}: `requirements`") if t.strip()]
+                share = v.get("sharedState")
+                if share is not None:
+                    self.need((*vplace, "sharedState"), share, str, f"vertex {vid}: `sharedState` must be a string")
+                if share and share in shared_state and merged:
+                    states[(k, vid)] = shared_state[share]
+                    merged_tags = vertex_of[shared_state[share]][2]
+                    merged_tags.extend(t for t in tags if t not in merged_tags)
+                    continue
+                raw_name = _text_or_empty(v.get("name"))
+                if not raw_name:
+                    self.note(vplace, f"model `{model_title}`: vertex {vid} has no name (GraphWalker's checker "
+                                      f"rejects it); imported as `{names.clean('', f'v_{vid}')}`")
+                wanted = raw_name
+                if merged and names.clean(raw_name, f"v_{vid}") in used_states:
+                    wanted = f"{model_title}_{raw_name}"
+                state = names.unique(wanted, f"v_{vid}", used_states)
+                states[(k, vid)] = state
+                vertex_of[state] = (vplace, v, tags)
+                if share and merged:
+                    shared_state[share] = state
+                elif share:
+                    self.note(vplace, f"vertex {vid} ({raw_name}): shared state `{share}` is shared with no other "
+                                      "model of this file (mbt reads one file; put the models that share states in "
+                                      "one file to link them)")
+                if v.get("actions"):
+                    self.note(vplace, f"vertex {vid} ({raw_name}): vertex actions are not translated")
+            # Model-level actions initialise the model's variables.
+            for statement in _statements(self.strings((*place, "actions"), model.get("actions"),
+                                                      f"model `{model_title}`: `actions`")):
                 try:
-                    parser = _Expr(tokens(guard), names)
-                    guard_text = f" [{parser.parse()}]"
-                    for raw in parser.used:
-                        var(raw)
-                    for raw, consts in parser.constants.items():
-                        info = var(raw)
-                        info["consts"] += consts
-                        info["types"] += [_kind_of(c) for c in consts]
+                    target, value, kind = _assignment(statement)
                 except Untranslatable as err:
-                    self.note(e, f"{edge_label}: guard `{guard}` not translated: {err}; the transition is kept "
-                                 "without it")
-                    untranslated.append(f"guard `{guard}`")
-            for statement in _statements(e.get("actions") or []):
-                try:
-                    action, raw, info_update = self.action(statement, names)
-                    info = var(raw)
-                    for key, value in info_update.items():
-                        info[key] = info[key] + value if isinstance(value, list) else value or info[key]
-                    action_texts.append(action)
-                except Untranslatable as err:
-                    self.note(e, f"{edge_label}: action `{statement}` not translated: {err}")
-                    untranslated.append(f"action `{statement}`")
-            annotations = [self.span(e)] if e.get("id") is not None else []
-            if untranslated:
-                reason = "GraphWalker " + "; ".join(untranslated) + " not translated"
-                annotations.append(f"unspecified {dsl_string(reason)}")
-            annotations += [f"tag {dsl_string(str(r))}" for r in e.get("requirements") or []]
-            actions = f" / {', '.join(action_texts)}" if action_texts else ""
-            transitions.append(f"  {source_name} -> {states[target]} on {event}{guard_text}{actions}"
-                               + (" " + " ".join(annotations) if annotations else ""))
+                    self.note(place, f"model `{model_title}`: start action `{statement}` not translated: {err}")
+                    continue
+                if kind == "set" and value[0] in ("num", "str", "bool"):
+                    info = var(target)
+                    info["init"] = value
+                    info["types"].append(value[0])
+                    info["consts"].append(value[1])
+                else:
+                    self.note(place, f"model `{model_title}`: start action `{statement}` not translated: only "
+                                     "`x = literal` initialises a variable")
+            seen_edges: set[str] = set()
+            start_id = model.get("startElementId")
+            if start_id is not None:
+                self.need((*place, "startElementId"), start_id, (str, int),
+                          f"model `{model_title}`: `startElementId` must be a string")
+                start_id = str(start_id)
+            for key in ("predefinedPathEdgeIds",):
+                if model.get(key):
+                    counts.setdefault((model_title, key), []).append((*place, key))
+            for eplace, e in self.elements(model, place, "edges", model_title):
+                eid = self.element_id(eplace, e, f"model `{model_title}`: edge {eplace[-1] + 1}")
+                self.need((*eplace, "name"), _text_or_empty(e.get("name")), str,
+                          f"edge {eid}: `name` must be a string")
+                label = f"edge {eid} ({e.get('name') or 'unnamed'})"
+                if eid is not None and eid in seen_edges:
+                    self.note(eplace, f"model `{model_title}`: {label}: edge id `{eid}` is used twice (GraphWalker's "
+                                      "checker rejects it); both edges are imported")
+                if eid is not None:
+                    seen_edges.add(eid)
+                for key in ("weight", "dependency"):
+                    if e.get(key) is not None:
+                        counts.setdefault((model_title, key), []).append((*eplace, key))
+                ends = []
+                for end_key in ("sourceVertexId", "targetVertexId"):
+                    value = e.get(end_key)
+                    if value is not None:
+                        self.need((*eplace, end_key), value, (str, int), f"{label}: `{end_key}` must be a string")
+                        value = str(value)
+                    ends.append(value)
+                source, target = ends
+                if (target is None or (k, target) not in states) and target not in blocked_ids:
+                    raise self.fail((*eplace, "targetVertexId"),
+                                    f"{label}: targetVertexId {target!r} is not a vertex of `{model_title}`")
+                if self.blocked(e) or target in blocked_ids or source in blocked_ids:
+                    if self.blocked(e):
+                        self.note(eplace, f"{label} is BLOCKED: not imported (GraphWalker filters blocked elements "
+                                          "by default)")
+                    continue
+                if source is not None and (k, source) not in states:
+                    self.note((*eplace, "sourceVertexId"), f"{label}: sourceVertexId {source!r} is not a vertex of "
+                                                           f"`{model_title}`; GraphWalker walks it as a start edge")
+                    source = None
+                edge = _Edge(eplace, e, str(_text_or_empty(e.get("name"))),
+                             states[(k, source)] if source is not None else None, states[(k, target)], names.scope)
+                if eid is not None and eid == start_id and initial is None and start_edge is None:
+                    start_edge = edge
+                if edge.source is None and edge is not start_edge:
+                    self.note(eplace, f"{label} has no source vertex and is not the start element; not imported")
+                    continue
+                edges.append(edge)
+            if start_id is not None and initial is None and start_edge is None:
+                if (k, start_id) in states:
+                    initial = states[(k, start_id)]
+                else:
+                    raise self.fail((*place, "startElementId"), f"model `{model_title}`: startElementId "
+                                                                f"{start_id!r} is neither a vertex nor an edge")
+            elif start_id is not None and k > 0:
+                self.note((*place, "startElementId"), f"model `{model_title}`: its start element is not used; the "
+                                                      "merged model starts where the first model does")
+        for (model_title, key), where in sorted(counts.items()):
+            why = {"weight": "edge weights steer GraphWalker's random generator; mbt's suites cover every edge",
+                   "dependency": "edge dependencies steer GraphWalker's weighted generators",
+                   "predefinedPathEdgeIds": "a predefined path is one walk; mbt builds its own suites (a golden "
+                                            "case can replay that walk)"}[key]
+            self.note(where[0], f"model `{model_title}`: {len(where)} `{key}` value(s) not imported: {why}")
+
+        # The start: a vertex, or an edge walked first (GraphWalker starts before it): a state of our own leads in.
+        lines_out: list[str] = []
+        transitions: list[tuple[_Edge, str | None]] = []  # (edge, its source state; None: the start edge)
+        if start_edge is not None:
+            initial = names.unique("start", "start", used_states)
+            lines_out.append(f"  state {initial} initial inferred")
+            transitions.append((start_edge, initial))
         if initial is None:
-            initial = states[vertices[0].get("id")]
-            self.note(model, f"model `{title}` names no start element; its first vertex `{initial}` is the initial state")
-        out = [f"fsm {name} {self.span(model) if model.get('id') is not None else ''}".rstrip() + " {",
-               f"  title {dsl_string(str(title) + ' (imported from GraphWalker)')}"]
-        if model.get("generator"):
-            out.append(f"  # GraphWalker generator: {_comment(str(model['generator']))}")
+            first = next(iter(vertex_of))
+            initial = first
+            self.note(members[0][1], f"model `{titles[0]}` names no start element; its first vertex `{first}` is the "
+                                     "initial state")
+        transitions += [(e, e.source) for e in edges if e.source is not None]
+
+        # Events: edges with one name are one event, except where two of them leave the same state: those are
+        # distinct edges GraphWalker chooses between, so each gets an event of its own, named NAME_ID.
+        leaving: dict[tuple[str, str], int] = {}
+        for e, source in transitions:
+            leaving[(source, e.name)] = leaving.get((source, e.name), 0) + 1
+        events: dict[str, str] = {}
+        used_events: set[str] = set()
+        event_of: list[str] = []
+        for e, source in transitions:
+            eid = e.raw.get("id")
+            if not e.name or leaving[(source, e.name)] > 1:
+                event = names.unique(f"{e.name}_{eid}" if e.name else "", f"e_{eid}", used_events)
+            else:
+                if e.name not in events:
+                    events[e.name] = names.unique(e.name, f"e_{eid}", used_events)
+                event = events[e.name]
+            event_of.append(event)
+        distinct = sorted({e.name for e, source in transitions if e.name and leaving[(source, e.name)] > 1})
+        if distinct:
+            self.note(members[0][1], f"model `{title}`: {len(distinct)} edge name(s) label several edges leaving one "
+                                     f"vertex ({', '.join(f'`{n}`' for n in distinct[:5])}"
+                                     f"{', ...' if len(distinct) > 5 else ''}): each such edge is an event of its own, "
+                                     "`NAME_ID`")
+
+        body: list[tuple[str, Path_]] = []
+        for (e, source), event in zip(transitions, event_of):
+            names.scope = e.model
+            body.append((self.transition(e, source, event, names, var), (*e.place, "id")))
+        out_lines: list[tuple[str, Path_ | None]] = [
+            (f"fsm {name} {self.span(members[0][1], members[0][0]) if members[0][0].get('id') is not None else ''}"
+             .rstrip() + " {", members[0][1]),
+            (f"  title {dsl_string(title + ' (imported from GraphWalker)')}", members[0][1])]
+        generator = members[0][0].get("generator")
+        if generator:
+            out_lines.append((f"  # GraphWalker generator: {_comment(str(generator))}", None))
         for dsl_name, info in sorted(variables.items()):
-            out.append(f"  var {dsl_name}: {_type_text(info)}{_initial_text(info)}")
-        out += lines_out
-        for v in vertices:
-            flags = " initial" if states[v.get("id")] == initial else ""
-            if v.get("id") not in has_out and states[v.get("id")] != initial:
+            out_lines.append((f"  var {dsl_name}: {self.type_text(dsl_name, info, members[0][1])}"
+                              f"{_initial_text(info)}", members[0][1]))
+        out_lines += [(line, None) for line in lines_out]
+        has_out = {source for _, source in transitions}
+        for state, (vplace, v, tags) in vertex_of.items():
+            flags = " initial" if state == initial else ""
+            if state not in has_out and state != initial:
                 flags += " final"
-            annotations = [self.span(v)] + [f"tag {dsl_string(str(r))}" for r in v.get("requirements") or []]
-            if v.get("sharedState"):
-                out.append(f"  # shared state {_comment(str(v['sharedState']))}: GraphWalker may jump to another model "
-                           "here; mbt measures each model on its own")
-            if v.get("actions"):
-                self.note(v, f"vertex {v.get('id')} ({v.get('name')}): vertex actions are not translated")
-            out.append(f"  state {states[v.get('id')]}{flags} {' '.join(annotations)}")
-        for event in events.values():
-            out.append(f"  event {event}")
-        out += transitions
-        out.append("}")
-        return out, name
+            annotations = [self.span(vplace, v)] + [f"tag {dsl_string(t)}" for t in tags]
+            out_lines.append((f"  state {state}{flags} {' '.join(annotations)}", (*vplace, "id")))
+        for event in dict.fromkeys(event_of):  # each once, in the order of the transitions
+            out_lines.append((f"  event {event}", None))
+        out_lines += body
+        out_lines.append(("}", None))
+        for line, place in out_lines:
+            self.emit([line], place)
+        self.emit([""])
+        return name
+
+    def transition(self, e: _Edge, source: str, event: str, names: Names, var: Callable[[str], dict]) -> str:
+        label = f"edge {e.raw.get('id')} ({e.name or 'unnamed'})"
+        guard_text, action_texts, untranslated = "", [], []
+        guard = e.raw.get("guard")
+        if guard is not None:
+            self.need((*e.place, "guard"), guard, str, f"{label}: `guard` must be a string")
+        bounds: dict[str, tuple[float, float]] = {}
+        if isinstance(guard, str) and guard.strip():
+            try:
+                toks = tokens(guard)
+                parser = _Expr(toks, names)
+                guard_text = f" [{parser.parse()}]"
+                for raw in parser.used:
+                    var(raw)
+                for raw, consts in parser.constants.items():
+                    info = var(raw)
+                    info["consts"] += consts
+                    info["types"] += [_kind_of(c) for c in consts]
+                bounds = _conjunct_bounds(toks)
+            except Untranslatable as err:
+                self.note(e.place, f"{label}: guard `{guard}` not translated: {err}; the transition is kept "
+                                   "without it")
+                untranslated.append(f"guard `{guard}`")
+        for statement in _statements(self.strings((*e.place, "actions"), e.raw.get("actions"),
+                                                  f"{label}: `actions`")):
+            try:
+                action, raw, info_update = self.action(statement, names)
+                info = var(raw)
+                for key, value in info_update.items():
+                    if key == "step":
+                        info["steps"].append((value, bounds.get(raw), e.place))
+                    else:
+                        info[key] = info[key] + value if isinstance(value, list) else value or info[key]
+                action_texts.append(action)
+            except Untranslatable as err:
+                self.note(e.place, f"{label}: action `{statement}` not translated: {err}")
+                untranslated.append(f"action `{statement}`")
+        annotations = [self.span(e.place, e.raw)] if e.raw.get("id") is not None else []
+        if untranslated:
+            reason = "GraphWalker " + "; ".join(untranslated) + " not translated"
+            annotations.append(f"unspecified {dsl_string(reason)}")
+        tags = self.strings((*e.place, "requirements"), e.raw.get("requirements"), f"{label}: `requirements`")
+        annotations += [f"tag {dsl_string(t)}" for t in tags if t.strip()]
+        actions = f" / {', '.join(action_texts)}" if action_texts else ""
+        return (f"  {source} -> {e.target} on {event}{guard_text}{actions}"
+                + (" " + " ".join(annotations) if annotations else ""))
 
     def action(self, statement: str, names: Names) -> tuple[str, str, dict]:
         target, value, kind = _assignment(statement)
         dsl_target = names.variable(target)
         if kind == "incr":
-            return f"{dsl_target} := {dsl_target} {value}", target, {"types": ["num"], "incr": True}
+            return f"{dsl_target} := {dsl_target} {value}", target, {"types": ["num"],
+                                                                     "step": int(value.replace(" ", ""))}
         if value[0] in ("num", "str", "bool"):
             return f"{dsl_target} := {_literal_text(value)}", target, {"types": [value[0]], "consts": [value[1]]}
         parser = _Expr(value[1], names)
         return f"{dsl_target} := {parser.parse()}", target, {}
 
-    def shared_states(self, models: list) -> None:
-        shared: dict[str, list[str]] = {}
-        for model in models:
-            if not isinstance(model, dict):
-                continue
-            for v in model.get("vertices") or []:
-                if isinstance(v, dict) and v.get("sharedState"):
-                    shared.setdefault(str(v["sharedState"]), []).append(f"{model.get('name')}/{v.get('name')}")
-        for name, where in sorted(shared.items()):
-            self.notes.append(Note(1, f"shared state `{name}` links {', '.join(where)}; mbt imports each model on its "
-                                      "own (runs do not jump between models)"))
+    def type_text(self, dsl_name: str, info: dict, place: Path_) -> str:
+        """The DSL type of a variable. A counter's range is sound when every step of it is guarded (`x < 3` before
+        `x++` bounds it by 3); an unguarded counter is unbounded in GraphWalker, so mbt explores a window of it
+        (COUNTER_WINDOW steps past its constants) and says so."""
+        kinds = info["types"] or (["bool"] if info["init"] is None else [info["init"][0]])
+        kind = kinds[0]
+        if kind == "bool":
+            return "bool"
+        if kind == "str":
+            return "string"
+        numbers = [c for c in info["consts"] if isinstance(c, int) and not isinstance(c, bool)]
+        lo, hi = min(numbers + [0]), max(numbers + [0])
+        free_up = free_down = False
+        for step, bound, _ in info["steps"]:
+            if step > 0:
+                if bound is None or bound[1] == float("inf"):
+                    free_up = True
+                else:
+                    hi = max(hi, int(bound[1]) + step)
+            elif step < 0:
+                if bound is None or bound[0] == float("-inf"):
+                    free_down = True
+                else:
+                    lo = min(lo, int(bound[0]) + step)
+        if free_up or free_down:
+            if free_up:
+                hi += COUNTER_WINDOW
+            if free_down:
+                lo -= COUNTER_WINDOW
+            where = next(p for s, b, p in info["steps"] if (s > 0 and free_up and (b is None or b[1] == float("inf")))
+                         or (s < 0 and free_down and (b is None or b[0] == float("-inf"))))
+            self.note(where, f"counter `{dsl_name}` changes without a guard that bounds it, so it is unbounded in "
+                             f"GraphWalker; mbt explores it within {lo}..{hi} (runs that would leave that range are "
+                             "not generated, and a golden case that leaves it is reported out of range)")
+        return f"int[{lo}..{max(hi, lo + 1)}]"
+
+
+COUNTER_WINDOW = 5
+
+
+def _text_or_empty(value: Any) -> Any:
+    """A name as checked for its shape: JSON `null` is no name (as a missing key is), anything else must be text."""
+    return "" if value is None else value
+
+
+def _blocked_ids(model: dict) -> set[str]:
+    vertices = model.get("vertices") if isinstance(model.get("vertices"), list) else []
+    return {str(v.get("id")) for v in vertices if isinstance(v, dict) and _Converter.blocked(v)}
+
+
+_IDENT = re.compile(r"(?<![\w$.])[A-Za-z_$][\w$]*")
+
+
+def _identifiers(model: dict) -> set[str]:
+    """The names a model's guards and actions mention (to tell its local variables from another model's)."""
+    texts = [model.get("actions")] + [e.get(k) for e in (model.get("edges") if isinstance(model.get("edges"), list)
+                                                          else []) if isinstance(e, dict) for k in ("guard", "actions")]
+    found: set[str] = set()
+    for t in texts:
+        for item in t if isinstance(t, list) else [t]:
+            if isinstance(item, str):
+                found.update(_IDENT.findall(re.sub(r"global\.[\w$]+", " ", item)))
+    return found
+
+
+def _conjunct_bounds(toks: list[tuple[str, str]]) -> dict[str, tuple[float, float]]:
+    """What a guard's top-level conjuncts (`x < 3 && ...`) say about variables: name -> (lowest, highest) value
+    the variable can have when the guard holds. Anything under `||` or `!` says nothing."""
+    depth, parts, current = 0, [], []
+    for tok in toks:
+        if tok[1] == "(":
+            depth += 1
+        elif tok[1] == ")":
+            depth -= 1
+        if depth == 0 and tok[1] == "||":
+            return {}
+        if depth == 0 and tok[1] == "&&":
+            parts.append(current)
+            current = []
+        else:
+            current.append(tok)
+    parts.append(current)
+    out: dict[str, tuple[float, float]] = {}
+    flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "===": "==="}
+    for part in parts:
+        if len(part) != 3:
+            continue
+        (ka, a), (_, op), (kb, b) = part
+        if ka == "num" and kb == "name":
+            (ka, a), op, (kb, b) = (kb, b), flip.get(op, ""), (ka, a)
+        if ka != "name" or kb != "num" or "." in b:
+            continue
+        n = int(b)
+        lo, hi = out.get(a, (float("-inf"), float("inf")))
+        if op == "<":
+            hi = min(hi, n - 1)
+        elif op == "<=":
+            hi = min(hi, n)
+        elif op == ">":
+            lo = max(lo, n + 1)
+        elif op == ">=":
+            lo = max(lo, n)
+        elif op in ("==", "==="):
+            lo, hi = max(lo, n), min(hi, n)
+        out[a] = (lo, hi)
+    return out
 
 
 def _statements(actions: list) -> list[str]:
@@ -524,20 +967,6 @@ def _literal_text(value: tuple[str, Any]) -> str:
     if kind == "num":
         return str(v)
     return dsl_string(v)
-
-
-def _type_text(info: dict) -> str:
-    kinds = info["types"] or (["bool"] if info["init"] is None else [info["init"][0]])
-    kind = kinds[0]
-    if kind == "bool":
-        return "bool"
-    if kind == "str":
-        return "string"
-    numbers = [c for c in info["consts"] if isinstance(c, int) and not isinstance(c, bool)]
-    lo, hi = min(numbers + [0]), max(numbers + [0])
-    if info["incr"]:
-        hi += 1  # a counter compared with `< n` reaches n
-    return f"int[{lo}..{max(hi, lo + 1)}]"
 
 
 def _initial_text(info: dict) -> str:

@@ -23,4 +23,7 @@ register(KindSupport(
     replayer=lambda model, elements: FsmReplayer(CompiledFsm(model, elements)),
     check=check_fsm, view=View("graph", fsm_graph, (".dot", ".svg", ".png")), expected=fsm_expected,
     generation=FsmGeneration, suites=True,
-    extra={"run_judge": RunJudge}))  # observed runs (mbt/runs/measure.py)
+    # run_judge: observed runs (mbt/runs/measure.py). requirement_criteria: a requirement tag on a state or
+    # transition (GraphWalker's vertex and edge requirements) is met by visiting the state and taking the
+    # transition; the guard elements that inherit the tag do not count for it.
+    extra={"run_judge": RunJudge, "requirement_criteria": ("state", "transition")}))

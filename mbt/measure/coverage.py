@@ -58,6 +58,18 @@ class ElementCoverage(BaseModel):
         return "exercised" if self.exercised_by else "uncovered"
 
 
+class RequirementCoverage(BaseModel):
+    """A requirement: a `tag` (GraphWalker's `requirements`, yEd `REQTAG`) and the elements carrying it. It is
+    verified when every feasible element carrying it is verified, exercised when every one is at least exercised."""
+
+    requirement: str
+    elements: int  # feasible elements carrying the tag
+    verified: int
+    exercised: int
+    status: str  # verified | exercised | uncovered | infeasible (no feasible element carries it)
+    not_verified: list[str] = []  # the ids of its feasible elements no golden verifies, in the report's order
+
+
 class ModelCoverage(BaseModel):
     model: str
     kind: str
@@ -65,6 +77,7 @@ class ModelCoverage(BaseModel):
     goldens_replayed: int
     criteria: list[CriterionCoverage]
     elements: list[ElementCoverage]
+    requirements: list[RequirementCoverage] = []  # per tag, sorted by tag
 
     def criterion(self, name: str) -> CriterionCoverage | None:
         return next((c for c in self.criteria if c.criterion == name), None)
@@ -158,6 +171,29 @@ def numbers_for(elements: list[ElementCoverage], verified: bool) -> Numbers:
             covered += 1
             covered_weight += e.weight
     return Numbers(covered=covered, total=total, covered_weight=covered_weight, total_weight=total_weight)
+
+
+def requirement_table(elements: list[ElementCoverage],
+                      criteria: tuple[str, ...] | None = None) -> list[RequirementCoverage]:
+    """Per requirement tag: how many of the elements carrying it are verified and exercised (one pass). `criteria`
+    (the kind's `requirement_criteria`): the elements that count for a tag; None: every element carrying it."""
+    by_tag: dict[str, list[ElementCoverage]] = {}
+    for ec in elements:
+        if criteria is not None and ec.element.criterion not in criteria:
+            continue
+        for tag in dict.fromkeys(ec.element.tags):
+            by_tag.setdefault(tag, []).append(ec)
+    out = []
+    for tag in sorted(by_tag):
+        feasible = [ec for ec in by_tag[tag] if ec.element.feasible]
+        verified = sum(1 for ec in feasible if ec.verified_by)
+        exercised = sum(1 for ec in feasible if ec.exercised_by)
+        status = ("infeasible" if not feasible else "verified" if verified == len(feasible) else
+                  "exercised" if exercised == len(feasible) else "uncovered")
+        out.append(RequirementCoverage(requirement=tag, elements=len(feasible), verified=verified,
+                                       exercised=exercised, status=status,
+                                       not_verified=[ec.element.id for ec in feasible if not ec.verified_by]))
+    return out
 
 
 def criterion_table(criteria: tuple[str, ...], elements: list[ElementCoverage]) -> list[CriterionCoverage]:

@@ -28,6 +28,8 @@ RUN_METRICS = ("intent_accuracy", "task_completion_rate", "escalation_success_ra
 RUN_COUNTS = ("critical_failures", "deviations", "invalid_runs")
 # What fails `mbt runs` without a gate file, and what a gate file keeps failing on unless it names the key.
 DEFAULT_RUN_COUNTS = ("critical_failures", "invalid_runs")
+# `MODEL.requirement` / `KIND.requirement`: the share of requirement tags whose every element is verified.
+REQUIREMENT = "requirement"
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,20 @@ def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = No
         matched = False
         for m in report.models:
             if scope not in (m.kind, m.model):
+                continue
+            if criterion == REQUIREMENT:
+                counted = [r for r in m.requirements if r.status != "infeasible"]
+                if not counted:
+                    continue
+                matched = True
+                share = sum(1 for r in counted if r.status == "verified") / len(counted)
+                if not _OPS[rule.op](share, rule.threshold):
+                    missed = [r.requirement for r in counted if r.status != "verified"]
+                    failures.append(GateFailure(
+                        rule=rule.key, expected=f"{rule.op} {rule.threshold:g}", actual=share, elements=missed,
+                        message=f"{m.model}: {share:.1%} of its requirements are verified (every element carrying "
+                                f"the tag), the gate requires {rule.op} {rule.threshold:.1%}; not verified: "
+                                + ", ".join(missed[:10]) + (" ..." if len(missed) > 10 else "")))
                 continue
             numbers = _verified(m, criterion, waived)
             if numbers is None:

@@ -82,6 +82,7 @@ class TraceRow(BaseModel):
     quote: str | None = None
     found: bool = True  # False: the quote is not in the document (drift; `mbt check` says more)
     coverage: Literal["verified", "exercised", "uncovered", "infeasible", "waived"]
+    tags: list[str] = []  # the element's requirement tags
     verified_by: list[str] = []
     exercised_by: list[str] = []
     expected: str = ""

@@ -24,6 +24,7 @@ from mbt.measure.coverage import (
     InvalidCaseReport,
     ModelCoverage,
     criterion_table,
+    requirement_table,
 )
 from mbt.model.common import ModelBase
 
@@ -109,7 +110,8 @@ class ModelTally:
                 for e, exercised, verified, more_e, more_v in zip(self.elements, self.exercised_by, self.verified_by,
                                                                   self.exercised_more, self.verified_more)]
         return ModelCoverage(model=model.name, kind=model.kind, file=model.file, goldens_replayed=self.replayed,
-                             criteria=criterion_table(self.kind.criteria, rows), elements=rows)
+                             criteria=criterion_table(self.kind.criteria, rows), elements=rows,
+                             requirements=requirement_table(rows, self.kind.extra.get("requirement_criteria")))
 
 
 @dataclass(slots=True)

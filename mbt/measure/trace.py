@@ -84,7 +84,7 @@ def trace_rows(models: list[ModelBase], coverage: list[ModelCoverage], resolved:
             row = TraceRow(model=mc.model, element=e.id, criterion=e.criterion, label=e.label, status=e.status.value,
                            severity=e.severity.value, coverage=cov, verified_by=ec.verified_by,
                            exercised_by=[c for c in ec.exercised_by if c not in set(ec.verified_by)],
-                           expected=expected(e))
+                           expected=expected(e), tags=list(e.tags))
             if e.span is not None:
                 row.source = e.span.source
                 row.quote = e.span.quote

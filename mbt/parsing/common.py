@@ -43,42 +43,50 @@ class CommonRules:
         return Location(file=self.path, line=getattr(meta_or_token, "line", 1) or 1,
                         column=getattr(meta_or_token, "column", 1) or 1)
 
+    def _pos(self, meta_or_token) -> dict:
+        # An expression's position goes through `loc` too, so an importer's `locate` maps it into the user's file.
+        found = pos(meta_or_token)
+        if found["line"] and getattr(self, "locate", None) is not None:
+            where = self.loc(meta_or_token)
+            return {"line": where.line, "column": where.column}
+        return found
+
     # ---- literals
     def string_lit(self, children):
         (tok,) = children
-        return Lit(unquote(tok), **pos(tok))
+        return Lit(unquote(tok), **self._pos(tok))
 
     def int_lit(self, children):
         (tok,) = children
-        return Lit(int(tok), **pos(tok))
+        return Lit(int(tok), **self._pos(tok))
 
     def neg_int_lit(self, children):
         (tok,) = children
-        return Lit(-int(tok), **pos(tok))
+        return Lit(-int(tok), **self._pos(tok))
 
     def decimal_lit(self, children):
         (tok,) = children
-        return Lit(Decimal(str(tok)), **pos(tok))
+        return Lit(Decimal(str(tok)), **self._pos(tok))
 
     def neg_decimal_lit(self, children):
         (tok,) = children
-        return Lit(-Decimal(str(tok)), **pos(tok))
+        return Lit(-Decimal(str(tok)), **self._pos(tok))
 
     @v_args(meta=True)
     def true_lit(self, meta, children):
-        return Lit(True, **pos(meta))
+        return Lit(True, **self._pos(meta))
 
     @v_args(meta=True)
     def false_lit(self, meta, children):
-        return Lit(False, **pos(meta))
+        return Lit(False, **self._pos(meta))
 
     @v_args(meta=True)
     def none_lit(self, meta, children):
-        return Lit(None, **pos(meta))
+        return Lit(None, **self._pos(meta))
 
     def enum_lit(self, children):
         (tok,) = children
-        return EnumLit(str(tok), **pos(tok))
+        return EnumLit(str(tok), **self._pos(tok))
 
     # ---- expressions
     def dotted_name(self, children):
@@ -86,44 +94,44 @@ class CommonRules:
 
     def ref(self, children):
         (tok,) = children
-        return Ref(str(tok), **pos(tok))
+        return Ref(str(tok), **self._pos(tok))
 
     @v_args(meta=True)
     def or_(self, meta, children):
         left, right = children
         items = (left.items if isinstance(left, Or) else (left,)) + (right,)
-        return Or(items, **pos(meta))
+        return Or(items, **self._pos(meta))
 
     @v_args(meta=True)
     def and_(self, meta, children):
         left, right = children
         items = (left.items if isinstance(left, And) else (left,)) + (right,)
-        return And(items, **pos(meta))
+        return And(items, **self._pos(meta))
 
     @v_args(meta=True)
     def not_(self, meta, children):
-        return Not(children[0], **pos(meta))
+        return Not(children[0], **self._pos(meta))
 
     @v_args(meta=True)
     def compare(self, meta, children):
         left, op, right = children
-        return Compare(str(op), left, right, **pos(meta))
+        return Compare(str(op), left, right, **self._pos(meta))
 
     @v_args(meta=True)
     def member(self, meta, children):
-        return Member(children[0], tuple(children[1:]), False, **pos(meta))
+        return Member(children[0], tuple(children[1:]), False, **self._pos(meta))
 
     @v_args(meta=True)
     def not_member(self, meta, children):
-        return Member(children[0], tuple(children[1:]), True, **pos(meta))
+        return Member(children[0], tuple(children[1:]), True, **self._pos(meta))
 
     @v_args(meta=True)
     def add(self, meta, children):
-        return Arith("+", children[0], children[1], **pos(meta))
+        return Arith("+", children[0], children[1], **self._pos(meta))
 
     @v_args(meta=True)
     def sub(self, meta, children):
-        return Arith("-", children[0], children[1], **pos(meta))
+        return Arith("-", children[0], children[1], **self._pos(meta))
 
     # ---- annotations
     @v_args(meta=True)

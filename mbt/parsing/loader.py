@@ -64,18 +64,24 @@ class ModelFile:
     pending: list = field(default_factory=list)  # `invariants for FSM` blocks until linked to their FSM
 
 
-def parse_text(text: str, path: str, link: bool = True) -> ModelFile:
+def parse_text(text: str, path: str, link: bool = True,
+               locate: Callable[[int, int], Location] | None = None, shown_text: str | None = None) -> ModelFile:
     """Parse and resolve one file; `link=False` leaves its invariants for link_invariants (their FSM may be
-    in another file)."""
+    in another file). An importer's DSL passes `locate` (a DSL position -> where it is in the user's file) and
+    `shown_text` (that file's text), so every message points into the file the user wrote."""
     try:
         tree = parser().parse(text)
     except UnexpectedInput as err:
         raise syntax_error(err, path, text) from None
+    text = shown_text if shown_text is not None else text
     try:
-        items = FileTransformer(path).transform(tree)
+        items = FileTransformer(path, locate).transform(tree)
     except VisitError as err:  # an exception inside a rule: show its position, not a stack
-        raise LocatedError([problem_at(path, text, getattr(err.obj, "line", 1) or 1,
-                                       getattr(err.obj, "column", 1) or 1, str(err.orig_exc))]) from None
+        line, column = getattr(err.obj, "line", 1) or 1, getattr(err.obj, "column", 1) or 1
+        if locate is not None:
+            where = locate(line, column)
+            line, column = where.line, where.column
+        raise LocatedError([problem_at(path, text, line, column, str(err.orig_exc))]) from None
     sources: dict[str, SourceDecl] = {}
     problems: list[Problem] = []
     raw_models = []

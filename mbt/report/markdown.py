@@ -139,7 +139,8 @@ def trace_markdown(rows: list[TraceRow]) -> str:
            "| source span | element | criterion | coverage | verified by | exercised only by | expected result |",
            "|---|---|---|---|---|---|---|"]
     for r in rows:
-        out.append(f"| {cell(_span(r))} | {code(r.element, True)} | {r.criterion} | {r.coverage} | "
+        tags = f" (requirement {cell(', '.join(r.tags))})" if r.tags else ""
+        out.append(f"| {cell(_span(r))} | {code(r.element, True)}{tags} | {r.criterion} | {r.coverage} | "
                    f"{cell(', '.join(r.verified_by))} | {cell(', '.join(r.exercised_by))} | {cell(r.expected)} |")
     return "\n".join(out) + "\n"
 
@@ -164,12 +165,12 @@ def trace_csv(rows: list[TraceRow]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["model", "element", "criterion", "status", "severity", "source", "document", "line_start", "line_end",
-                "quote", "quote_found", "coverage", "verified_by", "exercised_only_by", "expected"])
+                "quote", "quote_found", "coverage", "verified_by", "exercised_only_by", "expected", "requirements"])
     for r in rows:
         w.writerow([safe_cell(v) for v in (r.model, r.element, r.criterion, r.status, r.severity, r.source or "",
                                        r.document or "", r.line_start or "", r.line_end or "", r.quote or "",
                                        "yes" if r.found else "no", r.coverage, " ".join(r.verified_by),
-                                       " ".join(r.exercised_by), r.expected)])
+                                       " ".join(r.exercised_by), r.expected, "; ".join(r.tags))])
     return BOM + buf.getvalue()
 
 

@@ -50,6 +50,14 @@ def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: i
         extra = f"   ({c.infeasible} infeasible, not counted)" if c.infeasible else ""
         lines.append(f"  {c.criterion:<16} {_fraction(c.verified):>18} {percent(c.verified.weighted_ratio):>9}"
                      f"   {_fraction(c.exercised):>18}{extra}")
+    if m.requirements:
+        done = sum(1 for r in m.requirements if r.status == "verified")
+        lines.append(f"  {'requirements':<16} {f'{done} of {len(m.requirements)}':>18}   (a requirement is verified "
+                     "when every element carrying its tag is)")
+        for r in m.requirements:
+            if r.status != "verified":
+                lines.append(f"    {r.requirement}: {r.status}, {r.verified} of {r.elements} elements verified"
+                             + (f" (first not verified: {r.not_verified[0]})" if r.not_verified else ""))
     forbidden = m.uncovered("forbidden")
     if forbidden:
         lines += ["", style(f"  Uncovered forbidden elements ({len(forbidden)}): behaviour that must never happen "
