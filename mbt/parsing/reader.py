@@ -9,8 +9,8 @@ from mbt.errors import LocatedError, Problem
 MAX_MODEL_BYTES = 20 * 1024 * 1024
 
 
-def read_text(path: Path, shown: str, limit: int = MAX_MODEL_BYTES) -> str:
-    """The file's text, or a clear error for missing, unreadable, huge, binary or non-UTF-8 files."""
+def read_bytes(path: Path, shown: str, limit: int = MAX_MODEL_BYTES) -> bytes:
+    """The file's bytes, or a clear error for missing, unreadable or huge files."""
     if not path.exists():
         raise LocatedError([Problem(shown, 1, 1, "no such file")])
     if path.is_dir():
@@ -22,6 +22,12 @@ def read_text(path: Path, shown: str, limit: int = MAX_MODEL_BYTES) -> str:
         data = path.read_bytes()
     except OSError as err:
         raise LocatedError([Problem(shown, 1, 1, f"cannot read file: {err.strerror}")]) from None
+    return data
+
+
+def read_text(path: Path, shown: str, limit: int = MAX_MODEL_BYTES) -> str:
+    """The file's text, or a clear error for missing, unreadable, huge, binary or non-UTF-8 files."""
+    data = read_bytes(path, shown, limit)
     if b"\x00" in data[:8192]:
         raise LocatedError([Problem(shown, 1, 1, "this is a binary file, not a text file")])
     try:
