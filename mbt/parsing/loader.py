@@ -6,8 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
-from lark import Transformer
+from lark import Transformer, Tree
 from lark.exceptions import UnexpectedInput, VisitError
 
 from mbt import importers, kinds
@@ -64,6 +66,22 @@ class ModelFile:
     pending: list = field(default_factory=list)  # `invariants for FSM` blocks until linked to their FSM
 
 
+MAX_NESTING = 100  # parentheses inside parentheses; chains of one operator are flat and never count
+
+
+def _nested_too_deep(tree: Tree) -> Any:
+    """The first parse-tree node deeper than MAX_NESTING (its meta has the position), else None. Walked without
+    recursion: every later stage (the transformer, typing, compiling) recurses, and must meet only a tree this
+    check let through."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return node.meta if not node.meta.empty else SimpleNamespace(line=1, column=1)
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
+    return None
+
+
 def parse_text(text: str, path: str, link: bool = True) -> ModelFile:
     """Parse and resolve one file; `link=False` leaves its invariants for link_invariants (their FSM may be
     in another file)."""
@@ -71,6 +89,11 @@ def parse_text(text: str, path: str, link: bool = True) -> ModelFile:
         tree = parser().parse(text)
     except UnexpectedInput as err:
         raise syntax_error(err, path, text) from None
+    too_deep = _nested_too_deep(tree)
+    if too_deep is not None:
+        raise LocatedError([problem_at(path, text, too_deep.line, too_deep.column,
+                                       f"expression nested more than {MAX_NESTING} levels deep",
+                                       "split it into several guards or named conditions")])
     try:
         items = FileTransformer(path).transform(tree)
     except VisitError as err:  # an exception inside a rule: show its position, not a stack
