@@ -79,7 +79,8 @@ def test_parentheses_nested_too_deep_are_one_located_error(tmp_path):
 
 def test_deep_policy_condition_and_invariant(tmp_path):
     policy = tmp_path / "p.policy"
-    policy.write_text("policy p {\n  combining deny-overrides\n  subject.a: bool\n  subject.n: number precision 1 [0..5]\n  action.id: enum{go}\n"
+    policy.write_text("policy p {\n  combining deny-overrides\n  subject.a: bool\n"
+                      "  subject.n: number precision 1 [0..5]\n  action.id: enum{go}\n"
                       "  permit r when " + " or ".join(["subject.a"] * N) + " and " + "not " * 3 + "subject.a\n"
                       "  deny s when " + " + ".join(["subject.n"] * N) + " > 2\n}\n", encoding="utf-8")
     inv = tmp_path / "d.inv"
