@@ -64,7 +64,8 @@ def _json_value(text: str, start: int = 0) -> tuple[Any, int]:
     try:
         return _DECODER.raw_decode(text, start)
     except json.JSONDecodeError as err:
-        raise ValueError(f"not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
+        where = f"line {err.lineno}, column {err.colno}" if err.lineno > 1 else f"column {err.colno}"
+        raise ValueError(f"not valid JSON: {err.msg} ({where})") from None
     except RecursionError:
         raise ValueError("not usable JSON: nested too deeply") from None
     except ValueError as err:  # an integer of more than 4,300 digits; a duplicate key
