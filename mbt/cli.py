@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import traceback
@@ -80,15 +81,10 @@ multi_output_option = click.option("-o", "--output", "output", default=None, met
 
 
 def _write_reports(targets, produce) -> None:
-    """Produce every report first, then write them: a failure leaves no half-written set behind."""
-    from mbt.report.files import write_folder
+    """Produce every report first, then write them as one set: a failure leaves no half-written set behind."""
+    from mbt.report.files import write_reports
 
-    made = [(t, produce(t)) for t in targets]
-    for t, body in made:
-        if t.format.folder:
-            write_folder(t.path, body)
-        else:
-            emit(body, t.path)
+    write_reports([(t.path, produce(t)) for t in targets])
 
 
 def _pretty(output: str | None) -> bool:
@@ -330,7 +326,9 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             traceback.print_exc()
         where = f"{err.filename}: " if err.filename else ""
-        click.echo(f"error: {where}{err.strerror or err}", err=True)
+        why = ("; one of its names is longer than the 255 bytes a file system allows (a long model name makes "
+               "long generated file names)") if err.errno == errno.ENAMETOOLONG else ""
+        click.echo(f"error: {where}{err.strerror or err}{why}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     except Exception as err:  # noqa: BLE001 - the last line of defence: one line, never a traceback unasked
         if debug:

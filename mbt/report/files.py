@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
+import sys
 from pathlib import Path
 
 from mbt.errors import MbtError
-from mbt.files import fill_folder, replace_folder, stage_folder, write_file
+from mbt.files import OutputSet, write_file
 
 # A folder mbt wrote holds this file; only such a folder (or an empty one) is replaced by a new report.
 MARKER = ".mbt-report"
@@ -41,12 +41,30 @@ def check_folder_target(path: str) -> None:
 
 def write_folder(path: str, files: dict[str, bytes]) -> None:
     """Write a folder of files whole: built beside the target, then swapped in; `files` maps safe relative names."""
-    check_folder_target(path)
-    target = Path(path)
-    staged = stage_folder(_folder_of(target, path), target.name)
-    try:
-        fill_folder(staged, {**files, MARKER: b"written by mbt; this folder is replaced on the next report\n"})
-        replace_folder(staged, target)
-    except BaseException:
-        shutil.rmtree(staged, ignore_errors=True)
-        raise
+    write_reports([(path, files)])
+
+
+def write_reports(reports: list[tuple[str | None, str | bytes | dict[str, bytes]]]) -> None:
+    """Write finished reports as one set: (path, text) for a file, (path, {name: bytes}) for a folder, (None or
+    "-", text) for standard output. Every file and folder is staged first and moved into place only when all are
+    written (mbt/files.OutputSet); standard output is written last, once the files are in place."""
+    for path, body in reports:
+        if isinstance(body, dict) and path not in (None, "-"):
+            check_folder_target(path)
+    printed = []
+    with OutputSet() as outputs:
+        for path, body in reports:
+            if path in (None, "-"):
+                printed.append(body)
+            elif isinstance(body, dict):
+                _folder_of(Path(path), path)
+                outputs.folder(path, {**body, MARKER: b"written by mbt; this folder is replaced on the next report\n"})
+            else:
+                target = Path(path)
+                if target.is_dir():
+                    raise MbtError(f"error: {path} is a folder; give a file name for -o")
+                _folder_of(target, path)
+                outputs.file(target, body)
+    for body in printed:
+        sys.stdout.write(body if isinstance(body, str) else body.decode("utf-8"))  # type: ignore[union-attr]
+        sys.stdout.flush()
