@@ -135,3 +135,16 @@ def test_coverage_with_a_hostile_golden_file_exits_normally_and_counts_every_cas
     report = json.loads(run_mbt("coverage", "--model", "models/recovery.fsm", "--goldens", str(path), "--no-gate",
                                 "--format", "json").stdout)
     assert (report["goldens"]["read"], report["goldens"]["invalid"]) == (len(BAD_LINES) + 2, len(BAD_LINES))
+
+
+def test_decisions_naming_no_loaded_table_are_a_note(tmp_path):
+    path = tmp_path / "g.jsonl"
+    path.write_text('{"id": "C1", "turns": [{"user": "hi"}], "decisions": [{"table": "refnd", "inputs": {}}]}\n'
+                    '{"id": "C2", "turns": [{"user": "hi"}], "decisions": [{"table": "refnd", "inputs": {}}]}\n',
+                    encoding="utf-8")
+    result = run_mbt("coverage", "--model", "models/recovery.fsm", "--model", "models/refund.dt", "--goldens",
+                     str(path), "--no-gate", "--format", "json")
+    notes = [n["message"] for n in json.loads(result.stdout)["notes"]]
+    assert [n for n in notes if "`refnd`" in n] == [
+        "2 case(s) check decision table `refnd`, which no loaded file declares (did you mean `refund`?); "
+        "those checks were not replayed"]
