@@ -1,7 +1,9 @@
-"""Reads an input file safely: a clear located error for missing, unreadable, huge, binary or non-UTF-8 files."""
+"""Reads an input file safely: a clear located error for missing, unreadable, huge, binary or non-UTF-8 files
+(UTF-16 and UTF-32 with a byte-order mark are read)."""
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 from mbt.errors import LocatedError, Problem
@@ -28,6 +30,14 @@ def read_bytes(path: Path, shown: str, limit: int = MAX_MODEL_BYTES) -> bytes:
 def read_text(path: Path, shown: str, limit: int = MAX_MODEL_BYTES) -> str:
     """The file's text, or a clear error for missing, unreadable, huge, binary or non-UTF-8 files."""
     data = read_bytes(path, shown, limit)
+    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                       (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):  # a byte-order mark says the encoding (Windows tools save "Unicode" as UTF-16)
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError as err:
+                raise LocatedError([Problem(shown, 1, 1, f"the file starts with a {codec.upper()} byte-order mark "
+                                            f"but is not valid {codec.upper()} (byte {err.start})")]) from None
     if b"\x00" in data[:8192]:
         raise LocatedError([Problem(shown, 1, 1, "this is a binary file, not a text file")])
     try:
