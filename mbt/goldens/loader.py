@@ -17,9 +17,10 @@ from pydantic import ValidationError
 
 from mbt.errors import LocatedError, Problem
 from mbt.goldens.cases import GoldenCase, parse_case
+from mbt.goldens.sheets import SHEET_SUFFIXES, csv_cases, xlsx_cases
 from mbt.parsing.reader import read_bytes
 
-GOLDEN_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")
+GOLDEN_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", *SHEET_SUFFIXES)
 MAX_GOLDEN_BYTES = 512 * 1024 * 1024
 
 
@@ -237,16 +238,22 @@ def _yaml_recover(text: str, shown: str, invalid: list[InvalidCase],
 STDIN = "-"
 
 
-def expand(paths: list[str], empty_folders: list[str] | None = None) -> list[Path]:
+def expand(paths: list[str], empty_folders: list[str] | None = None,
+           skipped: list[str] | None = None) -> list[Path]:
     """Files as given, and golden files found (recursively, sorted) in the folders given; folders holding none are
-    added to `empty_folders`."""
+    added to `empty_folders`, and other files found there (not hidden ones) to `skipped`: never passed over
+    without a word (an .xls or .ods sheet, a .txt export)."""
     found: list[Path] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            inside = sorted(q for q in p.rglob("*") if q.suffix.lower() in GOLDEN_SUFFIXES and q.is_file())
+            files = sorted(q for q in p.rglob("*") if q.is_file()
+                           and not any(part.startswith(".") for part in q.relative_to(p).parts))
+            inside = [q for q in files if q.suffix.lower() in GOLDEN_SUFFIXES]
             if not inside and empty_folders is not None:
                 empty_folders.append(raw)
+            if skipped is not None:
+                skipped.extend(str(q) for q in files if q.suffix.lower() not in GOLDEN_SUFFIXES)
             found.extend(inside)
         else:
             found.append(p)
@@ -278,7 +285,8 @@ class GoldenStream:
         self._texts: list[tuple[str, str, str, int]] = []  # (suffix, shown path, text, number of its first line)
         problems: list[Problem] = []
         self.empty_folders: list[str] = []  # folders given that hold no golden file (the report says so)
-        for path in expand(paths, self.empty_folders):
+        self.skipped_files: list[str] = []  # files in those folders that are not golden files (it says so too)
+        for path in expand(paths, self.empty_folders, self.skipped_files):
             shown = str(path)
             if shown == STDIN:
                 stdin = getattr(sys.stdin, "buffer", None)
@@ -288,7 +296,12 @@ class GoldenStream:
                 self._texts.append((_stdin_suffix(text), "<stdin>", text, 1))
                 continue
             try:
-                text, self._bad[shown] = decode_golden(read_bytes(path, shown, MAX_GOLDEN_BYTES), shown)
+                data = read_bytes(path, shown, MAX_GOLDEN_BYTES)
+                if path.suffix.lower() == ".xlsx":  # a zip of XML: read by sheets.xlsx_cases, never as text
+                    self.files.append(shown)
+                    self._texts.append((".xlsx", shown, data, 1))  # type: ignore[arg-type]
+                    continue
+                text, self._bad[shown] = decode_golden(data, shown)
             except LocatedError as err:
                 problems.extend(err.problems)
                 continue
@@ -315,6 +328,10 @@ class GoldenStream:
                 found = _yaml_cases(text, shown, self._broken, self._bad.get(shown))
             elif suffix == ".json":
                 found = _json_cases(text, shown, self._broken, self._bad.get(shown))
+            elif suffix == ".xlsx":
+                found = xlsx_cases(text, shown, self._broken, InvalidCase)  # type: ignore[arg-type]
+            elif suffix == ".csv":
+                found = csv_cases(text, shown, self._broken, InvalidCase, self._bad.get(shown))
             else:
                 found = _jsonl_cases(text, shown, self._broken, first_line, self._bad.get(shown))
             del text
@@ -339,7 +356,7 @@ class GoldenStream:
             if size + len(text) <= half:
                 size += len(text)
                 continue
-            cut = text.find("\n", half - size) + 1 if suffix not in (".yaml", ".yml", ".json") else 0
+            cut = text.find("\n", half - size) + 1 if suffix not in (".yaml", ".yml", ".json", *SHEET_SUFFIXES) else 0
             keep, rest = self._texts[:position], self._texts[position + 1:]
             if 0 < cut < len(text):
                 keep.append((suffix, shown, text[:cut], first_line))

@@ -168,8 +168,12 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
         not_applicable=valid - len(applicable_anywhere))
     notes = [n for tally in tallies for n in tally.notes]
     notes += [Note(case="", where=folder, model="", turn=None,
-                   message=f"the goldens folder {folder} holds no golden file (.jsonl, .json, .yaml, .yml)")
+                   message=f"the goldens folder {folder} holds no golden file (.jsonl, .json, .yaml, .yml, .xlsx, .csv)")
               for folder in (stream.empty_folders if stream is not None else [])]
+    notes += [Note(case="", where=path, model="", turn=None,
+                   message=f"not read: {path} is not a golden file (mbt reads .jsonl, .json, .yaml, .yml, .xlsx and "
+                           ".csv; save an .xls or .ods sheet as .xlsx)")
+              for path in (stream.skipped_files if stream is not None else [])]
     notes += [_unknown_model_note(name, count, first_id, first_where, known_models)
               for name, (count, first_id, first_where) in sorted(unknown_models.items())]
     notes += [_unknown_model_note(name, count, first_id, first_where, known_models, "check decision table")
