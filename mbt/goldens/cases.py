@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mbt.goldens.decisions import DecisionCheck, normalise_decisions
 from mbt.goldens.requests import PolicyRequest, normalise_request
@@ -227,3 +227,12 @@ def parse_case(raw: Any, file: str, line: int) -> GoldenCase:
         raise ValueError("the case has no turns (and no `input`); a decision case names its `table`, "
                          "a request case its `policy` and `request`")
     return case
+
+
+def reason(err: Exception) -> str:
+    """Why a case is invalid, in one line (pydantic's first error with its field path)."""
+    if isinstance(err, ValidationError):
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return f"{where}: {first['msg']}" if where else first["msg"]
+    return str(err)

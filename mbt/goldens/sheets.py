@@ -20,7 +20,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from mbt.goldens.cases import GoldenCase, parse_case
+from mbt.goldens.cases import GoldenCase, parse_case, reason
+from mbt.goldens.yamlread import DecimalLoader
 
 SHEET_SUFFIXES = (".xlsx", ".csv")
 
@@ -70,8 +71,6 @@ def _text(value: Any) -> str:
 
 def _scalar(text: str) -> Any:
     """A value written in a cell (`lin@example.com`, `3`, `true`, `1.50`) as YAML reads it, exact decimals kept."""
-    from mbt.goldens.loader import DecimalLoader
-
     try:
         value = yaml.load(text, Loader=DecimalLoader)  # noqa: S506 - DecimalLoader is a SafeLoader
     except yaml.YAMLError:
@@ -104,8 +103,6 @@ def _state(text: str) -> Any:
     if ":" not in text:
         return text
     try:
-        from mbt.goldens.loader import DecimalLoader
-
         value = yaml.load("{" + text.strip().strip("{}") + "}", Loader=DecimalLoader)  # noqa: S506 - safe loader
     except yaml.YAMLError as err:
         raise ValueError(f"expected state {text!r} is not `state` or `name: value, ...`: "
@@ -196,9 +193,7 @@ def _cases(rows: list[tuple[int, list[str]]], shown: str, invalid: list, merged:
                     raw[key] = values.pop()
             case = parse_case(raw, shown, start)
         except (ValueError, ValidationError) as err:
-            from mbt.goldens.loader import _reason
-
-            invalid.append(make_invalid(shown, start, _reason(err)))
+            invalid.append(make_invalid(shown, start, reason(err)))
             return
         yield case
 
