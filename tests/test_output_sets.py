@@ -100,3 +100,17 @@ def test_generate_into_an_existing_folder_keeps_it_whole_on_error(tmp_path, monk
     result = run_mbt("generate", "--model", MODEL, "--goldens", GOLDEN, "--out", out)
     assert result.returncode == 2 and "No space left on device" in result.stderr
     assert {p: (out / p).read_bytes() for p in leftovers(out) if (out / p).is_file()} == before
+
+
+def test_input_names_over_255_bytes_are_located_errors(tmp_path):
+    long_name = "a" * 300
+    model = tmp_path / "src.fsm"
+    model.write_text(f'source policy "{long_name}.md"\nfsm m {{\n  state a initial\n  state b final @policy:1\n'
+                     "  event go\n  a -> b on go\n}\n", encoding="utf-8")
+    checked = run_mbt("check", model)
+    assert checked.returncode == 1 and f"{model}:1:1: error: source `policy`" in checked.stdout
+    for args in (["check", tmp_path / f"{long_name}.fsm"],
+                 ["coverage", "--model", MODEL, "--goldens", tmp_path / f"{long_name}.jsonl"]):
+        result = run_mbt(*args)
+        assert result.returncode == 2 and "File name too long" in result.stderr and "Traceback" not in result.stderr
+        assert f"{long_name}.{str(args[-1]).rsplit('.', 1)[1]}:1:1: error: cannot read file" in result.stderr

@@ -20,7 +20,7 @@ from mbt.goldens.cases import GoldenCase, parse_case
 from mbt.goldens.cases import reason as _reason
 from mbt.goldens.sheets import SHEET_SUFFIXES, csv_cases, xlsx_cases
 from mbt.goldens.yamlread import DecimalLoader
-from mbt.parsing.reader import read_bytes
+from mbt.parsing.reader import is_folder, read_bytes
 
 GOLDEN_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", *SHEET_SUFFIXES)
 MAX_GOLDEN_BYTES = 512 * 1024 * 1024
@@ -203,7 +203,7 @@ def expand(paths: list[str], empty_folders: list[str] | None = None,
     found: list[Path] = []
     for raw in paths:
         p = Path(raw)
-        if p.is_dir():
+        if is_folder(p):
             files = sorted(q for q in p.rglob("*") if q.is_file()
                            and not any(part.startswith(".") for part in q.relative_to(p).parts))
             inside = [q for q in files if q.suffix.lower() in GOLDEN_SUFFIXES]

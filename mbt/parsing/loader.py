@@ -17,7 +17,7 @@ from mbt.errors import LocatedError, MbtError, Problem, problem_at
 from mbt.model.common import Annotated, Location, ModelBase, SourceDecl
 from mbt.parsing.common import CommonRules
 from mbt.parsing.grammar import parser
-from mbt.parsing.reader import MAX_MODEL_BYTES, read_text  # noqa: F401 - read_text: also for the importers
+from mbt.parsing.reader import MAX_MODEL_BYTES, exists, is_folder, read_text  # noqa: F401 - read_text: also for the importers
 from mbt.parsing.syntax import syntax_error
 
 # Files in other tools' formats (DMN XML, GraphWalker JSON) are read by the importers, found by suffix.
@@ -208,11 +208,11 @@ def expand_paths(paths: list[str]) -> list[Path]:
     suffixes = model_suffixes()
     for raw in paths:
         p = Path(raw)
-        if p.is_dir():
+        if is_folder(p):
             searched = (*suffixes, *importers.searched_suffixes())
             found.extend(sorted(q for q in p.rglob("*") if q.suffix in searched and q.is_file()))
         else:
-            if p.exists() and p.suffix not in (*suffixes, *importers.all_suffixes()):
+            if exists(p) and p.suffix not in (*suffixes, *importers.all_suffixes()):
                 raise LocatedError([Problem(raw, 1, 1, f"not a model file (mbt reads {', '.join(suffixes)}, "
                                                        f"and through importers {', '.join(importers.all_suffixes())})")])
             found.append(p)

@@ -11,11 +11,31 @@ from mbt.errors import LocatedError, Problem
 MAX_MODEL_BYTES = 20 * 1024 * 1024
 
 
+def is_folder(path: Path) -> bool:
+    """Whether `path` is a folder; False when the system cannot even look it up (a name over 255 bytes), so the
+    read that follows reports the path with the reason instead of a stack."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
 def read_bytes(path: Path, shown: str, limit: int = MAX_MODEL_BYTES) -> bytes:
     """The file's bytes, or a clear error for missing, unreadable or huge files."""
-    if not path.exists():
+    try:
+        missing, folder = not path.exists(), path.is_dir()
+    except OSError as err:  # a name over 255 bytes, a path through a file, ...
+        raise LocatedError([Problem(shown, 1, 1, f"cannot read file: {err.strerror}")]) from None
+    if missing:
         raise LocatedError([Problem(shown, 1, 1, "no such file")])
-    if path.is_dir():
+    if folder:
         raise LocatedError([Problem(shown, 1, 1, "is a folder, not a file")])
     try:
         size = path.stat().st_size
