@@ -148,3 +148,27 @@ def test_decisions_naming_no_loaded_table_are_a_note(tmp_path):
     assert [n for n in notes if "`refnd`" in n] == [
         "2 case(s) check decision table `refnd`, which no loaded file declares (did you mean `refund`?); "
         "those checks were not replayed"]
+
+
+def test_a_quoted_number_is_not_a_number(tmp_path):
+    """Issue 14 listed `"10"` accepted for an integer column: a table input, an FSM precondition and a policy
+    attribute each refuse it (the case is invalid, with the value and the type it is not)."""
+    path = tmp_path / "g.jsonl"
+    cases = [
+        {"id": "T", "table": "refund", "inputs": {"region": "EU", "amount": 10, "account_type": "standard",
+                                                  "days_since_payment": "10", "risk_score": 10}},
+        {"id": "F", "model": "recovery", "precondition": {"retries": "1"}, "turns": [{"user": "hi"}]},
+        {"id": "P", "policy": "refund_access", "expect": "permit", "request": {
+            "subject": {"id": "a", "role": "agent", "approval_limit": "100", "suspended": False},
+            "resource": {"owner": "b", "requested_by": "c", "amount": 10, "status": "pending"},
+            "action": {"id": "approve"}, "environment": {"business_hours": True}}},
+    ]
+    path.write_text("\n".join(json.dumps(c) for c in cases) + "\n", encoding="utf-8")
+    report = json.loads(run_mbt("coverage", "--model", "models/refund.dt", "--model", "models/recovery.fsm",
+                                "--model", "models/refund.policy", "--goldens", str(path), "--no-gate",
+                                "--format", "json").stdout)
+    messages = {i["line"]: i["message"] for i in report["invalid_cases"]}
+    assert sorted(messages) == [1, 2, 3]
+    assert "'10' is a string, not a number" in messages[1]
+    assert "`retries: '1'` is not a value of int[0..1]" in messages[2]
+    assert "`subject.approval_limit: '100'` is not a value of number" in messages[3]
