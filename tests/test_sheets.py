@@ -228,3 +228,13 @@ def test_a_utf16_csv_with_a_bom(tmp_path):
     path = tmp_path / "cases.csv"
     path.write_bytes(codecs.BOM_UTF16_LE + "No.\tQuestion\n1\tI forgot my password\n".encode("utf-16-le"))
     assert [c.id for c in load_goldens([str(path)]).cases] == ["1"]
+
+
+def test_a_workbook_that_unpacks_too_large_is_refused_before_reading(tmp_path, monkeypatch):
+    from mbt.goldens import sheets
+
+    path = tmp_path / "big.xlsx"
+    build(path, EXAMPLE)
+    monkeypatch.setattr(sheets, "MAX_UNPACKED_BYTES", 1000)
+    loaded = load_goldens([str(path)])
+    assert loaded.cases == [] and "unpacks to" in loaded.invalid[0].message

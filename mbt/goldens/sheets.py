@@ -13,6 +13,7 @@ import datetime as dt
 import io
 import re
 import unicodedata
+import warnings
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any
@@ -51,6 +52,7 @@ HEADERS: dict[str, tuple[str, ...]] = {
     "severity": ("Severity", "Mức độ"),
 }
 _BY_KEY = {_key(h): field for field, names in HEADERS.items() for h in names}
+MAX_UNPACKED_BYTES = 256 * 1024 * 1024  # an .xlsx is a zip: its XML, not the file, is what costs memory
 HEADER_ROWS = 10  # the header is looked for in the first rows (a title row above it is common)
 
 
@@ -220,8 +222,16 @@ def xlsx_cases(data: bytes, shown: str, invalid: list, make_invalid) -> Iterator
     import openpyxl
 
     try:
-        book = openpyxl.load_workbook(io.BytesIO(data), data_only=True)  # data_only: a formula's last value
-    except (zipfile.BadZipFile, KeyError, OSError, ValueError, TypeError) as err:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:  # a zip bomb is refused before anything unpacks it
+            unpacked = sum(info.file_size for info in archive.infolist())
+        if unpacked > MAX_UNPACKED_BYTES:
+            invalid.append(make_invalid(shown, 1, f"the workbook unpacks to {unpacked:,} bytes (the limit is "
+                                        f"{MAX_UNPACKED_BYTES:,}); the whole file was skipped"))
+            return
+        with warnings.catch_warnings():  # openpyxl warns about features it drops (styles, validation): not ours
+            warnings.simplefilter("ignore")
+            book = openpyxl.load_workbook(io.BytesIO(data), data_only=True)  # data_only: a formula's last value
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError, TypeError, EOFError) as err:
         invalid.append(make_invalid(shown, 1, f"not a readable .xlsx workbook ({type(err).__name__}: {err}); "
                                     "the whole file was skipped (an .xls file: save it as .xlsx)"))
         return
