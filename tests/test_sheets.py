@@ -238,3 +238,16 @@ def test_a_workbook_that_unpacks_too_large_is_refused_before_reading(tmp_path, m
     monkeypatch.setattr(sheets, "MAX_UNPACKED_BYTES", 1000)
     loaded = load_goldens([str(path)])
     assert loaded.cases == [] and "unpacks to" in loaded.invalid[0].message
+
+
+def test_a_no_merged_down_its_rows_groups_the_turns(tmp_path):
+    path = tmp_path / "merged.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    for row in [["No.", "Question"], [1.0, "I forgot my password"], [None, "my e-mail is lin@example.com"],
+                [2, "hello"]]:
+        sheet.append(row)
+    sheet.merge_cells("A2:A3")
+    book.save(path)
+    loaded = load_goldens([str(path)])
+    assert not loaded.invalid and [(c.id, c.line, len(c.turns)) for c in loaded.cases] == [("1", 2, 2), ("2", 4, 1)]
