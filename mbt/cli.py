@@ -7,10 +7,14 @@ import os
 import sys
 import traceback
 
-import click
+try:
+    import click
 
-from mbt import __version__
-from mbt.errors import MbtError
+    from mbt import __version__
+    from mbt.errors import MbtError
+except KeyboardInterrupt:  # Ctrl-C while mbt starts (before main can catch it): one line, exit 130, no stack
+    sys.stderr.write("mbt: interrupted\n")
+    raise SystemExit(130) from None
 
 # mbt.api and the reporters import the whole pipeline (lark, pydantic models, networkx, z3 ...): they are imported
 # when a command runs, so `mbt --help` and `mbt --version` start fast.
