@@ -172,3 +172,10 @@ def test_a_quoted_number_is_not_a_number(tmp_path):
     assert "'10' is a string, not a number" in messages[1]
     assert "`retries: '1'` is not a value of int[0..1]" in messages[2]
     assert "`subject.approval_limit: '100'` is not a value of number" in messages[3]
+
+
+def test_a_yaml_merge_key_may_be_overridden(tmp_path):
+    path = tmp_path / "g.yaml"
+    path.write_text("- &base\n  id: A\n  turns: [{user: a}]\n- <<: *base\n  id: B\n", encoding="utf-8")
+    loaded = load_goldens([str(path)])
+    assert [c.id for c in loaded.cases] == ["A", "B"] and not loaded.invalid

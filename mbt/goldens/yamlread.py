@@ -26,9 +26,12 @@ DecimalLoader.add_constructor("tag:yaml.org,2002:float", _decimal)
 def _unique_keys(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     """A YAML mapping whose key repeats is refused (PyYAML keeps the last one without a word)."""
     if isinstance(node, yaml.MappingNode):
-        loader.flatten_mapping(node)  # merge keys (`<<`) first, as SafeConstructor does
+        # The keys written in this mapping, before merge keys (`<<: *base`) bring others in: a written key may
+        # override a merged one, as YAML says; only a key written twice is refused.
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
             key = loader.construct_object(key_node, deep=deep)
             try:
                 repeated = key in seen
