@@ -196,9 +196,9 @@ STDIN = "-"
 
 
 def expand(paths: list[str], empty_folders: list[str] | None = None,
-           skipped: list[str] | None = None) -> list[Path]:
+           skipped: list[tuple[str, str]] | None = None) -> list[Path]:
     """Files as given, and golden files found (recursively, sorted) in the folders given; folders holding none are
-    added to `empty_folders`, and other files found there (not hidden ones) to `skipped`: never passed over
+    added to `empty_folders`, and other files found there (not hidden ones) to `skipped` as (folder, file): never passed over
     without a word (an .xls or .ods sheet, a .txt export)."""
     found: list[Path] = []
     for raw in paths:
@@ -210,7 +210,7 @@ def expand(paths: list[str], empty_folders: list[str] | None = None,
             if not inside and empty_folders is not None:
                 empty_folders.append(raw)
             if skipped is not None:
-                skipped.extend(str(q) for q in files if q.suffix.lower() not in GOLDEN_SUFFIXES)
+                skipped.extend((raw, str(q)) for q in files if q.suffix.lower() not in GOLDEN_SUFFIXES)
             found.extend(inside)
         else:
             found.append(p)
@@ -242,7 +242,7 @@ class GoldenStream:
         self._texts: list[tuple[str, str, str, int]] = []  # (suffix, shown path, text, number of its first line)
         problems: list[Problem] = []
         self.empty_folders: list[str] = []  # folders given that hold no golden file (the report says so)
-        self.skipped_files: list[str] = []  # files in those folders that are not golden files (it says so too)
+        self.skipped_files: list[tuple[str, str]] = []  # (folder, file) found there that is not a golden file
         for path in expand(paths, self.empty_folders, self.skipped_files):
             shown = str(path)
             if shown == STDIN:

@@ -170,10 +170,7 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
     notes += [Note(case="", where=folder, model="", turn=None,
                    message=f"the goldens folder {folder} holds no golden file (.jsonl, .json, .yaml, .yml, .xlsx, .csv)")
               for folder in (stream.empty_folders if stream is not None else [])]
-    notes += [Note(case="", where=path, model="", turn=None,
-                   message=f"not read: {path} is not a golden file (mbt reads .jsonl, .json, .yaml, .yml, .xlsx and "
-                           ".csv; save an .xls or .ods sheet as .xlsx)")
-              for path in (stream.skipped_files if stream is not None else [])]
+    notes += _not_read_notes(stream.skipped_files if stream is not None else [])
     notes += [_unknown_model_note(name, count, first_id, first_where, known_models)
               for name, (count, first_id, first_where) in sorted(unknown_models.items())]
     notes += [_unknown_model_note(name, count, first_id, first_where, known_models, "check decision table")
@@ -184,6 +181,21 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream) -> Cover
                           divergences=[d for tally in tallies for d in tally.divergences],
                           unbound_turns=[u for tally in tallies for u in tally.unbound],
                           notes=notes)
+
+
+def _not_read_notes(skipped: list[tuple[str, str]]) -> list[Note]:
+    """One note per goldens folder naming the files in it that are not golden files (the first five, and a count)."""
+    by_folder: dict[str, list[str]] = {}
+    for folder, path in skipped:
+        by_folder.setdefault(folder, []).append(path)
+    notes = []
+    for folder, paths in by_folder.items():
+        named = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        notes.append(Note(case="", where=folder, model="", turn=None,
+                          message=f"not read: {len(paths)} file(s) in {folder} that are not golden files ({named}); "
+                                  "mbt reads .jsonl, .json, .yaml, .yml, .xlsx and .csv (save an .xls or .ods sheet "
+                                  "as .xlsx)"))
+    return notes
 
 
 def _tables(case: Any) -> tuple[str, ...]:
