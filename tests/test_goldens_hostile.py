@@ -5,6 +5,7 @@ with its file and line, and every other case of the file is still read (read = v
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -179,3 +180,22 @@ def test_a_yaml_merge_key_may_be_overridden(tmp_path):
     path.write_text("- &base\n  id: A\n  turns: [{user: a}]\n- <<: *base\n  id: B\n", encoding="utf-8")
     loaded = load_goldens([str(path)])
     assert [c.id for c in loaded.cases] == ["A", "B"] and not loaded.invalid
+
+
+def test_file_names_that_are_not_utf8_are_shown_escaped_in_every_report(tmp_path):
+    """A file name with a byte that is not UTF-8 reaches Python as a lone surrogate: reports show it escaped."""
+    import os
+
+    folder = tmp_path / "g"
+    folder.mkdir()
+    golden = Path(os.fsdecode(bytes(folder) + b"/caf\xe9.jsonl"))
+    golden.write_text(GOOD + "\n{broken\n", encoding="utf-8")
+    model = Path(os.fsdecode(bytes(tmp_path) + b"/m\xff.fsm"))
+    model.write_text("fsm m {\n  state a initial\n  state b final\n  event go\n  a -> b on go\n}\n", encoding="utf-8")
+    for fmt in ("json", "text", "markdown", "sarif", f"html:{tmp_path / 'site'}"):
+        result = run_mbt("coverage", "--model", model, "--goldens", folder, "--no-gate", "--format", fmt)
+        assert result.returncode == 0, result.stderr
+    report = json.loads(run_mbt("coverage", "--model", model, "--goldens", folder, "--no-gate",
+                                "--format", "json").stdout)
+    assert report["invalid_cases"][0]["file"] == f"{folder}/caf\\xe9.jsonl"
+    assert run_mbt("check", model, "--format", "json").returncode in (0, 1)

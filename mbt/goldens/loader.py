@@ -20,7 +20,7 @@ from mbt.goldens.cases import GoldenCase, parse_case
 from mbt.goldens.cases import reason as _reason
 from mbt.goldens.sheets import SHEET_SUFFIXES, csv_cases, xlsx_cases
 from mbt.goldens.yamlread import DecimalLoader
-from mbt.parsing.reader import is_folder, read_bytes
+from mbt.parsing.reader import is_folder, read_bytes, shown_path
 
 GOLDEN_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", *SHEET_SUFFIXES)
 MAX_GOLDEN_BYTES = 512 * 1024 * 1024
@@ -244,7 +244,7 @@ class GoldenStream:
         self.empty_folders: list[str] = []  # folders given that hold no golden file (the report says so)
         self.skipped_files: list[tuple[str, str]] = []  # (folder, file) found there that is not a golden file
         for path in expand(paths, self.empty_folders, self.skipped_files):
-            shown = str(path)
+            shown = shown_path(path)
             if shown == STDIN:
                 stdin = getattr(sys.stdin, "buffer", None)
                 text, bad = decode_golden(stdin.read(), "<stdin>") if stdin else (sys.stdin.read(), {})

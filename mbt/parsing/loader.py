@@ -17,7 +17,7 @@ from mbt.errors import LocatedError, MbtError, Problem, problem_at
 from mbt.model.common import Annotated, Location, ModelBase, SourceDecl
 from mbt.parsing.common import CommonRules
 from mbt.parsing.grammar import parser
-from mbt.parsing.reader import MAX_MODEL_BYTES, exists, is_folder, read_text  # noqa: F401 - read_text: also for the importers
+from mbt.parsing.reader import MAX_MODEL_BYTES, exists, is_folder, read_text, shown_path  # noqa: F401 - read_text: also for the importers
 from mbt.parsing.syntax import syntax_error
 
 # Files in other tools' formats (DMN XML, GraphWalker JSON) are read by the importers, found by suffix.
@@ -195,7 +195,7 @@ def check_span_sources(model: ModelBase, sources: dict[str, SourceDecl], path: s
 
 
 def load_file(path: str | Path, link: bool = True) -> ModelFile:
-    shown = str(path)
+    shown = shown_path(path)
     importer = importers.importer_for(Path(path).suffix)
     if importer is not None:
         return importer.load()(path)

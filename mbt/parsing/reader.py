@@ -4,11 +4,24 @@
 from __future__ import annotations
 
 import codecs
+import re
 from pathlib import Path
 
 from mbt.errors import LocatedError, Problem
 
 MAX_MODEL_BYTES = 20 * 1024 * 1024
+
+
+def shown_path(path: str | Path) -> str:
+    """A path as messages and reports show it: a file name that is not UTF-8 (Python keeps its bytes as lone
+    surrogates) is shown with those bytes escaped (`caf\\xe9.jsonl`), so every report can be written as UTF-8."""
+    text = str(path)
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def is_folder(path: Path) -> bool:
