@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import random
 import re
 import shutil
@@ -148,7 +149,9 @@ def jsonl(seed: int) -> Input:
         data = data[:at] + rng.choice([b"\xff", b"\x00", b"\xc3"]) + data[at:]
     counted = sum(1 for line in data.split(b"\n") if line.strip(b" \t\r") and not line.strip().startswith(b"//")
                   and line.strip(b" \t\r") != b"\xef\xbb\xbf")
-    return Input("goldens-jsonl", {"g.jsonl": data}, coverage("g.jsonl"), jsonl_cases=counted)
+    # A file name is hostile too: spaces, a byte that is not UTF-8 (a lone surrogate to Python), an upper-case suffix.
+    name = rng.choice(["g.jsonl", "g h.jsonl", os.fsdecode(b"caf\xe9.jsonl"), "G.JSONL", "\u202eg.jsonl"])
+    return Input("goldens-jsonl", {name: data}, coverage(name), jsonl_cases=counted)
 
 
 def coverage(name: str) -> list[str]:
