@@ -199,3 +199,14 @@ def test_file_names_that_are_not_utf8_are_shown_escaped_in_every_report(tmp_path
                                 "--format", "json").stdout)
     assert report["invalid_cases"][0]["file"] == f"{folder}/caf\\xe9.jsonl"
     assert run_mbt("check", model, "--format", "json").returncode in (0, 1)
+
+
+@pytest.mark.parametrize("text,cases,lines", [
+    ("[", [], [1]), ('[\n  {"id": "A", "turns": [{"user": "a"}]},\n', ["A"], [3]),
+    ('[{"id": "A", "turns": [{"user": "a"}]}] x', ["A"], [1]), ('{"id": "A", "turns": [{"user": "a"}]}', ["A"], []),
+])
+def test_a_json_file_that_ends_early_or_late_says_so(tmp_path, text, cases, lines):
+    path = tmp_path / "g.json"
+    path.write_text(text, encoding="utf-8")
+    loaded = load_goldens([str(path)])
+    assert [c.id for c in loaded.cases] == cases and [i.line for i in loaded.invalid] == lines

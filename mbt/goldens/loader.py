@@ -400,6 +400,10 @@ def _json_cases(text: str, shown: str, invalid: list[InvalidCase],
             invalid.append(InvalidCase(shown, line_of(pos), "not valid JSON: expected `,` or `]` after a case; "
                                        "the rest of the file was skipped"))
             return
+    if listed and not text.startswith("]", pos):
+        invalid.append(InvalidCase(shown, line_of(min(pos, len(text))), "not valid JSON: the list of cases is not "
+                                   "closed with `]`"))
+        return
     rest = skip(pos + 1 if listed else pos)
     if rest < len(text):
         invalid.append(InvalidCase(shown, line_of(rest), "not valid JSON: extra data after the cases"))
