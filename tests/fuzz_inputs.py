@@ -272,6 +272,8 @@ LOCATED = re.compile(r":\d+(:\d+)?: ")
 class Outcome:
     code: int
     problems: list[str]  # what broke the contract (empty: it held)
+    valid: int = 0  # golden cases read valid / invalid (coverage runs with a JSON report)
+    invalid: int = 0
 
 
 def judge(item: Input, folder: Path) -> Outcome:
@@ -284,7 +286,8 @@ def judge(item: Input, folder: Path) -> Outcome:
         (folder / name).write_bytes(data)
     before = {p for p in folder.rglob("*")}
     result = run_mbt(*[a.replace("{dir}", str(folder)) for a in item.args], cwd=folder)
-    problems = []
+    problems: list[str] = []
+    valid = invalid = 0
     if result.returncode not in (0, 1, 2):
         problems.append(f"exit {result.returncode}: {result.stderr.strip()[:300]}")
     if "Traceback" in result.stderr:
@@ -307,8 +310,9 @@ def judge(item: Input, folder: Path) -> Outcome:
         except (ValueError, KeyError) as err:
             problems.append(f"the JSON report does not parse: {err}")
         else:
+            valid, invalid = goldens["valid"], goldens["invalid"]
             if goldens["read"] != goldens["valid"] + goldens["invalid"]:
                 problems.append(f"read {goldens['read']} != valid {goldens['valid']} + invalid {goldens['invalid']}")
             if item.jsonl_cases is not None and goldens["read"] != item.jsonl_cases:
                 problems.append(f"{item.jsonl_cases} non-empty lines but {goldens['read']} cases read")
-    return Outcome(result.returncode, problems)
+    return Outcome(result.returncode, problems, valid, invalid)

@@ -32,23 +32,26 @@ def main() -> None:
     families = options.family or list(FAMILIES)
     print(f"fuzz campaign: {options.per_family} inputs per family, seed {options.seed}")
     print(f"{'family':<15} {'tried':>6} {'exit 0':>7} {'exit 1':>7} {'exit 2':>7} {'exit 3':>7} {'other':>6} "
-          f"{'broken':>7} {'seconds':>8}")
+          f"{'broken':>7} {'seconds':>8}   golden cases valid / invalid")
     total = Counter()
     with tempfile.TemporaryDirectory() as tmp:
         for family in families:
             make = FAMILIES[family]
             codes: Counter = Counter()
+            cases: Counter = Counter()
             broken = []
             start = time.perf_counter()
             for n in range(options.per_family):
                 seed = options.seed * 1_000_003 + n
                 outcome = judge(make(seed), Path(tmp) / "run")
                 codes[outcome.code if outcome.code in (0, 1, 2, 3) else "other"] += 1
+                cases.update({"valid": outcome.valid, "invalid": outcome.invalid})
                 if outcome.problems:
                     broken.append((seed, outcome.problems))
             seconds = time.perf_counter() - start
             print(f"{family:<15} {options.per_family:>6} {codes[0]:>7} {codes[1]:>7} {codes[2]:>7} {codes[3]:>7} "
-                  f"{codes['other']:>6} {len(broken):>7} {seconds:>8.1f}")
+                  f"{codes['other']:>6} {len(broken):>7} {seconds:>8.1f}"
+                  + (f"   {cases['valid']:,} / {cases['invalid']:,}" if cases["valid"] + cases["invalid"] else ""))
             for seed, problems in broken[:options.show]:
                 print(f"    seed {seed}: {'; '.join(problems)[:400]}")
             total.update({"tried": options.per_family, "broken": len(broken)})
