@@ -58,7 +58,7 @@ def mbt_digest() -> str:
 def _key(paths: list[Path]) -> str:
     h = hashlib.sha256(mbt_digest().encode())
     for path in paths:
-        h.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+        h.update(os.fsencode(path) + b"\0" + path.read_bytes() + b"\0")  # fsencode: any file name
     return h.hexdigest()[:40]
 
 

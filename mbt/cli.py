@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import traceback
 
-import click
+try:
+    import click
 
-from mbt import __version__
-from mbt.errors import MbtError
+    from mbt import __version__
+    from mbt.errors import MbtError
+except KeyboardInterrupt:  # Ctrl-C while mbt starts (before main can catch it): one line, exit 130, no stack
+    sys.stderr.write("mbt: interrupted\n")
+    raise SystemExit(130) from None
 
 # mbt.api and the reporters import the whole pipeline (lark, pydantic models, networkx, z3 ...): they are imported
 # when a command runs, so `mbt --help` and `mbt --version` start fast.
@@ -524,7 +529,9 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             traceback.print_exc()
         where = f"{err.filename}: " if err.filename else ""
-        click.echo(f"error: {where}{err.strerror or err}", err=True)
+        why = ("; one of its names is longer than the 255 bytes a file system allows (a long model name makes "
+               "long generated file names)") if err.errno == errno.ENAMETOOLONG else ""
+        click.echo(f"error: {where}{err.strerror or err}{why}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     except Exception as err:  # noqa: BLE001 - the last line of defence: one line, never a traceback unasked
         if debug:

@@ -5,14 +5,19 @@ reader sees the old file or the new one, never half of one. New files get `0o666
 `0o777 & ~umask`, as `open()` and `mkdir` would give them (a temporary file is created 0600, which must not leak
 through); an existing regular file keeps its mode. A target that exists but is not a regular file (`/dev/null`, a
 FIFO, `/dev/stdout`) is written in place and never replaced; a symbolic link is followed, so the link stays.
+Several outputs of one run (reports, generated files) form one OutputSet: they appear together or not at all.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import stat
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from mbt.errors import MbtError
@@ -35,31 +40,115 @@ def new_folder_mode() -> int:
 
 def write_file(path: str | Path, data: bytes | str) -> None:
     """Write `data` (text is written as UTF-8) to `path` whole or not at all."""
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    target = Path(path)
-    if target.is_symlink():
-        target = target.resolve()  # write where the link points; the link itself stays a link
-    if target.exists() and not target.is_file():
-        if target.is_dir():
-            raise MbtError(f"error: {path} is a folder; give a file name")
-        with open(target, "wb") as handle:  # a device or a pipe: written in place, never replaced
-            handle.write(payload)
-        return
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise MbtError(f"error: cannot write {path}: folder {folder} does not exist")
-    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else new_file_mode()
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
-    try:
+    with OutputSet() as outputs:
+        outputs.file(path, data)
+
+
+class OutputSet:
+    """Outputs that appear together or not at all: `with OutputSet() as out: out.file(...); out.folder(...)`.
+
+    Each file is first written whole to a temporary file beside its target (a folder to a staged folder beside
+    it); only when every one is written are they renamed into place, with Ctrl-C held back for those few renames.
+    An error or a Ctrl-C before that removes every temporary file, staged folder and folder made for the set, so a
+    failed run leaves what was there before, never a part of the new set. A device or pipe (`/dev/null`, a FIFO)
+    cannot be staged: it is written first when the set is committed, so an error there still leaves no file moved.
+    """
+
+    def __init__(self) -> None:
+        self._devices: list[tuple[Path, bytes]] = []
+        self._files: list[tuple[str, Path]] = []  # (temporary file, target)
+        self._folders: list[tuple[Path, Path]] = []  # (staged folder, target)
+        self._made: list[Path] = []  # folders created for the set's files, removed if it is abandoned
+
+    def __enter__(self) -> OutputSet:
+        return self
+
+    def __exit__(self, kind, value, tb) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.abandon()
+
+    def file(self, path: str | Path, data: bytes | str, make_folders: bool = False) -> None:
+        """Stage `data` for `path`; `make_folders` creates missing parent folders (with the umask's mode)."""
+        payload = data.encode("utf-8") if isinstance(data, str) else data
+        target = Path(path)
+        if target.is_symlink():
+            target = target.resolve()  # write where the link points; the link itself stays a link
+        if target.exists() and not target.is_file():
+            if target.is_dir():
+                raise MbtError(f"error: {path} is a folder; give a file name")
+            self._devices.append((target, payload))  # a device or a pipe: written in place, never replaced
+            return
+        folder = target.parent if str(target.parent) else Path(".")
+        if make_folders:
+            self._make_folders(folder)
+        if not folder.is_dir():
+            raise MbtError(f"error: cannot write {path}: folder {folder} does not exist")
+        mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else new_file_mode()
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name[:200]}.", suffix=".tmp")
+        self._files.append((tmp, target))  # before writing: an error while writing still removes it
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    def folder(self, path: str | Path, files: dict[str, bytes]) -> None:
+        """Stage a whole folder of `files` (safe relative names) to replace `path`."""
+        target = Path(path)
+        staged = stage_folder(target.parent if str(target.parent) else Path("."), target.name)
+        self._folders.append((staged, target))
+        fill_folder(staged, files)
+
+    def _make_folders(self, folder: Path) -> None:
+        missing = [p for p in [folder, *folder.parents] if not p.exists()]
+        for p in reversed(missing):
+            p.mkdir()
+            os.chmod(p, new_folder_mode())
+            self._made.append(p)
+
+    def commit(self) -> None:
+        try:
+            for target, payload in self._devices:
+                with open(target, "wb") as handle:
+                    handle.write(payload)
+        except BaseException:
+            self.abandon()
+            raise
+        with _interrupts_held():
+            for staged, target in self._folders:
+                replace_folder(staged, target)
+            for tmp, target in self._files:
+                os.replace(tmp, target)
+        self._devices, self._files, self._folders, self._made = [], [], [], []
+
+    def abandon(self) -> None:
+        for tmp, _ in self._files:
+            Path(tmp).unlink(missing_ok=True)
+        for staged, _ in self._folders:
+            shutil.rmtree(staged, ignore_errors=True)
+        for made in reversed(self._made):
+            with contextlib.suppress(OSError):
+                made.rmdir()  # only if still empty
+        self._devices, self._files, self._folders, self._made = [], [], [], []
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Ctrl-C waits until the block is done (then raises as usual): renaming a finished set into place is never
+    cut in half. Only the main thread can install a signal handler; elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def stage_folder(parent: Path, name: str) -> Path:

@@ -10,6 +10,7 @@ import subprocess
 from dataclasses import dataclass
 
 from mbt import __version__
+from mbt.parsing.reader import shown_path
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,8 @@ def provenance(argv: list[str] | None, folder: str | None = None) -> Provenance:
     """SOURCE_DATE_EPOCH (reproducible builds) replaces the clock, so a rebuilt report can be byte-identical."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
     when = dt.datetime.fromtimestamp(int(epoch), dt.UTC) if epoch.isdigit() else dt.datetime.now(dt.UTC)
-    command = "mbt " + " ".join(shlex.quote(a) for a in argv) if argv is not None else "(mbt.api)"
+    # An argument that is not UTF-8 (a file name Python keeps as lone surrogates) is shown escaped, as paths are.
+    command = "mbt " + " ".join(shlex.quote(shown_path(a)) for a in argv) if argv is not None else "(mbt.api)"
     return Provenance(when.strftime("%Y-%m-%d %H:%M UTC"), __version__, git_commit(folder), command)
 
 

@@ -213,3 +213,14 @@ def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main(["elements", "--model", str(MODEL)])
     assert exit_.value.code == 130 and capsys.readouterr().err.strip() == "mbt: interrupted"
+
+
+def test_ctrl_c_while_mbt_starts_is_one_line_and_exit_130():
+    """Issue 14: a Ctrl-C during start-up (importing click) printed a KeyboardInterrupt traceback."""
+    probe = ("import builtins\nreal = builtins.__import__\n"
+             "def interrupted(name, *args, **kwargs):\n"
+             "    if name == 'click':\n        raise KeyboardInterrupt\n"
+             "    return real(name, *args, **kwargs)\n"
+             "builtins.__import__ = interrupted\nimport mbt.cli\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == (130, "mbt: interrupted\n")

@@ -208,3 +208,13 @@ def test_cli_coverage_on_a_dmn_model_with_decision_goldens(tmp_path):
     assert done.returncode == 1, done.stderr  # 1 of 6 Dish rules verified: the gate fails
     assert "Dish  (table," in done.stdout and "rule:rule_fall" not in done.stdout.split("Uncovered")[1]
     assert "Dish: rule coverage is 16.7%, the gate requires >= 50.0%" in done.stdout
+
+
+@pytest.mark.parametrize("codec,bom", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")])
+def test_a_utf16_dmn_file_with_a_byte_order_mark_is_read(tmp_path, codec, bom):
+    """Issue 14: a DMN saved as "Unicode" (UTF-16 with a BOM) was refused as a binary file."""
+    source = DATA / "dish.dmn"
+    text = source.read_text(encoding="utf-8")
+    utf16 = tmp_path / "dish.dmn"
+    utf16.write_bytes(bom + text.replace('encoding="UTF-8"', 'encoding="UTF-16"').encode(codec))
+    assert convert_dmn(utf16).text.replace("dish.dmn", "X") == convert_dmn(source).text.replace("dish.dmn", "X")

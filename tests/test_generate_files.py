@@ -111,6 +111,9 @@ def test_the_cli_reports_bad_options_clearly(tmp_path: Path, capsys):
     assert "unknown state 'nowhere'" in capsys.readouterr().err
     assert run_cli(["generate", "--model", str(EXAMPLE), "--out", out, "--precondition", "{retries: 7}"]) == 2
     assert "not a value of int[0..1]" in capsys.readouterr().err
+    for state in ("[a]", "{a: 1}"):  # issue 14: "unhashable type", an internal error
+        assert run_cli(["generate", "--model", str(EXAMPLE), "--out", out, "--precondition", f"{{state: {state}}}"]) == 2
+        assert "must be a state name" in capsys.readouterr().err
     assert not Path(out).exists()  # bad input: nothing written
 
 

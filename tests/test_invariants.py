@@ -470,3 +470,18 @@ def test_a_precondition_in_the_initial_state_is_context_so_every_verdict_is_judg
     assert [(c.path, c.turn) for c in contradictions] == [
         ("invariant:guarded", 1), ("invariant:quiet", 2), ("invariant:ordered", 2)]
     assert not any("precondition" in c.message for c in contradictions)
+
+
+def test_an_exploration_stopped_at_its_limit_says_what_was_checked():
+    """Issue 14: INV002 said "holds on every run of up to N steps" while INV004 said only part was explored."""
+    from types import SimpleNamespace
+
+    root = Path(__file__).parents[1] / "models"
+    model = next(m for f in load_paths([str(root / "recovery.fsm"), str(root / "recovery.inv")]) for m in f.models
+                 if m.kind == "invariant")
+    limited = check_invariants(model, SimpleNamespace(depth=20, max_configurations=5))
+    full = check_invariants(model, SimpleNamespace(depth=20, max_configurations=None))
+    assert [f.code for f in limited].count("INV004") == 1 and "INV004" not in [f.code for f in full]
+    holds = [f.message for f in limited if f.code == "INV002"]
+    assert holds and all("every run" not in m and "stopped at its limit" in m for m in holds)
+    assert any("every run" in f.message for f in full if f.code == "INV002")

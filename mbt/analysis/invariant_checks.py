@@ -220,14 +220,15 @@ def check_invariants(model: InvariantModel, options=None) -> list[Finding]:
         if vacuous is not None:
             report(INVARIANT_VACUOUS, inv.loc, f"invariant `{inv.key}` holds only vacuously: {vacuous}")
             continue
+        notes = ["some int parameters were sampled"] if graph.sampled else []
         if outcome.every_run:
             where = f"on every run ({len(graph.nodes):,} reachable configurations explored)"
+        elif graph.truncated:
+            # Not "every run of up to N steps": the search stopped at its limit, so say what was checked (INV004).
+            where = (f"on the runs explored before the exploration stopped at its limit of {len(graph.nodes):,} "
+                     f"configurations (runs of up to {depth} steps through the other configurations were not "
+                     "checked" + "".join(f"; {n}" for n in notes) + ")")
         else:
-            notes = []
-            if graph.sampled:
-                notes.append("some int parameters were sampled")
-            if graph.truncated:
-                notes.append("the exploration was cut short")
             where = (f"on every run of up to {depth} steps ({len(graph.nodes):,} configurations explored"
                      + "".join(f"; {n}" for n in notes) + ")")
         report(INVARIANT_HOLDS, inv.loc, f"invariant `{inv.key}` holds {where}")
@@ -238,7 +239,7 @@ def vacuity(outcome: Outcome, complete: bool) -> str | None:
     """Why the invariant can never be violated nor triggered, or None when some run triggers it."""
     inv = outcome.inv
     runs = "no run from the initial state" if complete and outcome.every_run else \
-        "no run from the initial state within the depth bound"
+        "no run from the initial state within the depth bound"  # (INV004 says when the search stopped earlier)
     if not outcome.fired:
         if inv.pattern == "universality" and inv.antecedent is not None:
             return f"{runs} makes its antecedent `{inv.antecedent.text()}` true in scope"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from mbt.errors import MbtError
-from mbt.files import write_file
+from mbt.files import OutputSet
 
 HASH_LABEL = "mbt-content-hash: sha256:"
 BESIDE_SUFFIX = ".new"
@@ -113,12 +113,24 @@ def write_outputs(out: str, files: list[OutputFile], force: bool = False) -> lis
     digests = {path: entry["sha256"] for path, entry in manifest.items()}
     recorded = dict(manifest)
     results = []
+    # The whole set is staged and moved into place only once every file is written (mbt/files.OutputSet): a full
+    # disk, a name too long or a Ctrl-C half-way leaves --out as it was, never a mix of old and new files.
+    with OutputSet() as outputs:
+        _plan(outputs, planned, manifest, digests, recorded, results, force)
+        if recorded != manifest or (recorded and not manifest_path.exists()):
+            outputs.file(manifest_path, manifest_text(recorded), make_folders=True)
+    return results
+
+
+def _plan(outputs: OutputSet, planned: list[tuple[OutputFile, Path, Path]], manifest: dict[str, dict[str, str]],
+          digests: dict[str, str], recorded: dict[str, dict[str, str]], results: list[Written], force: bool) -> None:
+    """Stage each file where it goes (or beside an edited one), recording what was done in `results`."""
     for f, target, beside in planned:
         text = f.text()
         if not has_header(f.path):
             recorded[f.path] = {"sha256": digest_of(text), "what": comment_safe(f.describe)}
         if not target.exists():
-            _atomic_write(target, text)
+            outputs.file(target, text, make_folders=True)
             results.append(Written(f.path, "written"))
             continue
         if target.is_dir():
@@ -129,21 +141,18 @@ def write_outputs(out: str, files: list[OutputFile], force: bool = False) -> lis
             continue
         status = header_status(old, f.path, digests)
         if status == "generated":
-            _atomic_write(target, text)
+            outputs.file(target, text)
             results.append(Written(f.path, "updated"))
         elif force:
-            _atomic_write(target, text)
+            outputs.file(target, text)
             results.append(Written(f.path, "overwritten"))
         else:
-            _atomic_write(beside, text)
+            outputs.file(beside, text)
             results.append(Written(f.path, "beside", f.path + BESIDE_SUFFIX))
             if f.path in manifest:
                 recorded[f.path] = manifest[f.path]  # the kept file is still the edited one, not ours
             else:
                 recorded.pop(f.path, None)
-    if recorded != manifest or (recorded and not manifest_path.exists()):
-        _atomic_write(manifest_path, manifest_text(recorded))
-    return results
 
 
 def read_manifest(path: Path) -> dict[str, dict[str, str]]:
@@ -162,9 +171,3 @@ def manifest_text(recorded: dict[str, dict[str, str]]) -> str:
     return json.dumps({"written_by": "mbt generate", "about": "the SHA-256 of each generated file without a header "
                        "of its own, as mbt wrote it, and what it is: an edited file is kept, and the new version goes "
                        "beside it", "files": dict(sorted(recorded.items()))}, indent=2, sort_keys=True) + "\n"
-
-
-def _atomic_write(target: Path, text: str) -> None:
-    """Write whole or not at all (a temporary file in the same folder, then renamed over the target)."""
-    target.parent.mkdir(parents=True, exist_ok=True)  # mkdir applies the umask itself
-    write_file(target, text)

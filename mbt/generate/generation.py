@@ -91,6 +91,8 @@ def check_precondition(model: FsmModel, pre: dict[str, Any]) -> None:
     """A declared precondition must name the model's state and variables with values of their types."""
     for key, value in pre.items():
         if key == "state":
+            if not isinstance(value, str):
+                raise MbtError(f"error: --precondition `state: {value!r}` must be a state name of model `{model.name}`")
             if value not in model.states:
                 raise MbtError(f"error: --precondition names unknown state {value!r} of model `{model.name}`")
         elif key.startswith("discarded."):

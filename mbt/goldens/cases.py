@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mbt.goldens.decisions import DecisionCheck, normalise_decisions
 from mbt.goldens.requests import PolicyRequest, normalise_request
@@ -81,6 +82,8 @@ def split_state_map(raw: dict[str, Any]) -> dict[str, Any]:
     for key, value in raw.items():
         key = str(key)
         if key == "state":
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"`state` must be a state name, not {_kind(value)}")
             out["state"] = value
         elif key == "discarded" and isinstance(value, dict):
             out["discarded"].update({str(k): v for k, v in value.items()})
@@ -91,14 +94,18 @@ def split_state_map(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def assertions_from(raw: dict[str, Any] | None, state_key: str) -> Assertions:
+def assertions_from(raw: dict[str, Any] | None, state_key: str, what: str = "assertions") -> Assertions:
     """Assertions from a turn (`assert_state`, ...) or a case's final `assertions` (`state`, ...)."""
+    if raw is not None and not isinstance(raw, dict):
+        raise ValueError(f"`{what}` must be a mapping, not {_kind(raw)}")
     raw = dict(raw or {})
     fields: dict[str, Any] = {"variables": {}, "discarded": {}}
     state = raw.pop(state_key, None)
     if isinstance(state, str):
         fields["state"] = state
     elif state is not None:
+        if not isinstance(state, dict):
+            raise ValueError(f"`{state_key}` must be a state name or a mapping of names to values, not {_kind(state)}")
         parts = split_state_map(state)
         fields["variables"].update(parts["variables"])
         fields["discarded"].update(parts["discarded"])
@@ -118,6 +125,39 @@ _TURN_EXPECT_KEYS = frozenset(("assert_state", "must_not", "must_not_call", "mus
 _NO_EXPECTATIONS = assertions_from({"assert_state": None}, "assert_state")  # what a turn without them gets
 
 
+def _kind(value: Any) -> str:
+    """What a wrong-typed value is, in a message's words."""
+    names = {bool: "true/false", int: "a number", float: "a number", str: "text", list: "a list", dict: "a mapping"}
+    return next((n for t, n in names.items() if type(value) is t), type(value).__name__)
+
+
+MAX_DEPTH = 64  # no golden needs more; deeper data is refused before anything recurses over it
+
+
+def check_raw(raw: Any) -> None:
+    """Refuse data no golden holds: nesting over MAX_DEPTH levels, and text with a lone surrogate (JSON's
+    "\\ud800" escape decodes to one; it is not text, and every report that writes it as UTF-8 would fail)."""
+    stack: list[tuple[Any, int]] = [(raw, 1)]  # iterative: the data may be nested a thousand deep
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise ValueError(f"the case is nested more than {MAX_DEPTH} levels deep")
+            items = list(value.items()) if isinstance(value, dict) else [(None, v) for v in value]
+            for key, item in items:
+                if isinstance(key, str):
+                    stack.append((key, depth))
+                stack.append((item, depth + 1))
+        elif isinstance(value, str):
+            bad = _SURROGATE.search(value)
+            if bad:
+                raise ValueError(f"the text {value[:40]!r} holds a lone surrogate (U+{ord(bad.group()):04X}), "
+                                 "which is not a character")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def normalise(raw: Any) -> dict[str, Any]:
     """Map any of seed 000's case shapes onto GoldenCase's fields (validation happens in GoldenCase)."""
     if not isinstance(raw, dict):
@@ -134,13 +174,18 @@ def normalise(raw: Any) -> dict[str, Any]:
         pre = data.pop("precondition") or {}
         if not isinstance(pre, dict):
             raise ValueError("`precondition` must be a mapping")
+        if "state" in pre and not isinstance(pre["state"], str):
+            raise ValueError(f"`precondition.state` must be a state name, not {_kind(pre['state'])}")
         out["precondition"] = pre
     normalise_decisions(data, out)  # a decision case (`table`, `inputs`, `expect`) or a conversation's `decisions`
     normalise_request(data, out)  # a request case (`policy`, `request`, `expect`) or a conversation's context
     turns = []
     if "input" in data and "turns" not in data:  # single-turn intent case
         turns.append({"user": data.pop("input"), "intent": data.pop("expected_intent", None)})
-    for i, raw_turn in enumerate(data.pop("turns", []) or []):
+    raw_turns = data.pop("turns", None)
+    if raw_turns is not None and not isinstance(raw_turns, list):
+        raise ValueError(f"`turns` must be a list of turns, not {_kind(raw_turns)}")
+    for i, raw_turn in enumerate(raw_turns or []):
         if not isinstance(raw_turn, dict):
             raise ValueError(f"turn {i + 1} must be a mapping")
         turn = dict(raw_turn)
@@ -154,14 +199,15 @@ def normalise(raw: Any) -> dict[str, Any]:
         for key in ("must_not", "must_not_call", "must_have", "tool_arguments", "discarded"):
             if key in turn:
                 expect_raw[key] = turn.pop(key)
-        turn["expect"] = assertions_from(expect_raw, "assert_state")
+        turn["expect"] = assertions_from(expect_raw, "assert_state", f"turn {i + 1}")
         turns.append(turn)
     out["turns"] = turns
     final = data.pop("assertions", None)
     final_alt = data.pop("final_assertions", None)
     if final is not None and final_alt is not None:
         raise ValueError("use either `assertions` or `final_assertions`, not both")
-    out["final"] = assertions_from(final if final is not None else final_alt, state_key="state")
+    out["final"] = assertions_from(final if final is not None else final_alt, state_key="state",
+                                   what="assertions" if final is not None else "final_assertions")
     out.update(data)  # recovery, evidence, failure_owner ... kept as extra fields
     return out
 
@@ -173,6 +219,7 @@ CASE_SHAPES: list[Callable[[GoldenCase], bool]] = []
 
 def parse_case(raw: Any, file: str, line: int) -> GoldenCase:
     """Normalise and validate one raw case; raises ValueError (or pydantic's ValidationError) when unusable."""
+    check_raw(raw)
     data = normalise(raw)
     data.update(file=file, line=line)
     case = GoldenCase.model_validate(data)
@@ -180,3 +227,12 @@ def parse_case(raw: Any, file: str, line: int) -> GoldenCase:
         raise ValueError("the case has no turns (and no `input`); a decision case names its `table`, "
                          "a request case its `policy` and `request`")
     return case
+
+
+def reason(err: Exception) -> str:
+    """Why a case is invalid, in one line (pydantic's first error with its field path)."""
+    if isinstance(err, ValidationError):
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return f"{where}: {first['msg']}" if where else first["msg"]
+    return str(err)

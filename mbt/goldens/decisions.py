@@ -65,7 +65,10 @@ def normalise_decisions(data: dict[str, Any], out: dict[str, Any]) -> bool:
         single = {k: data.pop(k) for k in ("table", "inputs", "expect", "expect_error") if k in data}
         checks.append(decision_from(single, "the decision"))
         out.setdefault("model", checks[0].table)
-    for i, raw in enumerate(data.pop("decisions", None) or []):
+    listed = data.pop("decisions", None)
+    if listed is not None and not isinstance(listed, list):
+        raise ValueError("`decisions` must be a list of {table, inputs, expect} mappings")
+    for i, raw in enumerate(listed or []):
         checks.append(decision_from(raw, f"decision {i + 1}"))
     turns = data.get("turns")
     if isinstance(turns, list) and any(isinstance(t, dict) and "decision" in t for t in turns):

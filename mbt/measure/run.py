@@ -149,8 +149,8 @@ def _parts(stream: GoldenStream | None, jobs: int) -> list[GoldenStream]:
 
 def _replay_all(tallies: list[ModelTally], stream: GoldenStream) -> tuple[list, list]:
     """Every case of the stream (repeated ids included) and what each model makes of it; and the broken cases."""
-    replayed = [(case.id, case.file, case.line, case.where, case.model, [tally.outcome(case) for tally in tallies],
-                 first_question(case), len(case.turns))
+    replayed = [(case.id, case.file, case.line, case.where, case.model, _tables(case),
+                 [tally.outcome(case) for tally in tallies], first_question(case), len(case.turns))
                 for case in stream.all_cases()]
     return stream.broken, replayed
 
@@ -177,10 +177,11 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
     invalid_at_replay: list[InvalidCaseReport] = []
     known_models = {name for m in models for name in (m.name, getattr(m, "fsm", None)) if name}
     unknown_models: dict[str, list[Any]] = {}  # model name no loaded file declares -> [cases, first id, where]
+    unknown_tables: dict[str, list[Any]] = {}  # the same for tables a conversation's `decisions` name
     valid = 0
 
-    def take(case_id: str, file: str, line: int, model_name: str | None, outcomes: list, question: str,
-             turns: int) -> None:
+    def take(case_id: str, file: str, line: int, model_name: str | None, tables: tuple[str, ...],
+             outcomes: list, question: str, turns: int) -> None:
         nonlocal valid
         # A case is valid or invalid once: invalid on any model it applies to, it counts nowhere.
         problems = [(tally, outcome.invalid) for tally, outcome in zip(tallies, outcomes)
@@ -196,6 +197,9 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
         if model_name is not None and model_name not in known_models:
             entry = unknown_models.setdefault(model_name, [0, case_id, f"{file}:{line}"])
             entry[0] += 1
+        for table in tables:
+            if table not in known_models and table != model_name:
+                unknown_tables.setdefault(table, [0, case_id, f"{file}:{line}"])[0] += 1
         for tally, outcome in zip(tallies, outcomes):
             if outcome is None:
                 continue
@@ -210,14 +214,14 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
     workers: parallel.Workers[tuple[list, list]] = parallel.Workers(lambda i: _replay_all(tallies, parts[i - 1]),
                                                                     len(parts) + 1)
     for case in goldens.cases:
-        take(case.id, case.file, case.line, case.model, [tally.outcome(case) for tally in tallies],
+        take(case.id, case.file, case.line, case.model, _tables(case), [tally.outcome(case) for tally in tallies],
              first_question(case), len(case.turns))
     if stream is not None:
         for broken_later, replayed in workers.results():
             stream.adopt(broken_later)
-            for case_id, file, line, where, model_name, outcomes, question, turns in replayed:
+            for case_id, file, line, where, model_name, tables, outcomes, question, turns in replayed:
                 if not stream.repeats(case_id, file, line, where):
-                    take(case_id, file, line, model_name, outcomes, question, turns)
+                    take(case_id, file, line, model_name, tables, outcomes, question, turns)
     broken = goldens.invalid
     invalid_all = [InvalidCaseReport(file=i.file, line=i.line, message=i.message) for i in broken] + invalid_at_replay
     summary = GoldenSummary(
@@ -226,10 +230,13 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
         not_applicable=valid - len(applicable_anywhere))
     notes = [n for tally in tallies for n in tally.notes]
     notes += [Note(case="", where=folder, model="", turn=None,
-                   message=f"the goldens folder {folder} holds no golden file (.jsonl, .json, .yaml, .yml)")
+                   message=f"the goldens folder {folder} holds no golden file (.jsonl, .json, .yaml, .yml, .xlsx, .csv)")
               for folder in (stream.empty_folders if stream is not None else [])]
+    notes += _not_read_notes(stream.skipped_files if stream is not None else [])
     notes += [_unknown_model_note(name, count, first_id, first_where, known_models)
               for name, (count, first_id, first_where) in sorted(unknown_models.items())]
+    notes += [_unknown_model_note(name, count, first_id, first_where, known_models, "check decision table")
+              for name, (count, first_id, first_where) in sorted(unknown_tables.items())]
     return CoverageReport(models=[tally.report() for tally in tallies], goldens=summary, invalid_cases=invalid_all,
                           contradictions=[c for tally in tallies for c in tally.contradictions],
                           forbidden_expected=[f for tally in tallies for f in tally.forbidden_expected],
@@ -238,7 +245,29 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
                           notes=notes)
 
 
-def _unknown_model_note(name: str, count: int, first_id: str, first_where: str, known: set[str]) -> Note:
+def _not_read_notes(skipped: list[tuple[str, str]]) -> list[Note]:
+    """One note per goldens folder naming the files in it that are not golden files (the first five, and a count)."""
+    by_folder: dict[str, list[str]] = {}
+    for folder, path in skipped:
+        by_folder.setdefault(folder, []).append(path)
+    notes = []
+    for folder, paths in by_folder.items():
+        named = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        notes.append(Note(case="", where=folder, model="", turn=None,
+                          message=f"not read: {len(paths)} file(s) in {folder} that are not golden files ({named}); "
+                                  "mbt reads .jsonl, .json, .yaml, .yml, .xlsx and .csv (save an .xls or .ods sheet "
+                                  "as .xlsx)"))
+    return notes
+
+
+def _tables(case: Any) -> tuple[str, ...]:
+    """The decision tables a case's checks name (a decision case's own table is its `model`)."""
+    return tuple(sorted({d.table for d in case.decisions})) if case.decisions else ()
+
+
+def _unknown_model_note(name: str, count: int, first_id: str, first_where: str, known: set[str],
+                        what: str = "name model") -> Note:
+    checks = "those checks were" if what != "name model" else "they were"
     return Note(case=first_id, where=first_where, model=name, turn=None,
-                message=f"{count} case(s) name model `{name}`, which no loaded file declares"
-                        f"{did_you_mean(name, sorted(known))}; they were not replayed")
+                message=f"{count} case(s) {what} `{name}`, which no loaded file declares"
+                        f"{did_you_mean(name, sorted(known))}; {checks} not replayed")

@@ -140,7 +140,8 @@ class Arith(Expr):
         return (self.left, self.right)
 
     def text(self) -> str:
-        return f"{self.left.text()} {self.op} {self.right.text()}"
+        right = self.right.text()
+        return f"{self.left.text()} {self.op} {f'({right})' if isinstance(self.right, Arith) else right}"
 
 
 def atoms(expr: Expr) -> list[Expr]:

@@ -7,7 +7,7 @@ from decimal import Decimal
 from lark import Token, v_args
 
 from mbt.model.common import Location, Severity, SourceDecl, Span, Status
-from mbt.model.expr import And, Arith, Compare, EnumLit, Lit, Member, Not, Or, Ref
+from mbt.model.expr import And, Arith, Compare, EnumLit, Expr, Lit, Member, Not, Or, Ref
 
 
 def unquote(token: Token | str) -> str:
@@ -28,6 +28,25 @@ def unquote(token: Token | str) -> str:
 
 def pos(meta_or_token) -> dict:
     return {"line": getattr(meta_or_token, "line", 0) or 0, "column": getattr(meta_or_token, "column", 0) or 0}
+
+
+CHAIN_LEFT_NESTED = 16  # up to this many terms a `+`/`-` chain nests to the left, as written; longer ones balance
+
+
+def arith_chain(terms: list[tuple[str, Expr]], where: dict) -> Expr:
+    """`t0 ± t1 ± ...` as Arith nodes: nested to the left (as it reads) for short chains, and balanced for long
+    ones, so the tree is log2(n) deep and every later stage (typing, compiling, z3) recurses only that deep.
+    `a - b + c - d` becomes `(a - b) + (c - d)`: the right half's signs are relative to the operator joining it."""
+    if len(terms) <= CHAIN_LEFT_NESTED:
+        node = terms[0][1]
+        for op, term in terms[1:]:
+            node = Arith(op, node, term, **where)
+        return node
+    middle = len(terms) // 2
+    op, head = terms[middle]
+    flip = {"+": "-", "-": "+"}
+    right = [("+", head)] + [(s if op == "+" else flip[s], t) for s, t in terms[middle + 1:]]
+    return Arith(op, arith_chain(terms[:middle], where), arith_chain(right, where), **where)
 
 
 class Annotations(dict):
@@ -96,21 +115,38 @@ class CommonRules:
         (tok,) = children
         return Ref(str(tok), **self._pos(tok))
 
+    # Chains arrive flat (the grammar reads `a or b or c` as one rule): the nodes are built without recursion, and
+    # as they always were for chains people write, so element ids and generated code do not change.
     @v_args(meta=True)
     def or_(self, meta, children):
-        left, right = children
-        items = (left.items if isinstance(left, Or) else (left,)) + (right,)
-        return Or(items, **self._pos(meta))
+        first, *rest = children
+        return Or((first.items if isinstance(first, Or) else (first,)) + tuple(rest), **self._pos(meta))
 
     @v_args(meta=True)
     def and_(self, meta, children):
-        left, right = children
-        items = (left.items if isinstance(left, And) else (left,)) + (right,)
-        return And(items, **self._pos(meta))
+        first, *rest = children
+        return And((first.items if isinstance(first, And) else (first,)) + tuple(rest), **self._pos(meta))
+
+    def negations(self, children):
+        return list(children)
 
     @v_args(meta=True)
     def not_(self, meta, children):
-        return Not(children[0], **self._pos(meta))
+        nots, operand = children
+        # `not not not x` is `not x`: beyond two, pairs cancel (two stay two, so a non-boolean is still refused).
+        if len(nots) > 2:
+            nots = nots[-1:] if len(nots) % 2 else nots[-2:]
+        for token in reversed(nots):
+            operand = Not(operand, **self._pos(token))
+        return operand
+
+    def sum_op(self, children):
+        return str(children[0])
+
+    @v_args(meta=True)
+    def arith_chain(self, meta, children):
+        terms = [("+", children[0])] + [(str(children[i]), children[i + 1]) for i in range(1, len(children), 2)]
+        return arith_chain(terms, self._pos(meta))
 
     @v_args(meta=True)
     def compare(self, meta, children):
@@ -125,13 +161,6 @@ class CommonRules:
     def not_member(self, meta, children):
         return Member(children[0], tuple(children[1:]), True, **self._pos(meta))
 
-    @v_args(meta=True)
-    def add(self, meta, children):
-        return Arith("+", children[0], children[1], **self._pos(meta))
-
-    @v_args(meta=True)
-    def sub(self, meta, children):
-        return Arith("-", children[0], children[1], **self._pos(meta))
 
     # ---- annotations
     @v_args(meta=True)

@@ -6,8 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
-from lark import Transformer
+from lark import Transformer, Tree
 from lark.exceptions import UnexpectedInput, VisitError
 
 from mbt import importers, kinds
@@ -15,7 +17,7 @@ from mbt.errors import LocatedError, MbtError, Problem, problem_at
 from mbt.model.common import Annotated, Location, ModelBase, SourceDecl
 from mbt.parsing.common import CommonRules
 from mbt.parsing.grammar import parser
-from mbt.parsing.reader import MAX_MODEL_BYTES, read_text  # noqa: F401 - read_text: also for the importers
+from mbt.parsing.reader import MAX_MODEL_BYTES, exists, is_folder, read_text, shown_path  # noqa: F401 - read_text: also for the importers
 from mbt.parsing.syntax import syntax_error
 
 # Files in other tools' formats (DMN XML, GraphWalker JSON) are read by the importers, found by suffix.
@@ -64,6 +66,22 @@ class ModelFile:
     pending: list = field(default_factory=list)  # `invariants for FSM` blocks until linked to their FSM
 
 
+MAX_NESTING = 100  # parentheses inside parentheses; chains of one operator are flat and never count
+
+
+def _nested_too_deep(tree: Tree) -> Any:
+    """The first parse-tree node deeper than MAX_NESTING (its meta has the position), else None. Walked without
+    recursion: every later stage (the transformer, typing, compiling) recurses, and must meet only a tree this
+    check let through."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return node.meta if not node.meta.empty else SimpleNamespace(line=1, column=1)
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
+    return None
+
+
 def parse_text(text: str, path: str, link: bool = True,
                locate: Callable[[int, int], Location] | None = None, shown_text: str | None = None) -> ModelFile:
     """Parse and resolve one file; `link=False` leaves its invariants for link_invariants (their FSM may be
@@ -73,7 +91,17 @@ def parse_text(text: str, path: str, link: bool = True,
         tree = parser().parse(text)
     except UnexpectedInput as err:
         raise syntax_error(err, path, text) from None
-    text = shown_text if shown_text is not None else text
+    too_deep = _nested_too_deep(tree)
+    shown = shown_text if shown_text is not None else text
+    if too_deep is not None:
+        line, column = too_deep.line, too_deep.column
+        if locate is not None:
+            where = locate(line, column)
+            line, column = where.line, where.column
+        raise LocatedError([problem_at(path, shown, line, column,
+                                       f"expression nested more than {MAX_NESTING} levels deep",
+                                       "split it into several guards or named conditions")])
+    text = shown
     try:
         items = FileTransformer(path, locate).transform(tree)
     except VisitError as err:  # an exception inside a rule: show its position, not a stack
@@ -178,7 +206,7 @@ def check_span_sources(model: ModelBase, sources: dict[str, SourceDecl], path: s
 
 
 def load_file(path: str | Path, link: bool = True) -> ModelFile:
-    shown = str(path)
+    shown = shown_path(path)
     importer = importers.importer_for(Path(path).suffix)
     if importer is not None:
         return importer.load()(path)
@@ -191,11 +219,11 @@ def expand_paths(paths: list[str]) -> list[Path]:
     suffixes = model_suffixes()
     for raw in paths:
         p = Path(raw)
-        if p.is_dir():
+        if is_folder(p):
             searched = (*suffixes, *importers.searched_suffixes())
             found.extend(sorted(q for q in p.rglob("*") if q.suffix in searched and q.is_file()))
         else:
-            if p.exists() and p.suffix not in (*suffixes, *importers.all_suffixes()):
+            if exists(p) and p.suffix not in (*suffixes, *importers.all_suffixes()):
                 raise LocatedError([Problem(raw, 1, 1, f"not a model file (mbt reads {', '.join(suffixes)}, "
                                                        f"and through importers {', '.join(importers.all_suffixes())})")])
             found.append(p)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -10,7 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mbt.errors import MbtError
-from mbt.files import fill_folder, replace_folder, stage_folder, write_file
+from mbt.files import OutputSet
 
 # What a reporter returns: text, bytes (a PNG, an xlsx), or a folder of files (relative name -> bytes).
 Body = str | bytes | Mapping[str, bytes]
@@ -64,45 +63,42 @@ def check_folder_target(path: str) -> None:
     _parent(target, path)
 
 
-def _write_folder(path: str, files: Mapping[str, bytes]) -> None:
-    """A folder is built beside the target, then swapped in; `files` maps safe relative names."""
-    check_folder_target(path)
-    target = Path(path)
-    staged = stage_folder(_parent(target, path), target.name)
-    try:
-        fill_folder(staged, {**files, MARKER: b"written by mbt; this folder is replaced on the next report\n"})
-        replace_folder(staged, target)
-    except BaseException:
-        shutil.rmtree(staged, ignore_errors=True)
-        raise
-
-
-def _write_one(body: Body, path: str | None) -> None:
-    if _is_stdout(path):
-        if isinstance(body, Mapping):
-            raise MbtError("error: a report folder cannot go to stdout: give it a folder name")
-        if isinstance(body, bytes):
-            sys.stdout.flush()
-            sys.stdout.buffer.write(body)
-            sys.stdout.buffer.flush()
-        else:
-            sys.stdout.write(body)
-            sys.stdout.flush()
-        return
-    assert path is not None
+def _write_stdout(body: Body) -> None:
     if isinstance(body, Mapping):
-        _write_folder(path, body)
+        raise MbtError("error: a report folder cannot go to stdout: give it a folder name")
+    if isinstance(body, bytes):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(body)
+        sys.stdout.buffer.flush()
     else:
-        check_file_target(path)
-        write_file(Path(path), body)
+        sys.stdout.write(body)
+        sys.stdout.flush()
 
 
 def write_reports(outputs: Sequence[Output]) -> None:
-    """Produce every report first, then write them in order: a reporter that fails leaves nothing half-written, and
-    each file or folder is replaced atomically (mbt/files.py)."""
+    """Produce every report first, then write them as one set: each file and folder is staged beside its target
+    and all are moved into place together once every one is written (mbt/files.OutputSet), so a reporter that fails,
+    an OS error or a Ctrl-C leaves what was there before, never part of the new set; stdout is written last."""
     made = [(o.produce(), o.path) for o in outputs]
     for body, path in made:
-        _write_one(body, path)
+        if _is_stdout(path):
+            if isinstance(body, Mapping):
+                raise MbtError("error: a report folder cannot go to stdout: give it a folder name")
+        elif isinstance(body, Mapping):
+            check_folder_target(path)
+        else:
+            check_file_target(path)
+    with OutputSet() as staged:
+        for body, path in made:
+            if _is_stdout(path):
+                continue
+            if isinstance(body, Mapping):
+                staged.folder(path, {**body, MARKER: b"written by mbt; this folder is replaced on the next report\n"})
+            else:
+                staged.file(Path(path), body)
+    for body, path in made:
+        if _is_stdout(path):
+            _write_stdout(body)
 
 
 def write_report(body: Body, path: str | None) -> None:

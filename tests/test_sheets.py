@@ -1,0 +1,254 @@
+"""Spreadsheet goldens in seed 001's template (.xlsx, .csv; mbt/goldens/sheets.py): one row per turn, a multi-turn
+case continuing on rows whose No. is empty, English or Vietnamese headers, mbt's own fields in optional columns.
+Each sheet is checked against the same cases written by hand as JSON (the second reading), and every broken row or
+sheet is an invalid case with its file:row while the rest is read.
+
+The shipped example models/goldens/password-reset.xlsx is built from EXAMPLE below; `UPDATE_GOLD=1` rewrites it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from mbt.goldens.loader import load_goldens, parse_case
+from tests.cli_runner import run_mbt
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "models" / "goldens" / "password-reset.xlsx"
+
+HEADER = ["No.", "Question", "Expected answer", "Event", "Expected state", "Expected tool call", "Must not",
+          "Contract"]
+C = "password-reset-v1"
+# Seed 001's template for the password-reset model (models/recovery.fsm): single-turn cases on one row, multi-turn
+# cases continuing on rows whose No. is empty; a tool's answer has no question, so its row names the event.
+EXAMPLE = [
+    ["XL-RST-001", "I forgot my password", "Asks for the registered e-mail address", None, "collecting_email",
+     None, "ask for the current password", C],
+    ["XL-RST-002", "I forgot my password", "Asks for the registered e-mail address", None,
+     "state: collecting_email, active_task: password_reset", None, None, C],
+    [None, "my e-mail is lin@example.com", "Repeats lin@example.com back and asks to confirm it", None,
+     "state: confirming_email, recovery_email: lin@example.com", None, None, None],
+    [None, "yes, that is the one", "Says a reset link is on its way", None, "state: reset_started, email_confirmed: true",
+     "start_password_reset(recovery_email=lin@example.com, channel=EMAIL)", None, None],
+    [None, None, "Tells the user to check the registered mailbox", "tool_succeeded", "link_sent", None,
+     "claim the password was reset", None],
+    ["XL-RST-003", "I forgot my password", "Asks for the e-mail address", None, "collecting_email", None, None, C],
+    [None, "my e-mail is lin@example.com", "Asks to confirm lin@example.com", None, "confirming_email", None, None,
+     None],
+    [None, "by the way, when does support close?", "Answers, and keeps the reset for later", None,
+     "state: suspended, suspended_task: password_reset", None, None, None],
+    [None, "back to the reset please", "Asks again to confirm lin@example.com", None,
+     "state: confirming_email, recovery_email: lin@example.com", None, None, None],
+    ["XL-RST-004", "Can't get into my account", "Starts a password reset", None, "collecting_email", None,
+     "ask for the current password", C],
+    ["XL-RST-005", "reset my password", "Asks for the e-mail address", None, "collecting_email", None, None, C],
+    [None, "my e-mail is li@example.com", "Asks to confirm li@example.com", None, "confirming_email", None, None,
+     None],
+    [None, "wrong, it is lin@example.com", "Starts the reset with lin@example.com", None,
+     "state: reset_started, recovery_email: lin@example.com, discarded.recovery_email: li@example.com",
+     "start_password_reset(recovery_email=lin@example.com, channel=EMAIL)",
+     "send li@example.com to the reset tool", None],
+]
+
+
+def build(path: Path, rows: list[list], header: list[str] = HEADER, title: str | None = None) -> None:
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Test cases"
+    if title:
+        sheet.append([title])
+    sheet.append(header)
+    for row in rows:
+        sheet.append(row)
+    book.save(path)
+
+
+def by_hand(rows: list[list], first_row: int) -> list[dict]:
+    """The same cases written as golden mappings directly (the second reading of the template)."""
+    cases: list[dict] = []
+    for number, (no, question, answer, event, state, call, must_not, contract) in enumerate(rows, start=first_row):
+        if no is not None:
+            cases.append({"id": str(no), "turns": [], "_row": number, **({"contract": contract} if contract else {})})
+        turn: dict = {}
+        if question:
+            turn["user"] = question
+        if event:
+            turn["event"] = event
+        if answer:
+            turn["expected_answer"] = answer
+        if state:
+            turn["assert_state"] = (dict(part.split(": ") for part in state.split(", ")) if ":" in state else state)
+        if call:
+            name, args = call.rstrip(")").split("(")
+            turn["tool_arguments"] = {name: dict(a.split("=") for a in args.split(", "))}
+        if must_not:
+            turn["must_not"] = [must_not]
+        cases[-1]["turns"].append(turn)
+    for case in cases:
+        for turn in case["turns"]:
+            state = turn.get("assert_state")
+            if isinstance(state, dict) and "email_confirmed" in state:
+                state["email_confirmed"] = state["email_confirmed"] == "true"
+    return cases
+
+
+def same_cases(loaded, expected: list[dict], file: str) -> None:
+    assert [c.id for c in loaded.cases] == [e["id"] for e in expected]
+    for case, raw in zip(loaded.cases, expected):
+        row = raw.pop("_row")
+        assert case == parse_case(raw, file, row)
+
+
+def test_the_shipped_example_is_built_from_its_rows():
+    if os.environ.get("UPDATE_GOLD"):
+        build(SHIPPED, EXAMPLE)
+    sheet = openpyxl.load_workbook(SHIPPED).active
+    assert [[c.value for c in row] for row in sheet.iter_rows()] == [HEADER] + EXAMPLE
+
+
+def test_the_template_reads_as_the_cases_written_by_hand(tmp_path):
+    path = tmp_path / "cases.xlsx"
+    build(path, EXAMPLE)
+    loaded = load_goldens([str(path)])
+    assert not loaded.invalid
+    same_cases(loaded, by_hand(EXAMPLE, 2), str(path))
+    assert [len(c.turns) for c in loaded.cases] == [1, 4, 4, 1, 3]
+
+
+def test_the_shipped_example_is_valid_bound_and_agrees_with_the_model():
+    report = json.loads(run_mbt("coverage", "--model", "models/recovery.fsm", "--goldens", str(SHIPPED),
+                                "--no-gate", "--format", "json", cwd=ROOT).stdout)
+    g = report["goldens"]
+    assert (g["read"], g["valid"], g["invalid"], g["unbound"]) == (5, 5, 0, 0)
+    assert report["contradictions"] == [] and report["divergences"] == []
+
+
+VIETNAMESE = ["STT", "Câu hỏi", "Câu trả lời mong muốn", "Sự kiện", "Trạng thái mong đợi", "Công cụ mong đợi",
+              "Không được", "Hợp đồng"]
+
+
+def test_vietnamese_headers_and_a_title_row_above_them(tmp_path):
+    path = tmp_path / "vi.xlsx"
+    rows = [[1, "Tôi quên mật khẩu", "Hỏi địa chỉ e-mail", "request_reset", "collecting_email", None, None, C],
+            [None, "e-mail của tôi là lin@example.com", "Xác nhận lại địa chỉ", "provide_email(email=lin@example.com)",
+             "confirming_email", None, "hỏi mật khẩu hiện tại", None],
+            [2, "Xin chào", "Chào lại", None, None, None, None, None]]
+    build(path, rows, VIETNAMESE, title="Bộ test case: đặt lại mật khẩu")
+    loaded = load_goldens([str(path)])
+    assert not loaded.invalid and [(c.id, c.line) for c in loaded.cases] == [("1", 3), ("2", 5)]
+    first = loaded.cases[0]
+    assert [(t.user, t.event, t.args) for t in first.turns] == [
+        ("Tôi quên mật khẩu", "request_reset", {}),
+        ("e-mail của tôi là lin@example.com", "provide_email", {"email": "lin@example.com"})]
+    assert first.turns[1].expect.must_not == ["hỏi mật khẩu hiện tại"] and first.contract == C
+
+
+@pytest.mark.parametrize("encoding,delimiter", [("utf-8", ","), ("utf-8-sig", ";"), ("utf-16", "\t")])
+def test_csv_in_each_excel_flavour(tmp_path, encoding, delimiter):
+    import csv
+    import io
+
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, delimiter=delimiter)
+    writer.writerow(HEADER)
+    for row in EXAMPLE:
+        writer.writerow(["" if v is None else v for v in row])
+    path = tmp_path / "cases.csv"
+    path.write_bytes(buffer.getvalue().encode(encoding))
+    loaded = load_goldens([str(path)])
+    assert not loaded.invalid
+    same_cases(loaded, by_hand(EXAMPLE, 2), str(path))
+
+
+def test_a_quoted_cell_with_line_breaks_keeps_later_rows_numbered_by_line(tmp_path):
+    path = tmp_path / "cases.csv"
+    path.write_text('No.,Question,Expected answer\n1,"first line\nsecond line",x\n2,hello,y\n', encoding="utf-8")
+    loaded = load_goldens([str(path)])
+    assert [(c.id, c.line) for c in loaded.cases] == [("1", 2), ("2", 4)]
+    assert loaded.cases[0].turns[0].user == "first line\nsecond line"
+
+
+def test_broken_rows_and_sheets_are_reported_with_their_row(tmp_path):
+    path = tmp_path / "bad.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Cases"
+    for row in [HEADER[:3], [None, "orphan turn", "x"], [1, "hello", "x"], [None, None, "an answer, no question"],
+                [2, "fine", "x"], [3, "merged", "x"], [None, "y", None], [4, "fine too", "x"],
+                [5, "bad call", "x", None, None, "start(", None, None]]:
+        sheet.append(row)
+    sheet["D1"], sheet["F1"] = "Event", "Expected tool call"
+    sheet.merge_cells("B6:C7")
+    book.create_sheet("Empty")
+    book.create_sheet("No header").append(["just", "some", "notes"])
+    book.save(path)
+    loaded = load_goldens([str(path)])
+    assert [c.id for c in loaded.cases] == ["2", "4"]
+    got = {(i.file.rsplit("/", 1)[-1], i.line): i.message for i in loaded.invalid}
+    assert sorted(got) == [("bad.xlsx[Cases]", 2), ("bad.xlsx[Cases]", 3), ("bad.xlsx[Cases]", 6),
+                           ("bad.xlsx[Cases]", 9), ("bad.xlsx[No header]", 1)]
+    assert "has no `No.`" in got[("bad.xlsx[Cases]", 2)]
+    assert "row 4 has no question" in got[("bad.xlsx[Cases]", 3)]
+    assert "B6:C7 are merged" in got[("bad.xlsx[Cases]", 6)]
+    assert "start(" in got[("bad.xlsx[Cases]", 9)]
+    assert "no header row" in got[("bad.xlsx[No header]", 1)]
+
+
+def test_an_empty_sheet_and_an_unreadable_workbook_are_reported(tmp_path):
+    empty = tmp_path / "empty.xlsx"
+    openpyxl.Workbook().save(empty)
+    broken = tmp_path / "broken.xlsx"
+    broken.write_bytes(b"PK\x03\x04 not really a zip")
+    loaded = load_goldens([str(empty), str(broken)])
+    assert loaded.cases == []
+    assert [(Path(i.file).name, i.line) for i in loaded.invalid] == [("broken.xlsx", 1), ("empty.xlsx", 1)]
+    assert "not a readable .xlsx workbook" in loaded.invalid[0].message
+    assert "the sheet is empty" in loaded.invalid[1].message
+
+
+def test_files_mbt_cannot_read_in_a_goldens_folder_are_reported(tmp_path):
+    (tmp_path / "old.xls").write_bytes(b"\xd0\xcf\x11\xe0 an old Excel file")
+    (tmp_path / "notes.ods").write_bytes(b"PK")
+    (tmp_path / ".hidden").write_text("ignored")
+    build(tmp_path / "cases.xlsx", EXAMPLE)
+    report = json.loads(run_mbt("coverage", "--model", "models/recovery.fsm", "--goldens", str(tmp_path),
+                                "--no-gate", "--format", "json", cwd=ROOT).stdout)
+    (note,) = [n["message"] for n in report["notes"] if n["message"].startswith("not read:")]
+    assert note.startswith(f"not read: 2 file(s) in {tmp_path}") and "old.xls" in note and "notes.ods" in note
+    assert ".hidden" not in note
+    assert report["goldens"]["valid"] == 5
+
+
+def test_a_utf16_csv_with_a_bom(tmp_path):
+    path = tmp_path / "cases.csv"
+    path.write_bytes(codecs.BOM_UTF16_LE + "No.\tQuestion\n1\tI forgot my password\n".encode("utf-16-le"))
+    assert [c.id for c in load_goldens([str(path)]).cases] == ["1"]
+
+
+def test_a_workbook_that_unpacks_too_large_is_refused_before_reading(tmp_path, monkeypatch):
+    from mbt.goldens import sheets
+
+    path = tmp_path / "big.xlsx"
+    build(path, EXAMPLE)
+    monkeypatch.setattr(sheets, "MAX_UNPACKED_BYTES", 1000)
+    loaded = load_goldens([str(path)])
+    assert loaded.cases == [] and "unpacks to" in loaded.invalid[0].message
+
+
+def test_a_no_merged_down_its_rows_groups_the_turns(tmp_path):
+    path = tmp_path / "merged.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    for row in [["No.", "Question"], [1.0, "I forgot my password"], [None, "my e-mail is lin@example.com"],
+                [2, "hello"]]:
+        sheet.append(row)
+    sheet.merge_cells("A2:A3")
+    book.save(path)
+    loaded = load_goldens([str(path)])
+    assert not loaded.invalid and [(c.id, c.line, len(c.turns)) for c in loaded.cases] == [("1", 2, 2), ("2", 4, 1)]
