@@ -1,8 +1,8 @@
 """The one registry of model kinds: per kind a KindSupport that says how each stage of the pipeline handles it.
 
 A kind is its grammar file, a transformer mixin and a resolver (parsing), its checks (`mbt check`), its element
-enumeration and replayer (coverage), optionally which golden cases it takes, its view (`mbt render`, the HTML report)
-and its expected result (the traceability matrix). The stages ask this registry; none of them names a kind. The
+enumeration and replayer (coverage), optionally which golden cases it takes, its view (`mbt render`, the HTML report),
+its expected result (the traceability matrix) and its mutation operators (`mbt mutate`). The stages ask this registry; none of them names a kind. The
 built-in kinds are registered by the modules of this package (`kinds/fsm.py`, ...); another kind registers its own
 KindSupport with `register()`, editing no existing file (tests/test_kind_plugin.py does so).
 """
@@ -35,6 +35,19 @@ class View:
 
 
 @dataclass(frozen=True)
+class MutationSupport:
+    """How a kind's models are mutated (mbt/mutate/): its operators, and how a mutant is replayed and told apart."""
+
+    operators: dict[str, str]  # short code -> one-line doc
+    mutants: Callable[[Any], list]  # model -> [mbt.mutate.mutant.Mutant]
+    replayer: Callable[[Any, Any], Replayer]  # (the original's replayer, mutant) -> the mutant's replayer
+    # (the original's replayer, mutant's replayer, mutant) -> mbt.mutate.mutant.Distinction
+    distinguish: Callable[[Any, Any, Any], Any]
+    # (the original's replayer, case) -> (its run, the slots it steps through or None: any mutant may change it)
+    footprint: Callable[[Any, GoldenCase], tuple[Any, frozenset | None]] | None = None
+
+
+@dataclass(frozen=True)
 class KindSupport:
     kind: str  # the `kind` of its typed models: fsm, table, policy, invariant
     # ---- parsing
@@ -64,6 +77,8 @@ class KindSupport:
     # For a kind whose cases have no turns, decisions or request: is this case one of its own? (GoldenCase keeps
     # unknown keys as extra fields, so such a kind reads its case shape from `case.model_extra`.)
     case_shape: Callable[[GoldenCase], bool] | None = None
+    # ---- mutation (mbt mutate, coverage --mutants)
+    mutation: MutationSupport | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # hooks of later stages (generation, mutation)
 
 

@@ -6,8 +6,9 @@ from mbt.analysis.feasibility import infeasible_fsm_elements
 from mbt.analysis.fsm_checks import check_fsm
 from mbt.elements.fsm import CRITERIA, enumerate_fsm
 from mbt.goldens.replay_fsm import CompiledFsm, FsmReplayer
-from mbt.kinds import KindSupport, View, register
+from mbt.kinds import KindSupport, MutationSupport, View, register
 from mbt.measure.trace import fsm_expected
+from mbt.mutate import fsm as mutate_fsm
 from mbt.parsing.fsm_resolve import resolve_fsm
 from mbt.parsing.fsm_rules import FsmRules, RawFsm
 from mbt.parsing.grammar import grammar_dir
@@ -18,4 +19,6 @@ register(KindSupport(
     resolve=resolve_fsm, suffixes=(".model", ".fsm"),
     criteria=CRITERIA, enumerate=lambda model: enumerate_fsm(model, infeasible_fsm_elements(model)),
     replayer=lambda model, elements: FsmReplayer(CompiledFsm(model, elements)),
-    check=check_fsm, view=View("graph", fsm_graph, (".dot", ".svg", ".png")), expected=fsm_expected))
+    check=check_fsm, view=View("graph", fsm_graph, (".dot", ".svg", ".png")), expected=fsm_expected,
+    mutation=MutationSupport(mutate_fsm.OPERATORS, mutate_fsm.fsm_mutants, mutate_fsm.mutant_replayer,
+                             mutate_fsm.distinguish, mutate_fsm.footprint)))
