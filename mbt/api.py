@@ -234,3 +234,49 @@ def import_graphwalker(path: str, output: str | None = None):
 
     folder = Path(output).resolve().parent if output not in (None, "-") else Path.cwd()
     return convert(path, folder)
+
+
+@collector_paused
+def mutate(model_paths: list[str], golden_paths: list[str], sample: int | None = None, seed: int = 0,
+           time_limit: float | None = None):
+    """Mutation adequacy of the goldens on the models, with their redundancy and the smallest equivalent set
+    (mbt.mutate); returns the mbt.mutate.engine.MutationRun."""
+    from mbt.mutate.engine import mutation_run
+    from mbt.mutate.redundancy import DEFAULT_TIME_LIMIT, redundancy
+
+    _, models = load_models(model_paths)
+    run = mutation_run(models, load_goldens(golden_paths), sample=sample, seed=seed)
+    limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
+    run.report.redundancy = redundancy(list(run.profiles.values()), limit)
+    return run
+
+
+@collector_paused
+def compare(model_paths: list[str], baseline_paths: list[str], golden_paths: list[str], sample: int | None = None,
+            seed: int = 0):
+    """The marginal value of each golden of `golden_paths` over the baseline goldens (mbt.mutate.compare)."""
+    from mbt.errors import MbtError
+    from mbt.mutate.compare import compare as judge
+    from mbt.mutate.engine import mutation_run
+
+    _, models = load_models(model_paths)
+    old, new = load_goldens(baseline_paths), load_goldens(golden_paths)
+    both = GoldenSet(cases=old.cases + new.cases, invalid=old.invalid + new.invalid, files=old.files + new.files)
+    clash = {c.id for c in old.cases} & {c.id for c in new.cases}
+    if clash:
+        raise MbtError(f"error: {len(clash)} candidate golden id(s) are baseline ids too ({', '.join(sorted(clash)[:5])}"
+                       "): give the new goldens their own ids")
+    run = mutation_run(models, both, sample=sample, seed=seed)
+    report = judge([run.profiles[c.id] for c in _first_ids(old.cases)], [run.profiles[c.id] for c in _first_ids(new.cases)])
+    report.mutation = run.report
+    return report
+
+
+def _first_ids(cases):
+    seen: set[str] = set()
+    out = []
+    for c in cases:
+        if c.id not in seen:
+            seen.add(c.id)
+            out.append(c)
+    return out

@@ -269,6 +269,69 @@ def _mapping(text: str) -> dict:
     return value
 
 
+mutation_format = click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+                               show_default=True, help="Report format (JSON follows docs/schemas/).")
+sample_option = click.option("--sample", "sample", default=None, type=click.IntRange(min=1), metavar="N",
+                             help="Judge at most N mutants per model, a seeded uniform sample (large models).")
+seed_option = click.option("--seed", "seed", default=0, show_default=True, type=int, help="Seed of --sample.")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option("--model", "models", cls=Paths, help="Model files or folders (several after one flag, or repeated).")
+@click.option("--goldens", "goldens", cls=Paths, help="Golden cases: files or folders, or - for standard input.")
+@sample_option
+@seed_option
+@click.option("--time-limit", "time_limit", default=None, type=click.FloatRange(min=0.1), metavar="SECONDS",
+              help="How long z3 may search the smallest equivalent set before the greedy cover is used  [default: 10].")
+@click.option("--show-survivors", type=click.Choice(["some", "all"]), default="some", show_default=True,
+              help="How many surviving mutants the text report lists per model.")
+@mutation_format
+@output_option
+def mutate(paths, models, goldens, sample, seed, time_limit, show_survivors, fmt, output) -> None:
+    """Seed small faults into the models and report which the goldens catch (mutation score), every surviving
+    mutant with a witness that would kill it, redundant goldens and the smallest equivalent golden set."""
+    from mbt.report.mutation import mutation_markdown, mutation_text
+
+    models, goldens = _models_and_goldens(paths, models, goldens)
+    run = _api().mutate(models, goldens, sample=sample, seed=seed, time_limit=time_limit)
+    report = run.report
+    if fmt == "json":
+        emit(report.model_dump_json(indent=2 if _pretty(output) else None) + "\n", output)
+    elif fmt == "markdown":
+        emit(mutation_markdown(report), output)
+    else:
+        emit(mutation_text(report, None if show_survivors == "all" else 25), output)
+    sys.exit(EXIT_OK)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option("--model", "models", cls=Paths, help="Model files or folders (several after one flag, or repeated).")
+@click.option("--baseline-goldens", "baseline", cls=Paths, required=True,
+              help="The golden set as it is (files or folders).")
+@click.option("--goldens", "goldens", cls=Paths, required=True, help="The candidate goldens to judge against it.")
+@sample_option
+@seed_option
+@mutation_format
+@output_option
+def compare(paths, models, baseline, goldens, sample, seed, fmt, output) -> None:
+    """Is a new golden worth adding? For each candidate: the elements it newly verifies and the mutants it newly
+    kills, or "adds nothing" with the baseline goldens it duplicates at the model's level."""
+    from mbt.paths import expand
+    from mbt.report.mutation import compare_markdown, compare_text
+
+    models, goldens = _models_and_goldens(paths, models, goldens)
+    report = _api().compare(models, expand(list(baseline), "--baseline-goldens"), goldens, sample=sample, seed=seed)
+    if fmt == "json":
+        emit(report.model_dump_json(indent=2 if _pretty(output) else None) + "\n", output)
+    elif fmt == "markdown":
+        emit(compare_markdown(report), output)
+    else:
+        emit(compare_text(report), output)
+    sys.exit(EXIT_OK)
+
+
 @cli.group(name="import")
 def import_() -> None:
     """Convert models from other tools into mbt's DSL."""

@@ -2,9 +2,10 @@
 
 A kind is its grammar file, a transformer mixin and a resolver (parsing), its checks (`mbt check`), its element
 enumeration and replayer (coverage), optionally which golden cases it takes, its view (`mbt render`, the HTML report),
-its expected result (the traceability matrix) and its mutation operators (`mbt mutate`). The stages ask this registry; none of them names a kind. The
-built-in kinds are registered by the modules of this package (`kinds/fsm.py`, ...); another kind registers its own
-KindSupport with `register()`, editing no existing file (tests/test_kind_plugin.py does so).
+its expected result (the traceability matrix) and its mutation operators (`mbt mutate`). The stages ask this
+registry; none of them names a kind. The built-in kinds are registered by the modules of this package
+(`kinds/fsm.py`, ...); another kind registers its own KindSupport with `register()`, editing no existing file
+(tests/test_kind_plugin.py does so).
 """
 
 from __future__ import annotations

@@ -76,8 +76,8 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
     ms = kind.mutation
     out = ModelMutation(model=model.name, kind=model.kind, file=model.file, goldens=0, clean_goldens=0,
                         candidates=0, mutants=0, equivalent=0, killed=0, survived=0, score=None, replays=0)
-    if ms is None or kind.replayer is None:
-        out.note = f"mbt has no mutation operators for {model.kind} models"
+    if kind.replayer is None:
+        out.note = f"mbt cannot replay {model.kind} models"
         return out
     elements = kind.enumerate(model)
     for e in elements:
@@ -89,7 +89,10 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
     for case in cases:
         if not _accepts(kind, model, case):
             continue
-        run, keys = ms.footprint(base, case) if ms.footprint is not None else (base.replay(case), None)
+        if ms is not None and ms.footprint is not None:
+            run, keys = ms.footprint(base, case)
+        else:
+            run, keys = base.replay(case), None
         if run.invalid:
             continue
         out.goldens += 1
@@ -105,6 +108,9 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
             for key in keys:
                 by_slot[key].append(position)
     out.clean_goldens = len(clean)
+    if ms is None:  # its goldens still count for redundancy (the elements they verify)
+        out.note = f"mbt has no mutation operators for {model.kind} models"
+        return out
     mutants = ms.mutants(model)
     out.candidates = len(mutants)
     if sample is not None and len(mutants) > sample:

@@ -20,6 +20,7 @@ from typing import Any
 
 from mbt.elements import fsm as ids
 from mbt.goldens.cases import GoldenCase, Turn
+
 # The one place mutation reads the FSM replay engine's internals (its compiled slots): a mutant is the original's
 # compiled engine with the changed slots rebuilt, as compiling (and enumerating) a 20,000-transition model per
 # mutant would take seconds.
@@ -222,6 +223,8 @@ def _action_text(action) -> str:
 def _other_value(vtype: ValueType, value: Expr) -> Any:
     """Another value of the type than the assigned literal (or the first value of the type for an expression)."""
     current = value.value if isinstance(value, Lit) else _NONE
+    if vtype.kind == "string":  # not FRESH: the search's fresh value must differ from every constant of both models
+        return "mbt-changed-value" if current != "mbt-changed-value" else "mbt-changed-value-2"
     for candidate in _type_values(vtype, []):
         if candidate is not None and (current is _NONE or not _same(candidate, current)):
             return candidate
@@ -300,7 +303,7 @@ def distinguish(base: FsmReplayer, replayer: FsmReplayer, mutant: Mutant) -> Dis
     differs becomes a witness golden (checked to agree with the original and contradict the mutant)."""
     original: FsmModel = base.model
     model: FsmModel = mutant.model
-    constants = _constants(original)
+    constants = _constants(original) + _constants(model)  # a mutant may bring a constant of its own
     tried, exhaustive = 0, True
     for state, event in sorted(mutant.slots or ()):
         group = [t for t in itertools.chain(original.transitions, model.transitions) if (t.source, t.event) == (state, event)]
