@@ -11,6 +11,7 @@ equivalent (it is then left out of the score) or finds a witness golden that wou
 from __future__ import annotations
 
 import random
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -44,8 +45,9 @@ def killed(run) -> bool:
 
 
 def mutation_run(models: list[ModelBase], goldens: GoldenSet, sample: int | None = None, seed: int = 0,
-                 witnesses: bool = True) -> MutationRun:
-    """`sample`: judge at most this many mutants per model, a seeded uniform sample kept in operator order."""
+                 witnesses: bool = True, clock: dict[str, float] | None = None) -> MutationRun:
+    """`sample`: judge at most this many mutants per model, a seeded uniform sample kept in operator order.
+    `clock`: seconds per phase are added to it (the benchmark reads them; reports never show times)."""
     report = MutationReport(goldens_read=len(goldens.cases) + len(goldens.invalid),
                             goldens_invalid=len(goldens.invalid),
                             invalid_cases=[f"{i.file}:{i.line}: {i.message}" for i in goldens.invalid])
@@ -54,7 +56,8 @@ def mutation_run(models: list[ModelBase], goldens: GoldenSet, sample: int | None
         profiles.setdefault(case.id, GoldenProfile(case.id, case.where))
     criteria: dict[str, str] = {}
     for model in models:
-        report.models.append(_model_run(model, goldens.cases, profiles, criteria, sample, seed, witnesses))
+        report.models.append(_model_run(model, goldens.cases, profiles, criteria, sample, seed, witnesses,
+                                        {} if clock is None else clock))
     by_kind: dict[str, list[ModelMutation]] = defaultdict(list)
     for m in report.models:
         by_kind[m.kind].append(m)
@@ -71,7 +74,13 @@ def _accepts(kind, model: ModelBase, case: GoldenCase) -> bool:
 
 
 def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, GoldenProfile],
-               criteria: dict[str, str], sample: int | None, seed: int, witnesses: bool) -> ModelMutation:
+               criteria: dict[str, str], sample: int | None, seed: int, witnesses: bool,
+               clock: dict[str, float]) -> ModelMutation:
+    def lap(phase: str, since: float) -> float:
+        now = time.perf_counter()
+        clock[phase] = clock.get(phase, 0.0) + now - since
+        return now
+
     kind = support(model.kind)
     ms = kind.mutation
     out = ModelMutation(model=model.name, kind=model.kind, file=model.file, goldens=0, clean_goldens=0,
@@ -83,6 +92,7 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
     for e in elements:
         criteria[f"{model.name}:{e.id}"] = e.criterion
     base = kind.replayer(model, elements)
+    started = time.perf_counter()
     clean: list[GoldenCase] = []
     by_slot: dict[object, list[int]] = defaultdict(list)
     everywhere: list[int] = []  # clean goldens any mutant may change (no footprint)
@@ -108,17 +118,20 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
             for key in keys:
                 by_slot[key].append(position)
     out.clean_goldens = len(clean)
+    started = lap("original replays", started)
     if ms is None:  # its goldens still count for redundancy (the elements they verify)
         out.note = f"mbt has no mutation operators for {model.kind} models"
         return out
     mutants = ms.mutants(model)
     out.candidates = len(mutants)
+    started = lap("mutant generation", started)
     if sample is not None and len(mutants) > sample:
         chosen = sorted(random.Random(seed).sample(range(len(mutants)), sample))
         mutants = [mutants[i] for i in chosen]
         out.sampled = f"{sample} of {out.candidates} mutants, uniformly at random (seed {seed})"
     per_op: dict[str, list[MutantResult]] = defaultdict(list)
     for mutant in mutants:
+        started = time.perf_counter()
         replayer = ms.replayer(base, mutant)
         if mutant.slots is None:
             candidates = range(len(clean))
@@ -129,6 +142,7 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
             out.replays += 1
             if killed(replayer.replay(clean[p])):
                 killers.append(clean[p].id)
+        started = lap("kill replays", started)
         result = MutantResult(id=mutant.id, operator=mutant.operator, element=mutant.element, at=mutant.at,
                               description=mutant.description, status="killed", killed_by=killers)
         if killers:
@@ -140,6 +154,7 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
             result.reason = found.reason
             if witnesses and found.witness is not None and _kills(base, replayer, found.witness):
                 result.witness = found.witness
+            lap("equivalence and witnesses", started)
         per_op[mutant.operator].append(result)
         out.results.append(result)
     for code, doc in ms.operators.items():
