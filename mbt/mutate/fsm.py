@@ -15,7 +15,7 @@ import dataclasses
 import itertools
 import random
 import zlib
-from collections import defaultdict
+from collections import ChainMap, defaultdict
 from typing import Any
 
 from mbt.elements import fsm as ids
@@ -51,43 +51,46 @@ FRESH = "mbt-fresh-value"  # a string no model constant equals (data independenc
 
 # ------------------------------------------------------------------ operators
 def fsm_mutants(model: FsmModel) -> list[Mutant]:
+    """Every mutant of the model. Changed transitions are made only when a mutant is judged (closures): a large
+    model has hundreds of thousands of candidates and the benchmark samples them."""
     ops = Operators(OPERATORS)
     ts = model.transitions
     states = list(model.states)
+    position = {name: k for k, name in enumerate(states)}
     used = {(t.source, t.event) for t in ts}
     for i, t in enumerate(ts):
         el, slot = ids.transition_id(t), frozenset({(t.source, t.event)})
         if len(states) > 1:
-            other = states[(states.index(t.target) + 1) % len(states)]
+            other = states[(position[t.target] + 1) % len(states)]
             ops.add("FTS", el, t.loc, f"{t.key}: target `{t.target}` -> `{other}`",
-                    _replacing(model, i, t.model_copy(update={"target": other})), slot)
-        ops.add("FMT", el, t.loc, f"{t.key} removed", _replacing(model, i, None), slot)
+                    *_replacing(model, i, lambda t=t, other=other: t.model_copy(update={"target": other})), slot)
+        ops.add("FMT", el, t.loc, f"{t.key} removed", *_replacing(model, i, lambda: None), slot)
         if t.guard is not None:
             ops.add("FGN", el, t.loc, f"{t.key}: guard [{t.guard.text()}] negated",
-                    _replacing(model, i, t.model_copy(update={"guard": Not(t.guard)})), slot)
+                    *_replacing(model, i, lambda t=t: t.model_copy(update={"guard": Not(t.guard)})), slot)
             for k, node in enumerate(_compares(t.guard)):
                 if node.op in _SWAP:
                     new = dataclasses.replace(node, op=_SWAP[node.op])
                     ops.add("FRO", el, _at(t, node), f"{t.key}: `{node.text()}` -> `{new.text()}`",
-                            _guard_change(model, i, k, new), slot)
+                            *_guard_change(model, i, k, new), slot)
                 for side in ("left", "right"):
                     lit = getattr(node, side)
                     if isinstance(lit, Lit) and isinstance(lit.value, int) and not isinstance(lit.value, bool):
                         for delta in (-1, 1):
                             new = dataclasses.replace(node, **{side: Lit(lit.value + delta)})
                             ops.add("FBS", el, _at(t, node), f"{t.key}: `{node.text()}` -> `{new.text()}`",
-                                    _guard_change(model, i, k, new), slot)
+                                    *_guard_change(model, i, k, new), slot)
         for j, action in enumerate(t.actions):
             at = action.loc
             ops.add("FAD", el, at, f"{t.key}: action `{_action_text(action)}` dropped",
-                    _action_change(model, i, j, None), slot)
+                    *_action_change(model, i, j, lambda: None), slot)
             if isinstance(action, Assign) and action.target in model.variables:
                 other_value = _other_value(model.variables[action.target].type, action.value)
                 if other_value is not _NONE:
-                    new = action.model_copy(update={"value": Lit(other_value)})
                     ops.add("FAC", el, at, f"{t.key}: `{action.target} := {action.value.text()}` -> "
                                            f"`{action.target} := {Lit(other_value).text()}`",
-                            _action_change(model, i, j, new), slot)
+                            *_action_change(model, i, j, lambda action=action, v=other_value:
+                                            action.model_copy(update={"value": Lit(v)})), slot)
             if isinstance(action, ToolCall):
                 for a in range(len(action.args) - 1):
                     (n1, v1), (n2, v2) = action.args[a], action.args[a + 1]
@@ -95,80 +98,108 @@ def fsm_mutants(model: FsmModel) -> list[Mutant]:
                         args = list(action.args)
                         args[a], args[a + 1] = (n1, v2), (n2, v1)
                         ops.add("FAS", el, at, f"{t.key}: call {action.tool}: `{n1}` and `{n2}` swapped",
-                                _action_change(model, i, j, action.model_copy(update={"args": args})), slot)
+                                *_action_change(model, i, j, lambda action=action, args=args:
+                                                action.model_copy(update={"args": args})), slot)
                 for a, (name, _) in enumerate(action.args):
                     args = action.args[:a] + action.args[a + 1:]
                     ops.add("FAR", el, at, f"{t.key}: call {action.tool}: argument `{name}` dropped",
-                            _action_change(model, i, j, action.model_copy(update={"args": args})), slot)
+                            *_action_change(model, i, j, lambda action=action, args=args:
+                                            action.model_copy(update={"args": args})), slot)
     forbidden_slots = {(f.source, f.event) for f in model.forbids}
     for s in states:
         for e in model.events:
             if (s, e) not in used and (s, e) not in forbidden_slots:
-                extra = Transition(source=s, target=s, event=e, key=f"{s}.{e}->{s}~extra", loc=model.states[s].loc)
+                def extra(s=s, e=e) -> Transition:
+                    return Transition(source=s, target=s, event=e, key=f"{s}.{e}->{s}~extra", loc=model.states[s].loc)
                 ops.add("FET", ids.state_id(s), model.states[s].loc, f"`{e}` accepted in `{s}` (a self-loop)",
-                        _inserting(model, extra), frozenset({(s, e)}), name=f"{s}.{e}")
+                        *_inserting(model, extra), frozenset({(s, e)}), name=f"{s}.{e}")
+    first_of: dict[tuple[str, str], Transition] = {}
+    for t in ts:
+        first_of.setdefault((t.source, t.event), t)
     for f in model.forbids:
-        forced = _forbidden_behaviour(model, f)
+        forced = _forbidden_behaviour(model, f, first_of)
         if forced is not None:
+            build, data = _inserting(model, lambda forced=forced: forced[0])
+            data["forbid"] = f
             ops.add("FFR", ids.forbidden_id(f), f.loc, f"forbid {f.label()} removed: {forced[1]}",
-                    _forbid_removal(model, f, forced[0]), frozenset({(f.source, f.event)}))
+                    _without_forbid(build, f), data, frozenset({(f.source, f.event)}))
     return ops.found
 
 
 _NONE = object()
 
 
-def _replacing(model: FsmModel, i: int, new: Transition | None):
+def _replacing(model: FsmModel, i: int, make):
+    """(build, data): the model with transition i replaced by make() (None: removed)."""
+    old = model.transitions[i]
+    data = {"old": old, "new": _once(make)}
+
     def build() -> FsmModel:
         ts = list(model.transitions)
+        new = data["new"]()
         if new is None:
             del ts[i]
         else:
             ts[i] = new
         return model.model_copy(update={"transitions": ts})
-    return build
+    return build, data
 
 
-def _inserting(model: FsmModel, new: Transition):
-    """The new transition goes before the first one of its slot, so it is the one taken there."""
+def _inserting(model: FsmModel, make):
+    """(build, data): make() goes before the first transition of its slot, so it is the one taken there."""
+    data = {"old": None, "new": _once(make)}
+
     def build() -> FsmModel:
+        new = data["new"]()
         ts = list(model.transitions)
         at = next((k for k, t in enumerate(ts) if (t.source, t.event) == (new.source, new.event)), len(ts))
         ts.insert(at, new)
         return model.model_copy(update={"transitions": ts})
-    return build
+    return build, data
+
+
+def _once(make):
+    made: list = []
+
+    def get():
+        if not made:
+            made.append(make())
+        return made[0]
+    return get
 
 
 def _guard_change(model: FsmModel, i: int, k: int, new: Compare):
     t = model.transitions[i]
-    return _replacing(model, i, t.model_copy(update={"guard": _replace_compare(t.guard, k, new)}))
+    return _replacing(model, i, lambda: t.model_copy(update={"guard": _replace_compare(t.guard, k, new)}))
 
 
-def _action_change(model: FsmModel, i: int, j: int, new):
+def _action_change(model: FsmModel, i: int, j: int, make):
     t = model.transitions[i]
-    actions = list(t.actions)
-    if new is None:
-        del actions[j]
-    else:
-        actions[j] = new
-    return _replacing(model, i, t.model_copy(update={"actions": actions}))
+
+    def changed() -> Transition:
+        actions = list(t.actions)
+        new = make()
+        if new is None:
+            del actions[j]
+        else:
+            actions[j] = new
+        return t.model_copy(update={"actions": actions})
+    return _replacing(model, i, changed)
 
 
-def _forbid_removal(model: FsmModel, f: Forbid, forced: Transition):
-    insert = _inserting(model, forced)
-
-    def build() -> FsmModel:
-        m = insert()
-        return m.model_copy(update={"forbids": [g for g in model.forbids if g is not f]})
-    return build
+def _without_forbid(build, f: Forbid):
+    def without() -> FsmModel:
+        m = build()
+        return m.model_copy(update={"forbids": [g for g in m.forbids if g is not f]})
+    return without
 
 
-def _forbidden_behaviour(model: FsmModel, f: Forbid) -> tuple[Transition, str] | None:
+def _forbidden_behaviour(model: FsmModel, f: Forbid, first_of: dict) -> tuple[Transition, str] | None:
     """The transition that does what `f` forbids, in its slot; None for `say` effects (the model does not speak)
     and for forbids on any state or any event (no one slot)."""
     if f.source is None or f.event is None or f.source not in model.states:
         return None
-    first = next((t for t in model.transitions if (t.source, t.event) == (f.source, f.event)), None)
+    first = first_of.get((f.source, f.event))
     if f.target is not None:
         target, actions, what = f.target, [], f"`{f.event}` moves to `{f.target}`"
     elif f.effect is not None and f.effect.kind == "call" and f.effect.tool:
@@ -237,23 +268,29 @@ def _same(a, b) -> bool:
 
 # ------------------------------------------------------------------ the mutant's replayer
 def mutant_replayer(base: FsmReplayer, mutant: Mutant) -> FsmReplayer:
-    """The original's compiled engine, its mutant's slots (and forbids) rebuilt from the mutated model."""
+    """The original's compiled engine with the mutant's slot rebuilt (and its forbid left out): the slot's
+    transitions are the original's, with the changed one replaced, removed, or a new one put first."""
     c0: CompiledFsm = base.c
-    model: FsmModel = mutant.model
     c = copy.copy(c0)
-    c.model = model
+    c.model = mutant.model
     c._slots = {}
-    c.by_state_event = defaultdict(list, c0.by_state_event)
-    old = {id(ct.t): ct for key in mutant.slots or () for ct in c0.by_state_event.get(key, ())}
+    old, new = mutant.data.get("old"), mutant.data["new"]()
+    overrides: dict = {}
     for key in mutant.slots or ():
-        group = []
-        for t in model.transitions if len(model.transitions) < 64 else _slot_transitions(model, key, mutant):
-            if (t.source, t.event) != key:
-                continue
-            group.append(old.get(id(t)) or _compiled(c0, t, old, key))
-        c.by_state_event[key] = group
-    if len(model.forbids) != len(c0.model.forbids):
-        kept = [cf for cf in c0.forbids if any(cf.f is f for f in model.forbids)]
+        group = list(c0.by_state_event.get(key, ()))
+        if old is not None:
+            at = next(k for k, ct in enumerate(group) if ct.t is old)
+            if new is None:
+                del group[at]
+            else:
+                group[at] = _compiled(c0, new, group[at])
+        elif new is not None:
+            group.insert(0, _compiled(c0, new, None))
+        overrides[key] = group
+    c.by_state_event = ChainMap(overrides, c0.by_state_event)  # type: ignore[assignment]
+    removed = mutant.data.get("forbid")
+    if removed is not None:
+        kept = [cf for cf in c0.forbids if cf.f is not removed]
         c.forbids = kept
         positions = defaultdict(list)
         for position, cf in enumerate(kept):
@@ -262,19 +299,10 @@ def mutant_replayer(base: FsmReplayer, mutant: Mutant) -> FsmReplayer:
     return FsmReplayer(c)
 
 
-def _slot_transitions(model: FsmModel, key, mutant: Mutant) -> list[Transition]:
-    """The mutated model's transitions of one slot, found once per mutant (a large model's list is long)."""
-    cached = mutant.data.get("slot_transitions")
-    if cached is None:
-        cached = mutant.data["slot_transitions"] = [t for t in model.transitions if (t.source, t.event) in mutant.slots]
-    return cached
-
-
-def _compiled(c0: CompiledFsm, t: Transition, old: dict, key) -> CompiledTransition:
+def _compiled(c0: CompiledFsm, t: Transition, like: CompiledTransition | None) -> CompiledTransition:
     """A changed or new transition compiled; it keeps the element indices of the one it replaces (the kill matrix
     reads contradictions, not elements), a new one gets -1."""
-    like = next((ct for ct in old.values() if ct.t.key == t.key), None)
-    ct = CompiledTransition(
+    return CompiledTransition(
         t=t, index=like.index if like else -1, guard=compile_expr(t.guard) if t.guard is not None else None,
         conditions=[], actions=[CompiledFsm._compile_action(a) for a in t.actions],
         param_names=t.params or c0.params[t.event], transition_el=like.transition_el if like else -1,
@@ -282,7 +310,6 @@ def _compiled(c0: CompiledFsm, t: Transition, old: dict, key) -> CompiledTransit
         assigned=tuple(name for name in c0.model.variables
                        if any(isinstance(a, (Assign, Discard)) and a.target == name for a in t.actions)),
         pairs_after=like.pairs_after if like else {})
-    return ct
 
 
 def footprint(base: FsmReplayer, case: GoldenCase):
@@ -303,10 +330,13 @@ def distinguish(base: FsmReplayer, replayer: FsmReplayer, mutant: Mutant) -> Dis
     differs becomes a witness golden (checked to agree with the original and contradict the mutant)."""
     original: FsmModel = base.model
     model: FsmModel = mutant.model
-    constants = _constants(original) + _constants(model)  # a mutant may bring a constant of its own
     tried, exhaustive = 0, True
     for state, event in sorted(mutant.slots or ()):
-        group = [t for t in itertools.chain(original.transitions, model.transitions) if (t.source, t.event) == (state, event)]
+        group = [ct.t for ct in itertools.chain(base.c.by_state_event.get((state, event), ()),
+                                                replayer.c.by_state_event.get((state, event), ()))]
+        # The original's constants (worked out once per model), and those the mutant's slot brings.
+        constants = _constants(base) + [n.value for t in group for e in _transition_exprs(t) for n in e.walk()
+                                        if isinstance(n, Lit)]
         read = set()
         for t in group:
             for expr in _transition_exprs(t):
@@ -383,11 +413,15 @@ def _transition_exprs(t: Transition):
             yield from (v for _, v in a.args)
 
 
-def _constants(model: FsmModel) -> list:
-    out = []
-    for expr in model.expressions():
-        out.extend(n.value for n in expr.walk() if isinstance(n, Lit))
-    return out
+def _constants(base: FsmReplayer) -> list:
+    """The literal values of the original model, worked out once (kept on its replayer, which lives as long)."""
+    found = getattr(base, "_mutation_constants", None)
+    if found is None:
+        values = dict.fromkeys((type(n.value), n.value) for expr in base.model.expressions()
+                               for n in expr.walk() if isinstance(n, Lit))
+        found = [v for _, v in values]
+        base._mutation_constants = found  # type: ignore[attr-defined]
+    return found
 
 
 def _type_values(vtype: ValueType, constants: list) -> list:

@@ -50,7 +50,7 @@ class Operators:
         self._ids: dict[str, int] = {}
 
     def add(self, code: str, element: str, at: object, description: str, build: Callable[[], Any],
-            slots: frozenset | None = None, name: str | None = None, **data: Any) -> None:
+            data: dict[str, Any] | None = None, slots: frozenset | None = None, name: str | None = None) -> None:
         """`name`: the id's body when it is not the element id (an extra transition names its state and event)."""
         assert code in self.docs, code
         base = f"{code}@{name or element}"
@@ -61,4 +61,4 @@ class Operators:
             mutant_id = f"{base}~{n}"
         self._ids[base] = n
         self._ids[mutant_id] = 0
-        self.found.append(Mutant(mutant_id, code, element, str(at), description, build, slots, dict(data)))
+        self.found.append(Mutant(mutant_id, code, element, str(at), description, build, slots, dict(data or {})))
