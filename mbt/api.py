@@ -94,9 +94,11 @@ class CoverageRun:
 @collector_paused
 def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
                  use_gate: bool = True, baseline_path: str | None = None, review: bool = False,
-                 diagrams: bool = False, today: dt.date | None = None) -> CoverageRun:
+                 diagrams: bool = False, today: dt.date | None = None, mutants: bool = False,
+                 sample: int | None = None, seed: int = 0) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
-    (`review`), and diagrams for the HTML report (`diagrams`)."""
+    (`review`), diagrams for the HTML report (`diagrams`), and the mutation run (`mutants`, before the gate:
+    `<kind>.mutation` and `duplicates` rules read it)."""
     from mbt.measure.baseline import load_baseline
 
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
@@ -104,6 +106,13 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
     _, models = load_models(model_paths)
     goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
     report = measure(models, goldens)
+    if mutants:
+        from mbt.mutate.engine import mutation_run
+        from mbt.mutate.redundancy import redundancy
+
+        mutation = mutation_run(models, load_goldens(golden_paths), sample=sample, seed=seed)
+        mutation.report.redundancy = redundancy(list(mutation.profiles.values()))
+        report.mutation = mutation.report
     if use_gate:
         report.gate = evaluate_gate(gate, report, today, baseline, baseline_path)
     run = CoverageRun(report)

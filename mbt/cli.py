@@ -163,10 +163,16 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
               help="Ratchet: fail only where coverage falls below this saved baseline (see --save-baseline).")
 @click.option("--save-baseline", "save_baseline", default=None, metavar="FILE",
               help="Save this run's coverage per model and criterion as a baseline for --baseline.")
+@click.option("--mutants", is_flag=True,
+              help="Add the mutation run (mbt mutate): mutation score, surviving mutants, redundancy; the gate's "
+                   "`<kind>.mutation` and `duplicates` rules need it.")
+@click.option("--sample", "sample", default=None, type=click.IntRange(min=1), metavar="N",
+              help="With --mutants: judge at most N mutants per model (a seeded sample).")
+@click.option("--seed", "seed", default=0, type=int, help="Seed of --sample  [default: 0].")
 @formats_option
 @multi_output_option
 def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline,
-             save_baseline, formats, output) -> None:
+             save_baseline, mutants, sample, seed, formats, output) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
     from mbt.report.formats import Options, parse_targets
 
@@ -179,7 +185,8 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
     run = _api().coverage_run(models, goldens, gate_path=gate, use_gate=not no_gate,
                            baseline_path=baseline,
                            review=show_sources or any(t.format.review for t in targets),
-                           diagrams=any(t.format.diagrams for t in targets))
+                           diagrams=any(t.format.diagrams for t in targets), mutants=mutants,
+                           sample=sample, seed=seed)
     limit = None if show_uncovered == "all" else 25
     _write_reports(targets, lambda t: t.format.coverage(run, Options(_style(t.path), show_covering, limit,
                                                                      show_sources, _pretty(t.path))))

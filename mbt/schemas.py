@@ -1,4 +1,4 @@
-"""JSON Schemas of the reports (check, elements, coverage), generated from the pydantic models; published in docs/."""
+"""JSON Schemas of the reports (check, elements, coverage, generate, mutation, compare), generated from the pydantic models; published in docs/."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from mbt.analysis.findings import CheckReport
 from mbt.elements.base import ElementsReport
 from mbt.generate.report import GenerateReport  # noqa: E402 - grouped with the report it adds
 from mbt.measure.coverage import CoverageReport
+from mbt.mutate.results import CompareReport, MutationReport
 
-REPORTS = {"check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport}
+REPORTS = {"check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport,
+           "mutation": MutationReport, "compare": CompareReport}
 
 
 def schema_text(name: str) -> str:

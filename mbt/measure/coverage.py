@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from mbt.mutate.results import MutationReport
 from mbt.elements.base import Element
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 from mbt.measure.numbers import Numbers
@@ -124,6 +125,7 @@ class CoverageReport(BaseModel):
     gate: GateResult | None = None
     sources: SourceCoverage | None = None  # source-document coverage, when asked for (review formats compute it)
     traceability: list[TraceRow] = []  # span -> element -> goldens -> expected, when asked for
+    mutation: MutationReport | None = None  # with `--mutants`: mutation score, survivors, redundancy
 
     def waived(self) -> dict[tuple[str, str], WaiverState]:
         """(model, element id) -> the waiver in force for it; nothing without a gate."""
