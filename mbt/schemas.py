@@ -1,4 +1,4 @@
-"""JSON Schemas of the reports (check, elements, coverage, generate, mutation, compare), generated from the pydantic models; published in docs/."""
+"""JSON Schemas of the reports (check, elements, coverage, generate, mutation, compare), published in docs/schemas/."""
 
 from __future__ import annotations
 

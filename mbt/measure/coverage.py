@@ -6,11 +6,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from mbt.mutate.results import MutationReport
 from mbt.elements.base import Element
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 from mbt.measure.numbers import Numbers
 from mbt.measure.review import SourceCoverage, TraceRow
+from mbt.mutate.results import MutationReport
 
 SCHEMA_VERSION = "1.0"
 
