@@ -24,6 +24,9 @@ demo: $(STAMP) graphviz
 	  echo "== mbt coverage exited with $$code (1 = the release gate failed, which the example is built to show)"; \
 	  [ $$code -lt 2 ]
 	@echo
+	@echo "== mbt mutate --model models/ --goldens models/goldens/ --show-survivors none (is the golden set good?)"
+	@$(BIN)/mbt mutate --model models/ --goldens models/goldens/ --show-survivors none; code=$$?; [ $$code -lt 2 ]
+	@echo
 	@echo "== every example model side by side, with an HTML report and a coverage-painted diagram"
 	@mkdir -p build
 	@$(BIN)/mbt coverage --model models/ --goldens models/goldens/ --no-gate \

@@ -219,8 +219,9 @@ def import_dmn(path: str):
 @collector_paused
 def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria: list[str] | None = None,
              suite: str | None = None, max_depth: int | None = None, preconditions: list[dict] | None = None,
-             force: bool = False, max_paths: int | None = None):
-    """Test skeletons for the coverage gaps (or, with `suite`, a full suite) written under `out`
+             force: bool = False, max_paths: int | None = None, kill: bool = False):
+    """Test skeletons for the coverage gaps (or, with `suite`, a full suite; with `kill`, the tests that kill the
+    surviving mutants, mbt.generate.kill) written under `out`
     (mbt.generate.generation); returns the GenerateReport."""
     from mbt.generate.generation import GenerateOptions
     from mbt.generate.generation import generate as run
@@ -231,6 +232,10 @@ def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria
     options = GenerateOptions(criteria=criteria, suite=suite, max_depth=max_depth or DEFAULT_MAX_DEPTH,
                               max_paths=max_paths or DEFAULT_MAX_PATHS, preconditions=list(preconditions or []),
                               force=force)
+    if kill:
+        from mbt.generate.kill import generate_kill
+
+        return generate_kill(models, goldens, out, options)
     return run(models, goldens, out, options)
 
 

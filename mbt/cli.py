@@ -243,12 +243,16 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate) ->
               help="A start configuration witnesses may begin from, as YAML/JSON: '{state: s, var: value}' "
                    "(repeatable).")
 @click.option("--force", is_flag=True, help="Overwrite generated files even when they were edited.")
+@click.option("--kill", is_flag=True,
+              help="Tests that kill the mutants the goldens let survive (mbt mutate) instead of the gap tests.")
 @format_option
-def generate(models, goldens, out, criteria, full, max_depth, max_paths, preconditions, force, fmt) -> None:
+def generate(models, goldens, out, criteria, full, max_depth, max_paths, preconditions, force, kill, fmt) -> None:
     """Write test skeletons (pytest + golden-case stubs) for the coverage gaps, or a full suite with --all."""
     from mbt.report.generate_text import generate_text
 
     suite = None
+    if kill and full:
+        raise MbtError("error: --kill and --all cannot be used together")
     if full:
         if len(criteria) > 1:
             raise MbtError("error: --all takes one --criterion (transition or transition-pair)")
@@ -256,7 +260,7 @@ def generate(models, goldens, out, criteria, full, max_depth, max_paths, precond
     models, goldens = _models_and_goldens((), models, goldens)
     report = _api().generate(models, goldens, out, criteria=None if full else list(criteria) or None,
                           suite=suite, max_depth=max_depth, max_paths=max_paths,
-                          preconditions=[_mapping(p) for p in preconditions], force=force)
+                          preconditions=[_mapping(p) for p in preconditions], force=force, kill=kill)
     emit(report.model_dump_json(indent=2) + "\n" if fmt == "json" else generate_text(report, _style(None)), None)
     for kept in report.kept_edited:
         click.echo(f"{out}/{kept.path}: edited since mbt generated it, so it was kept; the new version is "
@@ -291,8 +295,8 @@ seed_option = click.option("--seed", "seed", default=0, show_default=True, type=
 @seed_option
 @click.option("--time-limit", "time_limit", default=None, type=click.FloatRange(min=0.1), metavar="SECONDS",
               help="How long z3 may search the smallest equivalent set before the greedy cover is used  [default: 10].")
-@click.option("--show-survivors", type=click.Choice(["some", "all"]), default="some", show_default=True,
-              help="How many surviving mutants the text report lists per model.")
+@click.option("--show-survivors", type=click.Choice(["none", "some", "all"]), default="some", show_default=True,
+              help="How many surviving mutants the text report lists per model (none: the scores only).")
 @mutation_format
 @output_option
 def mutate(paths, models, goldens, sample, seed, time_limit, show_survivors, fmt, output) -> None:
@@ -308,7 +312,7 @@ def mutate(paths, models, goldens, sample, seed, time_limit, show_survivors, fmt
     elif fmt == "markdown":
         emit(mutation_markdown(report), output)
     else:
-        emit(mutation_text(report, None if show_survivors == "all" else 25), output)
+        emit(mutation_text(report, {"none": 0, "some": 25, "all": None}[show_survivors]), output)
     sys.exit(EXIT_OK)
 
 

@@ -68,7 +68,7 @@ def test_policy_operators_on_the_access_policy_worked_out_by_hand():
     assert m.score == 7 / 12
     w = {r.id: r.witness for r in m.results if r.status == "survived"}
     assert w["PCT@rule:writes:applicable"] == {"id": "kill:access:PCT@rule:writes:applicable", "policy": "access",
-                                               "request": {"action": "write", "subject": {"role": "admin"}},
+                                               "request": {"subject.role": "admin", "action.id": "write"},
                                                "expect": "Permit"}
 
 

@@ -30,6 +30,8 @@ def mutation_text(report: MutationReport, limit: int | None = SURVIVORS_SHOWN) -
                      f"model; {m.replays} mutant x golden replays")
         if m.sampled:
             lines.append(f"  sampled: {m.sampled}")
+        if limit == 0:  # the summary: the score lines only
+            continue
         lines.append(f"  {'operator':<8} {'mutants':>7} {'equiv':>5} {'killed':>6} {'survived':>8}  score   what it does")
         for op in m.operators:
             if op.mutants:
@@ -52,7 +54,7 @@ def mutation_text(report: MutationReport, limit: int | None = SURVIVORS_SHOWN) -
                 lines.append(f"    {r.id}  {r.at}: {r.description}: {r.reason}")
     if report.redundancy is not None:
         lines.append("")
-        lines.extend(redundancy_lines(report.redundancy))
+        lines.extend(redundancy_lines(report.redundancy)[:1 if limit == 0 else None])
     return "\n".join(lines) + "\n"
 
 
