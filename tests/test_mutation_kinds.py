@@ -143,3 +143,11 @@ def test_a_reworded_golden_is_a_model_level_duplicate(tmp_path):
     run = mutation_run(models, GoldenSet(cases=both.cases))
     report = compare([run.profiles[c.id] for c in old.cases], [run.profiles["n1"]])
     assert report.candidates[0].duplicate_of == ["g1"] and report.duplicates == 1
+
+
+def test_table_kills_agree_with_the_brute_force_oracle_on_random_tables():
+    from tests.judge.mutation import table_campaign
+
+    pairs, kills, problems = table_campaign(tables=30, per_table=12, seed=5)
+    assert pairs > 5000 and kills > 150
+    assert problems == [], "\n".join(problems[:20])

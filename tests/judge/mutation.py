@@ -62,3 +62,49 @@ def campaign(models: int, per_model: int, seed: int) -> tuple[int, int, list[str
                 if witness is not None and not oracle_kills(model, mutant.model, parse_case(witness, "w", 1)):
                     problems.append(f"{path.name} {mutant.id}: the witness does not kill it for the oracle")
     return pairs, kills, problems
+
+
+def table_kills(original, mutated, case) -> bool:
+    from tests.judge.table import judgement
+
+    first = judgement(original, case)
+    if first.invalid or first.contradicted:
+        return False
+    second = judgement(mutated, case)
+    return not second.invalid and second.contradicted
+
+
+def table_campaign(tables: int, per_table: int, seed: int) -> tuple[int, int, list[str]]:
+    """As `campaign`, on random decision tables and decision goldens, with the table judge (tests/judge/table.py)."""
+    import json
+    from decimal import Decimal
+
+    from tests.judge.table import json_text, random_golden, random_table
+
+    rng = random.Random(seed)
+    pairs = kills = 0
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory() as folder:
+        for number in range(tables):
+            table = random_table(rng)
+            path = Path(folder) / f"t{number}.dt"
+            path.write_text(table.dsl, encoding="utf-8")
+            (model,) = load_models([str(path)])[1]
+            raw = [random_golden(rng, model, number * 100 + k, set(table.features)) for k in range(per_table)]
+            cases = [parse_case(json.loads(json_text(g), parse_float=Decimal), "judge.jsonl", k + 1)
+                     for k, g in enumerate(raw)]
+            run = mutation_run([model], GoldenSet(cases=cases))
+            results = {r.id: r for r in run.report.models[0].results}
+            for mutant in support("table").mutation.mutants(model):
+                got = set(results[mutant.id].killed_by)
+                expected = set()
+                for case in cases:
+                    pairs += 1
+                    if table_kills(model, mutant.model, case):
+                        expected.add(case.id)
+                kills += len(expected)
+                if got != expected:
+                    problems.append(f"{path.name} {mutant.id}: mbt {sorted(got)}, oracle {sorted(expected)}")
+                if results[mutant.id].status == "equivalent" and expected:
+                    problems.append(f"{path.name} {mutant.id}: called equivalent, the oracle sees it killed")
+    return pairs, kills, problems
