@@ -32,7 +32,9 @@ def tree(folder: Path) -> dict[str, bytes]:
     ("generate", "--model", "MODELS/recovery.fsm", "--all", "--criterion", "transition-pair", "--out", "out"),
     ("coverage", "--model", "MODELS", "--goldens", "GOLDENS", "--no-gate", "--format", "json:out/c.json",
      "--format", "sarif:out/c.sarif", "--format", "markdown:out/c.md", "--format", "junit:out/c.xml"),
-], ids=["gaps", "everything", "every-kind-everything", "suite", "pair-suite", "coverage"])
+    ("mutate", "--model", "MODELS", "--goldens", "GOLDENS", "--format", "json", "-o", "out/m.json"),
+    ("generate", "--kill", "--model", "MODELS", "--goldens", "GOLDENS", "--out", "out"),
+], ids=["gaps", "everything", "every-kind-everything", "suite", "pair-suite", "coverage", "mutate", "kill"])
 def test_output_does_not_depend_on_the_hash_seed(tmp_path, args):
     made = []
     for seed in SEEDS:

@@ -76,7 +76,6 @@ class Redundancy(BaseModel):
     lower_bound: int = 0  # no equivalent set is smaller than this
     kept: list[str] = Field(default_factory=list)
     dropped: list[Dropped] = Field(default_factory=list)
-    seconds: float = 0.0
 
 
 class CandidateValue(BaseModel):

@@ -66,7 +66,7 @@ def redundancy_lines(r: Redundancy) -> list[str]:
     for s in r.subsumed:
         lines.append(f"  {s.id}: subsumed by {s.by}")
     lines.append(f"smallest equivalent set ({r.method}): {len(r.kept)} of {r.goldens} golden(s) keep every "
-                 f"verified element and every kill; lower bound {r.lower_bound}; {r.method_note} ({r.seconds:.2f} s)")
+                 f"verified element and every kill; lower bound {r.lower_bound}; {r.method_note}")
     lines.append("  kept: " + (", ".join(r.kept) or "none"))
     for d in r.dropped:
         lines.append(f"  dropped {d.id}: {d.reason}")
