@@ -151,3 +151,21 @@ def test_table_kills_agree_with_the_brute_force_oracle_on_random_tables():
     pairs, kills, problems = table_campaign(tables=30, per_table=12, seed=5)
     assert pairs > 5000 and kills > 150
     assert problems == [], "\n".join(problems[:20])
+
+
+def test_invariant_operators_on_the_recovery_invariants():
+    """models/recovery.inv read by hand: three scoped invariants (ISC each), four with an antecedent (IAW each; the
+    `every call T [...]` form's antecedent is the call). No invariant mutant is ever called equivalent."""
+    root = Path(__file__).resolve().parents[1] / "models"
+    _, models = load_models([str(root / "recovery.fsm"), str(root / "recovery.inv")])
+    run = mutation_run(models, load_goldens([str(root / "goldens")]))
+    (m,) = [m for m in run.report.models if m.kind == "invariant"]
+    got = {r.id: r for r in m.results}
+    assert sorted(got) == sorted([
+        "ISC@trigger:no_reset_while_suspended", "ISC@trigger:confirmation_first", "ISC@trigger:reset_concludes",
+        "IAW@trigger:current_email_only", "IAW@trigger:handoff_with_current_email",
+        "IAW@trigger:confirmed_before_reset", "IAW@trigger:rejected_address_discarded"])
+    # `always email_confirmed` fails where every golden starts (email_confirmed is false in idle).
+    assert "NEG-001" in got["IAW@trigger:confirmed_before_reset"].killed_by
+    assert all(r.status != "equivalent" for r in m.results)
+    assert all("not decided" in r.reason for r in m.results if r.status == "survived")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from mbt.analysis.invariant_checks import check_invariants
 from mbt.elements.invariant import CRITERIA, enumerate_invariants
 from mbt.goldens.replay_invariant import InvariantReplayer
-from mbt.kinds import KindSupport, register
+from mbt.kinds import KindSupport, MutationSupport, register
 from mbt.kinds.views import ELEMENT_TABLE
+from mbt.mutate import invariant as mutate_invariant
 from mbt.parsing.grammar import grammar_dir
 from mbt.parsing.invariant_resolve import resolve_invariants
 from mbt.parsing.invariant_rules import InvariantRules, RawInvariants
@@ -22,4 +23,6 @@ register(KindSupport(
     kind="invariant", keyword="invariants", grammar=grammar_dir() / "invariant.lark", rule="invariants_model",
     rules=InvariantRules, raw=RawInvariants, resolve=_resolve, late=True, suffixes=(".inv",),
     criteria=CRITERIA, enumerate=enumerate_invariants, replayer=InvariantReplayer,
-    check=check_invariants, view=ELEMENT_TABLE))
+    check=check_invariants, view=ELEMENT_TABLE,
+    mutation=MutationSupport(mutate_invariant.OPERATORS, mutate_invariant.invariant_mutants,
+                             mutate_invariant.mutant_replayer, mutate_invariant.distinguish)))
