@@ -130,6 +130,7 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
         mutants = [mutants[i] for i in chosen]
         out.sampled = f"{sample} of {out.candidates} mutants, uniformly at random (seed {seed})"
     per_op: dict[str, list[MutantResult]] = defaultdict(list)
+    by_id = {e.id: e for e in elements}
     for mutant in mutants:
         started = time.perf_counter()
         replayer = ms.replayer(base, mutant)
@@ -143,8 +144,10 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
             if killed(replayer.replay(clean[p])):
                 killers.append(clean[p].id)
         started = lap("kill replays", started)
+        touched = by_id.get(mutant.element)
         result = MutantResult(id=mutant.id, operator=mutant.operator, element=mutant.element, at=mutant.at,
-                              description=mutant.description, status="killed", killed_by=killers)
+                              description=mutant.description, status="killed", killed_by=killers,
+                              span=touched.span.describe() if touched is not None and touched.span else None)
         if killers:
             for golden in killers:
                 profiles[golden].kills.add(f"{model.name}:{mutant.id}")

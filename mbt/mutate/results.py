@@ -13,6 +13,7 @@ class MutantResult(BaseModel):
     element: str  # the element it touches
     at: str  # file:line:col of what it changes
     description: str
+    span: str | None = None  # the source-document span the touched element cites
     status: Literal["killed", "survived", "equivalent"]
     killed_by: list[str] = Field(default_factory=list)  # golden ids
     reason: str = ""  # equivalent: why; survived: what differs (or that no difference was found)

@@ -42,7 +42,7 @@ def mutation_text(report: MutationReport, limit: int | None = SURVIVORS_SHOWN) -
             lines.append(f"  surviving mutants ({len(survivors)}):")
             for r in survivors[:limit]:
                 lines.append(f"    {r.id}  {r.at}")
-                lines.append(f"      {r.description}; element {r.element}")
+                lines.append(f"      {r.description}; element {r.element}" + (f", cites {r.span}" if r.span else ""))
                 lines.append(f"      {r.reason}" + ("; `mbt generate --kill` writes the test that kills it"
                                                    if r.witness else ""))
             if limit is not None and len(survivors) > limit:
