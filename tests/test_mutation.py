@@ -57,3 +57,20 @@ def test_kills_agree_with_the_brute_force_oracle_on_random_models():
     pairs, kills, problems = campaign(models=20, per_model=20, seed=20261202)
     assert pairs > 15_000 and kills > 100
     assert problems == [], "\n".join(problems[:20])
+
+
+def test_tool_call_argument_operators_worked_out_by_hand():
+    _, models = load_models([str(DATA / "swap.fsm")])
+    run = mutation_run(models, load_goldens([str(DATA / "swap.jsonl")]))
+    (m,) = run.report.models
+    t = "transition:s.go->s"
+    got = {r.id: (r.status, r.killed_by) for r in m.results}
+    assert got == {
+        f"FMT@{t}": ("killed", ["w1"]), f"FAD@{t}": ("killed", ["w1"]),  # no call at all
+        f"FAS@{t}": ("survived", []),  # w1 passes a = b: swapping them changes nothing it checks
+        f"FAR@{t}": ("killed", ["w1"]), f"FAR@{t}~2": ("killed", ["w1"]),  # a checked argument is missing
+    }
+    witness = next(r.witness for r in m.results if r.operator == "FAS")
+    (turn,) = witness["turns"]
+    assert turn["args"]["a"] != turn["args"]["b"]
+    assert turn["tool_arguments"] == {"send": {"p": turn["args"]["a"], "q": turn["args"]["b"]}}

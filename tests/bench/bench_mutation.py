@@ -70,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
             ("mutant x golden pairs", f"{m.mutants * m.clean_goldens:,}", "",
              f"{m.replays:,} replayed: the others never step through the mutant's slot"),
             ("kill phase", f"{kill:.2f} s", "", f"each mutant's engine built and its {m.replays:,} replays run"),
+            ("mutant x golden replays per second", f"{m.replays / kill:,.0f}" if kill else "-", "",
+             "replays run / kill phase (engine building included)"),
             ("pairs decided per second", f"{m.mutants * m.clean_goldens / total:,.0f}", "", "over the whole run"),
             ("whole mutation run", f"{total:.1f} s", "< 60 s", "ok" if total < 60 else "MISSED"),
             ("smallest equivalent set", f"{minimise:.2f} s", "", f"{red.method}: kept {len(red.kept):,}, dropped "
