@@ -169,3 +169,11 @@ def test_invariant_operators_on_the_recovery_invariants():
     assert "NEG-001" in got["IAW@trigger:confirmed_before_reset"].killed_by
     assert all(r.status != "equivalent" for r in m.results)
     assert all("not decided" in r.reason for r in m.results if r.status == "survived")
+
+
+def test_policy_kills_agree_with_the_brute_force_oracle_on_random_policies():
+    from tests.judge.mutation import policy_campaign
+
+    pairs, kills, problems = policy_campaign(policies=15, per_policy=12, seed=3)
+    assert pairs > 3000 and kills > 300
+    assert problems == [], "\n".join(problems[:20])

@@ -108,3 +108,49 @@ def table_campaign(tables: int, per_table: int, seed: int) -> tuple[int, int, li
                 if results[mutant.id].status == "equivalent" and expected:
                     problems.append(f"{path.name} {mutant.id}: called equivalent, the oracle sees it killed")
     return pairs, kills, problems
+
+
+def policy_kills(original, mutated, case) -> bool:
+    from tests.judge.policy import judgement
+
+    _, contradicted, invalid = judgement(original, case)
+    if invalid or contradicted:
+        return False
+    _, contradicted, invalid = judgement(mutated, case)
+    return not invalid and contradicted
+
+
+def policy_campaign(policies: int, per_policy: int, seed: int) -> tuple[int, int, list[str]]:
+    """As `campaign`, on random policies and request goldens, with the policy judge (tests/judge/policy.py)."""
+    from tests.judge.policy import Generator, read_request
+
+    rng = random.Random(seed)
+    pairs = kills = 0
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory() as folder:
+        for number in range(policies):
+            gen = Generator(rng)
+            path = Path(folder) / f"p{number}.policy"
+            path.write_text(gen.policy(""), encoding="utf-8")
+            (model,) = load_models([str(path)])[1]
+            cases = []
+            for k in range(per_policy):
+                attributes = gen.request(model)
+                raw = {"id": f"R{k}", "policy": model.name, "request": attributes}
+                gen.expectation(model, raw, read_request(model, attributes))
+                cases.append(parse_case(raw, "judge.yaml", k + 1))
+            run = mutation_run([model], GoldenSet(cases=cases))
+            results = {r.id: r for r in run.report.models[0].results}
+            for mutant in support("policy").mutation.mutants(model):
+                got = set(results[mutant.id].killed_by)
+                expected = set()
+                for case in cases:
+                    pairs += 1
+                    if policy_kills(model, mutant.model, case):
+                        expected.add(case.id)
+                kills += len(expected)
+                if got != expected:
+                    problems.append(f"{path.name} {mutant.id}: mbt {sorted(got)}, oracle {sorted(expected)}")
+                if results[mutant.id].status == "equivalent" and expected:
+                    problems.append(f"{path.name} {mutant.id}: called equivalent, the oracle sees it killed")
+    return pairs, kills, problems
