@@ -174,6 +174,6 @@ def test_invariant_operators_on_the_recovery_invariants():
 def test_policy_kills_agree_with_the_brute_force_oracle_on_random_policies():
     from tests.judge.mutation import policy_campaign
 
-    pairs, kills, problems = policy_campaign(policies=15, per_policy=12, seed=3)
-    assert pairs > 3000 and kills > 300
+    pairs, kills, problems = policy_campaign(policies=7, per_policy=12, seed=3)
+    assert pairs > 1500 and kills > 150
     assert problems == [], "\n".join(problems[:20])
