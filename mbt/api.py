@@ -104,13 +104,16 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
     baseline = load_baseline(baseline_path) if baseline_path else None
     _, models = load_models(model_paths)
-    goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
+    # Replayed as read, the cases never all in memory at once; the mutation run needs them all (and standard input
+    # can be read only once), so with `mutants` they are loaded first and both runs use them.
+    held = load_goldens(golden_paths) if mutants else None
+    goldens = held if held is not None else GoldenStream(golden_paths)
     report = measure(models, goldens)
-    if mutants:
+    if held is not None:
         from mbt.mutate.engine import mutation_run
         from mbt.mutate.redundancy import redundancy
 
-        mutation = mutation_run(models, load_goldens(golden_paths), sample=sample, seed=seed)
+        mutation = mutation_run(models, held, sample=sample, seed=seed)
         mutation.report.redundancy = redundancy(list(mutation.profiles.values()))
         report.mutation = mutation.report
     if use_gate:

@@ -59,3 +59,14 @@ def test_bad_input_exits_2_without_a_traceback(tmp_path):
                    '"assert_state": {"state": "busy"}}]}\n{broken\n', encoding="utf-8")
     r = run_mbt("mutate", "--model", DATA / "tiny.fsm", "--goldens", bad)
     assert r.returncode == 0 and "2 golden(s) read, 1 invalid" in r.stdout  # the broken line reported, the rest run
+
+
+def test_coverage_mutants_reads_standard_input_once():
+    import subprocess
+    import sys
+
+    text = (DATA / "tiny.jsonl").read_text(encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "mbt", "coverage", "--model", str(DATA / "tiny.fsm"), "--goldens", "-",
+                        "--mutants", "--no-gate"], input=text, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "4 of 4 golden(s) agree with the model" in r.stdout and "14 killed" in r.stdout
