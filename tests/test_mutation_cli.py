@@ -46,6 +46,11 @@ def test_compare_reports_duplicates(tmp_path):
     assert "n1 (" in r.stdout and "adds nothing: it verifies the same elements and kills the same mutants as g1" \
         in r.stdout
     assert "+ kills tiny:FBS@transition:idle.go->busy" in r.stdout
+    new.write_text('{"id": "n3", "model": "tiny", "precondition": {"state": "nowhere"}, "turns": [{"event": "go"}]}\n',
+                   encoding="utf-8")
+    r = run_mbt("compare", "--model", DATA / "tiny.fsm", "--baseline-goldens", DATA / "tiny.jsonl", "--goldens", new)
+    assert "n3 (" in r.stdout and "adds nothing: the case is invalid on model `tiny`: precondition names unknown " \
+        "state `nowhere`" in r.stdout
 
 
 def test_bad_input_exits_2_without_a_traceback(tmp_path):

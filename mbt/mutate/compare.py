@@ -41,7 +41,9 @@ def compare(baseline: list[GoldenProfile], candidates: list[GoldenProfile]) -> C
                 value.covered_by = value.duplicate_of[:1]
             else:
                 value.covered_by = _cover(profile, baseline)
-            if not profile:
+            if c.invalid:
+                value.message = f"adds nothing: the case is invalid {c.invalid}"
+            elif not profile:
                 value.message = "adds nothing: it verifies no element and kills no mutant"
             else:
                 value.message = ("adds nothing: it verifies the same elements and kills the same mutants as "

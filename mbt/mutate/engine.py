@@ -31,6 +31,7 @@ class GoldenProfile:
     where: str
     verified: set[str] = field(default_factory=set)
     kills: set[str] = field(default_factory=set)
+    invalid: str | None = None  # why the golden could not be replayed on some model (it then counts nowhere)
 
 
 @dataclass
@@ -104,6 +105,7 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
         else:
             run, keys = base.replay(case), None
         if run.invalid:
+            profiles[case.id].invalid = f"on model `{model.name}`: {run.invalid}"
             continue
         out.goldens += 1
         profile = profiles[case.id]

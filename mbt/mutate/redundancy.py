@@ -28,7 +28,7 @@ def redundancy(profiles: list[GoldenProfile], time_limit: float = DEFAULT_TIME_L
         got = items[p.id]
         if not got:
             out.idle.append(p.id)
-            reasons[p.id] = "verifies nothing and kills nothing"
+            reasons[p.id] = f"invalid {p.invalid}" if p.invalid else "verifies nothing and kills nothing"
         elif got in first_of:
             out.duplicates.append(Dropped(id=p.id, reason=f"duplicate of {first_of[got]}"))
             reasons[p.id] = f"duplicate of {first_of[got]}: the same verified elements and kills"
