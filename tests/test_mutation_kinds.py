@@ -1,4 +1,4 @@
-"""Mutation adequacy beyond FSMs, worked out by hand: a decision table and a policy; then redundancy, the smallest
+"""Mutation adequacy beyond FSMs, worked out by hand: a decision table, a policy, invariants; then redundancy, the smallest
 equivalent set (against brute force over every subset) and the marginal value of candidate goldens."""
 
 from __future__ import annotations
@@ -59,14 +59,18 @@ def test_policy_operators_on_the_access_policy_worked_out_by_hand():
         "PTF@rule:writes:applicable": ("killed", p2),
         "PCT@rule:writes:applicable": ("survived", []),  # admin/write becomes Deny
         "PCF@rule:writes:applicable": ("killed", p2), "PRR@rule:writes:applicable": ("killed", p2),
-        # No request has two rules applying: these algorithms decide every request alike.
-        "PCA@access:permit-overrides": ("equivalent", []), "PCA@access:first-applicable": ("equivalent", []),
+        # No complete request has two rules applying, but a request without action.id does: admins permits and
+        # writes is Indeterminate{D} (its target cannot be told), which deny-overrides makes Indeterminate{DP} and
+        # permit-overrides / first-applicable Permit. only-one-applicable decides every request as deny-overrides.
+        "PCA@access:permit-overrides": ("survived", []), "PCA@access:first-applicable": ("survived", []),
         "PCA@access:only-one-applicable": ("equivalent", []),
         "PCA@access:deny-unless-permit": ("survived", []), "PCA@access:permit-unless-deny": ("survived", []),
     }
     (m,) = run_of("access.policy", "access.jsonl").report.models
-    assert m.score == 7 / 12
+    assert m.score == 7 / 14
     w = {r.id: r.witness for r in m.results if r.status == "survived"}
+    assert w["PCA@access:permit-overrides"]["request"] == {"subject.role": "admin"}
+    assert w["PCA@access:permit-overrides"]["expect"] == "Indeterminate{DP}"
     assert w["PCT@rule:writes:applicable"] == {"id": "kill:access:PCT@rule:writes:applicable", "policy": "access",
                                                "request": {"subject.role": "admin", "action.id": "write"},
                                                "expect": "Permit"}

@@ -346,15 +346,17 @@ def distinguish(base: FsmReplayer, replayer: FsmReplayer, mutant: Mutant) -> Dis
         for f in itertools.chain(original.forbids, model.forbids):
             if f.guard is not None:
                 read |= refs(f.guard)
-        ev = original.events[event]
-        params = {p.name: p.type for p in ev.params}
-        local = {name for t in group for name in (t.params or [])}
+        # Every parameter is tried (a transition may rename them: `on ask(c)` reads `c`, bound by position).
+        params = {p.name: p.type for p in original.events[event].params}
         variables = sorted(v for v in read if v in original.variables)
-        if any(r.startswith("discarded.") for r in read) or local - set(params):
-            exhaustive = exhaustive and not any(r.startswith("discarded.") for r in read)
+        if any(r.startswith("discarded.") for r in read):
+            exhaustive = False  # a precondition cannot set `discarded.X`: the settable steps are not all of them
         names = [("var", v) for v in variables] + [("arg", p) for p in params]
-        pools = [_type_values(original.variables[n].type if k == "var" else params[n], constants) for k, n in names]
-        combos = _combinations(pools, mutant.id)
+        types = [original.variables[n].type if k == "var" else params[n] for k, n in names]
+        if not all(_whole(t) for t in types):
+            exhaustive = False  # a large int or a number is tried at its bounds and constants only: a sample
+        pools = [_type_values(t, constants) for t in types]
+        combos = _combinations(pools)
         if combos is None:
             exhaustive = False
             combos = _sampled(pools, mutant.id)
@@ -424,6 +426,14 @@ def _constants(base: FsmReplayer) -> list:
     return found
 
 
+def _whole(vtype: ValueType) -> bool:
+    """Whether _type_values gives every value that can behave differently: booleans, enums, strings (only ever
+    compared with ==, so the constants and one fresh value stand for all), ints of at most INT_RANGE_LIMIT values."""
+    if vtype.kind == "int":
+        return vtype.lo is not None and vtype.hi is not None and vtype.hi - vtype.lo < INT_RANGE_LIMIT
+    return vtype.kind in ("bool", "enum", "string")
+
+
 def _type_values(vtype: ValueType, constants: list) -> list:
     if vtype.kind == "bool":
         values: list = [False, True]
@@ -453,7 +463,7 @@ def _type_values(vtype: ValueType, constants: list) -> list:
     return values
 
 
-def _combinations(pools: list[list], seed: str):
+def _combinations(pools: list[list]):
     total = 1
     for p in pools:
         total *= len(p)

@@ -1,8 +1,9 @@
 """Policy mutation operators (Martin & Xie's fault model for XACML, WWW 2007) and equivalence by z3.
 
-Two policies are equivalent when no complete request (every required attribute given) gets different decisions: z3
-is asked, for each pair of different decisions, for a request the original decides one way and the mutant the
-other (mbt/analysis/policy_smt.py's decision formulas, one encoding per policy over the same attribute symbols).
+Two policies are equivalent when no request, attributes left out included (a golden's request may lack one), gets
+different decisions: z3 is asked, for each pair of different decisions, for a request the original decides one way
+and the mutant the other (mbt/analysis/policy_smt.py's decision formulas, one encoding per policy over the same
+attribute symbols and presence flags).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from mbt.model.expr import Lit
-from mbt.model.policy import ALGORITHMS, DENY, NOT_APPLICABLE, PERMIT, PolicyModel
+from mbt.model.policy import ALGORITHMS, DECISIONS, PolicyModel
 from mbt.mutate.mutant import Distinction, Mutant, Operators
 
 OPERATORS = {
@@ -74,17 +75,21 @@ def distinguish(base, replayer, mutant: Mutant) -> Distinction:
     from mbt.analysis.policy_smt import PolicyEncoding
 
     original: PolicyModel = base.model
-    ours, theirs = PolicyEncoding(original), PolicyEncoding(mutant.model)
+    # Requests may leave attributes out (a golden's may): the encoding with presence flags covers those too.
+    ours, theirs = PolicyEncoding(original, complete=False), PolicyEncoding(mutant.model, complete=False)
+    # z3 constants are their names: both encodings speak of the same attributes and presence flags.
     mine, other = ours.decisions(), theirs.decisions()
     unknown = False
-    for first in (PERMIT, DENY, NOT_APPLICABLE):
-        for second in (PERMIT, DENY, NOT_APPLICABLE):
+    for first in DECISIONS:
+        for second in DECISIONS:
             if first == second or first not in mine or second not in other:
                 continue
             answer = ours.check(mine[first], other[second])
             if answer.sat and answer.request is not None:
-                # Qualified names, every attribute written (an absent optional one as null), as the gap stubs are.
-                request = {name: _plain(answer.request.get(name)) for name in original.attributes}
+                # Qualified names, every attribute written (an absent optional one as null), as the gap stubs are;
+                # a required attribute the request lacks is left out.
+                request = {name: _plain(answer.request.get(name)) for name in original.attributes
+                           if name not in answer.missing}
                 witness = {"id": f"kill:{original.name}:{mutant.id}", "policy": original.name,
                            "request": request, "expect": first}
                 return Distinction(False, f"z3: a request the original decides {first} and the mutant {second}",
@@ -93,7 +98,7 @@ def distinguish(base, replayer, mutant: Mutant) -> Distinction:
     del z3
     if unknown:
         return Distinction(False, "z3 timed out: not proven equivalent", exhaustive=False)
-    return Distinction(True, "z3: every complete request gets the same decision")
+    return Distinction(True, "z3: every request (attributes left out included) gets the same decision")
 
 
 def _plain(value: Any) -> Any:
