@@ -33,6 +33,9 @@ demo: $(STAMP) graphviz
 	  echo "== mbt runs exited with $$code (1 = seed 000's release gate failed: the example's runs deviate on purpose)"; \
 	  [ $$code -lt 2 ]
 	@echo
+	@echo "== mbt mutate --model models/ --goldens models/goldens/ --show-survivors none (is the golden set good?)"
+	@$(BIN)/mbt mutate --model models/ --goldens models/goldens/ --show-survivors none; code=$$?; [ $$code -lt 2 ]
+	@echo
 	@echo "== every example model side by side, with an HTML report and a coverage-painted diagram"
 	@mkdir -p build
 	@$(BIN)/mbt coverage --model models/ --goldens models/goldens/ --no-gate \

@@ -15,7 +15,8 @@ from mbt.goldens.loader import GoldenSet, GoldenStream, load_goldens
 from mbt.goldens.results import Note
 from mbt.goldens.routing import applies  # noqa: F401 - part of the facade
 from mbt.kinds import support
-from mbt.measure.baseline import BaselineDelta, compare
+from mbt.measure.baseline import BaselineDelta
+from mbt.measure.baseline import compare as compare_with_baseline
 from mbt.measure.cases import CaseResult, case_results
 from mbt.measure.coverage import CoverageReport
 from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate, with_fail_under
@@ -117,9 +118,11 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
                  diagrams: bool = False, today: dt.date | None = None, cases: bool = False,
                  fail_under: float | None = None, command: list[str] | None = None,
                  progress: Progress | None = None, jobs: int | None = None, use_cache: bool = True,
-                 covering_cap: int | None = None) -> CoverageRun:
+                 covering_cap: int | None = None, mutants: bool = False, sample: int | None = None,
+                 seed: int = 0) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
-    (`review`), diagrams for the HTML report (`diagrams`) and the per-case results (`cases`)."""
+    (`review`), diagrams for the HTML report (`diagrams`), the per-case results (`cases`) and the mutation run
+    (`mutants`, before the gate: `<kind>.mutation` and `duplicates` rules read it)."""
     from mbt.measure.baseline import load_baseline
 
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
@@ -128,17 +131,27 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
     baseline = load_baseline(baseline_path) if baseline_path else None
     loaded = load_compiled(model_paths, use_cache)
     models = loaded.models
-    goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
-    if progress is not None:
+    # Replayed as read, the cases never all in memory at once; the mutation run needs them all (and standard input
+    # can be read only once), so with `mutants` they are loaded first and both runs use them.
+    held = load_goldens(golden_paths) if mutants else None
+    goldens: GoldenSet | GoldenStream = held if held is not None else GoldenStream(golden_paths)
+    if progress is not None and isinstance(goldens, GoldenStream):
         goldens.on_read = progress.stage("goldens", goldens.size, "B", scale=True)
     entries: list[CaseEntry] | None = [] if cases else None
     report = measure(models, goldens, jobs, covering_cap, entries)
     report.notes += _cache_notes(loaded)
+    if held is not None:
+        from mbt.mutate.engine import mutation_run
+        from mbt.mutate.redundancy import redundancy
+
+        mutation = mutation_run(models, held, sample=sample, seed=seed)
+        mutation.report.redundancy = redundancy(list(mutation.profiles.values()))
+        report.mutation = mutation.report
     if use_gate:
         report.gate = evaluate_gate(gate, report, today, baseline, baseline_path)
     run = CoverageRun(report, models=models, provenance=provenance(command))
     if baseline is not None:
-        run.comparison = compare(baseline, report, waived_elements(report))
+        run.comparison = compare_with_baseline(baseline, report, waived_elements(report))
     if entries is not None:
         run.cases = case_results(report, entries)
     if review or diagrams:
@@ -261,8 +274,9 @@ def import_dmn(path: str):
 @collector_paused
 def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria: list[str] | None = None,
              suite: str | None = None, max_depth: int | None = None, preconditions: list[dict] | None = None,
-             force: bool = False, max_paths: int | None = None):
-    """Test skeletons for the coverage gaps (or, with `suite`, a full suite) written under `out`
+             force: bool = False, max_paths: int | None = None, kill: bool = False):
+    """Test skeletons for the coverage gaps (or, with `suite`, a full suite; with `kill`, the tests that kill the
+    surviving mutants, mbt.generate.kill) written under `out`
     (mbt.generate.generation); returns the GenerateReport."""
     from mbt.generate.generation import GenerateOptions
     from mbt.generate.generation import generate as run
@@ -273,6 +287,10 @@ def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria
     options = GenerateOptions(criteria=criteria, suite=suite, max_depth=max_depth or DEFAULT_MAX_DEPTH,
                               max_paths=max_paths or DEFAULT_MAX_PATHS, preconditions=list(preconditions or []),
                               force=force)
+    if kill:
+        from mbt.generate.kill import generate_kill
+
+        return generate_kill(models, goldens, out, options)
     return run(models, goldens, out, options)
 
 
@@ -332,3 +350,49 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
     if regressions is not None:
         report.regressions = write_regressions(regressions, goldens_out)
     return report
+
+
+@collector_paused
+def mutate(model_paths: list[str], golden_paths: list[str], sample: int | None = None, seed: int = 0,
+           time_limit: float | None = None):
+    """Mutation adequacy of the goldens on the models, with their redundancy and the smallest equivalent set
+    (mbt.mutate); returns the mbt.mutate.engine.MutationRun."""
+    from mbt.mutate.engine import mutation_run
+    from mbt.mutate.redundancy import DEFAULT_TIME_LIMIT, redundancy
+
+    _, models = load_models(model_paths)
+    run = mutation_run(models, load_goldens(golden_paths), sample=sample, seed=seed)
+    limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
+    run.report.redundancy = redundancy(list(run.profiles.values()), limit)
+    return run
+
+
+@collector_paused
+def compare(model_paths: list[str], baseline_paths: list[str], golden_paths: list[str], sample: int | None = None,
+            seed: int = 0):
+    """The marginal value of each golden of `golden_paths` over the baseline goldens (mbt.mutate.compare)."""
+    from mbt.errors import MbtError
+    from mbt.mutate.compare import compare as judge
+    from mbt.mutate.engine import mutation_run
+
+    _, models = load_models(model_paths)
+    old, new = load_goldens(baseline_paths), load_goldens(golden_paths)
+    both = GoldenSet(cases=old.cases + new.cases, invalid=old.invalid + new.invalid, files=old.files + new.files)
+    clash = {c.id for c in old.cases} & {c.id for c in new.cases}
+    if clash:
+        raise MbtError(f"error: {len(clash)} candidate golden id(s) are baseline ids too ({', '.join(sorted(clash)[:5])}"
+                       "): give the new goldens their own ids")
+    run = mutation_run(models, both, sample=sample, seed=seed)
+    report = judge([run.profiles[c.id] for c in _first_ids(old.cases)], [run.profiles[c.id] for c in _first_ids(new.cases)])
+    report.mutation = run.report
+    return report
+
+
+def _first_ids(cases):
+    seen: set[str] = set()
+    out = []
+    for c in cases:
+        if c.id not in seen:
+            seen.add(c.id)
+            out.append(c)
+    return out

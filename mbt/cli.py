@@ -261,12 +261,19 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
               help="Parse and enumerate the models afresh, without the compiled-model cache (also MBT_NO_CACHE=1).")
 @click.option("--fail-under", "fail_under", default=None, metavar="PCT",
               help="Fail when a model's criterion is verified below PCT percent (0-100), besides the gate.")
+@click.option("--mutants", is_flag=True,
+              help="Add the mutation run (mbt mutate): mutation score, surviving mutants, redundancy; the gate's "
+                   "`<kind>.mutation` and `duplicates` rules need it.")
+@click.option("--sample", "sample", default=None, type=click.IntRange(min=1), metavar="N",
+              help="With --mutants: judge at most N mutants per model (a seeded sample).")
+@click.option("--seed", "seed", default=0, type=int, help="Seed of --sample  [default: 0].")
 @formats_option
 @multi_output_option
 @root_option
 @verbosity
 def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline,
-             save_baseline, jobs, no_cache, fail_under, formats, output, root, quiet, verbose) -> None:
+             save_baseline, jobs, no_cache, fail_under, mutants, sample, seed, formats, output, root, quiet,
+             verbose) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
     from mbt.report.formats import Options, parse_targets
 
@@ -288,7 +295,8 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
                               covering_cap=None if show_covering == "all" else COVERING_CAP,
                               review=show_sources or any(t.format.review for t in targets),
                               cases=any(t.format.cases for t in targets), fail_under=percent,
-                              command=COMMAND_LINE, progress=progress)
+                              command=COMMAND_LINE, progress=progress, mutants=mutants, sample=sample,
+                              seed=seed)
     limit = None if show_uncovered == "all" or verbose else 25
     full = _full_report(targets)
 
@@ -398,12 +406,16 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate, qu
               help="A start configuration witnesses may begin from, as YAML/JSON: '{state: s, var: value}' "
                    "(repeatable).")
 @click.option("--force", is_flag=True, help="Overwrite generated files even when they were edited.")
+@click.option("--kill", is_flag=True,
+              help="Tests that kill the mutants the goldens let survive (mbt mutate) instead of the gap tests.")
 @format_option
-def generate(models, goldens, out, criteria, full, max_depth, max_paths, preconditions, force, fmt) -> None:
+def generate(models, goldens, out, criteria, full, max_depth, max_paths, preconditions, force, kill, fmt) -> None:
     """Write test skeletons (pytest + golden-case stubs) for the coverage gaps, or a full suite with --all."""
     from mbt.report.generate_text import generate_text
 
     suite = None
+    if kill and full:
+        raise MbtError("error: --kill and --all cannot be used together")
     if full:
         if len(criteria) > 1:
             raise MbtError("error: --all takes one --criterion (transition or transition-pair)")
@@ -411,7 +423,7 @@ def generate(models, goldens, out, criteria, full, max_depth, max_paths, precond
     models, goldens = _models_and_goldens((), models, goldens)
     report = _api().generate(models, goldens, out, criteria=None if full else list(criteria) or None,
                           suite=suite, max_depth=max_depth, max_paths=max_paths,
-                          preconditions=[_mapping(p) for p in preconditions], force=force)
+                          preconditions=[_mapping(p) for p in preconditions], force=force, kill=kill)
     emit(report.model_dump_json(indent=2) + "\n" if fmt == "json" else generate_text(report, _style(None)), None)
     for kept in report.kept_edited:
         click.echo(f"{out}/{kept.path}: edited since mbt generated it, so it was kept; the new version is "
@@ -440,6 +452,73 @@ def _mapping(text: str) -> dict:
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
         raise MbtError(f"error: --precondition {text!r} must be a mapping such as '{{state: idle, retries: 0}}'")
     return value
+
+
+mutation_format = click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+                               show_default=True, help="Report format (JSON follows docs/schemas/).")
+sample_option = click.option("--sample", "sample", default=None, type=click.IntRange(min=1), metavar="N",
+                             help="Judge at most N mutants per model, a seeded uniform sample (large models).")
+seed_option = click.option("--seed", "seed", default=0, show_default=True, type=int, help="Seed of --sample.")
+
+
+@cli.command(epilog=epilog("mbt mutate --model models/ --goldens models/goldens/",
+                           "mbt mutate --model models/recovery.fsm --goldens goldens/ --show-survivors all",
+                           "mbt mutate --model big.fsm --goldens goldens/ --sample 500 --format json -o m.json"))
+@click.argument("paths", nargs=-1)
+@click.option("--model", "models", cls=Paths, help="Model files or folders (several after one flag, or repeated).")
+@click.option("--goldens", "goldens", cls=Paths, help="Golden cases: files or folders, or - for standard input.")
+@sample_option
+@seed_option
+@click.option("--time-limit", "time_limit", default=None, type=click.FloatRange(min=0.1), metavar="SECONDS",
+              help="How long z3 may search the smallest equivalent set before the greedy cover is used  [default: 10].")
+@click.option("--show-survivors", type=click.Choice(["none", "some", "all"]), default="some", show_default=True,
+              help="How many surviving mutants the text report lists per model (none: the scores only).")
+@mutation_format
+@output_option
+def mutate(paths, models, goldens, sample, seed, time_limit, show_survivors, fmt, output) -> None:
+    """Seed small faults into the models and report which the goldens catch (mutation score), every surviving
+    mutant with a witness that would kill it, redundant goldens and the smallest equivalent golden set."""
+    from mbt.report.mutation import mutation_markdown, mutation_text
+
+    models, goldens = _models_and_goldens(paths, models, goldens)
+    run = _api().mutate(models, goldens, sample=sample, seed=seed, time_limit=time_limit)
+    report = run.report
+    if fmt == "json":
+        emit(report.model_dump_json(indent=2 if _pretty(output) else None) + "\n", output)
+    elif fmt == "markdown":
+        emit(mutation_markdown(report), output)
+    else:
+        emit(mutation_text(report, {"none": 0, "some": 25, "all": None}[show_survivors]), output)
+    sys.exit(EXIT_OK)
+
+
+@cli.command(epilog=epilog("mbt compare --model models/ --baseline-goldens goldens/ --goldens new-cases.jsonl",
+                           "mbt compare --model models/recovery.fsm --baseline-goldens goldens/ --goldens new/ "
+                           "--format json"))
+@click.argument("paths", nargs=-1)
+@click.option("--model", "models", cls=Paths, help="Model files or folders (several after one flag, or repeated).")
+@click.option("--baseline-goldens", "baseline", cls=Paths, required=True,
+              help="The golden set as it is (files or folders).")
+@click.option("--goldens", "goldens", cls=Paths, required=True, help="The candidate goldens to judge against it.")
+@sample_option
+@seed_option
+@mutation_format
+@output_option
+def compare(paths, models, baseline, goldens, sample, seed, fmt, output) -> None:
+    """Is a new golden worth adding? For each candidate: the elements it newly verifies and the mutants it newly
+    kills, or "adds nothing" with the baseline goldens it duplicates at the model's level."""
+    from mbt.paths import expand
+    from mbt.report.mutation import compare_markdown, compare_text
+
+    models, goldens = _models_and_goldens(paths, models, goldens)
+    report = _api().compare(models, expand(list(baseline), "--baseline-goldens"), goldens, sample=sample, seed=seed)
+    if fmt == "json":
+        emit(report.model_dump_json(indent=2 if _pretty(output) else None) + "\n", output)
+    elif fmt == "markdown":
+        emit(compare_markdown(report), output)
+    else:
+        emit(compare_text(report), output)
+    sys.exit(EXIT_OK)
 
 
 @cli.group(name="import", epilog=epilog("mbt import dmn refund.dmn -o models/refund.dt",

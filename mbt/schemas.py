@@ -1,4 +1,5 @@
-"""JSON Schemas of the reports (check, elements, coverage, generate, runs), generated from the pydantic models; published in docs/."""
+"""JSON Schemas of the reports (check, elements, coverage, generate, runs, mutation, compare), generated from the pydantic
+models; published in docs/schemas/."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from mbt.analysis.findings import CheckReport
 from mbt.elements.base import ElementsReport
 from mbt.generate.report import GenerateReport  # noqa: E402 - grouped with the report it adds
 from mbt.measure.coverage import CoverageReport
+from mbt.mutate.results import CompareReport, MutationReport
 from mbt.runs.results import RunsReport
 
 REPORTS = {"check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport,
-           "runs": RunsReport}
+           "runs": RunsReport, "mutation": MutationReport, "compare": CompareReport}
 
 
 def schema_text(name: str) -> str:

@@ -34,7 +34,9 @@ def tree(folder: Path) -> dict[str, bytes]:
      "--format", "sarif:out/c.sarif", "--format", "markdown:out/c.md", "--format", "junit:out/c.xml"),
     ("runs", "--model", "MODELS/orders.fsm", "--runs", "MODELS/runs", "--goldens", "GOLDENS/orders", "--gate",
      "MODELS/gates/seed-000-release.yaml", "--format", "json", "-o", "out/r.json", "--regressions", "out/reg"),
-], ids=["gaps", "everything", "every-kind-everything", "suite", "pair-suite", "coverage", "runs"])
+    ("mutate", "--model", "MODELS", "--goldens", "GOLDENS", "--format", "json", "-o", "out/m.json"),
+    ("generate", "--kill", "--model", "MODELS", "--goldens", "GOLDENS", "--out", "out"),
+], ids=["gaps", "everything", "every-kind-everything", "suite", "pair-suite", "coverage", "runs", "mutate", "kill"])
 def test_output_does_not_depend_on_the_hash_seed(tmp_path, args):
     made = []
     for seed in SEEDS:

@@ -2,10 +2,10 @@
 
 A kind is its grammar file, a transformer mixin and a resolver (parsing), its checks (`mbt check`), its element
 enumeration and replayer (coverage), optionally which golden cases it takes, its view (`mbt render`, the HTML report),
-its expected result (the traceability matrix) and its test generator (`mbt generate`). The stages ask this registry;
-none of them names a kind. The built-in kinds are registered by the modules of this package (`kinds/fsm.py`, ...);
-another kind registers its own KindSupport with `register()`, editing no existing file (tests/test_kind_plugin.py
-does so).
+its expected result (the traceability matrix), its test generator (`mbt generate`) and its mutation operators
+(`mbt mutate`). The stages ask this registry; none of them names a kind. The built-in kinds are registered by the
+modules of this package (`kinds/fsm.py`, ...); another kind registers its own KindSupport with `register()`,
+editing no existing file (tests/test_kind_plugin.py does so).
 """
 
 from __future__ import annotations
@@ -34,6 +34,19 @@ class View:
     build: Callable[..., object]  # (model, ModelCoverage | None, RenderOptions) -> Graph | TableView
     suffixes: tuple[str, ...]
     grid: Callable[[Any, dict], Any] | None = None  # a table view's rule grid: (model, coverage by id) -> RuleGrid
+
+
+@dataclass(frozen=True)
+class MutationSupport:
+    """How a kind's models are mutated (mbt/mutate/): its operators, and how a mutant is replayed and told apart."""
+
+    operators: dict[str, str]  # short code -> one-line doc
+    mutants: Callable[[Any], list]  # model -> [mbt.mutate.mutant.Mutant]
+    replayer: Callable[[Any, Any], Replayer]  # (the original's replayer, mutant) -> the mutant's replayer
+    # (the original's replayer, mutant's replayer, mutant) -> mbt.mutate.mutant.Distinction
+    distinguish: Callable[[Any, Any, Any], Any]
+    # (the original's replayer, case) -> (its run, the slots it steps through or None: any mutant may change it)
+    footprint: Callable[[Any, GoldenCase], tuple[Any, frozenset | None]] | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +84,8 @@ class KindSupport:
     # `.files(mode)`; with `suites`, also `.full_suite(criterion)` for `--all`. None: the kind generates nothing.
     generation: Callable[..., Any] | None = None
     suites: bool = False
+    # ---- mutation (mbt mutate, coverage --mutants)
+    mutation: MutationSupport | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # hooks of stages yet to come
 
 

@@ -8,8 +8,9 @@ from mbt.elements.fsm import CRITERIA, enumerate_fsm
 from mbt.engine.fsm import CompiledFsm
 from mbt.generate.generation import FsmGeneration
 from mbt.goldens.replay_fsm import FsmReplayer
-from mbt.kinds import KindSupport, View, register
+from mbt.kinds import KindSupport, MutationSupport, View, register
 from mbt.measure.trace import fsm_expected
+from mbt.mutate import fsm as mutate_fsm
 from mbt.parsing.fsm_resolve import resolve_fsm
 from mbt.parsing.fsm_rules import FsmRules, RawFsm
 from mbt.parsing.grammar import grammar_dir
@@ -23,6 +24,8 @@ register(KindSupport(
     replayer=lambda model, elements: FsmReplayer(CompiledFsm(model, elements)),
     check=check_fsm, view=View("graph", fsm_graph, (".dot", ".svg", ".png")), expected=fsm_expected,
     generation=FsmGeneration, suites=True,
+    mutation=MutationSupport(mutate_fsm.OPERATORS, mutate_fsm.fsm_mutants, mutate_fsm.mutant_replayer,
+                             mutate_fsm.distinguish, mutate_fsm.footprint),
     # run_judge: observed runs (mbt/runs/measure.py). requirement_criteria: a requirement tag on a state or
     # transition (GraphWalker's vertex and edge requirements) is met by visiting the state and taking the
     # transition; the guard elements that inherit the tag do not count for it.

@@ -6,8 +6,9 @@ from mbt.analysis.invariant_checks import check_invariants
 from mbt.elements.invariant import CRITERIA, enumerate_invariants
 from mbt.generate.generation import InvariantGeneration
 from mbt.goldens.replay_invariant import InvariantReplayer
-from mbt.kinds import KindSupport, register
+from mbt.kinds import KindSupport, MutationSupport, register
 from mbt.kinds.views import ELEMENT_TABLE
+from mbt.mutate import invariant as mutate_invariant
 from mbt.parsing.grammar import grammar_dir
 from mbt.parsing.invariant_resolve import resolve_invariants
 from mbt.parsing.invariant_rules import InvariantRules, RawInvariants
@@ -23,4 +24,6 @@ register(KindSupport(
     kind="invariant", keyword="invariants", grammar=grammar_dir() / "invariant.lark", rule="invariants_model",
     rules=InvariantRules, raw=RawInvariants, resolve=_resolve, late=True, suffixes=(".inv",),
     criteria=CRITERIA, enumerate=enumerate_invariants, replayer=InvariantReplayer,
-    check=check_invariants, view=ELEMENT_TABLE, generation=InvariantGeneration))
+    check=check_invariants, view=ELEMENT_TABLE, generation=InvariantGeneration,
+    mutation=MutationSupport(mutate_invariant.OPERATORS, mutate_invariant.invariant_mutants,
+                             mutate_invariant.mutant_replayer, mutate_invariant.distinguish)))

@@ -10,6 +10,7 @@ from mbt.elements.base import Element
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 from mbt.measure.numbers import Numbers
 from mbt.measure.review import SourceCoverage, TraceRow
+from mbt.mutate.results import MutationReport
 
 SCHEMA_VERSION = "1.0"
 
@@ -149,6 +150,7 @@ class CoverageReport(BaseModel):
     gate: GateResult | None = None
     sources: SourceCoverage | None = None  # source-document coverage, when asked for (review formats compute it)
     traceability: list[TraceRow] = []  # span -> element -> goldens -> expected, when asked for
+    mutation: MutationReport | None = None  # with `--mutants`: mutation score, survivors, redundancy
 
     def waived(self) -> dict[tuple[str, str], WaiverState]:
         """(model, element id) -> the waiver in force for it; nothing without a gate."""

@@ -19,7 +19,8 @@ _OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt
 _CONDITION = re.compile(r"^\s*(>=|<=|==|>|<)?\s*([0-9]*\.?[0-9]+)\s*(%)?\s*$")
 # Counted things a gate may limit (a bare number means "at most").
 COUNTS = ("forbidden_uncovered", "forbidden_expected", "contradictions", "divergences", "unbound_turns",
-          "invalid_cases")
+          "invalid_cases", "duplicates")
+NEEDS_MUTANTS = ("duplicates",)  # counts that `coverage --mutants` computes
 # What fails without a gate file, and what a gate file keeps failing on unless it names the key with its own limit:
 # untested forbidden behaviour, goldens expecting forbidden behaviour, goldens contradicting the model, broken cases.
 DEFAULT_COUNTS = ("forbidden_uncovered", "forbidden_expected", "contradictions", "invalid_cases")
@@ -189,6 +190,9 @@ def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = No
             failures.append(GateFailure(rule=rule.key, expected=rule.describe(), actual=None,
                                         message=f"gate rule `{rule.key}` is measured on observed runs: "
                                                 "use `mbt runs --runs PATH`"))
+        if (rule.key in NEEDS_MUTANTS or rule.key.endswith(".mutation")) and report.mutation is None:
+            failures.append(GateFailure(rule=rule.key, expected=rule.describe(), actual=None,
+                                        message=f"gate rule `{rule.key}` needs the mutation run: add --mutants"))
             continue
         if rule.key in COUNTS:
             actual, elements = _count(rule.key, report, waived)
@@ -209,6 +213,9 @@ def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = No
                                         message=f"gate key `{rule.key}` is not kind.criterion or model.criterion"))
             continue
         scope, criterion = parts
+        if criterion == "mutation" and report.mutation is not None:
+            failures.extend(_mutation_failures(rule, scope, report))
+            continue
         matched = False
         for m in report.models:
             if scope not in (m.kind, m.model):
@@ -270,6 +277,19 @@ def _fail_under(rule: Rule, report: CoverageReport, waived: dict[str, set[str]])
     return failures
 
 
+def _mutation_failures(rule: Rule, scope: str, report: CoverageReport) -> list[GateFailure]:
+    """`<kind>.mutation >= x` / `<model>.mutation >= x`: each matching model's mutation score."""
+    assert report.mutation is not None
+    found = [m for m in report.mutation.models if scope in (m.kind, m.model) and m.score is not None]
+    if not found:
+        return [GateFailure(rule=rule.key, expected=rule.describe(), actual=None,
+                            message=f"gate rule `{rule.key}` matches no model with a mutation score")]
+    return [GateFailure(rule=rule.key, expected=f"{rule.op} {rule.threshold:g}", actual=m.score,
+                        message=f"{m.model}: mutation score is {m.score:.1%}, the gate requires {rule.op} "
+                                f"{rule.threshold:.1%}")
+            for m in found if m.score is not None and not _OPS[rule.op](m.score, rule.threshold)]
+
+
 def _count(key: str, report: CoverageReport, waived: dict[str, set[str]] | None = None) -> tuple[int, list[str]]:
     if key == "forbidden_uncovered":
         waived = waived or {}
@@ -284,4 +304,8 @@ def _count(key: str, report: CoverageReport, waived: dict[str, set[str]] | None 
         return len(report.divergences), []
     if key == "unbound_turns":
         return len(report.unbound_turns), []
+    if key == "duplicates":
+        red = report.mutation.redundancy if report.mutation is not None else None
+        ids = [d.id for d in red.duplicates] if red is not None else []
+        return len(ids), ids
     return len(report.invalid_cases), []

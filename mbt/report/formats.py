@@ -44,6 +44,10 @@ def _text_cov(run, o: Options) -> str:
         from mbt.report.sources_text import sources_text
 
         out += sources_text(run.report.sources)
+    if run.report.mutation is not None:
+        from mbt.report.mutation import mutation_text
+
+        out += "\n" + mutation_text(run.report.mutation, o.uncovered_limit)
     return out
 
 
@@ -61,7 +65,12 @@ def _json(run_or_report, o: Options) -> str:
 def _markdown(run, o):
     from mbt.report.markdown import coverage_markdown
 
-    return coverage_markdown(run.report)
+    out = coverage_markdown(run.report)
+    if run.report.mutation is not None:
+        from mbt.report.mutation import mutation_markdown
+
+        out += "\n" + mutation_markdown(run.report.mutation)
+    return out
 
 
 def _markdown_check(report, o):

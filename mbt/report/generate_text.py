@@ -44,8 +44,9 @@ def _model(m: ModelGeneration, style: Style) -> list[str]:
             f"    suite respecting guards: {s.steps} steps in {_plural(s.tests, 'test')}  ({_excess(s)})",
         ]
     else:
-        lines.append(f"  {_plural(len(m.tests), 'test')} for {m.uncovered} uncovered "
-                     f"{'element' if m.uncovered == 1 else 'elements'}"
+        what = ("surviving " + ("mutant" if m.uncovered == 1 else "mutants") if m.mode == "kill" else
+                "uncovered " + ("element" if m.uncovered == 1 else "elements"))
+        lines.append(f"  {_plural(len(m.tests), 'test')} for {m.uncovered} {what}"
                      + (f"; {len(m.missing)} without a witness" if m.missing else ""))
         for t in m.tests:
             lines.append(f"    {t.name}  {t.elements[0]}  ({_plural(t.steps, 'step')})")

@@ -105,6 +105,22 @@ def html_files(run) -> dict[str, bytes]:
         html = env.get_template(template).render(title=title, active=active, **common, **values)
         files[name] = html.encode("utf-8")
 
+    mutation = {mm.model: mm for mm in report.mutation.models} if report.mutation is not None else {}
+
+    def mutants_for(m: ModelCoverage, rows: list[dict]) -> dict | None:
+        """The model's mutation score and its surviving mutants, each linked to the element it touches."""
+        mm = mutation.get(m.model)
+        if mm is None:
+            return None
+        known = {r["id"]: r for r in rows}
+        survivors = [{"id": r.id, "operator": r.operator, "at": r.at, "description": r.description,
+                      "element": r.element, "anchor": anchor(r.element) if r.element in known else None,
+                      "span": known[r.element]["span"] if r.element in known else None,
+                      "span_link": known[r.element]["span_link"] if r.element in known else None,
+                      "reason": r.reason, "witness": r.witness is not None}
+                     for r in mm.results if r.status == "survived"]
+        return {"m": mm, "survivors": survivors}
+
     all_rows = []
     for m in report.models:
         rows = rows_for(m)
@@ -115,7 +131,7 @@ def html_files(run) -> dict[str, bytes]:
              alarms=forbidden_alarms, svg=Markup(svg) if svg else None,
              diagram_error=run.diagram_errors.get(m.model), diagram_note=run.diagram_notes.get(m.model),
              table=run.tables.get(m.model),
-             criteria=[c.criterion for c in m.criteria],
+             criteria=[c.criterion for c in m.criteria], mutants=mutants_for(m, rows),
              severities=sorted({r["severity"] for r in rows}, key=_severity_order))
     page("index.html", "index.html", "mbt coverage report", "index")
     page("elements.html", "elements.html", "All elements — mbt coverage", "elements", rows=all_rows,
