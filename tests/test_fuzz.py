@@ -1,5 +1,5 @@
 """Issue 14's fuzz suite, bounded so `make test` stays fast: hostile inputs for every reader (the DSL, goldens in
-JSON Lines, YAML, JSON, .xlsx and .csv, DMN) and for the output paths, each checked against the contract in
+JSON Lines, YAML, JSON, .xlsx and .csv, DMN, GraphWalker JSON) and for the output paths, each checked against the contract in
 tests/fuzz_inputs.py (exit 0/1/2, never 3 or a traceback; every exit 2 located and with nothing on stdout; read =
 valid + invalid; no partial output). tests/bench/fuzz_campaign.py runs the same families much longer.
 
@@ -67,6 +67,12 @@ def test_csv_goldens(tmp_path, seed):
 @given(seed=SEEDS)
 def test_dmn_files(tmp_path, seed):
     check(fuzz_inputs.dmn(seed), tmp_path)
+
+
+@BOUNDED
+@given(seed=SEEDS)
+def test_graphwalker_files(tmp_path, seed):
+    check(fuzz_inputs.graphwalker(seed), tmp_path)
 
 
 @BOUNDED
