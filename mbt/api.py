@@ -11,11 +11,13 @@ from typing import cast
 from mbt.analysis.findings import CheckReport
 from mbt.cache import Loaded, load_compiled
 from mbt.elements.base import ElementsReport, ModelElements
+from mbt.errors import MbtError
 from mbt.goldens.loader import GoldenSet, GoldenStream, load_goldens
 from mbt.goldens.results import Note
 from mbt.goldens.routing import applies  # noqa: F401 - part of the facade
 from mbt.kinds import support
 from mbt.measure.coverage import CoverageReport
+from mbt.measure.distributed import DaskEngine  # imports dask only when a run starts it
 from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate
 from mbt.measure.run import measure
 from mbt.model.common import ModelBase
@@ -73,17 +75,31 @@ def elements(paths: list[str], criteria: list[str] | None = None) -> ElementsRep
 
 @collector_paused
 def coverage(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
-             use_gate: bool = True, jobs: int | None = None, use_cache: bool = True) -> CoverageReport:
+             use_gate: bool = True, jobs: int | None = None, use_cache: bool = True, engine: str = "local",
+             scheduler: str | None = None) -> CoverageReport:
     """Coverage of the models by the goldens, gated; `jobs` worker processes for a large golden set (default: the
-    machine's cores); the compiled models from the cache (mbt/cache.py) unless `use_cache` is False."""
+    machine's cores); the compiled models from the cache (mbt/cache.py) unless `use_cache` is False. `engine`
+    "dask": the goldens replayed on a Dask cluster (`scheduler` its address; None: a local one of `jobs` workers)."""
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
     loaded = load_compiled(model_paths, use_cache)
     goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
-    report = measure(loaded.models, goldens, jobs)
+    report = _measure(loaded.models, goldens, jobs, model_paths, use_cache, engine, scheduler)
     report.notes += _cache_notes(loaded)
     if use_gate:
         report.gate = evaluate_gate(gate, report)
     return report
+
+
+def _measure(models: list[ModelBase], goldens: GoldenStream, jobs: int | None, model_paths: list[str],
+             use_cache: bool, engine: str, scheduler: str | None) -> CoverageReport:
+    if engine == "dask":
+        with DaskEngine(model_paths, scheduler, jobs, use_cache) as cluster:
+            return measure(models, goldens, jobs, cluster)
+    if engine != "local":
+        raise MbtError(f"error: unknown engine `{engine}` (local, dask)")
+    if scheduler is not None:
+        raise MbtError("error: --scheduler is an address for --engine dask; add --engine dask")
+    return measure(models, goldens, jobs)
 
 
 def _cache_notes(loaded: Loaded) -> list[Note]:
@@ -104,7 +120,7 @@ class CoverageRun:
 def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
                  use_gate: bool = True, baseline_path: str | None = None, review: bool = False,
                  diagrams: bool = False, today: dt.date | None = None, jobs: int | None = None,
-                 use_cache: bool = True) -> CoverageRun:
+                 use_cache: bool = True, engine: str = "local", scheduler: str | None = None) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
     (`review`), and diagrams for the HTML report (`diagrams`)."""
     from mbt.measure.baseline import load_baseline
@@ -114,7 +130,7 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
     loaded = load_compiled(model_paths, use_cache)
     models = loaded.models
     goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
-    report = measure(models, goldens, jobs)
+    report = _measure(models, goldens, jobs, model_paths, use_cache, engine, scheduler)
     report.notes += _cache_notes(loaded)
     if use_gate:
         report.gate = evaluate_gate(gate, report, today, baseline, baseline_path)

@@ -164,13 +164,18 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
 @click.option("--save-baseline", "save_baseline", default=None, metavar="FILE",
               help="Save this run's coverage per model and criterion as a baseline for --baseline.")
 @click.option("--jobs", "jobs", default=None, type=click.IntRange(min=1), metavar="N",
-              help="Worker processes replaying a large golden set (default: the machine's cores; 1: none).")
+              help="Worker processes replaying a large golden set (default: the machine's cores; 1: none); "
+                   "with --engine dask and no --scheduler, the local cluster's workers.")
+@click.option("--engine", "engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where the golden set is replayed: this machine's processes, or a Dask cluster (mbt[dask]).")
+@click.option("--scheduler", "scheduler", default=None, metavar="ADDRESS",
+              help="With --engine dask: the Dask scheduler, e.g. tcp://host:8786 (default: a local cluster).")
 @click.option("--no-cache", "no_cache", is_flag=True,
               help="Parse and enumerate the models afresh, without the compiled-model cache (also MBT_NO_CACHE=1).")
 @formats_option
 @multi_output_option
 def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline,
-             save_baseline, jobs, no_cache, formats, output) -> None:
+             save_baseline, jobs, engine, scheduler, no_cache, formats, output) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
     from mbt.report.formats import Options, parse_targets
 
@@ -181,7 +186,8 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
     targets = parse_targets(formats, output, "coverage")
     models, goldens = _models_and_goldens(paths, models, goldens)
     run = _api().coverage_run(models, goldens, gate_path=gate, use_gate=not no_gate,
-                           baseline_path=baseline, jobs=jobs, use_cache=not no_cache,
+                           baseline_path=baseline, jobs=jobs, use_cache=not no_cache, engine=engine,
+                           scheduler=scheduler,
                            review=show_sources or any(t.format.review for t in targets),
                            diagrams=any(t.format.diagrams for t in targets))
     limit = None if show_uncovered == "all" else 25

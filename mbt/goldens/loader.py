@@ -216,11 +216,23 @@ class GoldenStream:
                 rest.insert(0, (suffix, shown, text, first_line))
             if not keep or not rest:
                 return None
-            later = GoldenStream.__new__(GoldenStream)
-            later.files, later._texts, later._broken, later._duplicates, later._seen = [], rest, [], [], {}
             self._texts = keep
-            return later
+            return GoldenStream.of_pieces(rest)
         return None
+
+    @property
+    def pieces(self) -> list[tuple[str, str, str, int]]:
+        """The unread text as plain data, for another machine to read (`of_pieces`): (suffix, shown path, text,
+        number of its first line) per file or part of one."""
+        return list(self._texts)
+
+    @staticmethod
+    def of_pieces(pieces: list[tuple[str, str, str, int]]) -> GoldenStream:
+        """The stream of `pieces` (as `pieces` gives them): what a split-off part is, here or on a Dask worker."""
+        stream = GoldenStream.__new__(GoldenStream)
+        stream.files, stream.empty_folders, stream._texts = [], [], list(pieces)
+        stream._broken, stream._duplicates, stream._seen = [], [], {}
+        return stream
 
     @property
     def broken(self) -> list[InvalidCase]:
