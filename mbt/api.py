@@ -267,9 +267,11 @@ def import_graphwalker(path: str, output: str | None = None):
 @collector_paused
 def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] | None = None,
          gate_path: str | None = None, use_gate: bool = True, regressions: str | None = None,
-         redact: list[str] | None = None, redact_mode: str = "hash"):
+         redact: list[str] | None = None, redact_mode: str = "hash", engine: str = "local",
+         scheduler: str | None = None, jobs: int | None = None):
     """Observed runs judged on the models (mbt.runs): verdicts, first deviations, run metrics, usage-weighted
-    coverage beside the goldens' coverage, the gate, and regression goldens written under `regressions`."""
+    coverage beside the goldens' coverage, the gate, and regression goldens written under `regressions`. `engine`
+    "dask": the runs' files judged in parts on a Dask cluster (`scheduler`, or a local one of `jobs` workers)."""
     from mbt.measure.coverage import GateFailure, GateResult
     from mbt.runs.gate import evaluate_runs
     from mbt.runs.measure import judge_runs
@@ -279,11 +281,22 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
 
     gate = load_gate(gate_path) if gate_path else None
     _, models = load_models(model_paths)
-    runset = read_runs(run_paths)
+    if engine not in ("local", "dask"):
+        raise MbtError(f"error: unknown engine `{engine}` (local, dask)")
+    if scheduler is not None and engine != "dask":
+        raise MbtError("error: --scheduler is an address for --engine dask; add --engine dask")
+    separately, required = (gate.report_separately, gate.required_suites) if gate else ([], [])
     goldens = GoldenStream(golden_paths) if golden_paths else GoldenSet()
     coverage_report = measure(models, goldens)
-    report, tally = judge_runs(models, runset, coverage_report, gate.report_separately if gate else [],
-                               gate.required_suites if gate else [], bool(golden_paths))
+    if engine == "dask":
+        from mbt.runs.parts import judge_in_parts
+
+        with DaskEngine(model_paths, scheduler, jobs, use_cache=False) as cluster:
+            runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, coverage_report)
+        report = tally.report(runset, coverage_report if golden_paths else None, separately, required)
+    else:
+        runset = read_runs(run_paths)
+        report, tally = judge_runs(models, runset, coverage_report, separately, required, bool(golden_paths))
     if use_gate:
         failures = evaluate_runs(gate, report.metrics, report.suites, len(runset.invalid) + sum(
             r.verdict == "invalid" for r in report.runs))

@@ -213,9 +213,17 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
               help="What regression goldens redact (repeatable)  [default: email, phone].")
 @click.option("--redact-mode", "redact_mode", type=click.Choice(["hash", "drop"]), default="hash", show_default=True,
               help="Replace a redacted value by a hash of it (goldens still replay) or drop it.")
+@click.option("--engine", "engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where the runs are judged: this process, or in parts on a Dask cluster (mbt[dask]).")
+@click.option("--scheduler", "scheduler", default=None, metavar="ADDRESS",
+              help="With --engine dask: the Dask scheduler, e.g. tcp://host:8786 (default: a local cluster).")
+@click.option("--jobs", "jobs", default=None, type=click.IntRange(min=1), metavar="N",
+              help="With --engine dask: the local cluster's workers (default: the machine's cores), or the parts "
+                   "for a --scheduler.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @output_option
-def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_mode, fmt, output) -> None:
+def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_mode, engine, scheduler, jobs, fmt,
+         output) -> None:
     """Judge observed runs (traces, transcripts) on models: first deviations, run metrics, usage-weighted coverage,
     the release gate, regression goldens for failing runs."""
     if gate and no_gate:
@@ -225,7 +233,8 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
     report = _api().runs(expand(list(models), "--model"), expand(list(run_paths), "--runs"),
                          expand(list(goldens), "--goldens") if goldens else None,
                          gate_path=gate, use_gate=not no_gate, regressions=regressions,
-                         redact=list(redact) if redact else None, redact_mode=redact_mode)
+                         redact=list(redact) if redact else None, redact_mode=redact_mode, engine=engine,
+                         scheduler=scheduler, jobs=jobs)
     if fmt == "json":
         emit(report.model_dump_json(indent=2) + "\n", output)
     else:

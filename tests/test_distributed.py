@@ -81,7 +81,7 @@ def test_the_cluster_reports_exactly_what_one_process_does(goldens, scheduler, s
     alone = one_process(model, folder)
     split = on_cluster(model, folder, scheduler, [str(model)])
     [started] = submitted
-    assert len(started.parts) == 2 and started.redone == []  # both later parts were replayed by Dask workers
+    assert len(started.futures) == 2 and started.redone == []  # both later parts were replayed by Dask workers
     assert split == alone
     assert '"duplicate case id `bench-000001`' in split and "not valid JSON" in split
 
@@ -154,3 +154,61 @@ def test_the_local_engine_never_imports_dask(goldens):
     done = subprocess.run([sys.executable, "-c", code, str(model), str(folder), str(folder.parent / "out.txt")],
                           capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.fixture
+def runs_submitted(monkeypatch):
+    """What each DaskEngine.submit_all handed to the cluster."""
+    seen: list[distributed.Submitted] = []
+    real = distributed.DaskEngine.submit_all
+
+    def spy(self, func, calls, redo):
+        out = real(self, func, calls, redo)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(distributed.DaskEngine, "submit_all", spy)
+    return seen
+
+
+RUNS = dict(model_paths=[str(ROOT / "models" / "orders.fsm")], run_paths=[str(ROOT / "models" / "runs")],
+            golden_paths=[str(ROOT / "models" / "goldens" / "orders")],
+            gate_path=str(ROOT / "models" / "gates" / "seed-000-release.yaml"))
+
+
+def test_runs_judged_on_the_cluster_report_what_one_process_does(scheduler, runs_submitted):
+    alone = api.runs(**RUNS).model_dump_json()
+    split = api.runs(**RUNS, engine="dask", scheduler=scheduler).model_dump_json()
+    [started] = runs_submitted
+    assert len(started.futures) == 2 and started.redone == []  # two later parts of the files, judged by workers
+    assert split == alone
+    assert '"verdict":"deviation"' in split and '"verdict":"pass"' in split  # the example's runs are not all alike
+
+
+def test_runs_parts_the_workers_cannot_do_are_judged_here(scheduler, runs_submitted, tmp_path):
+    alone = api.runs(**RUNS).model_dump_json()
+    other = tmp_path / "orders.fsm"
+    shutil.copy(ROOT / "models" / "recovery.fsm", other)  # what the workers load is another model: they refuse
+    _, models = api.load_models(RUNS["model_paths"])
+    from mbt.runs import parts
+
+    coverage = api.measure(models, api.GoldenStream(RUNS["golden_paths"]))
+    with distributed.DaskEngine([str(other)], scheduler) as engine:
+        runset, tally = parts.judge_in_parts(engine, models, [str(other)], RUNS["run_paths"], coverage)
+    assert runs_submitted[0].redone == [0, 1]
+    local = api.runs(**RUNS)
+    assert [r.model_dump() for r in tally.results] == [r.model_dump() for r in local.runs]
+    assert alone == local.model_dump_json()
+
+
+def test_split_files_keeps_order_and_every_file(tmp_path):
+    from mbt.runs.parts import split_files
+
+    files = []
+    for i, size in enumerate([10, 500, 20, 20, 300, 5]):
+        path = tmp_path / f"f{i}.json"
+        path.write_text("x" * size)
+        files.append((str(path), path.name))
+    for count in range(1, 8):
+        groups = split_files(files, count)
+        assert [f for g in groups for f in g] == files and all(groups) and len(groups) <= count

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from mbt.errors import MbtError
 from mbt.goldens.loader import GoldenStream
 from mbt.measure import parallel
 from mbt.measure.run import ModelTally, _replay_all
+
+T = TypeVar("T")
 
 CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler, and for it to have a worker
 EXTRA_MISSING = "error: --engine dask needs dask.distributed, the optional extra: pip install 'mbt[dask]'"
@@ -35,7 +38,7 @@ def fingerprint(tallies: list[ModelTally]) -> str:
 
 @dataclass(frozen=True)
 class Part:
-    """One part's text, sent to the cluster once as one object (a bare list would be scattered item by item)."""
+    """One part's text, sent to the cluster as one object (a bare list would be scattered item by item)."""
 
     pieces: list[tuple[str, str, str, int]]
 
@@ -99,28 +102,34 @@ class DaskEngine:
         self.client = self.cluster = None
 
     def start(self, tallies: list[ModelTally], parts: list[GoldenStream]) -> Submitted:
+        """Each later part of a coverage run on a worker (`replay_part`); replayed here should it fail there."""
         expected = fingerprint(tallies)
+        return self.submit_all(replay_part, [(self.model_paths, self.use_cache, expected, Part(part.pieces))
+                                             for part in parts], lambda i: _replay_all(tallies, parts[i]))
+
+    def submit_all(self, func: Callable[..., T], calls: list[tuple], redo: Callable[[int], T]) -> Submitted[T]:
+        """`func(*call)` for each call on the cluster (the last argument, a part's data, sent ahead as one object);
+        `redo(i)` gives call i's result here when the cluster cannot."""
         futures = []
-        for part in parts:
+        for call in calls:
             try:
-                data = self.client.scatter(Part(part.pieces))
-                futures.append(self.client.submit(replay_part, self.model_paths, self.use_cache, expected, data,
-                                                  pure=False))
+                data = self.client.scatter(call[-1])
+                futures.append(self.client.submit(func, *call[:-1], data, pure=False))
             except Exception:  # noqa: BLE001 - the cluster went away: this part (and the next) are done here
                 futures.append(None)
-        return Submitted(tallies, parts, futures)
+        return Submitted(futures, redo)
 
 
-class Submitted:
-    """The parts handed to the cluster; `results()` takes them in order, replaying here any part that failed."""
+class Submitted(Generic[T]):
+    """The parts handed to the cluster; `results()` takes them in order, doing here any part that failed there."""
 
-    def __init__(self, tallies: list[ModelTally], parts: list[GoldenStream], futures: list[Any]):
-        self.tallies, self.parts, self.futures = tallies, parts, futures
-        self.redone: list[int] = []  # parts replayed here after failing on the cluster (for the tests)
+    def __init__(self, futures: list[Any], redo: Callable[[int], T]):
+        self.futures, self.redo = futures, redo
+        self.redone: list[int] = []  # parts done here after failing on the cluster (for the tests)
 
-    def results(self) -> list[tuple[list, list]]:
+    def results(self) -> list[T]:
         out = []
-        for i, (part, future) in enumerate(zip(self.parts, self.futures)):
+        for i, future in enumerate(self.futures):
             if future is not None:
                 try:
                     out.append(future.result())
@@ -128,5 +137,5 @@ class Submitted:
                 except Exception:  # noqa: BLE001 - any failure on the cluster: the part is done here, same outcome
                     pass
             self.redone.append(i)
-            out.append(_replay_all(self.tallies, part))  # its text was sent as a copy: still unread here
+            out.append(self.redo(i))  # its data was sent as a copy: still unread here
         return out
