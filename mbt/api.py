@@ -285,6 +285,8 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
         raise MbtError(f"error: unknown engine `{engine}` (local, dask)")
     if scheduler is not None and engine != "dask":
         raise MbtError("error: --scheduler is an address for --engine dask; add --engine dask")
+    if jobs is not None and engine != "dask":  # one process judges the runs: a --jobs would be ignored silently
+        raise MbtError("error: --jobs is for --engine dask in `mbt runs` (its local cluster's workers)")
     separately, required = (gate.report_separately, gate.required_suites) if gate else ([], [])
     goldens = GoldenStream(golden_paths) if golden_paths else GoldenSet()
     coverage_report = measure(models, goldens)
