@@ -11,6 +11,7 @@ from typing import cast
 from mbt.analysis.findings import CheckReport
 from mbt.cache import Loaded, load_compiled
 from mbt.elements.base import ElementsReport, ModelElements
+from mbt.errors import MbtError
 from mbt.goldens.loader import GoldenSet, GoldenStream, load_goldens
 from mbt.goldens.results import Note
 from mbt.goldens.routing import applies  # noqa: F401 - part of the facade
@@ -19,6 +20,7 @@ from mbt.measure.baseline import BaselineDelta
 from mbt.measure.baseline import compare as compare_with_baseline
 from mbt.measure.cases import CaseResult, case_results
 from mbt.measure.coverage import CoverageReport
+from mbt.measure.distributed import DaskEngine  # imports dask only when a run starts it
 from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate, with_fail_under
 from mbt.measure.run import CaseEntry, measure
 from mbt.model.common import ModelBase
@@ -79,18 +81,32 @@ def elements(paths: list[str], criteria: list[str] | None = None) -> ElementsRep
 @collector_paused
 def coverage(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
              use_gate: bool = True, jobs: int | None = None, use_cache: bool = True,
-             covering_cap: int | None = None) -> CoverageReport:
+             covering_cap: int | None = None, engine: str = "local", scheduler: str | None = None) -> CoverageReport:
     """Coverage of the models by the goldens, gated; `jobs` worker processes for a large golden set (default: the
     machine's cores); the compiled models from the cache (mbt/cache.py) unless `use_cache` is False; at most
-    `covering_cap` golden ids kept per element (the rest counted; None: all)."""
+    `covering_cap` golden ids kept per element (the rest counted; None: all). `engine` "dask": the goldens replayed
+    on a Dask cluster (`scheduler` its address; None: a local one of `jobs` workers)."""
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
     loaded = load_compiled(model_paths, use_cache)
     goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
-    report = measure(loaded.models, goldens, jobs, covering_cap)
+    report = _measure(loaded.models, goldens, jobs, model_paths, use_cache, engine, scheduler, covering_cap)
     report.notes += _cache_notes(loaded)
     if use_gate:
         report.gate = evaluate_gate(gate, report)
     return report
+
+
+def _measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: int | None, model_paths: list[str],
+             use_cache: bool, engine: str, scheduler: str | None, covering_cap: int | None = None,
+             cases: list[CaseEntry] | None = None) -> CoverageReport:
+    if engine == "dask":
+        with DaskEngine(model_paths, scheduler, jobs, use_cache) as cluster:
+            return measure(models, goldens, jobs, covering_cap, cases, cluster)
+    if engine != "local":
+        raise MbtError(f"error: unknown engine `{engine}` (local, dask)")
+    if scheduler is not None:
+        raise MbtError("error: --scheduler is an address for --engine dask; add --engine dask")
+    return measure(models, goldens, jobs, covering_cap, cases)
 
 
 def _cache_notes(loaded: Loaded) -> list[Note]:
@@ -119,7 +135,7 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
                  fail_under: float | None = None, command: list[str] | None = None,
                  progress: Progress | None = None, jobs: int | None = None, use_cache: bool = True,
                  covering_cap: int | None = None, mutants: bool = False, sample: int | None = None,
-                 seed: int = 0) -> CoverageRun:
+                 seed: int = 0, engine: str = "local", scheduler: str | None = None) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
     (`review`), diagrams for the HTML report (`diagrams`), the per-case results (`cases`) and the mutation run
     (`mutants`, before the gate: `<kind>.mutation` and `duplicates` rules read it)."""
@@ -138,7 +154,7 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
     if progress is not None and isinstance(goldens, GoldenStream):
         goldens.on_read = progress.stage("goldens", goldens.size, "B", scale=True)
     entries: list[CaseEntry] | None = [] if cases else None
-    report = measure(models, goldens, jobs, covering_cap, entries)
+    report = _measure(models, goldens, jobs, model_paths, use_cache, engine, scheduler, covering_cap, entries)
     report.notes += _cache_notes(loaded)
     if held is not None:
         from mbt.mutate.engine import mutation_run
@@ -308,9 +324,11 @@ def import_graphwalker(path: str, output: str | None = None):
 @collector_paused
 def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] | None = None,
          gate_path: str | None = None, use_gate: bool = True, regressions: str | None = None,
-         redact: list[str] | None = None, redact_mode: str = "hash"):
+         redact: list[str] | None = None, redact_mode: str = "hash", engine: str = "local",
+         scheduler: str | None = None, jobs: int | None = None):
     """Observed runs judged on the models (mbt.runs): verdicts, first deviations, run metrics, usage-weighted
-    coverage beside the goldens' coverage, the gate, and regression goldens written under `regressions`."""
+    coverage beside the goldens' coverage, the gate, and regression goldens written under `regressions`. `engine`
+    "dask": the runs' files judged in parts on a Dask cluster (`scheduler`, or a local one of `jobs` workers)."""
     from mbt.measure.coverage import GateFailure, GateResult
     from mbt.runs.gate import evaluate_runs
     from mbt.runs.measure import judge_runs
@@ -320,11 +338,24 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
 
     gate = load_gate(gate_path) if gate_path else None
     _, models = load_models(model_paths)
-    runset = read_runs(run_paths)
+    if engine not in ("local", "dask"):
+        raise MbtError(f"error: unknown engine `{engine}` (local, dask)")
+    if scheduler is not None and engine != "dask":
+        raise MbtError("error: --scheduler is an address for --engine dask; add --engine dask")
+    if jobs is not None and engine != "dask":  # one process judges the runs: a --jobs would be ignored silently
+        raise MbtError("error: --jobs is for --engine dask in `mbt runs` (its local cluster's workers)")
+    separately, required = (gate.report_separately, gate.required_suites) if gate else ([], [])
     goldens = GoldenStream(golden_paths) if golden_paths else GoldenSet()
     coverage_report = measure(models, goldens)
-    report, tally = judge_runs(models, runset, coverage_report, gate.report_separately if gate else [],
-                               gate.required_suites if gate else [], bool(golden_paths))
+    if engine == "dask":
+        from mbt.runs.parts import judge_in_parts
+
+        with DaskEngine(model_paths, scheduler, jobs, use_cache=False) as cluster:
+            runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, coverage_report)
+        report = tally.report(runset, coverage_report if golden_paths else None, separately, required)
+    else:
+        runset = read_runs(run_paths)
+        report, tally = judge_runs(models, runset, coverage_report, separately, required, bool(golden_paths))
     if use_gate:
         failures = evaluate_runs(gate, report.metrics, report.suites, len(runset.invalid) + sum(
             r.verdict == "invalid" for r in report.runs))

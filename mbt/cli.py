@@ -256,7 +256,12 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
 @click.option("--save-baseline", "save_baseline", default=None, type=click.Path(), metavar="FILE",
               help="Save this run's coverage per model and criterion as a baseline for --baseline.")
 @click.option("--jobs", "jobs", default=None, type=click.IntRange(min=1), metavar="N",
-              help="Worker processes replaying a large golden set (default: the machine's cores; 1: none).")
+              help="Worker processes replaying a large golden set (default: the machine's cores; 1: none); "
+                   "with --engine dask and no --scheduler, the local cluster's workers.")
+@click.option("--engine", "engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where the golden set is replayed: this machine's processes, or a Dask cluster (mbt[dask]).")
+@click.option("--scheduler", "scheduler", default=None, metavar="ADDRESS",
+              help="With --engine dask: the Dask scheduler, e.g. tcp://host:8786 (default: a local cluster).")
 @click.option("--no-cache", "no_cache", is_flag=True,
               help="Parse and enumerate the models afresh, without the compiled-model cache (also MBT_NO_CACHE=1).")
 @click.option("--fail-under", "fail_under", default=None, metavar="PCT",
@@ -272,8 +277,8 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
 @root_option
 @verbosity
 def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline,
-             save_baseline, jobs, no_cache, fail_under, mutants, sample, seed, formats, output, root, quiet,
-             verbose) -> None:
+             save_baseline, jobs, engine, scheduler, no_cache, fail_under, mutants, sample, seed, formats, output,
+             root, quiet, verbose) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
     from mbt.report.formats import Options, parse_targets
 
@@ -291,7 +296,8 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
 
     progress = Progress.for_terminal(quiet)  # a bar on stderr, only on a terminal
     run = _api().coverage_run(models, goldens, gate_path=gate, use_gate=not no_gate,
-                              baseline_path=baseline, jobs=jobs, use_cache=not no_cache,
+                              baseline_path=baseline, jobs=jobs, use_cache=not no_cache, engine=engine,
+                              scheduler=scheduler,
                               covering_cap=None if show_covering == "all" else COVERING_CAP,
                               review=show_sources or any(t.format.review for t in targets),
                               cases=any(t.format.cases for t in targets), fail_under=percent,
@@ -332,9 +338,17 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
               help="What regression goldens redact (repeatable)  [default: email, phone].")
 @click.option("--redact-mode", "redact_mode", type=click.Choice(["hash", "drop"]), default="hash", show_default=True,
               help="Replace a redacted value by a hash of it (goldens still replay) or drop it.")
+@click.option("--engine", "engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where the runs are judged: this process, or in parts on a Dask cluster (mbt[dask]).")
+@click.option("--scheduler", "scheduler", default=None, metavar="ADDRESS",
+              help="With --engine dask: the Dask scheduler, e.g. tcp://host:8786 (default: a local cluster).")
+@click.option("--jobs", "jobs", default=None, type=click.IntRange(min=1), metavar="N",
+              help="With --engine dask: the local cluster's workers (default: the machine's cores), or the parts "
+                   "for a --scheduler.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @output_option
-def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_mode, fmt, output) -> None:
+def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_mode, engine, scheduler, jobs, fmt,
+         output) -> None:
     """Judge observed runs (traces, transcripts) on models: first deviations, run metrics, usage-weighted coverage,
     the release gate, regression goldens for failing runs."""
     if gate and no_gate:
@@ -344,7 +358,8 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
     report = _api().runs(expand(list(models), "--model"), expand(list(run_paths), "--runs"),
                          expand(list(goldens), "--goldens") if goldens else None,
                          gate_path=gate, use_gate=not no_gate, regressions=regressions,
-                         redact=list(redact) if redact else None, redact_mode=redact_mode)
+                         redact=list(redact) if redact else None, redact_mode=redact_mode, engine=engine,
+                         scheduler=scheduler, jobs=jobs)
     if fmt == "json":
         emit(report.model_dump_json(indent=2) + "\n", output)
     else:

@@ -75,3 +75,12 @@ def test_no_import_cycles_and_nothing_imports_the_facade():
     cycles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
     assert cycles == []
     assert importers_of_api <= {"mbt.cli"}, importers_of_api
+
+
+def test_every_package_is_shipped_in_the_wheel():
+    """pyproject.toml lists the packages by hand: a new package missing there is missing from every install."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    packages = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "mbt").rglob("__init__.py")}
+    assert packages - listed == set(), f"add to [tool.setuptools] packages: {sorted(packages - listed)}"

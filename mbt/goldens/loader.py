@@ -334,12 +334,31 @@ class GoldenStream:
                 rest.insert(0, (suffix, shown, text, first_line))
             if not keep or not rest:
                 return None
-            later = GoldenStream.__new__(GoldenStream)
-            later.files, later._texts, later._broken, later._duplicates, later._seen = [], rest, [], [], {}
-            later._bad = self._bad
             self._texts = keep
-            return later
+            return GoldenStream.of_pieces(rest, self._bad)
         return None
+
+    @property
+    def pieces(self) -> list[tuple[str, str, str, int]]:
+        """The unread text as plain data, for another machine to read (`of_pieces`): (suffix, shown path, text,
+        number of its first line) per file or part of one."""
+        return list(self._texts)
+
+    @staticmethod
+    def of_pieces(pieces: list[tuple[str, str, str, int]], bad: dict[str, dict[int, str]] | None = None) -> GoldenStream:
+        """The stream of `pieces` (as `pieces` gives them) and the lines of their files that are not text (`bad`,
+        as `bad_lines` gives them): what a split-off part is, here or on a Dask worker."""
+        stream = GoldenStream.__new__(GoldenStream)
+        stream.files, stream.empty_folders, stream.skipped_files, stream._texts = [], [], [], list(pieces)
+        stream._broken, stream._duplicates, stream._seen = [], [], {}
+        stream._bad = dict(bad or {})
+        return stream
+
+    @property
+    def bad_lines(self) -> dict[str, dict[int, str]]:
+        """Per file of the unread pieces, the lines that are not text (bad bytes, NUL): shipped with `pieces`."""
+        shown = {piece[1] for piece in self._texts}
+        return {name: lines for name, lines in self._bad.items() if name in shown}
 
     @property
     def broken(self) -> list[InvalidCase]:

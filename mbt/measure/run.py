@@ -8,7 +8,7 @@ invalid on any model it applies to, it counts nowhere.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from mbt.errors import MbtError, did_you_mean
 from mbt.goldens.cases import GoldenCase
@@ -130,10 +130,24 @@ class CaseEntry:
 PARALLEL_MIN_CHARS = 4_000_000
 
 
-def _parts(stream: GoldenStream | None, jobs: int) -> list[GoldenStream]:
+class Engine(Protocol):
+    """Where the later parts of a stream are replayed instead of forked workers (mbt.measure.distributed)."""
+
+    workers: int  # how many parts it takes at once
+
+    def start(self, tallies: list[ModelTally], parts: list[GoldenStream]) -> Started: ...
+
+
+class Started(Protocol):
+    def results(self) -> list[tuple[list, list]]: ...  # `_replay_all` of each part, in order
+
+
+def _parts(stream: GoldenStream | None, jobs: int, min_chars: int | None = None) -> list[GoldenStream]:
     """The later parts of a large stream, split off it for `jobs - 1` workers (cut between cases; in order). This
-    process keeps the first part, a little smaller than the others: it also records every part's results."""
-    if stream is None or jobs < 2 or stream.size < PARALLEL_MIN_CHARS or not parallel.available():
+    process keeps the first part, a little smaller than the others: it also records every part's results.
+    `min_chars`: the size from which to split (default: PARALLEL_MIN_CHARS)."""
+    least = PARALLEL_MIN_CHARS if min_chars is None else min_chars
+    if stream is None or jobs < 2 or stream.size < max(1, least):
         return []
     parts: list[GoldenStream] = []
     rest = stream
@@ -161,12 +175,14 @@ def first_question(case: GoldenCase) -> str:
 
 
 def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: int | None = None,
-            covering_cap: int | None = None, cases: list[CaseEntry] | None = None) -> CoverageReport:
+            covering_cap: int | None = None, cases: list[CaseEntry] | None = None,
+            engine: Engine | None = None) -> CoverageReport:
     """Replay every applicable case on every model and count what it exercised and verified.
 
     Each case is replayed on every model as soon as it is read, so a GoldenStream is never held in memory whole;
     what each model finds is kept apart and reported model by model. A large stream is split into `jobs` parts
-    (default: the machine's cores) replayed by worker processes at the same time; the report is the same.
+    (default: the machine's cores) replayed by worker processes at the same time; with an `engine` (`--engine
+    dask`), whatever its size, into one part here and one per Dask worker. The report is the same.
     `covering_cap` bounds the golden ids kept per element (the rest are counted): memory then grows with the model,
     not with the cases. Given a `cases` list, one small CaseEntry per valid case is appended to it (the per-case
     views read them; the report itself stays per element).
@@ -210,9 +226,13 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
 
     # A large stream: worker processes replay its later parts meanwhile (same results, taken in the same order).
     stream = goldens if isinstance(goldens, GoldenStream) else None
-    parts = _parts(stream, parallel.default_jobs() if jobs is None else jobs)
-    workers: parallel.Workers[tuple[list, list]] = parallel.Workers(lambda i: _replay_all(tallies, parts[i - 1]),
-                                                                    len(parts) + 1)
+    workers: Started
+    if engine is not None:  # asked for by name: split even a small stream (a part here, one per Dask worker)
+        parts = _parts(stream, engine.workers + 1, 0)
+        workers = engine.start(tallies, parts)
+    else:
+        parts = _parts(stream, parallel.default_jobs() if jobs is None else jobs) if parallel.available() else []
+        workers = parallel.Workers(lambda i: _replay_all(tallies, parts[i - 1]), len(parts) + 1)
     for case in goldens.cases:
         take(case.id, case.file, case.line, case.model, _tables(case), [tally.outcome(case) for tally in tallies],
              first_question(case), len(case.turns))

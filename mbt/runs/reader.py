@@ -51,8 +51,20 @@ def _documents(text: str, shown: str, jsonl: bool, invalid: list[InvalidRun]) ->
 def read_runs(paths: list[str]) -> RunSet:
     """Every run in the files (folders: every file inside, sorted; a file that is not a trace or transcript is
     reported). Runs keep file order; within an OTLP file, traces are sorted by trace id."""
+    return read_files(run_files(paths))
+
+
+def run_files(paths: list[str]) -> list[tuple[str, str]]:
+    """The files `read_runs` reads, in order, as (path, shown path): each is read alone, so a split list's parts
+    read one after the other give what the whole list gives (mbt.runs.parts)."""
+    return [(str(path), shown) for path, shown in _files(paths)]
+
+
+def read_files(files: list[tuple[str, str]]) -> RunSet:
+    """Every run in these files (as `run_files` lists them)."""
     out = RunSet()
-    for path, shown in _files(paths):
+    for name, shown in files:
+        path = Path(name)
         out.files.append(shown)
         if path.suffix.lower() not in RUN_SUFFIXES:
             out.invalid.append(InvalidRun(shown, f"not a trace or transcript file (mbt reads {', '.join(RUN_SUFFIXES)})"))

@@ -2,6 +2,9 @@
 
     python tests/bench/run_bench.py            # 2,000 states / 20,000 transitions / 100,000 goldens
     python tests/bench/run_bench.py --quick    # 200 / 2,000 / 2,000: a smoke run for CI, a few seconds
+
+With `--quick` the goldens are below the size from which `--jobs` forks workers (one process does them all), while
+`--engine dask` always splits: its rows then show mostly the cost of starting a local cluster.
 """
 
 from __future__ import annotations
@@ -64,7 +67,8 @@ def coverage_runs(model: Path, goldens: Path, out: Path, cache: Path | None = No
     return seconds, max(peak for _, peak, _ in runs), note + f", best of {REPEATS}"
 
 
-def coverage_run(model: Path, goldens: Path, out: Path, cache: Path | None = None) -> tuple[float, int, str]:
+def coverage_run(model: Path, goldens: Path, out: Path, cache: Path | None = None,
+                 extra: tuple[str, ...] = ()) -> tuple[float, int, str]:
     """Wall seconds and peak memory (bytes) of the real command line, run as a child process.
 
     The memory is the largest sum, sampled every 20 ms, of the resident sizes of the command and the second
@@ -72,7 +76,7 @@ def coverage_run(model: Path, goldens: Path, out: Path, cache: Path | None = Non
     single-process maximum the kernel records (ru_maxrss) is never smaller than a sample of one process.
     """
     command = [sys.executable, "-m", "mbt", "coverage", "--model", str(model), "--goldens", str(goldens),
-               "--format", "json", "-o", str(out), *(["--no-cache"] if cache is None else [])]
+               "--format", "json", "-o", str(out), *(["--no-cache"] if cache is None else []), *extra]
     env = dict(os.environ, **({"XDG_CACHE_HOME": str(cache)} if cache is not None else {}))
     env.pop("MBT_NO_CACHE", None)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -93,6 +97,25 @@ def coverage_run(model: Path, goldens: Path, out: Path, cache: Path | None = Non
     # CPU seconds beside the wall time: on a busy machine the wall time also counts waiting for a core.
     cpu = usage.ru_utime + usage.ru_stime - before.ru_utime - before.ru_stime
     return seconds, peak, f"exit {child.returncode}, {cpu:.1f} s CPU, report {out.stat().st_size / 1e6:.0f} MB"
+
+
+SCALE = (("--jobs 1", ("--jobs", "1")), ("--jobs 2", ("--jobs", "2")),
+         ("--engine dask --jobs 2", ("--engine", "dask", "--jobs", "2")))
+
+
+def scale_rows(model: Path, goldens: Path, folder: Path, count: int) -> list[tuple[str, str, str, str, str]]:
+    """Warm-cache wall time of one process, two forked workers and a local Dask cluster of two workers (its start
+    and stop included), each report compared byte for byte with the first."""
+    rows, first, base = [], b"", 0.0
+    for name, extra in SCALE:
+        out = folder / f"scale-{len(rows)}.json"
+        wall, _, note = coverage_run(model, goldens, out, folder / "cache", extra)
+        report = out.read_bytes()
+        first, base = (report, wall) if not rows else (first, base)
+        same = "the same report" if report == first else "A DIFFERENT REPORT"
+        rows.append((f"mbt coverage {name}", f"{count / wall:,.0f} goldens/s", "", "",
+                     f"{wall:.2f} s, {base / wall:.2f}x of --jobs 1, {same}; {note}"))
+    return rows
 
 
 def tree_rss(root: int) -> int:
@@ -211,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("mbt coverage: warm cache", f"{warm:.2f} s", "", "", "compiled models from the cache, " + warm_note))
         rows.append(("mbt coverage: peak memory", f"{peak / GB:.2f} GB", "< 2 GB", verdict(peak < 2 * GB),
                      "resident, all its processes"))
+        rows += scale_rows(model, golden_file, folder, goldens)
         turns, replay_seconds, reference_seconds, note = replay_figures(model, golden_file)
         replay_rate, reference_rate = turns / replay_seconds, turns / reference_seconds
         ratio = replay_rate / reference_rate
