@@ -290,7 +290,7 @@ def import_dmn(path: str):
 @collector_paused
 def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria: list[str] | None = None,
              suite: str | None = None, max_depth: int | None = None, preconditions: list[dict] | None = None,
-             force: bool = False, max_paths: int | None = None, kill: bool = False):
+             force: bool = False, max_paths: int | None = None, kill: bool = False, progress: Progress | None = None):
     """Test skeletons for the coverage gaps (or, with `suite`, a full suite; with `kill`, the tests that kill the
     surviving mutants, mbt.generate.kill) written under `out`
     (mbt.generate.generation); returns the GenerateReport."""
@@ -303,11 +303,17 @@ def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria
     options = GenerateOptions(criteria=criteria, suite=suite, max_depth=max_depth or DEFAULT_MAX_DEPTH,
                               max_paths=max_paths or DEFAULT_MAX_PATHS, preconditions=list(preconditions or []),
                               force=force)
+    if progress is not None:
+        options.advance = progress.stage("models", len(models), "model")
     if kill:
         from mbt.generate.kill import generate_kill
 
         return generate_kill(models, goldens, out, options)
-    return run(models, goldens, out, options)
+    try:
+        return run(models, goldens, out, options)
+    finally:
+        if progress is not None:
+            progress.close()
 
 
 def import_graphwalker(path: str, output: str | None = None):
@@ -385,14 +391,17 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
 
 @collector_paused
 def mutate(model_paths: list[str], golden_paths: list[str], sample: int | None = None, seed: int = 0,
-           time_limit: float | None = None):
+           time_limit: float | None = None, progress: Progress | None = None):
     """Mutation adequacy of the goldens on the models, with their redundancy and the smallest equivalent set
     (mbt.mutate); returns the mbt.mutate.engine.MutationRun."""
     from mbt.mutate.engine import mutation_run
     from mbt.mutate.redundancy import DEFAULT_TIME_LIMIT, redundancy
 
     _, models = load_models(model_paths)
-    run = mutation_run(models, load_goldens(golden_paths), sample=sample, seed=seed)
+    advance = progress.stage("models", len(models), "model") if progress is not None else None
+    run = mutation_run(models, load_goldens(golden_paths), sample=sample, seed=seed, advance=advance)
+    if progress is not None:
+        progress.close()
     limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
     run.report.redundancy = redundancy(list(run.profiles.values()), limit)
     return run

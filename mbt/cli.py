@@ -135,6 +135,13 @@ def _note(message: str, quiet: bool) -> None:
         click.echo(message, err=True)
 
 
+def _progress():
+    """A progress bar on stderr, only on a terminal (mbt.progress; imported when a command runs)."""
+    from mbt.progress import Progress
+
+    return Progress.for_terminal()
+
+
 def _write_reports(targets, produce) -> None:
     """Produce every report first, then write them (mbt.report.core): a failure leaves no half-written set behind."""
     from mbt.report.core import Output, write_reports
@@ -438,7 +445,8 @@ def generate(models, goldens, out, criteria, full, max_depth, max_paths, precond
     models, goldens = _models_and_goldens((), models, goldens)
     report = _api().generate(models, goldens, out, criteria=None if full else list(criteria) or None,
                           suite=suite, max_depth=max_depth, max_paths=max_paths,
-                          preconditions=[_mapping(p) for p in preconditions], force=force, kill=kill)
+                          preconditions=[_mapping(p) for p in preconditions], force=force, kill=kill,
+                          progress=_progress())
     emit(report.model_dump_json(indent=2) + "\n" if fmt == "json" else generate_text(report, _style(None)), None)
     for kept in report.kept_edited:
         click.echo(f"{out}/{kept.path}: edited since mbt generated it, so it was kept; the new version is "
@@ -496,7 +504,8 @@ def mutate(paths, models, goldens, sample, seed, time_limit, show_survivors, fmt
     from mbt.report.mutation import mutation_markdown, mutation_text
 
     models, goldens = _models_and_goldens(paths, models, goldens)
-    run = _api().mutate(models, goldens, sample=sample, seed=seed, time_limit=time_limit)
+    run = _api().mutate(models, goldens, sample=sample, seed=seed, time_limit=time_limit,
+                        progress=_progress())
     report = run.report
     if fmt == "json":
         emit(report.model_dump_json(indent=2 if _pretty(output) else None) + "\n", output)

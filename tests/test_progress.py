@@ -53,3 +53,18 @@ def test_no_progress_in_a_pipe_or_with_quiet(tmp_path):
     _, err, _ = run_with_terminal_stderr("coverage", "--model", "models/recovery.fsm", "--goldens",
                                          "models/goldens/", "-q")
     assert "B/s" not in err and "goldens:" not in err
+
+
+def test_mutate_and_generate_show_progress_on_a_terminal_only(tmp_path):
+    out, err, code = run_with_terminal_stderr("mutate", "--model", "models/refund.dt", "--goldens", "models/goldens/",
+                                              "--format", "json")
+    assert code == 0 and "model/s" in err and "%" in err  # tqdm's bar of the models done
+    import json
+
+    assert json.loads(out)["models"], "stdout is the report alone"
+    _, err, code = run_with_terminal_stderr("generate", "--model", "models/refund.dt", "--goldens", "models/goldens/",
+                                            "--out", str(tmp_path / "gen"))
+    assert code == 0 and "model/s" in err and "%" in err  # tqdm's bar of the models done
+    piped = subprocess.run([*MBT, "mutate", "--model", "models/refund.dt", "--goldens", "models/goldens/"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert piped.returncode == 0 and "%|" not in piped.stderr and "model/s" not in piped.stderr

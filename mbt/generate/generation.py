@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,8 @@ class GenerateOptions:
     max_paths: int = DEFAULT_MAX_PATHS
     preconditions: list[dict[str, Any]] = field(default_factory=list)
     force: bool = False
+    # Called with 1 as each model is done (a progress bar on a terminal; mbt.progress).
+    advance: Callable[[int], None] | None = None
 
 
 def generate(models: list[ModelBase], goldens: GoldenSet, out: str, options: GenerateOptions) -> GenerateReport:
@@ -74,6 +77,8 @@ def generate(models: list[ModelBase], goldens: GoldenSet, out: str, options: Gen
         gen = kind.generation(model, options, out)
         results.append(gen.gaps(rows[model.name]) if options.suite is None else gen.full_suite(options.suite))
         files += gen.files(mode)
+        if options.advance is not None:
+            options.advance(1)
     return finish(out, mode, results, files, options)
 
 

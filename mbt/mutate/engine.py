@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mbt.goldens.cases import GoldenCase
@@ -46,9 +47,11 @@ def killed(run) -> bool:
 
 
 def mutation_run(models: list[ModelBase], goldens: GoldenSet, sample: int | None = None, seed: int = 0,
-                 witnesses: bool = True, clock: dict[str, float] | None = None) -> MutationRun:
+                 witnesses: bool = True, clock: dict[str, float] | None = None,
+                 advance: Callable[[int], None] | None = None) -> MutationRun:
     """`sample`: judge at most this many mutants per model, a seeded uniform sample kept in operator order.
-    `clock`: seconds per phase are added to it (the benchmark reads them; reports never show times)."""
+    `clock`: seconds per phase are added to it (the benchmark reads them; reports never show times).
+    `advance`: called with 1 as each model is done (a progress bar on a terminal)."""
     report = MutationReport(goldens_read=len(goldens.cases) + len(goldens.invalid),
                             goldens_invalid=len(goldens.invalid),
                             invalid_cases=[f"{i.file}:{i.line}: {i.message}" for i in goldens.invalid])
@@ -59,6 +62,8 @@ def mutation_run(models: list[ModelBase], goldens: GoldenSet, sample: int | None
     for model in models:
         report.models.append(_model_run(model, goldens.cases, profiles, criteria, sample, seed, witnesses,
                                         {} if clock is None else clock))
+        if advance is not None:
+            advance(1)
     by_kind: dict[str, list[ModelMutation]] = defaultdict(list)
     for m in report.models:
         by_kind[m.kind].append(m)
