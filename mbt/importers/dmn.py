@@ -14,14 +14,12 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from xml.etree.ElementTree import ParseError, TreeBuilder
 
-from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import DefusedXMLParser
 from lark import Lark
 from lark.exceptions import LarkError
 
 from mbt.errors import LocatedError, Problem, problem_at
+from mbt.importers.xmlread import parse_xml, position
 from mbt.model.common import Location
 from mbt.model.expr import Lit
 from mbt.parsing.grammar import grammar_text, reserved_words
@@ -42,40 +40,10 @@ TYPE_KINDS = {"string": "string", "number": "number", "integer": "integer", "int
 HIT_WORDS = {"UNIQUE": "unique", "ANY": "any", "PRIORITY": "priority", "FIRST": "first", "RULE ORDER": "rule_order",
              "OUTPUT ORDER": "output_order", "COLLECT": "collect"}
 RESERVED = reserved_words()  # read from the grammar, so it never drifts from it
-LINE_KEY = "{urn:mbt}line"
-COLUMN_KEY = "{urn:mbt}column"
 FEEL_HINT = "mbt reads S-FEEL unary tests: -, < 18, [18..65], \"a\",\"b\", not(...), literals, date(\"YYYY-MM-DD\")"
 
 
 # ------------------------------------------------------------------ reading the XML
-
-
-class _LineTreeBuilder(TreeBuilder):
-    """Records where each element starts (expat's position) as two private attributes."""
-
-    expat = None
-
-    def start(self, tag, attrs):
-        attrs = dict(attrs)
-        attrs[LINE_KEY] = str(self.expat.CurrentLineNumber)
-        attrs[COLUMN_KEY] = str(self.expat.CurrentColumnNumber + 1)
-        return super().start(tag, attrs)
-
-
-def parse_xml(text: str, shown: str):
-    builder = _LineTreeBuilder()
-    parser = DefusedXMLParser(target=builder, forbid_dtd=True)
-    builder.expat = parser.parser
-    try:
-        parser.feed(text)
-        return parser.close()
-    except ParseError as err:
-        line, column = getattr(err, "position", (1, 0))
-        message = re.sub(r": line \d+, column \d+$", "", str(err))
-        raise LocatedError([problem_at(shown, text, line, column + 1, f"not well-formed XML: {message}")]) from None
-    except DefusedXmlException as err:
-        raise LocatedError([Problem(shown, 1, 1, f"refused: {type(err).__name__} ({err}); DMN files need no DTD "
-                                                 "or entities")]) from None
 
 
 def _local(tag: str) -> tuple[str, str]:
@@ -97,10 +65,6 @@ def _child(el, name: str):
 def _text(el, name: str = "text") -> str | None:
     child = _child(el, name) if el is not None else None
     return child.text or "" if child is not None else None
-
-
-def _pos(el) -> tuple[int, int]:
-    return int(el.get(LINE_KEY, "1")), int(el.get(COLUMN_KEY, "1"))
 
 
 # ------------------------------------------------------------------ FEEL unary tests via the DSL grammar
@@ -224,15 +188,15 @@ class _Converter:
         self.items: dict[str, tuple[str | None, object]] = {}  # itemDefinition name -> (base typeRef, allowedValues)
 
     def problem(self, el, message: str, hint: str | None = None) -> None:
-        line, column = _pos(el)
+        line, column = position(el)
         self.problems.append(problem_at(self.shown, self.xml_text, line, column, message, hint))
 
     def emit(self, text: str, el=None, cells: list[tuple[int, object]] | None = None) -> None:
         self.lines.append(text)
         number = len(self.lines)
         if el is not None:
-            segs = [(1, *_pos(el))]
-            segs += [(col, *_pos(cell)) for col, cell in cells or []]
+            segs = [(1, *position(el))]
+            segs += [(col, *position(cell)) for col, cell in cells or []]
             self.segments[number] = segs
 
     def entry(self, el, start: str, what: str):
@@ -263,7 +227,7 @@ class _Converter:
         for decision in (d for d in root.iter() if _local(d.tag)[1] == "decision"):
             table = _child(decision, "decisionTable")
             label = decision.get("name") or decision.get("id") or "decision"
-            line = _pos(decision)[0]
+            line = position(decision)[0]
             if table is None:
                 skipped.append(label)
                 continue
@@ -445,7 +409,7 @@ def read_dmn(path: str | Path) -> tuple[str, object]:
 
     shown = str(path)
     text = read_text(Path(path), shown, MAX_DMN_BYTES)
-    return text, parse_xml(text, shown)
+    return text, parse_xml(text, shown, "DMN")
 
 
 def convert_dmn(path: str | Path) -> DmnImport:

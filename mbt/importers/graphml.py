@@ -13,48 +13,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
-from xml.etree.ElementTree import ParseError, TreeBuilder
-
-from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import DefusedXMLParser
 
 from mbt.errors import LocatedError, Problem, problem_at
+from mbt.importers.xmlread import parse_xml, position
 
 GRAPHML = "{http://graphml.graphdrawing.org/xmlns}"
 YWORKS = "{http://www.yworks.com/xml/graphml}"
-_LINE, _COLUMN = "{urn:mbt}line", "{urn:mbt}column"
-
-
-class _LineTreeBuilder(TreeBuilder):
-    """Records where each element starts (expat's position) as two private attributes."""
-
-    expat: Any = None
-
-    def start(self, tag, attrs):
-        attrs = dict(attrs)
-        attrs[_LINE] = str(self.expat.CurrentLineNumber)
-        attrs[_COLUMN] = str(self.expat.CurrentColumnNumber + 1)
-        return super().start(tag, attrs)
-
-
-def _parse_xml(text: str, shown: str):
-    builder = _LineTreeBuilder()
-    parser = DefusedXMLParser(target=builder, forbid_dtd=True)
-    builder.expat = parser.parser
-    try:
-        parser.feed(text)
-        return parser.close()
-    except ParseError as err:
-        line, column = getattr(err, "position", (1, 0))
-        message = re.sub(r": line \d+, column \d+$", "", str(err))
-        raise LocatedError([problem_at(shown, text, line, column + 1, f"not well-formed XML: {message}")]) from None
-    except DefusedXmlException as err:
-        raise LocatedError([Problem(shown, 1, 1, f"refused: {type(err).__name__} ({err}); GraphML files need no "
-                                                 "DTD or entities")]) from None
-
-
-def _where(el) -> tuple[int, int]:
-    return int(el.get(_LINE, 1)), int(el.get(_COLUMN, 1))
 
 
 def _label(el, tag: str) -> tuple[str, Any]:
@@ -171,24 +135,24 @@ def parse_label(text: str, vertex: bool) -> dict:
 
 def read_graphml(text: str, shown: str) -> tuple[dict, dict]:
     """The GraphML file as GraphWalker's JSON document shape, and where each value is (see graphwalker.read_json)."""
-    root = _parse_xml(text, shown)
+    root = parse_xml(text, shown, "GraphML")
     if root.tag != f"{GRAPHML}graphml":
         raise LocatedError([Problem(shown, 1, 1, "not a GraphML file: the root element is not `graphml`")])
     lines = text.split("\n")
     title = Path(shown).stem
     place = ("models", 0)
-    positions: dict[tuple, tuple[int, int]] = {(): (1, 1), place: _where(root)}
+    positions: dict[tuple, tuple[int, int]] = {(): (1, 1), place: position(root)}
     model: dict[str, Any] = {"name": title, "id": title, "vertices": [], "edges": []}
     actions: list[str] = []
     starts: set[str] = set()
 
     def located(el, message: str) -> LocatedError:
-        line, column = _where(el)
+        line, column = position(el)
         return LocatedError([problem_at(shown, text, line, column, message)])
 
     def name_line(label_el, name: str) -> int:
         # The name is in the label's text, on the label's line or a few after it (attributes may wrap).
-        first = _where(label_el)[0]
+        first = position(label_el)[0]
         for n in range(first, min(first + 30, len(lines)) + 1):
             if name in lines[n - 1]:
                 return n
@@ -210,7 +174,7 @@ def read_graphml(text: str, shown: str) -> tuple[dict, dict]:
         j = len(model["vertices"])
         vplace = (*place, "vertices", j)
         vertex: dict[str, Any] = {"id": node_id}
-        positions[vplace] = positions[(*vplace, "id")] = _where(node)
+        positions[vplace] = positions[(*vplace, "id")] = position(node)
         if "name" in fields:
             vertex["name"] = fields["name"]
             if label_el is not None:
@@ -233,7 +197,7 @@ def read_graphml(text: str, shown: str) -> tuple[dict, dict]:
                                                                           f"`{label.strip()}`: {err}") from None
         k = len(model["edges"])
         eplace = (*place, "edges", k)
-        positions[eplace] = positions[(*eplace, "id")] = _where(edge_el)
+        positions[eplace] = positions[(*eplace, "id")] = position(edge_el)
         edge: dict[str, Any] = {"id": edge_id, "targetVertexId": edge_el.get("target")}
         if edge_el.get("source") not in starts:
             edge["sourceVertexId"] = edge_el.get("source")
