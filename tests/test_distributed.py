@@ -17,23 +17,14 @@ from mbt.goldens.loader import GoldenStream
 from mbt.measure import distributed
 from mbt.measure.run import ModelTally
 from tests.cli_runner import run_mbt
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
-import synth  # noqa: E402
+from tests.split_goldens import write_split_goldens
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def goldens(tmp_path_factory):
-    """Synthetic goldens, a broken line, and a second file that repeats ids of the first (found across parts)."""
-    folder = tmp_path_factory.mktemp("goldens")
-    model, golden_file, _ = synth.write_bench(folder, 40, 300, 400, seed=11)
-    lines = golden_file.read_text(encoding="utf-8").splitlines()
-    golden_file.write_text("\n".join(lines[:100] + ["{not json"] + lines[100:]) + "\n", encoding="utf-8")
-    (folder / "zz-repeats.jsonl").write_text("\n".join(lines[:5]) + "\n", encoding="utf-8")
-    shutil.copy(ROOT / "models" / "goldens" / "multi-turn.yaml", folder / "multi-turn.yaml")
-    return model, folder
+    return write_split_goldens(tmp_path_factory.mktemp("goldens"))
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +75,7 @@ def test_the_cluster_reports_exactly_what_one_process_does(goldens, scheduler, s
     assert len(started.futures) == 2 and started.redone == []  # both later parts were replayed by Dask workers
     assert split == alone
     assert '"duplicate case id `bench-000001`' in split and "not valid JSON" in split
+    assert "not valid UTF-8 text (byte 0xE9" in split  # a later part keeps its file's undecodable lines
 
 
 def test_parts_the_workers_cannot_do_are_done_here(goldens, scheduler, submitted, tmp_path):

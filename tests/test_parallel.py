@@ -5,8 +5,6 @@ once."""
 from __future__ import annotations
 
 import os
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,23 +14,14 @@ from mbt.goldens.loader import GoldenStream
 from mbt.measure import parallel
 from mbt.measure import run as engine
 from tests.cli_runner import run_mbt
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
-import synth  # noqa: E402
+from tests.split_goldens import write_split_goldens
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def goldens(tmp_path_factory):
-    """Synthetic goldens, a broken line, and a second file that repeats ids of the first (found across halves)."""
-    folder = tmp_path_factory.mktemp("goldens")
-    model, golden_file, _ = synth.write_bench(folder, 40, 300, 400, seed=11)
-    lines = golden_file.read_text(encoding="utf-8").splitlines()
-    golden_file.write_text("\n".join(lines[:100] + ["{not json"] + lines[100:]) + "\n", encoding="utf-8")
-    (folder / "zz-repeats.jsonl").write_text("\n".join(lines[:5]) + "\n", encoding="utf-8")
-    shutil.copy(ROOT / "models" / "goldens" / "multi-turn.yaml", folder / "multi-turn.yaml")
-    return model, folder
+    return write_split_goldens(tmp_path_factory.mktemp("goldens"))
 
 
 def report_json(model: Path, folder: Path, monkeypatch, min_chars: int, jobs: int = 2) -> str:
@@ -64,6 +53,7 @@ def test_workers_report_exactly_what_one_process_does(goldens, monkeypatch, star
     assert started == [0, jobs - 1]
     assert split == alone
     assert '"duplicate case id `bench-000001`' in split and "not valid JSON" in split
+    assert "not valid UTF-8 text (byte 0xE9" in split  # a later part keeps its file's undecodable lines
 
 
 def test_one_job_means_no_worker(goldens, monkeypatch, started):
