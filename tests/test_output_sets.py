@@ -4,7 +4,6 @@ while staging leaves nothing; a Ctrl-C while the finished set is moved into plac
 
 from __future__ import annotations
 
-import os
 import signal
 from pathlib import Path
 
@@ -55,7 +54,7 @@ def interrupt_on(monkeypatch, module, name: str, call: int) -> None:
     def wrapped(*args, **kwargs):
         calls.append(1)
         if len(calls) == call:
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)  # to this thread, at once (os.kill may pick another thread)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, name, wrapped)
