@@ -18,6 +18,13 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "models" / "recovery.fsm"
 GOLDENS = ROOT / "models" / "goldens" / "golden.jsonl"
+# The inner sessions use no hypothesis; its plugin alone imports hypothesis in every session (about 1 s of CPU).
+INNER = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+
+
+def inner(pytester, *args):
+    """A pytest session of its own (a subprocess), with the plugin loaded as a user's pytest loads it."""
+    return pytester.runpytest_subprocess(*args, *INNER)
 
 TESTS = f'''
 import json
@@ -35,7 +42,7 @@ def test_the_plugin_is_registered_by_entry_point():
 
 def test_a_session_prints_the_coverage_table_and_fails_on_the_gate(pytester):
     pytester.makepyfile(test_agent=TESTS)
-    result = pytester.runpytest_subprocess("--mbt-model", str(MODEL), "-p", "no:cacheprovider")
+    result = inner(pytester, "--mbt-model", str(MODEL))
     cli = run_mbt("coverage", MODEL, GOLDENS, cwd=ROOT)  # the same cases, measured by the CLI
     assert cli.returncode == 1  # the example fails the default gate (an uncovered forbidden element)
     out = result.stdout.str()
@@ -50,13 +57,12 @@ def test_a_passing_gate_and_reports_written(pytester, tmp_path):
     pytester.makepyfile(test_agent=TESTS)
     gate = pytester.makefile(".yaml", gate="forbidden_uncovered: 5\ncontradictions: 5\n")
     sarif = tmp_path / "mbt.sarif"
-    result = pytester.runpytest_subprocess("--mbt-model", str(MODEL), "--mbt-gate", str(gate), "--mbt-report",
-                                f"sarif:{sarif}", "-p", "no:cacheprovider")
+    result = inner(pytester, "--mbt-model", str(MODEL), "--mbt-gate", str(gate), "--mbt-report",
+                   f"sarif:{sarif}")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert "Gate (" in result.stdout.str() and "passed" in result.stdout.str()
     assert json.loads(sarif.read_text(encoding="utf-8"))["version"] == "2.1.0"
-    low = pytester.runpytest_subprocess("--mbt-model", str(MODEL), "--mbt-gate", str(gate), "--mbt-fail-under", "99",
-                             "-p", "no:cacheprovider")
+    low = inner(pytester, "--mbt-model", str(MODEL), "--mbt-gate", str(gate), "--mbt-fail-under", "99")
     assert low.ret == pytest.ExitCode.TESTS_FAILED and "--fail-under requires" in low.stdout.str()
 
 
@@ -70,14 +76,14 @@ def test_writes():
     os.makedirs({str(written)!r}, exist_ok=True)
     shutil.copy({str(GOLDENS)!r}, {str(written / "g.jsonl")!r})
 ''')
-    result = pytester.runpytest_subprocess("--mbt-model", str(MODEL), "--mbt-goldens", str(written), "-p", "no:cacheprovider")
+    result = inner(pytester, "--mbt-model", str(MODEL), "--mbt-goldens", str(written))
     assert "1 golden case read (1 valid" in result.stdout.str()  # the file the test wrote, measured after it
-    missing = pytester.runpytest_subprocess("--mbt-model", str(pytester.path / "none.fsm"), "-p", "no:cacheprovider")
+    missing = inner(pytester, "--mbt-model", str(pytester.path / "none.fsm"))
     assert missing.ret == pytest.ExitCode.TESTS_FAILED and "none.fsm" in missing.stdout.str()
     assert "Traceback" not in missing.stdout.str()
 
 
 def test_without_the_option_the_plugin_does_nothing(pytester):
     pytester.makepyfile(test_plain="def test_ok():\n    pass\n")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = inner(pytester)
     assert result.ret == pytest.ExitCode.OK and "mbt coverage" not in result.stdout.str()
