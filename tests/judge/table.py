@@ -238,9 +238,11 @@ class Judgement:
     invalid: bool = False
 
 
-def judgement(model, case: GoldenCase) -> Judgement:
-    """Statuses (element id -> verified / exercised), and whether the golden contradicts the table or is invalid."""
-    elements = [e.id for e in enumerate_table(model)]
+def judgement(model, case: GoldenCase, elements: list[str] | None = None) -> Judgement:
+    """Statuses (element id -> verified / exercised), and whether the golden contradicts the table or is invalid;
+    statuses only for `elements` when they are given (all of the table's by default)."""
+    if elements is None:
+        elements = [e.id for e in enumerate_table(model)]
     exercised: set[str] = set()
     verified: set[str] = set()
     contradicted = False
