@@ -23,9 +23,17 @@ def _stream() -> io.TextIOWrapper:
     return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="", write_through=True)
 
 
-def run_mbt(*args, cwd: str | Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    argv = [str(a) for a in args]
-    out, err = _stream(), _stream()
+def run_mbt(*args, cwd: str | Path | None = None, env: dict[str, str] | None = None,
+            terminal: bool = False) -> subprocess.CompletedProcess:
+    """`terminal`: stderr is a pseudo-terminal (where a person watches), as progress bars need; stdout stays a pipe."""
+    if terminal:
+        with _terminal() as (err, read_back):
+            done = _run([str(a) for a in args], cwd, env, _stream(), err)
+        return subprocess.CompletedProcess(done.args, done.returncode, done.stdout, read_back())
+    return _run([str(a) for a in args], cwd, env, _stream(), _stream())
+
+
+def _run(argv: list[str], cwd, env, out: io.TextIOWrapper, err: io.TextIOWrapper) -> subprocess.CompletedProcess:
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
     code = 0
     try:
@@ -46,7 +54,46 @@ def run_mbt(*args, cwd: str | Path | None = None, env: dict[str, str] | None = N
         os.environ.clear()
         os.environ.update(saved_env)
         gc.unfreeze()  # the api freezes what a run built (a one-shot process's habit); a test session goes on
-    return subprocess.CompletedProcess(["mbt", *argv], code, _text(out), _text(err))
+    return subprocess.CompletedProcess(["mbt", *argv], code, _text(out), _text(err) if _readable(err) else "")
+
+
+def _readable(stream: io.TextIOWrapper) -> bool:
+    return isinstance(stream.buffer, io.BytesIO)
+
+
+@contextlib.contextmanager
+def _terminal():
+    """A 100-column pseudo-terminal as a text stream, and a function returning all that was written to it. The
+    leader is drained by a thread while the command runs, so a chatty command never blocks on a full buffer."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import threading
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the follower was closed: nothing more to read
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    stream = io.TextIOWrapper(os.fdopen(follower, "wb", buffering=0), encoding="utf-8", write_through=True)
+    try:
+        yield stream, lambda: b"".join(chunks).decode("utf-8", "replace")
+    finally:
+        stream.close()  # closes the follower: the reader sees the end
+        reader.join(timeout=10)
+        os.close(leader)
 
 
 def _text(stream: io.TextIOWrapper) -> str:

@@ -2,38 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.cli_runner import run_mbt
+
 ROOT = Path(__file__).resolve().parents[1]
-MBT = [sys.executable, "-m", "mbt"]
 
 
 def run_with_terminal_stderr(*args: str) -> tuple[str, str, int]:
     """stdout to a pipe (machine output), stderr to a pseudo-terminal (where a person watches)."""
-    import fcntl
-    import pty
-    import struct
-    import termios
-
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # a 100-column terminal
-    done = subprocess.run([*MBT, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=follower, timeout=300,
-                          env=dict(os.environ))
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    return done.stdout.decode("utf-8"), b"".join(chunks).decode("utf-8", "replace"), done.returncode
+    done = run_mbt(*args, cwd=ROOT, terminal=True)
+    return done.stdout, done.stderr, done.returncode
 
 
 def test_a_terminal_sees_progress_and_the_report_stays_clean(tmp_path):
@@ -47,8 +26,7 @@ def test_a_terminal_sees_progress_and_the_report_stays_clean(tmp_path):
 
 
 def test_no_progress_in_a_pipe_or_with_quiet(tmp_path):
-    piped = subprocess.run([*MBT, "coverage", "--model", "models/recovery.fsm", "--goldens", "models/goldens/"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    piped = run_mbt("coverage", "--model", "models/recovery.fsm", "--goldens", "models/goldens/", cwd=ROOT)
     assert "goldens:" not in piped.stderr and "it/s" not in piped.stderr and "B/s" not in piped.stderr
     _, err, _ = run_with_terminal_stderr("coverage", "--model", "models/recovery.fsm", "--goldens",
                                          "models/goldens/", "-q")
@@ -65,6 +43,5 @@ def test_mutate_and_generate_show_progress_on_a_terminal_only(tmp_path):
     _, err, code = run_with_terminal_stderr("generate", "--model", "models/refund.dt", "--goldens", "models/goldens/",
                                             "--out", str(tmp_path / "gen"))
     assert code == 0 and "model/s" in err and "%" in err  # tqdm's bar of the models done
-    piped = subprocess.run([*MBT, "mutate", "--model", "models/refund.dt", "--goldens", "models/goldens/"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    piped = run_mbt("mutate", "--model", "models/refund.dt", "--goldens", "models/goldens/", cwd=ROOT)
     assert piped.returncode == 0 and "%|" not in piped.stderr and "model/s" not in piped.stderr
