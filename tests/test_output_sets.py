@@ -47,32 +47,43 @@ def test_generate_with_a_model_name_too_long_for_a_file_name_writes_nothing(tmp_
     assert not out.exists() and leftovers(tmp_path) == ["long.fsm"]
 
 
-def interrupt_on(monkeypatch, module, name: str, call: int) -> None:
-    """Deliver a real SIGINT from inside the `call`-th call of module.name (as a Ctrl-C at that moment would)."""
+@pytest.fixture
+def ctrl_c_raises():
+    """SIGINT handled as on a terminal (Python's KeyboardInterrupt). A pytest started in the background (`pytest &`
+    in a script) inherits SIGINT ignored, and the signal these tests send would be dropped, not raised."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def interrupt_on(monkeypatch, module, name: str, call: int) -> list:
+    """Deliver a real SIGINT from inside the `call`-th call of module.name (as a Ctrl-C at that moment would);
+    the list returned counts the calls."""
     real, calls = getattr(module, name), []
 
     def wrapped(*args, **kwargs):
         calls.append(1)
         if len(calls) == call:
-            signal.raise_signal(signal.SIGINT)  # to this thread, at once (os.kill may pick another thread)
+            signal.raise_signal(signal.SIGINT)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, name, wrapped)
+    return calls
 
 
 @pytest.mark.parametrize("command", ["coverage", "generate"])
-def test_ctrl_c_while_staging_leaves_nothing(tmp_path, monkeypatch, command):
-    interrupt_on(monkeypatch, files.os, "fsync", 2)
+def test_ctrl_c_while_staging_leaves_nothing(tmp_path, monkeypatch, ctrl_c_raises, command):
+    calls = interrupt_on(monkeypatch, files.os, "fsync", 2)
     out = tmp_path / "out"
     args = (["coverage", "--model", MODEL, "--goldens", GOLDEN, "--no-gate", "--format", f"json:{out}.json",
              "--format", f"markdown:{out}.md", "--format", f"sarif:{out}.sarif"] if command == "coverage" else
             ["generate", "--model", MODEL, "--goldens", GOLDEN, "--out", out])
     result = run_mbt(*args)
-    assert result.returncode == 130 and result.stderr.strip() == "mbt: interrupted"
+    assert result.returncode == 130 and result.stderr.strip() == "mbt: interrupted", (len(calls), result)
     assert leftovers(tmp_path) == []
 
 
-def test_ctrl_c_while_moving_the_set_into_place_waits_for_the_whole_set(tmp_path, monkeypatch):
+def test_ctrl_c_while_moving_the_set_into_place_waits_for_the_whole_set(tmp_path, monkeypatch, ctrl_c_raises):
     interrupt_on(monkeypatch, files.os, "replace", 1)
     out = tmp_path / "out"
     result = run_mbt("generate", "--model", MODEL, "--goldens", GOLDEN, "--out", out)
