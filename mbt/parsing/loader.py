@@ -202,6 +202,10 @@ def check_span_sources(model: ModelBase, sources: dict[str, SourceDecl], path: s
         if span is not None and span.line_start is not None and span.line_end < span.line_start:
             problems.append(problem_at(path, text, span.loc.line, span.loc.column,
                                        f"span line range {span.line_start}-{span.line_end} runs backwards"))
+        elif (span is not None and span.line_start == span.line_end and span.column_start is not None
+              and span.column_end is not None and span.column_end < span.column_start):
+            problems.append(problem_at(path, text, span.loc.line, span.loc.column,
+                                       f"span range {span.range_text()} runs backwards"))
     return problems
 
 
