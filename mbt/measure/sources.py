@@ -195,13 +195,11 @@ def resolve_span(span: Span, text: str, starts: list[int]) -> Resolved | None:
         first = span.line_start
         last = max(first, min(span.line_end or first, line_count))
         lo = min(starts[first - 1] + (span.column_start or 1) - 1, starts[first])
-        line_end = starts[last] - len(text[starts[last - 1]:starts[last]]) + len(
-            text[starts[last - 1]:starts[last]].rstrip("\r\n"))
-        hi = min(starts[last - 1] + span.column_end, line_end) if span.column_end is not None else line_end
-        hi = max(hi, lo)
+        end_of_last = starts[last - 1] + len(text[starts[last - 1]:starts[last]].rstrip("\r\n"))
+        hi = max(lo, min(starts[last - 1] + span.column_end, end_of_last) if span.column_end is not None
+                 else end_of_last)
         pattern = quote_pattern(span.quote) if span.quote else None
-        found = pattern is None or pattern.search(text, lo, hi) is not None
-        return Resolved(lo, hi, first, last, found)
+        return Resolved(lo, hi, first, last, pattern is None or pattern.search(text, lo, hi) is not None)
     if span.line_start is not None:
         first = max(1, min(span.line_start, line_count))
         last = max(first, min(span.line_end or span.line_start, line_count))
