@@ -281,5 +281,21 @@ def test_coverage_on_a_minified_file_reports_each_element_at_its_column(tmp_path
     # The trace resolves each span to its own characters: Two's v_Next, not One's (the same name, earlier on line 1).
     row = rows[("Two", "state:v_Next")]
     assert (row.line_start, row.found) == (1, True)
+    assert text[row.column_start - 1:row.column_end] == '"b","name":"v_Next"'
+    assert text.index('"v_Next"', text.index('"Two"')) + len('"v_Next"') == row.column_end
+    from mbt.report.markdown import trace_markdown
+    from mbt.report.sarif import coverage_sarif
+
+    assert f"graphwalker:1:{row.column_start}-1:{row.column_end} \"v\\_Next\"" in trace_markdown(
+        [r for r in run.report.traceability if r.model == "Two"])
+    sarif = json.loads(coverage_sarif(run.report))
+    # One's v_Next is uncovered: its SARIF result cites its own characters of the JSON (SARIF's end is exclusive).
+    (result,) = [r for r in sarif["runs"][0]["results"] if r["properties"]["model"] == "One"
+                 and r["properties"]["element"] == "state:v_Next"]
+    cited = result["relatedLocations"][0]["physicalLocation"]["region"]
+    first = rows[("One", "state:v_Next")]
+    assert first.column_start < row.column_start
+    assert (cited["startLine"], cited["startColumn"], cited["endColumn"]) == (1, first.column_start,
+                                                                              first.column_end + 1)
     two = {e.element.id: e.element for mc in run.report.models if mc.model == "Two" for e in mc.elements}
     assert text[two["state:v_Next"].location.column - 1:].startswith('"b","name":"v_Next"')

@@ -176,6 +176,8 @@ class Resolved:
     line_start: int
     line_end: int
     found: bool  # False: the quote is not in the document (lines used instead, when given)
+    column_start: int | None = None  # a span with columns: the first and last column it cites
+    column_end: int | None = None
 
 
 def resolve_span(span: Span, text: str, starts: list[int]) -> Resolved | None:
@@ -199,7 +201,8 @@ def resolve_span(span: Span, text: str, starts: list[int]) -> Resolved | None:
         hi = max(lo, min(starts[last - 1] + span.column_end, end_of_last) if span.column_end is not None
                  else end_of_last)
         pattern = quote_pattern(span.quote) if span.quote else None
-        return Resolved(lo, hi, first, last, pattern is None or pattern.search(text, lo, hi) is not None)
+        return Resolved(lo, hi, first, last, pattern is None or pattern.search(text, lo, hi) is not None,
+                        lo - starts[first - 1] + 1, hi - starts[last - 1])
     if span.line_start is not None:
         first = max(1, min(span.line_start, line_count))
         last = max(first, min(span.line_end or span.line_start, line_count))
