@@ -4,9 +4,10 @@
 The configurations are mbt.analysis.explore's (the replay engine's own steps, every argument value enumerated);
 when that graph is complete (every reachable configuration, no sampled argument), a run is a path in it from the
 initial configuration, a reset starts the next run there, and a suite is a path over (configuration, last
-transition for pairs, covered set). A* (each step covers at most one new element, so the uncovered count is an
-admissible bound) finds the fewest steps, then the fewest runs. What no edge of the complete graph takes is proven
-impossible. Where the graph is larger than the limits, there is no exact answer and the caller says so.
+transition for pairs, covered set). A* (its bound on the steps still needed never overestimates; see
+exact_search) finds the fewest steps, then the fewest runs. What no edge of the complete graph takes is proven
+impossible. Where the graph is larger than the limits there is no exact answer, and where the search stops early
+only a proven lower bound; the caller says which.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from mbt.elements import fsm as ids
 from mbt.model.fsm import FsmModel
 
 EXACT_CONFIGURATIONS = 5_000  # configurations of the model explored at most
-EXACT_STATES = 100_000  # (configuration, last transition, covered set) states searched at most (about a second)
+EXACT_STATES = 100_000  # (configuration, last transition, covered set) states searched at most (1-5 s for pairs)
 
 
 @dataclass
