@@ -316,15 +316,16 @@ def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria
             progress.close()
 
 
-def import_graphwalker(path: str, output: str | None = None):
-    """A GraphWalker JSON file's models as DSL text (mbt.importers.graphwalker.GraphWalkerImport), its `source` path
-    relative to where `output` goes; the text is read back before it is returned, so it is a valid model."""
+def import_graphwalker(paths: str | list[str], output: str | None = None):
+    """GraphWalker JSON or GraphML files' models as one DSL text (mbt.importers.graphwalker.GraphWalkerImport):
+    files given together that share states become one linked fsm; `source` paths relative to where `output`
+    goes; the text is read back before it is returned, so it is a valid model."""
     from pathlib import Path
 
-    from mbt.importers.graphwalker import import_graphwalker as convert
+    from mbt.importers.graphwalker import import_graphwalker_files
 
     folder = Path(output).resolve().parent if output not in (None, "-") else Path.cwd()
-    return convert(path, folder)
+    return import_graphwalker_files([paths] if isinstance(paths, str) else list(paths), folder)
 
 
 @collector_paused

@@ -568,18 +568,21 @@ def import_dmn(path: str, output: str | None, quiet: bool, verbose: bool) -> Non
     sys.exit(EXIT_OK)
 
 
-@import_.command(name="graphwalker", epilog=epilog("mbt import graphwalker login.json -o models/login.fsm"))
-@click.argument("path")
+@import_.command(name="graphwalker", epilog=epilog("mbt import graphwalker login.json -o models/login.fsm",
+                                                   "mbt import graphwalker login.json shop.json admin.graphml "
+                                                   "-o models/store.fsm"))
+@click.argument("paths", nargs=-1, required=True)
 @output_option
 @verbosity
-def import_graphwalker(path: str, output: str | None, quiet: bool, verbose: bool) -> None:
-    """Convert GraphWalker JSON models into `fsm` models (DSL on stdout, or -o FILE); what is not translated is
-    listed on stderr."""
-    imported = _api().import_graphwalker(path, output)
+def import_graphwalker(paths: tuple[str, ...], output: str | None, quiet: bool, verbose: bool) -> None:
+    """Convert GraphWalker JSON or yEd GraphML models into `fsm` models (DSL on stdout, or -o FILE); files given
+    together that share states become one linked model; what is not translated is listed on stderr."""
+    imported = _api().import_graphwalker(list(paths), output)
     emit(imported.text, output)
     for note in imported.notes:
-        click.echo(note.render(path), err=True)
-    _note(f"mbt import graphwalker: {len(imported.models)} model(s) from {path}, {len(imported.notes)} note(s)",
+        click.echo(note.render(), err=True)
+    given = paths[0] if len(paths) == 1 else f"{len(paths)} files"
+    _note(f"mbt import graphwalker: {len(imported.models)} model(s) from {given}, {len(imported.notes)} note(s)",
           quiet)
     sys.exit(EXIT_OK)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +14,12 @@ from mbt.parsing.reader import read_text
 
 class SourceError(MbtError):
     """A declared source document that cannot be used (missing, a folder, binary, not UTF-8, too large)."""
+
+
+def quote_pattern(quote: str) -> re.Pattern | None:
+    """The quote's words with any white space between them (None for an empty quote)."""
+    words = quote.split()
+    return re.compile(r"\s+".join(re.escape(w) for w in words)) if words else None
 
 
 def normalise(text: str) -> str:
@@ -32,6 +39,7 @@ class SourceDocument:
     _starts: list[int] = field(default_factory=list, init=False, repr=False)
     _word_lines: list[int] = field(default_factory=list, init=False, repr=False)
     _line_offsets: list[int] = field(default_factory=list, init=False, repr=False)  # where each line starts in it
+    _raw_offsets: list[int] = field(default_factory=list, init=False, repr=False)  # where each line starts in `text`
 
     def __post_init__(self) -> None:
         self.lines = self.text.splitlines()
@@ -83,6 +91,52 @@ class SourceDocument:
         lo = self._line_offsets[first - 1]
         hi = self._line_offsets[last] if last < len(self.lines) else len(flat)
         return flat.find(needle, lo, hi) != -1
+
+    def line_offsets(self) -> list[int]:
+        """Where each line starts in the text (as `lines` splits it), and the text's length last."""
+        if not self._raw_offsets:
+            offset = 0
+            for line in self.text.splitlines(keepends=True):
+                self._raw_offsets.append(offset)
+                offset += len(line)
+            self._raw_offsets.append(len(self.text))
+        return self._raw_offsets
+
+    def characters(self, first: int, column_start: int | None, last: int, column_end: int | None) -> tuple[int, int]:
+        """The text's offsets [start, end) of line `first` column `column_start` through line `last` column
+        `column_end` (included); a missing start column is 1, a missing end column the end of its line."""
+        starts = self.line_offsets()
+        lo = starts[first - 1] + (column_start or 1) - 1
+        hi = starts[last - 1] + column_end if column_end is not None else starts[last - 1] + len(self.lines[last - 1])
+        return lo, min(hi, len(self.text))
+
+    def quote_within_columns(self, quote: str, first: int, column_start: int | None, last: int,
+                             column_end: int | None) -> bool:
+        """True when the quote occurs entirely inside the characters from line:column to line:column (see
+        `characters`); only those characters are read."""
+        needle = normalise(quote)
+        if not needle or first < 1 or last > len(self.lines) or first > last:
+            return False
+        lo, hi = self.characters(first, column_start, last, column_end)
+        return needle in normalise(self.text[lo:hi])
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """(line, column) of the character at `offset`."""
+        starts = self.line_offsets()
+        line = bisect.bisect_right(starts, offset) - 1
+        line = max(0, min(line, len(self.lines) - 1))
+        return line + 1, offset - starts[line] + 1
+
+    def nearest_quote_columns(self, quote: str, offset: int) -> tuple[int, int, int, int] | None:
+        """The occurrence of the quote closest to the character at `offset`, as (line, column, last line, last
+        column), or None when it is nowhere."""
+        pattern = quote_pattern(quote)
+        if pattern is None:
+            return None
+        best = min(pattern.finditer(self.text), key=lambda m: (abs(m.start() - offset), m.start()), default=None)
+        if best is None:
+            return None
+        return (*self.position(best.start()), *self.position(best.end() - 1))
 
     def nearest_quote(self, quote: str, line: int) -> tuple[int, int] | None:
         """The occurrence of the quote closest to `line` (ties: the earlier one), or None when it is nowhere."""

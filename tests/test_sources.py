@@ -149,3 +149,84 @@ def test_quote_within_searches_only_its_lines_and_agrees_with_every_occurrence()
         first, last = rnd.randint(0, 10), rnd.randint(0, 10)
         expected = any(first <= a and b <= last for a, b in doc.find_quote(quote))
         assert doc.quote_within(quote, first, last) == expected, (text, quote, first, last)
+
+
+# ---------------------------------------------------------------- spans with columns
+
+ONE_LINE = 'He said "e_Login v_Home" twice: e_Login v_Home, then stopped.\nsecond line\n'
+
+
+def test_a_span_with_columns_is_read_and_described(tmp_path):
+    file = write(tmp_path, 'source d "d.txt"\nfsm m {\n  state a initial @d:1:33-1:46 "e_Login v_Home"\n'
+                           '  state b final @d:1:10-2:3\n  event go\n  a -> b on go @d:2\n}\n', **{"d.txt": ONE_LINE})
+    (model,) = file.models
+    a, b = model.states["a"].span, model.states["b"].span
+    assert (a.line_start, a.column_start, a.line_end, a.column_end) == (1, 33, 1, 46)
+    assert a.describe() == 'd:1:33-1:46 "e_Login v_Home"'
+    assert (b.line_start, b.column_start, b.line_end, b.column_end) == (1, 10, 2, 3)
+    assert model.transitions[0].span.describe() == "d:2"  # a span without columns reads as before
+    assert check_spans(file) == []
+
+
+def test_a_quote_outside_its_columns_has_moved_and_says_to_which_columns(tmp_path):
+    # The quote is on line 1 twice; the span cites columns 1-8 ("He said "), where it is not.
+    file = write(tmp_path, 'source d "d.txt"\nfsm m {\n  state a initial @d:1:1-1:8 "e_Login v_Home"\n'
+                           '  state b final\n  event go\n  a -> b on go\n}\n', **{"d.txt": ONE_LINE})
+    (f,) = check_spans(file)
+    assert f.code == "SPN003"
+    assert f.message.startswith("quote moved: now at 1:10-1:23 of `d` (d.txt), the span cites 1:1-1:8")
+
+
+def test_columns_past_the_end_of_a_line_or_running_backwards_are_reported(tmp_path):
+    file = write(tmp_path, 'source d "d.txt"\nfsm m {\n  state a initial @d:2:5-2:40\n'
+                           '  state b final\n  event go\n  a -> b on go\n}\n', **{"d.txt": ONE_LINE})
+    (f,) = check_spans(file)
+    assert f.code == "SPN002"
+    assert f.message == "span cites 2:5-2:40 of `d` (d.txt), but line 2 has 11 characters"
+    from mbt.errors import LocatedError
+
+    with pytest.raises(LocatedError, match="span range 1:9-1:3 runs backwards"):
+        write(tmp_path, 'source d "d.txt"\nfsm m {\n  state a initial @d:1:9-1:3\n  state b final\n'
+                        '  event go\n  a -> b on go\n}\n', **{"d.txt": ONE_LINE})
+
+
+def test_quote_within_columns_agrees_with_every_occurrence():
+    # The judge: the quote (its words, any white space between them) occurs inside the cited characters.
+    import random
+    import re
+
+    rnd = random.Random(5)
+    words = ["e_Login", "v_Home", "a", "b c", "", "  ", "e_Login v_Home"]
+    for _ in range(400):
+        text = "\n".join(" ".join(rnd.choice(words) for _ in range(rnd.randint(0, 4))) for _ in range(rnd.randint(1, 5)))
+        doc = SourceDocument("d.txt", text)
+        quote = rnd.choice(words[:4] + ["Login v_", "e_Login v_Home e_Login", "c e_Login"])
+        lines = text.split("\n")
+        count = len(doc.lines)  # a last line break ends a line, it starts none
+        if count == 0:
+            continue
+        l1 = rnd.randint(1, count)
+        l2 = rnd.randint(l1, count)
+        c1 = rnd.randint(1, len(lines[l1 - 1]) + 1)
+        c2 = rnd.randint(c1 if l2 == l1 else 1, len(lines[l2 - 1]) + 1)
+        offset = [0]
+        for line in lines:
+            offset.append(offset[-1] + len(line) + 1)
+        lo, hi = offset[l1 - 1] + c1 - 1, offset[l2 - 1] + c2  # c2 included
+        pattern = re.compile(r"\s+".join(re.escape(w) for w in quote.split())) if quote.split() else None
+        expected = pattern is not None and pattern.search(text[lo:hi]) is not None
+        assert doc.quote_within_columns(quote, l1, c1, l2, c2) == expected, (text, quote, l1, c1, l2, c2)
+
+
+def test_a_span_with_columns_resolves_to_exactly_its_characters():
+    from mbt.measure.sources import _line_starts, resolve_span
+    from mbt.model.common import Span
+
+    here = Location(file="m.fsm", line=1, column=1)
+    span = Span(source="d", line_start=1, column_start=33, line_end=1, column_end=46, quote="e_Login v_Home", loc=here)
+    resolved = resolve_span(span, ONE_LINE, _line_starts(ONE_LINE))
+    assert (resolved.start, resolved.end, resolved.found) == (32, 46, True)
+    assert ONE_LINE[resolved.start:resolved.end] == "e_Login v_Home"
+    # Without columns the single-line quote resolves to its first occurrence on the line.
+    plain = Span(source="d", line_start=1, line_end=1, quote="e_Login v_Home", loc=here)
+    assert resolve_span(plain, ONE_LINE, _line_starts(ONE_LINE)).start == 9

@@ -55,6 +55,8 @@ def unusable_source(decl: SourceDecl, reason: str, uses: list[tuple[ModelBase, S
 def check_span(span: Span, document: SourceDocument, decl: SourceDecl, model: str | None = None) -> list[Finding]:
     """Findings for one span: line range inside the document, quote found inside the cited lines."""
     where = f"`{decl.name}` ({decl.path})"
+    if span.has_columns:
+        return check_column_span(span, document, where, model)
     has_lines = span.line_start is not None
     first = span.line_start if has_lines else 1
     last = (span.line_end if span.line_end is not None else first) if has_lines else document.line_count
@@ -78,6 +80,37 @@ def check_span(span: Span, document: SourceDocument, decl: SourceDecl, model: st
     if found is not None:
         return [finding(QUOTE_MOVED, span.loc, f'quote moved: now at {lines_text(*found)} of {where}, the span '
                                                f'cites {lines_text(first, last)}: "{shown}"', model)]
+    return [finding(QUOTE_NOT_FOUND, span.loc, f'quote not found anywhere in {where}: "{shown}"', model)]
+
+
+def check_column_span(span: Span, document: SourceDocument, where: str, model: str | None) -> list[Finding]:
+    """A span from line:column to line:column: the characters exist, and the quote is among them."""
+    first = span.line_start or 1
+    last = span.line_end if span.line_end is not None else first
+    cited = span.range_text()
+    if first < 1 or last > document.line_count:
+        size = document.line_count
+        return [finding(LINES_OUT_OF_RANGE, span.loc, f"span cites {cited} of {where}, but the document has "
+                                                      f"{size} line{'s' if size != 1 else ''}", model)]
+    for line, column in ((first, span.column_start), (last, span.column_end)):
+        length = len(document.lines[line - 1])
+        if column is not None and not 1 <= column <= length + 1:  # the line's end counts as a character
+            return [finding(LINES_OUT_OF_RANGE, span.loc, f"span cites {cited} of {where}, but line {line} has "
+                                                          f"{length} character{'s' if length != 1 else ''}", model)]
+    if span.quote is None:
+        return []
+    if not normalise(span.quote):
+        return [finding(EMPTY_QUOTE, span.loc, f"span quotes an empty text from {where}; quote a sentence or drop "
+                                               "the quote", model)]
+    if document.quote_within_columns(span.quote, first, span.column_start, last, span.column_end):
+        return []
+    shown = short(span.quote)
+    found = document.nearest_quote_columns(span.quote, document.characters(first, span.column_start, first,
+                                                                           span.column_start)[0])
+    if found is not None:
+        now = f"{found[0]}:{found[1]}-{found[2]}:{found[3]}"
+        return [finding(QUOTE_MOVED, span.loc, f'quote moved: now at {now} of {where}, the span cites {cited}: '
+                                               f'"{shown}"', model)]
     return [finding(QUOTE_NOT_FOUND, span.loc, f'quote not found anywhere in {where}: "{shown}"', model)]
 
 

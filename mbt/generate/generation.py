@@ -183,7 +183,8 @@ class FsmGeneration:
                                           lower_bound=suite.lower_bound, optimum_steps=suite.optimum_steps,
                                           optimum_tests=suite.optimum_tests, steps=suite.steps,
                                           tests=len(suite.runs), exact=suite.exact is not None,
-                                          configurations=suite.exact)
+                                          configurations=suite.exact, guarded_lower_bound=suite.guarded_lower_bound,
+                                          searched=suite.searched, no_exact=suite.no_exact)
         result.suite = self.suite_figures
         result.tests = [self.summary(sk) for sk in self.skeletons]
         return result

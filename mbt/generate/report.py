@@ -40,6 +40,11 @@ class SuiteFigures(BaseModel):
     tests: int
     exact: bool = False  # the suite is the exact guard-respecting optimum (every reachable configuration explored)
     configurations: int | None = None  # how many, when exact
+    # Not exact: the fewest steps a guard-respecting suite takes at least (proven by the exact search, which stopped
+    # after `searched` states), or why there is no such figure.
+    guarded_lower_bound: int | None = None
+    searched: int | None = None
+    no_exact: str | None = None
 
 
 class ModelGeneration(BaseModel):

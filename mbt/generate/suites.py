@@ -23,6 +23,7 @@ from typing import Any
 import networkx as nx
 
 from mbt.elements import fsm as ids
+from mbt.generate.exact import ExactResult, ExactSuite, exact_search
 from mbt.generate.symbolic import Constraint, PlannedStep, SymbolicFsm, concrete, split, store_key
 from mbt.generate.witnesses import NoWitness, Start, Witness, WitnessFinder
 
@@ -97,6 +98,11 @@ class Suite:
     missing: list[NoWitness]
     strongly_connected: bool
     exact: int | None = None  # configurations explored when the suite is the exact guard-respecting optimum
+    # Where the exact search stopped before the optimum: the fewest steps any guard-respecting suite covering what
+    # can be covered takes at least (proven), and the search states it reached; else why there is no such figure.
+    guarded_lower_bound: int | None = None
+    searched: int | None = None
+    no_exact: str | None = None
 
     @property
     def steps(self) -> int:
@@ -326,11 +332,7 @@ class SuiteBuilder:
                     candidates.discard(item)
                     missing.append(result)
         wanted = candidates
-        if criterion == "transition":
-            kept = [i for i in required if ids.transition_id(transitions[i]) in wanted]
-            tour = transition_tour(engine, kept, reach, initial)
-        else:
-            tour, _ = pair_tour(engine, required, initial, strongly, wanted)
+        tour = self._tour(criterion, required, reach, initial, strongly, wanted)
         self._closed = tour.method == "chinese-postman"
         best = None
         # Small models: the guard-aware walk and several Euler circuits, the best kept; large ones: the walk and
@@ -348,47 +350,85 @@ class SuiteBuilder:
             if score[:2] == (len(missing), tour.steps):
                 break  # everything covered at the guard-free optimum: the guards did not get in the way
         (left, steps, _), runs, tried = best
-        if (left, steps) != (len(missing), tour.steps) and len(wanted) <= self.small:
-            # Not at the guard-free bound: where the configuration space is small, the exact optimum decides.
-            exact = self._exact(criterion, all_items, wanted, missing)
-            if exact is not None:
-                runs, missing, configurations = exact
-                return Suite(criterion, tour.method, len(all_items), sum(len(r.covers) for r in runs),
-                             tour.steps, tour.tests, runs, missing, strongly, configurations)
-        missing = tried
-        return Suite(criterion, tour.method, len(all_items), len(wanted), tour.steps, tour.tests, runs, missing,
-                     strongly)
+        if (left, steps) == (len(missing), tour.steps):
+            return Suite(criterion, tour.method, len(all_items), len(wanted), tour.steps, tour.tests, runs, tried,
+                         strongly)
+        if len(wanted) > self.small:
+            return Suite(criterion, tour.method, len(all_items), len(wanted), tour.steps, tour.tests, runs, tried,
+                         strongly, no_exact=f"more than {self.small} {criterion}s to cover")
+        # Not at the guard-free bound: where the configuration space is small, the exact optimum decides.
+        exact = self._exact(criterion, all_items, wanted, missing, runs)
+        if isinstance(exact, str):
+            return Suite(criterion, tour.method, len(all_items), len(wanted), tour.steps, tour.tests, runs, tried,
+                         strongly, no_exact=exact)
+        found, impossible, configurations = exact
+        if found.suite is not None:
+            exact_runs, exact_missing = self._exact_runs(found.suite, all_items, impossible, missing)
+            coverable = {c for r in exact_runs for c in r.covers}
+            if coverable != wanted:
+                # The guard-free figure is for what the suite covers (never compare unequal sets).
+                tour = self._tour(criterion, required, reach, initial, strongly, coverable)
+            return Suite(criterion, tour.method, len(all_items), len(coverable), tour.steps, tour.tests, exact_runs,
+                         exact_missing, strongly, configurations)
+        # The search stopped early: the suite found stands, what no configuration takes is said to be impossible,
+        # and the proven lower bound replaces any guess about where the excess comes from.
+        lower = found.lower_bound if impossible & wanted else max(found.lower_bound, tour.steps)
+        proven = {m.element: m for m in self._impossible(impossible, all_items, missing, configurations)}
+        tried = [proven.get(m.element, m) for m in tried]
+        return Suite(criterion, tour.method, len(all_items), len(wanted), tour.steps, tour.tests, runs, tried,
+                     strongly, guarded_lower_bound=lower, searched=found.searched)
+
+    def _tour(self, criterion: str, required: list[int], reach: set[str], initial: str, strongly: bool,
+              wanted: set[str]) -> Tour:
+        """The guard-free optimum covering `wanted`."""
+        transitions = self.engine.transitions
+        if criterion == "transition":
+            return transition_tour(self.engine, [i for i in required if ids.transition_id(transitions[i]) in wanted],
+                                   reach, initial)
+        return pair_tour(self.engine, required, initial, strongly, wanted)[0]
 
     # ------------------------------------------------------------ the exact optimum, where it can be computed
-    def _exact(self, criterion: str, all_items: list[str], wanted: set[str],
-               missing: list[NoWitness]) -> tuple[list[SuiteRun], list[NoWitness], int] | None:
-        """The suite at the exact guard-respecting optimum (mbt.generate.exact), or None when the configuration
-        space is too large, runs start from a precondition, or the witness search disagrees with it."""
-        from mbt.generate.exact import exact_suite
-
+    def _exact(self, criterion: str, all_items: list[str], wanted: set[str], missing: list[NoWitness],
+               runs: list[SuiteRun]) -> tuple[ExactResult, set[str], int] | str:
+        """What the exact search (mbt.generate.exact) establishes, with the elements it proves impossible; or why
+        it says nothing: the configuration space is too large or sampled, runs start from a precondition, or the
+        witness search disagrees with it (never falsely exact)."""
         start = self.finder.starts[0]
         model = self.finder.model
         if len(self.finder.starts) != 1 or start.precondition or start.state != model.initial_state or any(
                 start.store.get(name) != v.initial for name, v in model.variables.items()):
-            return None  # the exact search starts where a golden without precondition does
-        found = exact_suite(self.finder.model, criterion, all_items)
+            return "runs start from a precondition"  # the exact search starts where a golden without one does
+        covered = {c for r in runs for c in r.covers}
+        found = exact_search(model, criterion, all_items, (sum(len(r.plan) for r in runs), covered))
         if found is None:
-            return None
+            return "the configuration space is too large or has sampled arguments"
         impossible = set(found.impossible)
-        known = {m.element: m for m in missing}
         for item in sorted(impossible & wanted):
             if not isinstance(self.finder.find(item), NoWitness):
-                return None  # the two searches disagree: keep the flow-and-repair suite (never falsely exact)
-        out_missing = []
+                return "the two searches disagree"  # keep the flow-and-repair suite
+        return found, impossible, found.configurations
+
+    @staticmethod
+    def _impossible(impossible: set[str], all_items: list[str], missing: list[NoWitness],
+                    configurations: int) -> list[NoWitness]:
+        """The elements no configuration takes, each as unsatisfiable (the witness search's own reason kept when
+        it said so too)."""
+        known = {m.element: m for m in missing}
+        out = []
         for item in all_items:
             if item in impossible:
                 prior = known.get(item)
-                out_missing.append(prior if prior is not None and prior.reason in ("unsatisfiable", "unreachable")
-                                   else NoWitness(item, "unsatisfiable", "no run of the model takes it: all "
-                                                  f"{found.configurations} reachable configurations were explored"))
+                out.append(prior if prior is not None and prior.reason in ("unsatisfiable", "unreachable")
+                           else NoWitness(item, "unsatisfiable", "no run of the model takes it: all "
+                                          f"{configurations} reachable configurations were explored"))
+        return out
+
+    def _exact_runs(self, found: ExactSuite, all_items: list[str], impossible: set[str],
+                    missing: list[NoWitness]) -> tuple[list[SuiteRun], list[NoWitness]]:
+        start = self.finder.starts[0]
         runs = [SuiteRun(start, [PlannedStep(event, j) for event, _, j in run], [args for _, args, _ in run],
                          list(covers)) for run, covers in zip(found.runs, found.covers)]
-        return runs, out_missing, found.configurations
+        return runs, self._impossible(impossible, all_items, missing, found.configurations)
 
     # ------------------------------------------------------------ following the tour
     def _concretize(self, tour_runs: list[list[int]], criterion: str, wanted: set[str],

@@ -13,23 +13,43 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 
+def _function(name: str) -> Callable:
+    module, _, function = name.partition(":")
+    return getattr(importlib.import_module(module), function)
+
+
 @dataclass(frozen=True)
 class Importer:
     name: str  # as in `mbt import NAME`
     suffix: str
     loader: str  # "module:function" taking a path, returning a parsing.loader.ModelFile
     searched: bool  # read from folders too (a .json in a folder is a golden file, so GraphWalker is not)
+    # "module:function" taking every such file of one load at once (files that link to each other, as GraphWalker's
+    # shared states do), returning a list of ModelFile; None: each file is read on its own.
+    group_loader: str | None = None
+    # "module:function" telling, for a file of this suffix found in a folder, whether it is such a model.
+    sniff: str | None = None
 
     def load(self) -> Callable:
-        module, _, function = self.loader.partition(":")
-        return getattr(importlib.import_module(module), function)
+        return _function(self.loader)
+
+    def load_group(self) -> Callable:
+        assert self.group_loader is not None
+        return _function(self.group_loader)
+
+    def found_in_folder(self, path) -> bool:
+        return self.searched or (self.sniff is not None and bool(_function(self.sniff)(path)))
 
 
+_GW = "mbt.importers.graphwalker"
 IMPORTERS = {
     ".dmn": Importer("dmn", ".dmn", "mbt.importers.dmn:load_dmn", searched=True),
-    ".json": Importer("graphwalker", ".json", "mbt.importers.graphwalker:load_graphwalker", searched=False),
-    # yEd GraphML in GraphWalker's label syntax; not searched in folders (other tools write GraphML too).
-    ".graphml": Importer("graphwalker", ".graphml", "mbt.importers.graphwalker:load_graphwalker", searched=False),
+    # GraphWalker JSON and yEd GraphML: files given together link through shared states. In a folder, only the
+    # files that are GraphWalker models are read (a .json there may be a golden file, a .graphml another tool's).
+    ".json": Importer("graphwalker", ".json", f"{_GW}:load_graphwalker", searched=False,
+                      group_loader=f"{_GW}:load_graphwalker_files", sniff=f"{_GW}:looks_like_graphwalker"),
+    ".graphml": Importer("graphwalker", ".graphml", f"{_GW}:load_graphwalker", searched=False,
+                         group_loader=f"{_GW}:load_graphwalker_files", sniff=f"{_GW}:looks_like_graphwalker"),
 }
 
 
@@ -38,7 +58,8 @@ def importer_for(suffix: str) -> Importer | None:
 
 
 def searched_suffixes() -> tuple[str, ...]:
-    return tuple(s for s, i in IMPORTERS.items() if i.searched)
+    """Suffixes looked for in folders (each file found is asked `found_in_folder`)."""
+    return tuple(s for s, i in IMPORTERS.items() if i.searched or i.sniff is not None)
 
 
 def all_suffixes() -> tuple[str, ...]:
@@ -55,12 +76,10 @@ class RunReader:
     read: str  # "module:function"
 
     def recognises(self, value) -> bool:
-        module, _, function = self.recognise.partition(":")
-        return getattr(importlib.import_module(module), function)(value)
+        return _function(self.recognise)(value)
 
     def reader(self) -> Callable:
-        module, _, function = self.read.partition(":")
-        return getattr(importlib.import_module(module), function)
+        return _function(self.read)
 
 
 RUN_SUFFIXES = (".json", ".jsonl")

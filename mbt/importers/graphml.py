@@ -133,8 +133,9 @@ def parse_label(text: str, vertex: bool) -> dict:
 # ---------------------------------------------------------------- the document
 
 
-def read_graphml(text: str, shown: str) -> tuple[dict, dict]:
-    """The GraphML file as GraphWalker's JSON document shape, and where each value is (see graphwalker.read_json)."""
+def read_graphml(text: str, shown: str) -> tuple[dict, dict, dict]:
+    """The GraphML file as GraphWalker's JSON document shape, where each value starts and where the names end (see
+    jsonread.read_json)."""
     root = parse_xml(text, shown, "GraphML")
     if root.tag != f"{GRAPHML}graphml":
         raise LocatedError([Problem(shown, 1, 1, "not a GraphML file: the root element is not `graphml`")])
@@ -142,6 +143,7 @@ def read_graphml(text: str, shown: str) -> tuple[dict, dict]:
     title = Path(shown).stem
     place = ("models", 0)
     positions: dict[tuple, tuple[int, int]] = {(): (1, 1), place: position(root)}
+    ends: dict[tuple, tuple[int, int]] = {}
     model: dict[str, Any] = {"name": title, "id": title, "vertices": [], "edges": []}
     actions: list[str] = []
     starts: set[str] = set()
@@ -150,13 +152,17 @@ def read_graphml(text: str, shown: str) -> tuple[dict, dict]:
         line, column = position(el)
         return LocatedError([problem_at(shown, text, line, column, message)])
 
-    def name_line(label_el, name: str) -> int:
-        # The name is in the label's text, on the label's line or a few after it (attributes may wrap).
-        first = position(label_el)[0]
+    def name_at(label_el, name: str, key: tuple) -> None:
+        # The name is in the label's text, after the label's start on its line or a few after it (attributes may
+        # wrap): where it starts and ends, so a file on one line still tells each name's place.
+        first, column = position(label_el)
         for n in range(first, min(first + 30, len(lines)) + 1):
-            if name in lines[n - 1]:
-                return n
-        return first
+            found = lines[n - 1].find(name, column - 1 if n == first else 0)
+            if found >= 0:
+                positions[key] = (n, found + 1)
+                ends[key] = (n, found + len(name))
+                return
+        positions[key] = (first, 1)
 
     for node in root.iter(f"{GRAPHML}node"):
         if node.find(f"{GRAPHML}graph") is not None:
@@ -178,7 +184,7 @@ def read_graphml(text: str, shown: str) -> tuple[dict, dict]:
         if "name" in fields:
             vertex["name"] = fields["name"]
             if label_el is not None:
-                positions[(*vplace, "name")] = (name_line(label_el, fields["name"]), 1)
+                name_at(label_el, fields["name"], (*vplace, "name"))
         for key in ("sharedState", "requirements"):
             if key in fields:
                 vertex[key] = fields[key]
@@ -206,7 +212,7 @@ def read_graphml(text: str, shown: str) -> tuple[dict, dict]:
         if "name" in fields:
             edge["name"] = fields["name"]
             if label_el is not None:
-                positions[(*eplace, "name")] = (name_line(label_el, fields["name"]), 1)
+                name_at(label_el, fields["name"], (*eplace, "name"))
         for key in ("guard", "requirements", "weight", "dependency"):
             if key in fields:
                 edge[key] = fields[key]
@@ -217,4 +223,4 @@ def read_graphml(text: str, shown: str) -> tuple[dict, dict]:
         model["edges"].append(edge)
     if actions:
         model["actions"] = actions
-    return {"name": title, "models": [model]}, positions
+    return {"name": title, "models": [model]}, positions, ends

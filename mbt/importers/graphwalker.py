@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mbt.errors import LocatedError, Problem, problem_at
+from mbt.importers.jsonread import Ends, Path_, Positions, read_json
 from mbt.model.common import Location
 from mbt.parsing.grammar import EXPRESSION_PREFIXES, reserved_words
 
@@ -34,9 +35,12 @@ class Note:
 
     line: int
     message: str
+    file: str = ""
+    column: int | None = None  # given where the line holds several elements (a minified file)
 
-    def render(self, path: str) -> str:
-        return f"{path}:{self.line}: note: {self.message}"
+    def render(self, path: str | None = None) -> str:
+        where = f"{path or self.file}:{self.line}" + (f":{self.column}" if self.column is not None else "")
+        return f"{where}: note: {self.message}"
 
 
 @dataclass
@@ -261,97 +265,134 @@ class Names:
         return self.vars[key]
 
 
-# ---------------------------------------------------------------- reading the JSON
-
-MAX_DEPTH = 64  # GraphWalker models nest about 6 levels; deeper files are refused before `json` recurses on them
-MAX_DIGITS = 1000  # a longer number literal is refused (Python's int() stops at 4,300 digits with a ValueError)
-_JSON_TOKEN = re.compile(r'\s+|/\*.*?\*/|//[^\n]*|"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|-?[0-9][0-9.eE+\-]*|[A-Za-z]+',
-                         re.S)
-
-Path_ = tuple  # a place in the JSON document: ("models", 0, "edges", 3, "id")
-Positions = dict  # Path_ -> (line, column) of the value there (objects, arrays and scalars up to 5 keys deep)
+# ---------------------------------------------------------------- the files
 
 
-def read_json(text: str, shown: str) -> tuple[Any, Positions]:
-    """The JSON document and where its values are, in one linear pass; `/* */` and `//` comments (GraphWalker's
-    reader accepts them, licence headers are common) are read as white space. Too deep nesting and huge numbers are
-    refused with their position, so `json` never recurses or converts without bound."""
-    positions: Positions = {}
-    stack: list[list[Any]] = []  # per open container: [its path, is an object, current key or index, a key is next]
-    line, line_start, pos, end = 1, 0, 0, len(text)
-    comments: list[tuple[int, int]] = []
-    while pos < end:
-        m = _JSON_TOKEN.match(text, pos)
-        if m is None:
-            break  # json.loads below reports what is wrong here
-        start, pos = pos, m.end()
-        c = text[start]
-        if c.isspace() or c == "/":
-            if c == "/":
-                comments.append((start, pos))
-            breaks = text.count("\n", start, pos)
-            if breaks:
-                line, line_start = line + breaks, text.rindex("\n", start, pos) + 1
-            continue
-        if c in ",:":
-            if c == "," and stack:
-                top = stack[-1]
-                if top[1]:
-                    top[3] = True
-                else:
-                    top[2] += 1
-            continue
-        if c in "}]":
-            if stack:
-                stack.pop()
-            continue
-        if c == '"' and "\\u" in text[start:pos]:
-            _no_lone_surrogate(text, start, pos, shown, line, start - line_start + 1)
-        if stack and stack[-1][1] and stack[-1][3]:  # an object's key
-            if c != '"':
-                break
-            token = text[start:pos]
-            stack[-1][2] = token[1:-1] if "\\" not in token else json.loads(token)
-            stack[-1][3] = False
-            continue
-        here = (*stack[-1][0], stack[-1][2]) if stack else ()
-        column = start - line_start + 1
-        if len(here) <= 6:
-            positions[here] = (line, column)
-        if c in "{[":
-            if len(stack) >= MAX_DEPTH:
-                raise LocatedError([problem_at(shown, text, line, column,
-                                               f"the JSON nests deeper than {MAX_DEPTH} levels; a GraphWalker model "
-                                               "needs about 6")])
-            stack.append([here, c == "{", 0 if c == "[" else None, c == "{"])
-        elif (c == "-" or c.isdigit()) and pos - start > MAX_DIGITS:
-            raise LocatedError([problem_at(shown, text, line, column,
-                                           f"a number of {pos - start} characters; mbt reads numbers of up to "
-                                           f"{MAX_DIGITS}")])
-    if comments:
-        pieces, last = [], 0
-        for a, b in comments:
-            pieces += [text[last:a], re.sub(r"[^\n]", " ", text[a:b])]
-            last = b
-        text = "".join(pieces) + text[last:]
+@dataclass
+class _Doc:
+    """One GraphWalker file read: its document, where each value starts and ends, and the lines holding parts of
+    more than one element (a minified file: there, spans and notes carry columns to tell the elements apart)."""
+
+    shown: str
+    text: str
+    data: Any
+    positions: Positions
+    ends: Ends
+    title: str  # the document's `name`, else the file's stem
+    source: str = "graphwalker"  # the DSL `source` that cites it
+    source_path: str = ""  # relative to where the DSL lives
+    shared_lines: set[int] = field(default_factory=set)
+
+
+def read_document(path: str | Path) -> _Doc:
+    """A GraphWalker JSON or yEd GraphML file, read into GraphWalker's JSON document shape with its positions."""
+    from mbt.parsing.loader import read_text
+
+    shown = str(path)
+    text = read_text(Path(path), shown)
+    if Path(path).suffix.lower() == ".graphml":
+        from mbt.importers.graphml import read_graphml
+
+        data, positions, ends = read_graphml(text, shown)
+    else:
+        data, positions, ends = read_json(text, shown)
+    name = data.get("name") if isinstance(data, dict) else None
+    doc = _Doc(shown, text, data, positions, ends, name if isinstance(name, str) and name else Path(path).stem)
+    doc.shared_lines = _shared_lines(doc)
+    return doc
+
+
+def _model_places(doc: _Doc) -> list[tuple[Any, Path_]]:
+    """The document's models, each with its place (not yet checked to be objects)."""
+    data = doc.data
+    models = data.get("models") if isinstance(data, dict) else None
+    if isinstance(data, dict) and models is None and "vertices" in data:
+        return [(data, ())]  # a single model object, without the outer wrapper
+    if not isinstance(models, list) or not models:
+        raise LocatedError([Problem(doc.shown, 1, 1, "not a GraphWalker model: expected `models: [...]` with "
+                                                     "vertices and edges")])
+    return [(m, ("models", i)) for i, m in enumerate(models)]
+
+
+def _parts(model: Any, key: str) -> list[dict]:
+    value = model.get(key) if isinstance(model, dict) else None
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _shared_lines(doc: _Doc) -> set[int]:
+    """Lines where the ids or names of two elements (models, vertices, edges) are: one linear pass."""
     try:
-        return json.loads(text), positions
-    except json.JSONDecodeError as err:
-        raise LocatedError([problem_at(shown, text, err.lineno, err.colno, f"not valid JSON: {err.msg}")]) from None
+        models = _model_places(doc)
+    except LocatedError:
+        return set()  # conversion reports it
+    owner: dict[int, Path_] = {}
+    shared: set[int] = set()
+    for model, place in models:
+        places = [place] + [(*place, key, i) for key in ("vertices", "edges")
+                            for i in range(len(model.get(key)) if isinstance(model, dict)
+                                           and isinstance(model.get(key), list) else 0)]
+        for p in places:
+            for key in ("id", "name"):
+                at = doc.positions.get((*p, key))
+                if at is not None and owner.setdefault(at[0], p) != p:
+                    shared.add(at[0])
+    return shared
 
 
-def _no_lone_surrogate(text: str, start: int, end: int, shown: str, line: int, column: int) -> None:
-    # `"\ud800"` is valid JSON but no text: it could not be written, printed or compared; refuse it where it is.
+def _shared_names(doc: _Doc) -> set[str]:
     try:
-        value = json.loads(text[start:end])
-    except json.JSONDecodeError:
-        return  # json.loads of the whole text reports it
-    if _SURROGATE.search(value):
-        raise LocatedError([problem_at(shown, text, line, column, "a string holds a lone UTF-16 surrogate "
-                                                                 "(`\\ud800`-`\\udfff` escape): not text")])
+        models = _model_places(doc)
+    except LocatedError:
+        return set()
+    return {v["sharedState"] for model, _ in models for v in _parts(model, "vertices")
+            if isinstance(v.get("sharedState"), str) and v["sharedState"] and not _Converter.blocked(v)}
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+def link_groups(docs: list[_Doc]) -> list[list[int]]:
+    """The files GraphWalker would link, as groups of indices in the order given: files are linked when they share
+    a state name (directly or through another file); a file that shares none with the others is a group alone."""
+    parent = list(range(len(docs)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[str, int] = {}
+    for i, doc in enumerate(docs):
+        for name in sorted(_shared_names(doc)):
+            if name in first:
+                a, b = find(first[name]), find(i)
+                parent[max(a, b)] = min(a, b)
+            else:
+                first[name] = i
+    groups: dict[int, list[int]] = {}
+    for i in range(len(docs)):
+        groups.setdefault(find(i), []).append(i)
+    return list(groups.values())
+
+
+def _read_all(paths: list[str | Path]) -> list[_Doc]:
+    """Every file read; the problems of all of them reported together."""
+    docs, problems = [], []
+    for path in paths:
+        try:
+            docs.append(read_document(path))
+        except LocatedError as err:
+            problems.extend(err.problems)
+    if problems:
+        raise LocatedError(problems)
+    return docs
+
+
+def _cite(docs: list[_Doc], folder: Path) -> None:
+    """Each file's `source` name and path relative to `folder`: `graphwalker` for one file, else one per file."""
+    used: set[str] = set()
+    for doc in docs:
+        doc.source = "graphwalker" if len(docs) == 1 else Names().unique(f"graphwalker_{Path(doc.shown).stem}",
+                                                                          "graphwalker", used)
+        doc.source_path = os.path.relpath(Path(doc.shown).resolve(), folder.resolve()).replace(os.sep, "/")
 
 
 # ---------------------------------------------------------------- conversion
@@ -360,75 +401,97 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def import_graphwalker(path: str | Path, relative_to: str | Path | None = None) -> GraphWalkerImport:
     """Convert a GraphWalker JSON (or yEd GraphML) file. `relative_to`: the folder the DSL will live in (for the
     `source` path)."""
-    from mbt.parsing.loader import read_text
-
-    shown = str(path)
-    text = read_text(Path(path), shown)
-    if Path(path).suffix.lower() == ".graphml":
-        from mbt.importers.graphml import read_graphml
-
-        data, positions = read_graphml(text, shown)
-    else:
-        data, positions = read_json(text, shown)
-    folder = Path(relative_to) if relative_to is not None else Path(path).resolve().parent
-    source_path = os.path.relpath(Path(path).resolve(), folder.resolve()).replace(os.sep, "/")
-    return convert(data, positions, shown, text, source_path, Path(path).name)
+    return import_graphwalker_files([path], relative_to)
 
 
-def convert(data: Any, positions: Positions, shown: str, text: str, source_path: str, title: str) -> GraphWalkerImport:
-    """GraphWalker's document (as JSON data, with where each value is) into DSL text, read back before it is
-    returned so what `mbt import graphwalker` writes is a valid model."""
-    from mbt.parsing.loader import parse_text
-
-    base: Path_ = ("models",)
-    models = data.get("models") if isinstance(data, dict) else None
-    if isinstance(data, dict) and models is None and "vertices" in data:
-        models, base = [data], ()  # a single model object, without the outer wrapper
-    if not isinstance(models, list) or not models:
-        raise LocatedError([Problem(shown, 1, 1, "not a GraphWalker model: expected `models: [...]` with vertices "
-                                                 "and edges")])
-    converter = _Converter(shown, text, positions)
-    places = [(*base, i) if base else () for i in range(len(models))]
-    for model, place in zip(models, places):
-        converter.need(place, model, dict, "a model must be a JSON object")
-    head = [f"# Imported from GraphWalker: {title}. Guards and actions outside the translated JavaScript",
-            "# subset are kept as `unspecified` notes with their original text.",
-            f"source graphwalker {dsl_string(source_path)}", ""]
-    converter.emit(head)
-    names: list[str] = []
-    shared = any(isinstance(v, dict) and v.get("sharedState") for m in models
-                 for v in (m.get("vertices") if isinstance(m.get("vertices"), list) else []))
-    if shared and len(models) > 1:
-        # Shared states are where GraphWalker's runs cross models: the models become one fsm, each shared state
-        # one state, so a run can go on in any model that shares it.
-        names.append(converter.fsm(list(zip(models, places)), data.get("name") if isinstance(data, dict) else None))
-    else:
-        for model, place in zip(models, places):
-            names.append(converter.fsm([(model, place)], None))
-    out = "\n".join(text_ for text_, _ in converter.out)
-    located = {n: where for n, (_, where) in enumerate(converter.out, start=1) if where is not None}
-
-    def locate(line: int, column: int) -> Location:
-        where = located.get(line, (1, 1))
-        return Location(file=shown, line=where[0], column=where[1])
-
-    try:
-        read_back = parse_text(out, shown, locate=locate, shown_text=text)
-    except LocatedError as err:
-        # E.g. a variable used as a number in one place and as text in another: say what, in the converted line.
-        first = err.problems[0]
-        dsl_line = next((n for n, where in located.items() if where == (first.line, first.column)), 0)
-        shown_line = out.splitlines()[dsl_line - 1].strip() if dsl_line else ""
-        raise LocatedError([Problem(shown, first.line, first.column, f"the converted model does not type-check: "
-                                    f"{first.message}" + (f" (in the converted line `{shown_line}`)"
-                                                          if shown_line else ""))]) from None
-    return GraphWalkerImport(out, names, sorted(converter.notes, key=lambda n: n.line), locate, read_back)
+def import_graphwalker_files(paths: list[str | Path], relative_to: str | Path | None = None) -> GraphWalkerImport:
+    """Convert GraphWalker files given together (GraphWalker's `-m a.json ... -m b.json ...`) into one DSL text:
+    files linked by shared states become one fsm, the others are converted each on its own."""
+    docs = _read_all(paths)
+    _cite(docs, Path(relative_to) if relative_to is not None else Path(paths[0]).resolve().parent)
+    return convert(docs, link_groups(docs))
 
 
 def load_graphwalker(path: str | Path):
     """A GraphWalker JSON or GraphML file read as a model file (`mbt coverage --model FILE.json`): every position
     is the JSON's (or GraphML's), not the converted DSL's."""
-    return import_graphwalker(path).model_file  # read back once, with the positions of the user's file
+    return load_graphwalker_files([path])[0]
+
+
+def load_graphwalker_files(paths: list[str | Path]) -> list:
+    """GraphWalker files given together (`--model a.json b.graphml`, a folder), read as model files: one per group
+    of files linked by shared states, named after the group's first file; every position is in its own file."""
+    docs = _read_all(paths)
+    out = []
+    for group in link_groups(docs):
+        members = [docs[i] for i in group]
+        _cite(members, Path(members[0].shown).resolve().parent)
+        out.append(convert(members, [list(range(len(members)))]).model_file)  # read back once, with real positions
+    return out
+
+
+def looks_like_graphwalker(path: Path) -> bool:
+    """Whether a `.json` or `.graphml` file found in a folder is a GraphWalker model (other JSON files there are
+    goldens or runs; other GraphML files another tool's): its first 64 KB show a JSON object with `vertices`, or
+    yEd's GraphML namespace."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(65536).decode("utf-8", "ignore")
+    except OSError:
+        return False
+    if path.suffix.lower() == ".graphml":
+        return "<graphml" in head and "http://www.yworks.com/xml/graphml" in head
+    return re.match(r"(?:\s|/\*.*?\*/|//[^\n]*)*\{", head, re.S) is not None and \
+        re.search(r'"vertices"\s*:\s*\[', head) is not None
+
+
+def convert(docs: list[_Doc], groups: list[list[int]]) -> GraphWalkerImport:
+    """GraphWalker documents (JSON data, with where each value is) into one DSL text, a group of linked files as
+    one fsm; read back before it is returned, so what `mbt import graphwalker` writes is a valid model."""
+    from mbt.parsing.loader import parse_text
+
+    converter = _Converter(docs)
+    models = [converter.models(d) for d in range(len(docs))]
+    title = ", ".join(Path(doc.shown).name for doc in docs)
+    converter.emit([f"# Imported from GraphWalker: {title}. Guards and actions outside the translated JavaScript",
+                    "# subset are kept as `unspecified` notes with their original text."]
+                   + [f"source {doc.source} {dsl_string(doc.source_path)}" for doc in docs] + [""])
+    names: list[str] = []
+    for group in groups:
+        if len(group) > 1:
+            # Files linked by shared states: every model of them is one member of one fsm, as in one file.
+            converter.note((group[0],), f"{', '.join(Path(docs[d].shown).name for d in group)}: linked through "
+                                        "shared states into one fsm (a run goes on in any model that shares a state)")
+            names.append(converter.fsm([m for d in group for m in models[d]],
+                                       "_".join(Names.clean(docs[d].title, "model") for d in group)))
+            continue
+        (d,) = group
+        data = docs[d].data
+        shared = any(v.get("sharedState") for m, _ in models[d] for v in _parts(m, "vertices"))
+        if shared and len(models[d]) > 1:
+            # Shared states are where GraphWalker's runs cross models: the models become one fsm, each shared state
+            # one state, so a run can go on in any model that shares it.
+            names.append(converter.fsm(models[d], data.get("name") if isinstance(data, dict) else None))
+        else:
+            for member in models[d]:
+                names.append(converter.fsm([member], None))
+    out = "\n".join(text_ for text_, _ in converter.out)
+    located = {n: where for n, (_, where) in enumerate(converter.out, start=1) if where is not None}
+    main = docs[groups[0][0]]
+
+    def locate(line: int, column: int) -> Location:
+        where = located.get(line)
+        if where is None:
+            return Location(file=main.shown, line=1, column=1)
+        return Location(file=docs[where[0]].shown, line=where[1], column=where[2])
+
+    try:
+        read_back = parse_text(out, main.shown, locate=locate, shown_text=main.text)
+    except LocatedError:
+        raise converter.explain(out, located) from None
+    order = {doc.shown: i for i, doc in enumerate(docs)}
+    notes = sorted(converter.notes, key=lambda n: (order.get(n.file, 0), n.line, n.column or 0))
+    return GraphWalkerImport(out, names, notes, locate, read_back)
 
 
 @dataclass
@@ -444,23 +507,30 @@ class _Edge:
 
 
 class _Converter:
-    def __init__(self, path: str, text: str, positions: Positions):
-        self.path, self.text, self.positions = path, text, positions
+    def __init__(self, docs: list[_Doc]):
+        self.docs = docs
         self.notes: list[Note] = []
-        self.out: list[tuple[str, tuple[int, int] | None]] = []  # DSL lines, each with the place it comes from
+        # DSL lines, each with the place it comes from: (file index, line, column)
+        self.out: list[tuple[str, tuple[int, int, int] | None]] = []
         self.used_models: set[str] = set()
 
-    # ---- where things are
+    # ---- where things are (a place starts with its file's index: (0, "models", 2, "edges", 5, "id"))
+
+    def where(self, place: Path_) -> tuple[_Doc, int, int]:
+        """The file, line and column of the value at `place`, or of the nearest enclosing one."""
+        doc = self.docs[place[0]]
+        inner = place[1:]
+        while inner not in doc.positions and inner:
+            inner = inner[:-1]
+        line, column = doc.positions.get(inner, (1, 1))
+        return doc, line, column
 
     def at(self, place: Path_) -> tuple[int, int]:
-        """The (line, column) of the value at `place`, or of the nearest enclosing one."""
-        while place not in self.positions and place:
-            place = place[:-1]
-        return self.positions.get(place, (1, 1))
+        return self.where(place)[1:]
 
     def fail(self, place: Path_, message: str) -> LocatedError:
-        line, column = self.at(place)
-        return LocatedError([problem_at(self.path, self.text, line, column, message)])
+        doc, line, column = self.where(place)
+        return LocatedError([problem_at(doc.shown, doc.text, line, column, message)])
 
     def need(self, place: Path_, value: Any, kind: type | tuple, message: str) -> None:
         if not isinstance(value, kind) or isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple)
@@ -468,23 +538,60 @@ class _Converter:
             raise self.fail(place, message)
 
     def note(self, place: Path_, message: str) -> None:
-        self.notes.append(Note(self.at(place)[0], message))
+        doc, line, column = self.where(place)
+        self.notes.append(Note(line, message, doc.shown, column if line in doc.shared_lines else None))
 
     def emit(self, lines: list[str], place: Path_ | None = None) -> None:
-        where = self.at(place) if place is not None else None
+        where = (place[0], *self.at(place)) if place is not None else None
         self.out += [(line, where) for line in lines]
 
     def span(self, place: Path_, element: dict) -> str:
-        line = self.at((*place, "id"))[0] if "id" in element else self.at(place)[0]
-        name = element.get("name")
-        if isinstance(name, str) and name and (*place, "name") in self.positions:
-            name_line = self.positions[(*place, "name")][0]
-            # Quote the name when the file spells it as is (mbt check finds the quote in those lines).
-            if json.dumps(name, ensure_ascii=False)[1:-1] == name and abs(name_line - line) <= 20:
-                lo, hi = min(line, name_line), max(line, name_line)
-                return f"@graphwalker:{lo}-{hi} {dsl_string(name)}" if hi != lo else \
-                    f"@graphwalker:{lo} {dsl_string(name)}"
-        return f"@graphwalker:{line}"
+        """`@SOURCE:LINES "name"` from the element's id to its name; with columns where its lines hold another
+        element too (a minified file), so each element cites its own characters."""
+        doc, inner = self.docs[place[0]], place[1:]
+        first = doc.positions.get((*inner, "id")) if "id" in element else None
+        first = first or self.at(place)
+        last = doc.ends.get((*inner, "id"), first) if "id" in element else first
+        name, name_at = element.get("name"), doc.positions.get((*inner, "name"))
+        quote = None
+        # Quote the name when the file spells it as is (mbt check finds the quote in those lines).
+        if isinstance(name, str) and name and name_at is not None and \
+                json.dumps(name, ensure_ascii=False)[1:-1] == name and abs(name_at[0] - first[0]) <= 20:
+            quote = name
+            first, last = min(first, name_at), max(last, doc.ends.get((*inner, "name"), name_at))
+        if any(n in doc.shared_lines for n in range(first[0], last[0] + 1)):
+            cited = f"{first[0]}:{first[1]}-{last[0]}:{last[1]}"
+        else:
+            cited = f"{first[0]}" + (f"-{last[0]}" if last[0] != first[0] else "")
+        return f"@{doc.source}:{cited}" + (f" {dsl_string(quote)}" if quote else "")
+
+    def explain(self, out: str, located: dict) -> LocatedError:
+        """The converted text failed to read back (e.g. a variable used as a number in one place and as text in
+        another): the problem at the GraphWalker element the failing line comes from, in that element's file.
+        The text is read once more without positions to know which converted line that is."""
+        from mbt.parsing.loader import parse_text
+
+        try:
+            parse_text(out, "converted")
+        except LocatedError as err:
+            first = err.problems[0]
+        else:  # pragma: no cover - the same text fails the same way
+            first = Problem("converted", 0, 0, "unknown problem")
+        where = located.get(first.line)
+        doc, line, column = (self.docs[where[0]], where[1], where[2]) if where else (self.docs[0], 1, 1)
+        shown_line = out.splitlines()[first.line - 1].strip() if 1 <= first.line <= len(out.splitlines()) else ""
+        return LocatedError([problem_at(doc.shown, doc.text, line, column,
+                                        f"the converted model does not type-check: {first.message}"
+                                        + (f" (in the converted line `{shown_line}`)" if shown_line else ""))])
+
+    def models(self, d: int) -> list[tuple[dict, Path_]]:
+        """The models of file `d`, each an object, with their places."""
+        out = []
+        for model, place in _model_places(self.docs[d]):
+            self.need((d, *place), model, dict, "a model must be a JSON object")
+            out.append((model, (d, *place)))
+        return out
+
 
     # ---- shapes
 
@@ -524,19 +631,27 @@ class _Converter:
 
     def fsm(self, members: list[tuple[dict, Path_]], file_name: Any) -> str:
         names = Names()
-        titles = [str(m.get("name") or f"model {p[-1] + 1 if p else 1}") for m, p in members]
+        titles = [str(m.get("name") or f"model {p[-1] + 1 if len(p) > 1 else 1}") for m, p in members]
         merged = len(members) > 1
         title = str(file_name) if merged and file_name else " + ".join(titles) if merged else titles[0]
         name = names.unique(title, "model", self.used_models)
         for (model, place), model_title in zip(members, titles):
             self.need((*place, "name"), _text_or_empty(model.get("name")), str,
                       f"model `{model_title}`: `name` must be a string")
+        # Each model is a JavaScript context of its own, named after the model (two files may both hold `Login`).
+        used_scopes: set[str] = set()
+        scopes = [names.unique(model_title, "model", used_scopes) for model_title in titles]
+        sharers: dict[str, set[int]] = {}  # sharedState name -> the members with a vertex sharing it
+        for k, (model, _) in enumerate(members):
+            for v in _parts(model, "vertices"):
+                if isinstance(v.get("sharedState"), str) and v["sharedState"] and not self.blocked(v):
+                    sharers.setdefault(v["sharedState"], set()).add(k)
         if merged:
             # Local variables used by more than one model are told apart by their model's name.
-            seen: dict[str, set[str]] = {}
-            for (model, _), model_title in zip(members, titles):
+            seen: dict[str, set[int]] = {}
+            for k, (model, _) in enumerate(members):
                 for raw in _identifiers(model):
-                    seen.setdefault(raw, set()).add(model_title)
+                    seen.setdefault(raw, set()).add(k)
             names.collide = {raw for raw, where in seen.items() if len(where) > 1}
         states: dict[tuple[int, str], str] = {}  # (member, vertex id) -> DSL state
         vertex_of: dict[str, tuple[Path_, dict, list[str]]] = {}  # DSL state -> its first vertex, and all tags
@@ -546,13 +661,16 @@ class _Converter:
         variables: dict[str, dict] = {}  # DSL name -> {"init", "types", "consts", "steps"}
         initial: str | None = None
         start_edge: _Edge | None = None
+        started: int | None = None  # the member whose start element starts the fsm
         counts: dict[tuple[str, str], list[Path_]] = {}  # (model, unused property) -> where
 
-        def var(raw: str) -> dict:
-            return variables.setdefault(names.variable(raw), {"init": None, "types": [], "consts": [], "steps": []})
+        def var(raw: str, where: Path_) -> dict:
+            """The variable's record; `where`: the value that mentions it (its declaration is located at the first)."""
+            return variables.setdefault(names.variable(raw), {"init": None, "types": [], "consts": [], "steps": [],
+                                                              "place": where})
 
         for k, ((model, place), model_title) in enumerate(zip(members, titles)):
-            names.scope = names.clean(model_title, "model")
+            names.scope = scopes[k]
             blocked_ids = _blocked_ids(model)
             vertices = self.elements(model, place, "vertices", model_title)
             if not vertices:
@@ -591,10 +709,12 @@ class _Converter:
                 vertex_of[state] = (vplace, v, tags)
                 if share and merged:
                     shared_state[share] = state
-                elif share:
-                    self.note(vplace, f"vertex {vid} ({raw_name}): shared state `{share}` is shared with no other "
-                                      "model of this file (mbt reads one file; put the models that share states in "
-                                      "one file to link them)")
+                if share and len(sharers.get(share, ())) < 2:
+                    self.note((*vplace, "sharedState"), f"vertex {vid} ({raw_name}): shared state `{share}` is shared with no other "
+                                      "model of this file or of the files given with it, so it is an ordinary state "
+                                      "here (GraphWalker links models only through a state two of them share: give "
+                                      "the file that shares it too, `mbt import graphwalker a.json b.json` or "
+                                      "`--model` on both)")
                 if v.get("actions"):
                     self.note(vplace, f"vertex {vid} ({raw_name}): vertex actions are not translated")
             # Model-level actions initialise the model's variables.
@@ -606,7 +726,7 @@ class _Converter:
                     self.note(place, f"model `{model_title}`: start action `{statement}` not translated: {err}")
                     continue
                 if kind == "set" and value[0] in ("num", "str", "bool"):
-                    info = var(target)
+                    info = var(target, (*place, "actions"))
                     info["init"] = value
                     info["types"].append(value[0])
                     info["consts"].append(value[1])
@@ -658,18 +778,18 @@ class _Converter:
                 edge = _Edge(eplace, e, str(_text_or_empty(e.get("name"))),
                              states[(k, source)] if source is not None else None, states[(k, target)], names.scope)
                 if eid is not None and eid == start_id and initial is None and start_edge is None:
-                    start_edge = edge
+                    start_edge, started = edge, k
                 if edge.source is None and edge is not start_edge:
                     self.note(eplace, f"{label} has no source vertex and is not the start element; not imported")
                     continue
                 edges.append(edge)
             if start_id is not None and initial is None and start_edge is None:
                 if (k, start_id) in states:
-                    initial = states[(k, start_id)]
+                    initial, started = states[(k, start_id)], k
                 else:
                     raise self.fail((*place, "startElementId"), f"model `{model_title}`: startElementId "
                                                                 f"{start_id!r} is neither a vertex nor an edge")
-            elif start_id is not None and k > 0:
+            elif start_id is not None and started != k:
                 self.note((*place, "startElementId"), f"model `{model_title}`: its start element is not used; the "
                                                       "merged model starts where the first model does")
         for (model_title, key), where in sorted(counts.items()):
@@ -680,11 +800,11 @@ class _Converter:
             self.note(where[0], f"model `{model_title}`: {len(where)} `{key}` value(s) not imported: {why}")
 
         # The start: a vertex, or an edge walked first (GraphWalker starts before it): a state of our own leads in.
-        lines_out: list[str] = []
+        lines_out: list[tuple[str, Path_ | None]] = []
         transitions: list[tuple[_Edge, str | None]] = []  # (edge, its source state; None: the start edge)
         if start_edge is not None:
             initial = names.unique("start", "start", used_states)
-            lines_out.append(f"  state {initial} initial inferred")
+            lines_out.append((f"  state {initial} initial inferred", (*start_edge.place, "id")))
             transitions.append((start_edge, initial))
         if initial is None:
             first = next(iter(vertex_of))
@@ -729,9 +849,9 @@ class _Converter:
         if generator:
             out_lines.append((f"  # GraphWalker generator: {_comment(str(generator))}", None))
         for dsl_name, info in sorted(variables.items()):
-            out_lines.append((f"  var {dsl_name}: {self.type_text(dsl_name, info, members[0][1])}"
-                              f"{_initial_text(info)}", members[0][1]))
-        out_lines += [(line, None) for line in lines_out]
+            out_lines.append((f"  var {dsl_name}: {self.type_text(dsl_name, info)}{_initial_text(info)}",
+                              info["place"]))
+        out_lines += lines_out
         has_out = {source for _, source in transitions}
         for state, (vplace, v, tags) in vertex_of.items():
             flags = " initial" if state == initial else ""
@@ -739,8 +859,11 @@ class _Converter:
                 flags += " final"
             annotations = [self.span(vplace, v)] + [f"tag {dsl_string(t)}" for t in tags]
             out_lines.append((f"  state {state}{flags} {' '.join(annotations)}", (*vplace, "id")))
-        for event in dict.fromkeys(event_of):  # each once, in the order of the transitions
-            out_lines.append((f"  event {event}", None))
+        first_edge: dict[str, Path_] = {}
+        for (e, _), event in zip(transitions, event_of):
+            first_edge.setdefault(event, (*e.place, "id"))
+        for event, place in first_edge.items():  # each once, in the order of the transitions, at its first edge
+            out_lines.append((f"  event {event}", place))
         out_lines += body
         out_lines.append(("}", None))
         for line, place in out_lines:
@@ -748,7 +871,8 @@ class _Converter:
         self.emit([""])
         return name
 
-    def transition(self, e: _Edge, source: str, event: str, names: Names, var: Callable[[str], dict]) -> str:
+    def transition(self, e: _Edge, source: str, event: str, names: Names,
+                   var: Callable[[str, Path_], dict]) -> str:
         label = f"edge {e.raw.get('id')} ({e.name or 'unnamed'})"
         guard_text, action_texts, untranslated = "", [], []
         guard = e.raw.get("guard")
@@ -761,9 +885,9 @@ class _Converter:
                 parser = _Expr(toks, names)
                 guard_text = f" [{parser.parse()}]"
                 for raw in parser.used:
-                    var(raw)
+                    var(raw, (*e.place, "guard"))
                 for raw, consts in parser.constants.items():
-                    info = var(raw)
+                    info = var(raw, (*e.place, "guard"))
                     info["consts"] += consts
                     info["types"] += [_kind_of(c) for c in consts]
                 bounds = _conjunct_bounds(toks)
@@ -775,7 +899,7 @@ class _Converter:
                                                   f"{label}: `actions`")):
             try:
                 action, raw, info_update = self.action(statement, names)
-                info = var(raw)
+                info = var(raw, (*e.place, "actions"))
                 for key, value in info_update.items():
                     if key == "step":
                         info["steps"].append((value, bounds.get(raw), e.place))
@@ -806,7 +930,7 @@ class _Converter:
         parser = _Expr(value[1], names)
         return f"{dsl_target} := {parser.parse()}", target, {}
 
-    def type_text(self, dsl_name: str, info: dict, place: Path_) -> str:
+    def type_text(self, dsl_name: str, info: dict) -> str:
         """The DSL type of a variable. A counter's range is sound when every step of it is guarded (`x < 3` before
         `x++` bounds it by 3); an unguarded counter is unbounded in GraphWalker, so mbt explores a window of it
         (COUNTER_WINDOW steps past its constants) and says so."""

@@ -79,6 +79,8 @@ class TraceRow(BaseModel):
     document: str | None = None  # its path
     line_start: int | None = None  # the span resolved in the document (the quote's lines when it is found)
     line_end: int | None = None
+    column_start: int | None = None  # a span with columns (a minified file): the characters it cites
+    column_end: int | None = None  # included
     quote: str | None = None
     found: bool = True  # False: the quote is not in the document (drift; `mbt check` says more)
     coverage: Literal["verified", "exercised", "uncovered", "infeasible", "waived"]

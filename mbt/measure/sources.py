@@ -14,7 +14,7 @@ from mbt.measure.coverage import ModelCoverage
 from mbt.measure.numbers import Numbers
 from mbt.measure.review import DocumentCoverage, SilentPart, SourceCoverage, SourceUnit, UnitStatus, UnusedExclusion
 from mbt.model.common import Annotated, ModelBase, Span, Status
-from mbt.sources import SourceError, load_document, source_path
+from mbt.sources import SourceError, load_document, quote_pattern, source_path
 
 YAML_SUFFIXES = (".yaml", ".yml")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -169,11 +169,6 @@ def document_format(path: str) -> str:
 # ------------------------------------------------------------------ spans resolved to characters
 
 
-def quote_pattern(quote: str) -> re.Pattern | None:
-    words = quote.split()
-    return re.compile(r"\s+".join(re.escape(w) for w in words)) if words else None
-
-
 @dataclass
 class Resolved:
     start: int
@@ -181,6 +176,8 @@ class Resolved:
     line_start: int
     line_end: int
     found: bool  # False: the quote is not in the document (lines used instead, when given)
+    column_start: int | None = None  # a span with columns: the first and last column it cites
+    column_end: int | None = None
 
 
 def resolve_span(span: Span, text: str, starts: list[int]) -> Resolved | None:
@@ -195,6 +192,17 @@ def resolve_span(span: Span, text: str, starts: list[int]) -> Resolved | None:
         return max(1, min(bisect.bisect_right(starts, offset), line_count))
 
     lines = None
+    if span.has_columns and span.line_start is not None and 1 <= span.line_start <= line_count:
+        # Columns cite exactly those characters (a minified file holds every element on one line).
+        first = span.line_start
+        last = max(first, min(span.line_end or first, line_count))
+        lo = min(starts[first - 1] + (span.column_start or 1) - 1, starts[first])
+        end_of_last = starts[last - 1] + len(text[starts[last - 1]:starts[last]].rstrip("\r\n"))
+        hi = max(lo, min(starts[last - 1] + span.column_end, end_of_last) if span.column_end is not None
+                 else end_of_last)
+        pattern = quote_pattern(span.quote) if span.quote else None
+        return Resolved(lo, hi, first, last, pattern is None or pattern.search(text, lo, hi) is not None,
+                        lo - starts[first - 1] + 1, hi - starts[last - 1])
     if span.line_start is not None:
         first = max(1, min(span.line_start, line_count))
         last = max(first, min(span.line_end or span.line_start, line_count))

@@ -94,7 +94,9 @@ def trace_rows(models: list[ModelBase], coverage: list[ModelCoverage], resolved:
                 r = resolved.get((mc.model, e.id))
                 if r is not None:
                     row.line_start, row.line_end, row.found = r.line_start, r.line_end, r.found
+                    row.column_start, row.column_end = r.column_start, r.column_end
                 else:
                     row.line_start, row.line_end = e.span.line_start, e.span.line_end
+                    row.column_start, row.column_end = e.span.column_start, e.span.column_end
             rows.append(row)
     return rows

@@ -53,20 +53,36 @@ class SourceDecl(BaseModel):
 
 
 class Span(BaseModel):
-    """A citation of a source document: a line range, an exact quote, or both."""
+    """A citation of a source document: a line range (optionally from a column to a column), an exact quote, or
+    both. Columns count characters from 1; the end column is included; a missing start column is 1, a missing end
+    column the end of its line."""
 
     source: str
     line_start: int | None = None
     line_end: int | None = None
     quote: str | None = None
     loc: Location
+    column_start: int | None = None
+    column_end: int | None = None
+
+    @property
+    def has_columns(self) -> bool:
+        return self.line_start is not None and (self.column_start is not None or self.column_end is not None)
+
+    def range_text(self) -> str:
+        """`12`, `12-14`, or with columns `3:5-3:40` (a missing column left out: `3:5-4`)."""
+        if self.line_start is None:
+            return ""
+        end = self.line_end if self.line_end is not None else self.line_start
+        if not self.has_columns:
+            return f"{self.line_start}" + (f"-{end}" if end != self.line_start else "")
+        first = f"{self.line_start}" + (f":{self.column_start}" if self.column_start is not None else "")
+        return f"{first}-{end}" + (f":{self.column_end}" if self.column_end is not None else "")
 
     def describe(self) -> str:
         where = self.source
         if self.line_start is not None:
-            where += f":{self.line_start}"
-            if self.line_end is not None and self.line_end != self.line_start:
-                where += f"-{self.line_end}"
+            where += f":{self.range_text()}"
         if self.quote:
             where += f' "{self.quote}"'
         return where

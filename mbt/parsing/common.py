@@ -165,11 +165,13 @@ class CommonRules:
     # ---- annotations
     @v_args(meta=True)
     def span(self, meta, children):
-        source, start, end, quote = children
+        source, start, start_column, end, end_column, quote = children
         return ("span", Span(
             source=str(source),
             line_start=int(start) if start is not None else None,
             line_end=int(end) if end is not None else (int(start) if start is not None else None),
+            column_start=int(start_column) if start_column is not None else None,
+            column_end=int(end_column) if end_column is not None else None,
             quote=unquote(quote) if quote is not None else None,
             loc=self.loc(meta),
         ))

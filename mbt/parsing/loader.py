@@ -202,6 +202,10 @@ def check_span_sources(model: ModelBase, sources: dict[str, SourceDecl], path: s
         if span is not None and span.line_start is not None and span.line_end < span.line_start:
             problems.append(problem_at(path, text, span.loc.line, span.loc.column,
                                        f"span line range {span.line_start}-{span.line_end} runs backwards"))
+        elif (span is not None and span.line_start == span.line_end and span.column_start is not None
+              and span.column_end is not None and span.column_end < span.column_start):
+            problems.append(problem_at(path, text, span.loc.line, span.loc.column,
+                                       f"span range {span.range_text()} runs backwards"))
     return problems
 
 
@@ -221,7 +225,8 @@ def expand_paths(paths: list[str]) -> list[Path]:
         p = Path(raw)
         if is_folder(p):
             searched = (*suffixes, *importers.searched_suffixes())
-            found.extend(sorted(q for q in p.rglob("*") if q.suffix in searched and q.is_file()))
+            found.extend(sorted(q for q in p.rglob("*") if q.suffix in searched and q.is_file()
+                                and (q.suffix in suffixes or _found_in_folder(q))))
         else:
             if exists(p) and p.suffix not in (*suffixes, *importers.all_suffixes()):
                 raise LocatedError([Problem(raw, 1, 1, f"not a model file (mbt reads {', '.join(suffixes)}, "
@@ -230,12 +235,28 @@ def expand_paths(paths: list[str]) -> list[Path]:
     return found
 
 
+def _found_in_folder(path: Path) -> bool:
+    importer = importers.importer_for(path.suffix)
+    return importer is not None and importer.found_in_folder(path)
+
+
 def load_paths(paths: list[str]) -> list[ModelFile]:
-    """Load every model file; problems from all files are reported together."""
+    """Load every model file; problems from all files are reported together. The files of an importer that reads
+    them together (GraphWalker's, linked by shared states) are read in one call, where the first of them is."""
     files, problems = [], []
-    for path in expand_paths(paths):
+    expanded = expand_paths(paths)
+    together: dict[str, list[Path]] = {}
+    for path in expanded:
+        importer = importers.importer_for(path.suffix)
+        if importer is not None and importer.group_loader is not None:
+            together.setdefault(importer.group_loader, []).append(path)
+    for path in expanded:
+        importer = importers.importer_for(path.suffix)
         try:
-            files.append(load_file(path, link=False))
+            if importer is None or importer.group_loader is None:
+                files.append(load_file(path, link=False))
+            elif together.get(importer.group_loader, [None])[0] == path:
+                files.extend(importer.load_group()(together.pop(importer.group_loader)))
         except LocatedError as err:
             problems.extend(err.problems)
     if not problems:

@@ -70,5 +70,17 @@ def _excess(s) -> str:
     if s.steps < s.optimum_steps:  # pragma: no cover - a suite that respects the guards is a guard-free cover too
         return f"{s.optimum_steps - s.steps} steps under the guard-free figure: an mbt bug, please report it"
     extra = s.steps - s.optimum_steps
-    return (f"+{extra} step{'s' if extra != 1 else ''} over the guard-free bound: guards forced detours or restarts, or "
-            "a shorter order was missed; the exact optimum is computed only where the configuration space is small")
+    over = f"+{_plural(extra, 'step')} over the guard-free bound"
+    if s.guarded_lower_bound is not None:
+        # The exact search stopped early, but what it proved is said: a lower bound respecting the guards.
+        low = s.guarded_lower_bound
+        cost = (f"; the guards cost at least {_plural(low - s.optimum_steps, 'step')}" if low > s.optimum_steps
+                else "")
+        if s.steps <= low:
+            return f"{over}, the optimum respecting guards: no suite takes fewer steps{cost}"
+        return (f"{over}; a suite respecting guards takes at least {low} steps{cost}, so up to "
+                f"{_plural(s.steps - low, 'step')} may be a shorter order not found (the exact search stopped after "
+                f"{s.searched:,} states)")
+    why = f" ({s.no_exact})" if s.no_exact else ""
+    return (f"{over}; the exact optimum respecting guards was not computed{why}, so whether the guards or the order "
+            "found cost them is not known")

@@ -149,7 +149,9 @@ def _span(r: TraceRow) -> str:
     if r.source is None:
         return f"({r.status}, no citation)"
     where = r.source
-    if r.line_start is not None:
+    if r.line_start is not None and r.column_start is not None and r.column_end is not None:
+        where += f":{r.line_start}:{r.column_start}-{r.line_end or r.line_start}:{r.column_end}"
+    elif r.line_start is not None:
         where += f":{r.line_start}" + (f"-{r.line_end}" if r.line_end and r.line_end != r.line_start else "")
     if r.quote:
         where += f' "{r.quote}"'

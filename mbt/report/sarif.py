@@ -75,7 +75,7 @@ def _uri(path: str, root: Path) -> dict:
 
 
 def _located(path: str, line: int | None = None, column: int | None = None, end_line: int | None = None,
-              message: str | None = None, *, root: Path) -> dict:
+              message: str | None = None, *, root: Path, end_column: int | None = None) -> dict:
     physical: dict = {"artifactLocation": _uri(path, root)}
     if line:
         region = {"startLine": max(1, line)}
@@ -83,6 +83,8 @@ def _located(path: str, line: int | None = None, column: int | None = None, end_
             region["startColumn"] = max(1, column)
         if end_line and end_line >= line:
             region["endLine"] = end_line
+        if end_column and column:
+            region["endColumn"] = end_column  # SARIF's end column is the one after the region
         physical["region"] = region
     loc: dict = {"physicalLocation": physical}
     if message:
@@ -148,8 +150,9 @@ def coverage_sarif(report: CoverageReport, root: str | None = None) -> str:
             trace = spans.get((m.model, e.id))
             if trace is not None and trace.document and trace.line_start:
                 extra["relatedLocations"] = [dict(id=1, **_location(
-                    trace.document, trace.line_start, None, trace.line_end,
-                    f"cited source: {e.span.describe() if e.span else trace.document}"))]
+                    trace.document, trace.line_start, trace.column_start, trace.line_end,
+                    f"cited source: {e.span.describe() if e.span else trace.document}",
+                    end_column=trace.column_end + 1 if trace.column_end is not None else None))]
             waiver = waivers.get((m.model, e.id))
             if waiver is not None:
                 extra["suppressions"] = [{"kind": "external", "status": "accepted",
