@@ -20,20 +20,6 @@ RUNS = dict(model_paths=[str(ROOT / "models" / "orders.fsm")], run_paths=[str(RO
             gate_path=str(ROOT / "models" / "gates" / "seed-000-release.yaml"))
 
 
-@pytest.fixture
-def started(monkeypatch):
-    """The number of parts handed to forked workers, per Workers made (the goldens' coverage makes one first)."""
-    seen: list[int] = []
-    real = parallel.Workers.__init__
-
-    def spy(self, work, count):
-        seen.append(count - 1)
-        real(self, work, count)
-
-    monkeypatch.setattr(parallel.Workers, "__init__", spy)
-    return seen
-
-
 def judged(tmp_path: Path, jobs: int) -> tuple[str, dict[str, bytes]]:
     """The report as JSON and the regression goldens' files (written to the same folder each time)."""
     out = tmp_path / "regressions"
