@@ -7,17 +7,20 @@ decoding alone, on OTLP/JSON traces of the synthetic model (never asserts).
                                                 # the files are below PARALLEL_MIN_BYTES, to run the parts' code)
 
 The runs are walks of synth.py's model computed with its own semantics (not mbt's), written as OTLP/JSON files of
-1,000 traces each (200 with --quick): user texts bound by the model's `bind text` rules, tool results bound by `bind tool` rules the
-script adds, and the tool calls the model makes, with its arguments. So every run is judged to its end and passes.
+1,000 traces each (200 with --quick): user texts bound by the model's `bind text` rules, tool results bound by
+`bind tool` rules the script adds, and the tool calls the model makes, with its arguments. So every run is judged to
+its end and passes.
 
-Reading + decoding and the judgement are timed in CPU seconds of this process (one core; on a shared machine the
-wall clock also counts the waits for a core); `mbt runs` end to end in wall seconds, with the compiled-model cache
-warm (in the temporary folder, as on a second run) and the gate off.
+Reading + decoding and the judgement are timed in CPU seconds of this process with the cyclic garbage collector
+paused, as in `mbt runs` (one core; on a shared machine the wall clock also counts the waits for a core); `mbt runs`
+end to end in wall seconds, with the compiled-model cache warm (in the temporary folder, as on a second run) and the
+gate off.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -236,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         fsm = loaded.models[0]
         judge = RunJudge(fsm, support("fsm").enumerate(fsm))
 
+        gc.disable()  # as `mbt runs` does (api.collector_paused): the cyclic collector would rescan every run held
         c0 = time.process_time()
         runset = read_runs([str(runs_dir)])
         decode = time.process_time() - c0
@@ -243,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         c0 = time.process_time()
         verdicts = [judge.judge(r) for r in runset.runs]
         judging = time.process_time() - c0
+        gc.enable()
         passed = sum(v.passed for v in verdicts)
         runs = len(runset.runs)
         del runset, verdicts
