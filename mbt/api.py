@@ -332,37 +332,35 @@ def import_graphwalker(paths: str | list[str], output: str | None = None):
 def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] | None = None,
          gate_path: str | None = None, use_gate: bool = True, regressions: str | None = None,
          redact: list[str] | None = None, redact_mode: str = "hash", engine: str = "local",
-         scheduler: str | None = None, jobs: int | None = None):
+         scheduler: str | None = None, jobs: int | None = None, use_cache: bool = True):
     """Observed runs judged on the models (mbt.runs): verdicts, first deviations, run metrics, usage-weighted
-    coverage beside the goldens' coverage, the gate, and regression goldens written under `regressions`. `engine`
-    "dask": the runs' files judged in parts on a Dask cluster (`scheduler`, or a local one of `jobs` workers)."""
+    coverage beside the goldens' coverage, the gate, and regression goldens written under `regressions`. The runs'
+    files are judged in parts at once: by `jobs` processes (default: the machine's cores) when they are large, or with
+    `engine` "dask" on a Dask cluster (`scheduler`, or a local one of `jobs` workers); the report is the same. The
+    compiled models come from the cache (mbt/cache.py) unless `use_cache` is False."""
     from mbt.measure.coverage import GateFailure, GateResult
     from mbt.runs.gate import evaluate_runs
-    from mbt.runs.measure import judge_runs
-    from mbt.runs.reader import read_runs
+    from mbt.runs.parts import judge_in_parts
     from mbt.runs.redact import DEFAULT_KINDS, Redaction
     from mbt.runs.regression import regression_goldens, write_regressions
 
     gate = load_gate(gate_path) if gate_path else None
-    _, models = load_models(model_paths)
+    loaded = load_compiled(model_paths, use_cache)
+    models = loaded.models
     if engine not in ("local", "dask"):
         raise MbtError(f"error: unknown engine `{engine}` (local, dask)")
     if scheduler is not None and engine != "dask":
         raise MbtError("error: --scheduler is an address for --engine dask; add --engine dask")
-    if jobs is not None and engine != "dask":  # one process judges the runs: a --jobs would be ignored silently
-        raise MbtError("error: --jobs is for --engine dask in `mbt runs` (its local cluster's workers)")
     separately, required = (gate.report_separately, gate.required_suites) if gate else ([], [])
     goldens = GoldenStream(golden_paths) if golden_paths else GoldenSet()
     coverage_report = measure(models, goldens)
+    coverage_report.notes += _cache_notes(loaded)
     if engine == "dask":
-        from mbt.runs.parts import judge_in_parts
-
-        with DaskEngine(model_paths, scheduler, jobs, use_cache=False) as cluster:
+        with DaskEngine(model_paths, scheduler, jobs, use_cache) as cluster:
             runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, coverage_report)
-        report = tally.report(runset, coverage_report if golden_paths else None, separately, required)
     else:
-        runset = read_runs(run_paths)
-        report, tally = judge_runs(models, runset, coverage_report, separately, required, bool(golden_paths))
+        runset, tally = judge_in_parts(None, models, model_paths, run_paths, coverage_report, jobs)
+    report = tally.report(runset, coverage_report if golden_paths else None, separately, required)
     if use_gate:
         failures = evaluate_runs(gate, report.metrics, report.suites, len(runset.invalid) + sum(
             r.verdict == "invalid" for r in report.runs))

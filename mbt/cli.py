@@ -350,12 +350,14 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
 @click.option("--scheduler", "scheduler", default=None, metavar="ADDRESS",
               help="With --engine dask: the Dask scheduler, e.g. tcp://host:8786 (default: a local cluster).")
 @click.option("--jobs", "jobs", default=None, type=click.IntRange(min=1), metavar="N",
-              help="With --engine dask: the local cluster's workers (default: the machine's cores), or the parts "
-                   "for a --scheduler.")
+              help="Worker processes judging a large run set (default: the machine's cores; 1: none); with "
+                   "--engine dask, the local cluster's workers, or the parts for a --scheduler.")
+@click.option("--no-cache", "no_cache", is_flag=True,
+              help="Parse and enumerate the models afresh, without the compiled-model cache (also MBT_NO_CACHE=1).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @output_option
-def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_mode, engine, scheduler, jobs, fmt,
-         output) -> None:
+def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_mode, engine, scheduler, jobs, no_cache,
+         fmt, output) -> None:
     """Judge observed runs (traces, transcripts) on models: first deviations, run metrics, usage-weighted coverage,
     the release gate, regression goldens for failing runs."""
     if gate and no_gate:
@@ -366,7 +368,7 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
                          expand(list(goldens), "--goldens") if goldens else None,
                          gate_path=gate, use_gate=not no_gate, regressions=regressions,
                          redact=list(redact) if redact else None, redact_mode=redact_mode, engine=engine,
-                         scheduler=scheduler, jobs=jobs)
+                         scheduler=scheduler, jobs=jobs, use_cache=not no_cache)
     if fmt == "json":
         emit(report.model_dump_json(indent=2) + "\n", output)
     else:

@@ -206,9 +206,9 @@ def test_split_files_keeps_order_and_every_file(tmp_path):
         assert [f for g in groups for f in g] == files and all(groups) and len(groups) <= count
 
 
-def test_runs_take_jobs_and_a_scheduler_only_with_the_dask_engine():
+def test_runs_take_a_scheduler_only_with_the_dask_engine():
+    # (--jobs without it is forked workers: tests/test_runs_parallel.py)
     args = ("runs", "--model", RUNS["model_paths"][0], "--runs", RUNS["run_paths"][0])
-    for extra in (("--jobs", "2"), ("--scheduler", "tcp://127.0.0.1:9")):
-        out = run_mbt(*args, *extra)
-        assert out.returncode == 2 and out.stdout == "" and "--engine dask" in out.stderr
-        assert out.stderr.count("\n") == 1
+    out = run_mbt(*args, "--scheduler", "tcp://127.0.0.1:9")
+    assert out.returncode == 2 and out.stdout == "" and "--engine dask" in out.stderr
+    assert out.stderr.count("\n") == 1

@@ -30,20 +30,6 @@ def report_json(model: Path, folder: Path, monkeypatch, min_chars: int, jobs: in
     return api.measure(models, GoldenStream([str(folder)]), jobs).model_dump_json()
 
 
-@pytest.fixture
-def started(monkeypatch):
-    """The number of parts handed to workers, per Workers made."""
-    seen: list[int] = []
-    real = parallel.Workers.__init__
-
-    def spy(self, work, parts):
-        seen.append(parts - 1)
-        real(self, work, parts)
-
-    monkeypatch.setattr(parallel.Workers, "__init__", spy)
-    return seen
-
-
 @pytest.mark.parametrize("jobs", [2, 3, 5])
 def test_workers_report_exactly_what_one_process_does(goldens, monkeypatch, started, jobs):
     model, folder = goldens

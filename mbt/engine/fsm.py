@@ -182,7 +182,9 @@ def step(c: CompiledFsm, state: str, variables: dict[str, Any], event: str, args
     """Fire `event` with its declared arguments `args` in (state, variables): the first transition of the slot whose
     guard holds is taken and its actions update `variables` in place; `prev` (the transition taken before) names the
     transition pair; `number` is the turn recorded on the calls made."""
-    slot = c.slot(state, event)
+    slot = c._slots.get((state, event))  # CompiledFsm.slot without the call: most steps meet a slot seen before
+    if slot is None:
+        slot = c.slot(state, event)
     elements: list[int] = []
     env = variables  # guards only read; actions write `variables` anyway, so no copy unless parameters join
     taken = None
@@ -245,6 +247,26 @@ def arguments(c: CompiledFsm, event: str, given: dict[str, Any]) -> dict[str, An
     return args
 
 
+def start(c: CompiledFsm, precondition: dict[str, Any]) -> tuple[str, dict[str, Any]] | str:
+    """The configuration a precondition gives (its `state`, its values on the initial ones; names that are not the
+    model's variables are ignored), or why it is not one of the model's."""
+    state, variables = c.initial_config()
+    if not precondition:
+        return state, variables
+    model = c.model
+    for name, value in precondition.items():
+        if name == "state":
+            if value not in model.states:
+                return f"precondition names unknown state `{value}`"
+            state = value
+        elif name in model.variables:
+            vtype = model.variables[name].type
+            if not vtype.admits(value):
+                return f"precondition `{name}: {value!r}` is not a value of {vtype.text()}"
+            variables[name] = value
+    return state, variables
+
+
 def snapshot(state: str, variables: dict[str, Any], done: Step | None = None,
              args: dict[str, Any] | None = None) -> Snapshot:
     """The configuration (state, variables, discarded values) after `done`, or a start configuration."""
@@ -261,17 +283,10 @@ def run_events(model: FsmModel, elements: list[Element], events: list[tuple[str,
     configuration after each step. Raises ValueError for an unknown state, event, argument or out-of-type value.
     Used by the differential test and to confirm invariant counterexamples (which pass `compiled`, built once)."""
     c = compiled or CompiledFsm(model, elements)
-    current, env = c.initial_config()
-    if state is not None:
-        if state not in model.states:
-            raise ValueError(f"precondition names unknown state `{state}`")
-        current = state
-    for name, value in (variables or {}).items():
-        if name in model.variables:  # other names are not the model's: ignored, as a golden's precondition
-            if not model.variables[name].type.admits(value):
-                raise ValueError(f"precondition `{name}: {value!r}` is not a value of "
-                                 f"{model.variables[name].type.text()}")
-            env[name] = value
+    found = start(c, {**({"state": state} if state is not None else {}), **(variables or {})})
+    if isinstance(found, str):
+        raise ValueError(found)
+    current, env = found
     snapshots: list[Snapshot] = []
     prev: CompiledTransition | None = None
     for number, (event, given) in enumerate(events, start=1):

@@ -194,6 +194,7 @@ class FsmGeneration:
             events: list[tuple[str, dict[str, Any]]], forbid_at: dict[int, str] | None, exercised_by: list[str],
             suite: tuple[str, int, int] | None) -> tuple[str, str] | None:
         """Build, check and keep one skeleton; (reason, message) when it cannot be kept."""
+        events = self.builder.words.fit(precondition, events)  # values the model's bindings can say: user words
         sk = self.builder.build(name, case_id, element_ids, precondition, events, forbid_at)
         sk.exercised_by = list(exercised_by)
         stub = self.builder.stub(sk)

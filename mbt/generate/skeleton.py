@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mbt.elements.base import Element
+from mbt.engine import fsm as engine
 from mbt.engine.fsm import CompiledFsm
 from mbt.generate.support import Driver
+from mbt.generate.words import Words
 from mbt.goldens.cases import GoldenCase, Turn, parse_case
 from mbt.goldens.replay_fsm import CaseRun, FsmReplayer
 from mbt.model.expr import And, Arith, Compare, EnumLit, Expr, Lit, Member, Not, Or, Ref
@@ -62,10 +64,16 @@ class Step:
     changed: dict[str, Any]  # variables (and `discarded.X`) whose value this step changed
     calls: list[tuple[str, dict[str, Any]]]
     forbid: ForbidCheck | None = None
+    user: str | None = None  # the words a user says for the event, where a binding of the model gives them
+    observable: bool = True  # a run can show the event: its words, or a tool result a `bind tool` takes to it
+    said: dict[str, list[str]] = field(default_factory=dict)  # must_not / must_have phrases of what is said
 
     def expect(self) -> dict[str, Any]:
-        return {"state": self.state, "accepted": self.accepted, "variables": dict(self.variables),
-                "discarded": dict(self.discarded), "calls": [[tool, dict(args)] for tool, args in self.calls]}
+        out = {"state": self.state, "accepted": self.accepted, "variables": dict(self.variables),
+               "discarded": dict(self.discarded), "calls": [[tool, dict(args)] for tool, args in self.calls]}
+        if self.said:
+            out["said"] = {k: list(v) for k, v in self.said.items()}
+        return out
 
 
 @dataclass
@@ -95,6 +103,7 @@ class SkeletonBuilder:
         self.replayer = FsmReplayer(CompiledFsm(model, elements))
         self.utterances = {b.event for b in model.bindings}
         self.forbids = {f"forbidden:{f.key}": f for f in model.forbids}
+        self.words = Words(model)
 
     # ------------------------------------------------------------ building
     def build(self, name: str, case_id: str, element_ids: list[str], precondition: dict[str, Any],
@@ -102,6 +111,7 @@ class SkeletonBuilder:
         """The outcome of each event from the model; `forbid_at` maps step indexes to forbidden element ids."""
         run = self.replay_events(precondition, events)
         start_state, start_vars = self._start(precondition)
+        said = self._said(precondition, events)
         steps: list[Step] = []
         before_disc = {k[10:]: v for k, v in start_vars.items() if k.startswith("discarded.")}
         before_vars = {k: v for k, v in start_vars.items() if not k.startswith("discarded.")}
@@ -111,7 +121,8 @@ class SkeletonBuilder:
             step = Step(event=event, args=dict(args), utterance=event in self.utterances,
                         accepted=snap.transition is not None, transition=snap.transition, state=snap.state,
                         variables=dict(snap.variables), discarded=dict(snap.discarded), changed=changed,
-                        calls=[(c.tool, dict(c.args)) for c in snap.calls])
+                        calls=[(c.tool, dict(c.args)) for c in snap.calls], user=self.words.text(event, args),
+                        observable=event in self.words.observable, said=said[k])
             forbidden = (forbid_at or {}).get(k)
             if forbidden is not None:
                 step.forbid = self.forbid_check(self.forbids[forbidden])
@@ -120,6 +131,32 @@ class SkeletonBuilder:
         elements = [self.by_id[e] for e in element_ids]
         return Skeleton(name=name, case_id=case_id, model=self.model, elements=elements,
                         precondition=dict(precondition), steps=steps)
+
+    def _said(self, precondition: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> list[dict]:
+        """Per step, what the system must not say after it (the phrases of the `say` forbids the step exercises, and
+        of the claims of other states: a premature success) and what it must say (a claim of the state it enters),
+        as `mbt runs` judges an assistant's texts (docs/runs.md)."""
+        c = self.replayer.c
+        found = engine.start(c, precondition)
+        if isinstance(found, str):
+            raise ValueError(found)
+        state, variables = found
+        prev = None
+        out = []
+        for number, (event, given) in enumerate(events, start=1):
+            args = engine.arguments(c, event, given)
+            if isinstance(args, str):
+                raise ValueError(args)
+            done = engine.step(c, state, variables, event, args, prev, number)
+            must_not = [p for cf in done.forbids if cf.f.effect is not None and cf.f.effect.kind == "say"
+                        for p in cf.f.effect.matching]
+            must_not += [p for claim in self.model.claims if claim.state != done.state for p in claim.phrases]
+            must_have = [p for claim in self.model.claims
+                         if done.taken is not None and claim.state == done.state != state for p in claim.phrases]
+            phrases = {"must_not": list(dict.fromkeys(must_not)), "must_have": must_have}
+            out.append({k: v for k, v in phrases.items() if v})
+            state, prev = done.state, done.taken or prev
+        return out
 
     def replay_events(self, precondition: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> CaseRun:
         case = GoldenCase(id="witness", precondition=dict(precondition),
@@ -155,7 +192,7 @@ class SkeletonBuilder:
     # ------------------------------------------------------------ the golden-case stub
     def stub(self, sk: Skeleton) -> dict[str, Any]:
         """The skeleton as a golden case in the native format: events, arguments and expectations from the model,
-        the user's words left as a marked TODO."""
+        the user's words from the model's bindings, or a marked TODO where they give none."""
         e = sk.element
         case: dict[str, Any] = {"id": sk.case_id, "model": self.model.name}
         if self.model.contracts:
@@ -172,7 +209,7 @@ class SkeletonBuilder:
         for step in sk.steps:
             turn: dict[str, Any] = {}
             if step.utterance:
-                turn["user"] = todo_text(step)
+                turn["user"] = step.user if step.user is not None else todo_text(step)
             turn["event"] = step.event
             if step.args:
                 turn["args"] = dict(step.args)
@@ -218,7 +255,8 @@ class SkeletonBuilder:
         try:
             driver.start(sk.precondition)
             for step in sk.steps:
-                driver.step(step.event, step.args, step.expect(), step.forbid.data() if step.forbid else None)
+                driver.step(step.event, step.args, step.expect(), step.forbid.data() if step.forbid else None,
+                            step.user)
         except AssertionError as err:
             return str(err)
         return None

@@ -19,9 +19,14 @@ An adapter is any object with these methods (the ones its tests use):
         results    [(tool, {"ok": bool, "result": value, "error": type})] tool results the turn delivered to the
                    system (a test faking the tools knows them), or None
 
+Each step's `expect` holds what the model says the turn does: `state`, `accepted`, `variables`, `discarded`, `calls`,
+and `said`: `must_not` phrases (the model's `say` forbids that apply, and the claims of other states: claiming
+success too early) and `must_have` phrases (a claim of the state the turn enters: when the turn says anything, one
+of them is in it), matched without case in `outputs`.
+
 Observable-only mode (MBT_OBSERVABLE_ONLY=1, or an adapter attribute `observable_only = True`): the model's variables
 and discarded values are not asserted, only what a black box shows (state where exposed, tool calls and arguments,
-what is said against forbidden phrases). With MBT_TRANSCRIPTS=DIR every test's run is written to DIR as an
+what is said against those phrases). With MBT_TRANSCRIPTS=DIR every test's run is written to DIR as an
 OpenAI-style transcript (user words, tool calls, tool results, outputs), which `mbt runs --runs DIR` reads back.
 
 A value of None means "this adapter cannot observe it": plain expectations on it are skipped, but a forbidden
@@ -199,6 +204,17 @@ class Driver:
             wanted = [(tool, dict(args)) for tool, args in expect["calls"]]
             if not same(seen["calls"], wanted):
                 problems.append(f"tool calls were {seen['calls']!r}, the model makes {wanted!r}")
+        said = expect.get("said")
+        if said and seen["outputs"] is not None:
+            folded = [text.casefold() for text in seen["outputs"]]
+            for phrase in said.get("must_not", ()):
+                hit = next((text for text, f in zip(seen["outputs"], folded) if phrase.casefold() in f), None)
+                if hit is not None:
+                    problems.append(f"said {hit!r}, which the model forbids here ({phrase!r})")
+            wanted_phrases = said.get("must_have", ())  # held to it only when the turn says something: a reply may
+            # come in a later turn, and the reference machine says nothing
+            if wanted_phrases and folded and not any(p.casefold() in f for p in wanted_phrases for f in folded):
+                problems.append(f"said {seen['outputs']!r}; the model expects one of {list(wanted_phrases)!r}")
         return problems
 
     def _forbidden(self, forbid: dict[str, Any], args: dict[str, Any], seen: dict[str, Any]) -> list[str]:

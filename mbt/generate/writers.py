@@ -170,7 +170,7 @@ def fsm_calls(sk: Skeleton) -> list[dict[str, Any]]:
         kwargs = [("expect", step.expect())]
         if step.forbid is not None:
             kwargs.append(("forbid", step.forbid.data()))
-        kwargs.append(("user", None))
+        kwargs.append(("user", step.user))
         calls.append({"method": "step", "args": [step.event, dict(step.args)], "kwargs": kwargs,
                       "comment": todo_comment(step)})
     return calls
@@ -187,9 +187,12 @@ def render_pytest(tests: list[dict[str, Any]], model_name: str, model_file: str,
 
 
 def todo_comment(step: Step) -> str | None:
-    if not step.utterance:
-        return None
-    return f"TODO: the words a user says for `{step.event}` (pass them as user=... for a conversational adapter)"
+    if step.utterance and step.user is None:
+        return f"TODO: the words a user says for `{step.event}` (pass them as user=... for a conversational adapter)"
+    if not step.observable:
+        return (f"`{step.event}` is neither said by a user nor a tool result a `bind tool` declares: a recorded "
+                "transcript does not show it")
+    return None
 
 
 def render_jsonl(cases: list[dict[str, Any]]) -> str:

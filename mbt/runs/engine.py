@@ -1,4 +1,4 @@
-"""The one place observed runs use the FSM engine (mbt.engine.fsm) and golden replay's start: start, bind, step."""
+"""The one place observed runs use the FSM engine (mbt.engine.fsm) and golden replay's binder: start, bind, step."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ from typing import Any
 
 from mbt.elements.base import Element
 from mbt.engine import fsm as engine
-from mbt.engine.fsm import CompiledFsm
-from mbt.goldens.cases import GoldenCase
-from mbt.goldens.replay_fsm import CaseRun, FsmReplayer
+from mbt.engine.fsm import CompiledFsm, CompiledTransition, Step
+from mbt.goldens.binding import Binder
 from mbt.model.fsm import FsmModel
+
+# User texts remembered with what they bind to: runs repeat the same words far more often than a model has bindings,
+# and binding is deterministic (seed 003's fixed routing). Forgotten all at once past this many, to bound memory.
+BOUND_TEXTS = 100_000
 
 
 class UserTurn:
@@ -30,31 +33,46 @@ class Stepper:
         self.model = model
         self.elements = elements
         self.compiled = CompiledFsm(model, elements)
-        self.replayer = FsmReplayer(self.compiled)
-        self.binder = self.replayer.binder
+        self.binder = Binder(model)
+        self._bound: dict[str, tuple[str, dict[str, Any]] | str] = {}
 
-    def start(self, run_id: str, precondition: dict[str, Any]) -> tuple[str, dict[str, Any], CaseRun]:
-        """The starting configuration; raises ValueError when the precondition is not one of the model's."""
-        run = CaseRun(GoldenCase(id=run_id, precondition=precondition))
-        found = self.replayer._start(run.case, run)
-        if found is None:
-            raise ValueError(run.invalid or "unusable precondition")
+    def start(self, precondition: dict[str, Any]) -> tuple[str, dict[str, Any], set[int]]:
+        """The starting configuration and the elements it exercises; raises ValueError when the precondition is not
+        one of the model's."""
+        found = engine.start(self.compiled, precondition)
+        if isinstance(found, str):
+            raise ValueError(found)
         state, variables = found
-        run.exercised.add(self.compiled.state_el[state])
-        return state, variables, run
+        return state, variables, {self.compiled.state_el[state]}
 
-    def args(self, event: str, raw: dict[str, Any], run: CaseRun) -> dict[str, Any] | str:
+    def bind_text(self, text: str | None) -> tuple[str, dict[str, Any]] | str:
+        """(event, its arguments as the text gives them) a user text binds to, or why it binds to none. The arguments
+        are shared between calls: read them, never change them."""
+        key = text or ""
+        found = self._bound.get(key)
+        if found is None:
+            bound = self.binder.bind(UserTurn(text, None))  # type: ignore[arg-type]  # a Turn's fields
+            found = bound if isinstance(bound, str) else (bound.event, bound.args)
+            if len(self._bound) >= BOUND_TEXTS:
+                self._bound.clear()
+            self._bound[key] = found
+        return found
+
+    def args(self, event: str, raw: dict[str, Any]) -> dict[str, Any] | str:
         """The event's arguments checked against its parameter types, or the reason they are not usable."""
+        if not raw and not self.compiled.params[event]:
+            return {}
         return engine.arguments(self.compiled, event, raw)
 
     def enabled(self, state: str, event: str) -> bool:
         return (state, event) in self.compiled.by_state_event
 
-    def fire(self, state: str, variables: dict[str, Any], event: str, args: dict[str, Any], prev, number: int,
-             run: CaseRun):
-        """(step, new state, transition taken or None): the step's `calls`, `forbids` and `refused`; what it
-        exercised is added to `run`."""
+    def fire(self, state: str, variables: dict[str, Any], event: str, args: dict[str, Any],
+             prev: CompiledTransition | None, number: int, exercised: set[int]) -> Step:
+        """The step (its `calls`, `forbids`, `refused`, new `state` and transition `taken`); what it exercised is
+        added to `exercised`."""
         done = engine.step(self.compiled, state, variables, event, args, prev, number)
-        run.exercised.update(done.elements)
-        run.exercised.update(cf.element for cf in done.forbids)
-        return done, done.state, done.taken
+        exercised.update(done.elements)
+        if done.forbids:
+            exercised.update([cf.element for cf in done.forbids])
+        return done

@@ -14,7 +14,7 @@ from typing import Any
 from mbt.elements.base import Element
 from mbt.model.common import Severity
 from mbt.model.fsm import FsmModel
-from mbt.runs.engine import Stepper, UserTurn
+from mbt.runs.engine import Stepper
 from mbt.runs.steps import ObservedRun
 
 # In the order docs/runs.md lists them.
@@ -110,7 +110,7 @@ class RunJudge:
     def judge(self, run: ObservedRun) -> Verdict:
         v = Verdict(run=run, model=self.model.name, intent=run.intent)
         try:
-            state, variables, case_run = self.stepper.start(run.id, run.precondition)
+            state, variables, exercised = self.stepper.start(run.precondition)
         except ValueError as err:
             v.invalid = str(err)
             return v
@@ -144,12 +144,12 @@ class RunJudge:
                 break
             if kind == "user":
                 # The text binds (the intent a run exposes is the agent's own reading, judged by intent accuracy).
-                bound = stepper.binder.bind(UserTurn(step.text, None))  # type: ignore[arg-type]  # a Turn's fields
+                bound = stepper.bind_text(step.text)
                 if isinstance(bound, str):
                     self._deviation(v, "unbound_step", step.where, number, self.state_el[state],
                                     f"user text {step.text!r}: {bound}")
                     break
-                event, raw_args = bound.event, bound.args
+                event, raw_args = bound
                 if first_user and v.intent is None:
                     v.intent = self.intent_of_event.get(event)
                 first_user = False
@@ -162,16 +162,17 @@ class RunJudge:
                     break
                 event, raw_args = found
                 turn = {"event": event}
-            args = stepper.args(event, raw_args, case_run)
+            args = stepper.args(event, raw_args)
             if isinstance(args, str):
                 self._deviation(v, "unbound_step", step.where, number, self.state_el[state], args, tool=step.tool)
                 break
             if args:
                 turn["args"] = dict(args)
             before = state
-            fired, state, taken = stepper.fire(state, variables, event, args, prev, number, case_run)
+            fired = stepper.fire(state, variables, event, args, prev, number, exercised)
+            state, taken = fired.state, fired.taken
             v.path.append(turn)
-            if fired.refused:
+            if taken is None:  # refused
                 turn["rejected"] = True
                 turn["assert_state"] = {"state": before}
                 self._deviation(v, "step_not_allowed", step.where, number, self.state_el[before],
@@ -195,7 +196,7 @@ class RunJudge:
                 self._deviation(v, "missing_call", where, len(run.steps), p.element,
                                 f"the model calls {p.tool}({_args_text(p.args)}); the run ends without it",
                                 tool=p.tool, expected=p.args, turn=p.turn)
-        v.exercised = case_run.exercised
+        v.exercised = exercised
         v.final_state = state
         v.completed = v.deviation is None and state in self.success
         return v

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from mbt.kinds import support
+from typing import Any
+
+from mbt.elements.base import Element
+from mbt.kinds import elements_of, support
 from mbt.measure.coverage import CoverageReport
 from mbt.model.common import ModelBase
 from mbt.runs import metrics as figures
@@ -36,20 +39,33 @@ def _result(run: ObservedRun, v: Verdict | None, model: str | None, invalid: str
 class RunTally:
     """Judges runs as they come, keeping per model how many runs passed through each element."""
 
-    def __init__(self, models: list[ModelBase], coverage: CoverageReport):
+    def __init__(self, models: list[ModelBase], coverage: CoverageReport | None,
+                 judges: dict[str, Any] | None = None):
+        """`coverage`: the models' coverage report, whose element lists index the counts and whose usage view the
+        report shows; None for a part judged elsewhere (the elements enumerated, in the same order). `judges`: those of
+        another tally of the same models, shared (a judge is built once: it compiles a model)."""
         self.judges = {}
         self.through: dict[str, list[int]] = {}
-        self.coverage = {mc.model: mc for mc in coverage.models}
+        self.elements: dict[str, list[Element]] = {}
+        self.coverage = {mc.model: mc for mc in coverage.models} if coverage is not None else {}
         for m in models:
             factory = support(m.kind).extra.get(RUN_JUDGE)
-            if factory is None or m.name not in self.coverage:
+            if factory is None or (coverage is not None and m.name not in self.coverage):
                 continue
-            self.judges[m.name] = factory(m, [ec.element for ec in self.coverage[m.name].elements])
-            self.through[m.name] = [0] * len(self.coverage[m.name].elements)
+            elements = ([ec.element for ec in self.coverage[m.name].elements] if coverage is not None
+                        else elements_of(m))
+            self.elements[m.name] = elements
+            self.judges[m.name] = judges[m.name] if judges is not None else factory(m, elements)
+            self.through[m.name] = [0] * len(elements)
+        self._models, self._report = models, coverage
         self.models = {m.name: m for m in models if m.name in self.judges}
         self.results: list[RunResult] = []
         self.verdicts: list[Verdict] = []
         self.tool_errors = 0
+
+    def fresh(self) -> RunTally:
+        """A tally of the same models with no run yet, sharing this one's judges."""
+        return RunTally(self._models, self._report, self.judges)
 
     def add(self, run: ObservedRun, keep_verdict: bool = True) -> RunResult:
         name = run.model
@@ -87,11 +103,3 @@ class RunTally:
                          separately=figures.separately(separately, results, self.tool_errors), coverage=coverage)
         out.usage = [figures.usage(self.coverage[name], self.through[name]) for name in self.judges]
         return out
-
-
-def judge_runs(models: list[ModelBase], runset: RunSet, coverage: CoverageReport, separately: list[str],
-               required: list[str], goldens_given: bool) -> tuple[RunsReport, RunTally]:
-    tally = RunTally(models, coverage)
-    for run in runset.runs:
-        tally.add(run)
-    return tally.report(runset, coverage if goldens_given else None, separately, required), tally

@@ -1,9 +1,10 @@
-"""Judges observed runs in parts: their files split between this process and Dask workers (`mbt runs --engine dask`).
+"""Judges observed runs in parts: their files split between this process and forked workers of the standard executor
+(`mbt runs --jobs N`, mbt.measure.parallel) or Dask workers (`--engine dask`).
 
-Runs are independent and their results add up: a worker reads its files, judges each run on models it loads itself
-from their paths (checked against this run's), and returns the results, per-element counts, tool errors and the
-deviating verdicts; this process takes them in file order, so the report is the one a single process makes. A part
-the cluster cannot do is judged here instead.
+Runs are independent and their results add up: a worker reads its files, judges each run, and returns the results,
+per-element counts, tool errors and the deviating verdicts; this process takes them in file order, so the report is
+the one a single process makes. A forked worker inherits the models and their judges; a Dask worker loads the models
+itself from their paths (checked against this run's). A part a worker cannot do is judged here instead.
 """
 
 from __future__ import annotations
@@ -13,15 +14,18 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from mbt.goldens.loader import GoldenSet
+from mbt.measure import parallel
 from mbt.measure.coverage import CoverageReport
-from mbt.measure.run import measure
 from mbt.model.common import ModelBase
 from mbt.runs.judge import Verdict
 from mbt.runs.measure import RunTally
 from mbt.runs.reader import read_files, run_files
 from mbt.runs.results import RunResult
 from mbt.runs.steps import InvalidRun, RunSet
+
+# Below this many bytes of run files, `--jobs` judges everything here: forking and sending the results back would
+# cost more than the part saves (reading and decoding is most of the work, roughly linear in the bytes).
+PARALLEL_MIN_BYTES = 4_000_000
 
 
 @dataclass
@@ -38,33 +42,34 @@ class Judged:
 
 def fingerprint(tally: RunTally) -> str:
     """What a worker's models must match: the judged models' names and element ids in order (counts are by index)."""
-    items = [(name, [ec.element.id for ec in tally.coverage[name].elements]) for name in sorted(tally.judges)]
+    items = [(name, [e.id for e in tally.elements[name]]) for name in sorted(tally.judges)]
     return hashlib.sha256(repr(items).encode()).hexdigest()
 
 
 def judge_files(tally: RunTally, files: list[tuple[str, str]]) -> Judged:
-    """Read and judge the runs of these files with `tally` (fresh: its counts become the part's)."""
-    runset = read_files(files)
-    for run in runset.runs:
-        tally.add(run)
-    return Judged(runset.files, runset.invalid, tally.results, tally.through, tally.tool_errors, tally.verdicts)
+    """Read and judge the runs of these files with `tally` (fresh: its counts become the part's), a file at a time
+    (its runs are judged before the next file is read)."""
+    out = Judged([], [], tally.results, tally.through, 0, tally.verdicts)
+    for item in files:
+        runset = read_files([item])
+        out.files.extend(runset.files)
+        out.invalid.extend(runset.invalid)
+        for run in runset.runs:
+            tally.add(run)
+    out.tool_errors = tally.tool_errors
+    return out
 
 
-def judge_part(model_paths: list[str], expected: str, files: list[tuple[str, str]]) -> Judged:
-    """On a Dask worker: load the models from their paths, check they are this run's, judge the part's files."""
-    from mbt.parsing.loader import load_paths  # the worker parses the models itself
+def judge_part(model_paths: list[str], use_cache: bool, expected: str, files: list[tuple[str, str]]) -> Judged:
+    """On a Dask worker: load the models from their paths (or the compiled-model cache, as this process wrote it),
+    check they are this run's, judge the part's files."""
+    from mbt.cache import load_compiled  # the worker loads the models itself
 
-    models = [m for f in load_paths(model_paths) for m in f.models]
-    tally = fresh_tally(models)
+    tally = RunTally(load_compiled(model_paths, use_cache).models, None)
     found = fingerprint(tally)
     if found != expected:  # other files at those paths on this worker: its counts would not be this run's
         raise RuntimeError(f"the worker's models differ from this run's ({found[:12]} != {expected[:12]})")
     return judge_files(tally, files)
-
-
-def fresh_tally(models: list[ModelBase], coverage: CoverageReport | None = None) -> RunTally:
-    """A RunTally with no run yet (the elements from `coverage`, else enumerated afresh)."""
-    return RunTally(models, coverage if coverage is not None else measure(models, GoldenSet()))
 
 
 def split_files(files: list[tuple[str, str]], parts: int) -> list[list[tuple[str, str]]]:
@@ -97,22 +102,32 @@ def merge(tally: RunTally, judged: Judged) -> tuple[list[str], list[InvalidRun]]
 
 
 def judge_in_parts(engine: Any, models: list[ModelBase], model_paths: list[str], run_paths: list[str],
-                   coverage: CoverageReport) -> tuple[RunSet, RunTally]:
-    """The runs' files in `engine.workers + 1` parts: the first judged here, each later one on a worker of `engine`
-    (a mbt.measure.distributed.DaskEngine); the RunSet holds the files and unreadable runs, not the runs."""
+                   coverage: CoverageReport, jobs: int | None = None) -> tuple[RunSet, RunTally]:
+    """Judge the runs' files in parts: with `engine` (a mbt.measure.distributed.DaskEngine) `engine.workers + 1` of
+    them, the first here and each later one on a Dask worker; else, when the files hold PARALLEL_MIN_BYTES or more,
+    `jobs` parts (default: the machine's cores), the first here and the others in forked
+    workers. The RunSet holds the files and unreadable runs, not the runs."""
     files = run_files(run_paths)
-    tally = fresh_tally(models, coverage)
-    groups = split_files(files, engine.workers + 1)
-    later = groups[1:]
-    expected = fingerprint(tally)
-    submitted = engine.submit_all(judge_part, [(model_paths, expected, group) for group in later],
-                                  lambda i: judge_files(fresh_tally(models, coverage), later[i]))
+    tally = RunTally(models, coverage)
+    started: Any
+    if engine is not None:
+        groups = split_files(files, engine.workers + 1)
+        later = groups[1:]
+        expected = fingerprint(tally)
+        calls = [(model_paths, engine.use_cache, expected, group) for group in later]
+        started = engine.submit_all(judge_part, calls, lambda i: judge_files(tally.fresh(), later[i]))
+    else:
+        count = (parallel.default_jobs() if jobs is None else jobs) if parallel.available() else 1
+        size = sum(os.path.getsize(path) for path, _ in files if os.path.exists(path))
+        groups = split_files(files, count) if count > 1 and size >= PARALLEL_MIN_BYTES else [files]
+        later = groups[1:]
+        started = parallel.Workers(lambda i: judge_files(tally.fresh(), later[i - 1]), len(groups))
     runset = RunSet()
     if groups:
         first = judge_files(tally, groups[0])
         runset.files.extend(first.files)
         runset.invalid.extend(first.invalid)
-    for judged in submitted.results():
+    for judged in started.results():
         part_files, invalid = merge(tally, judged)
         runset.files.extend(part_files)
         runset.invalid.extend(invalid)

@@ -1,0 +1,62 @@
+"""`mbt runs --jobs N`: the run files judged in parts by forked workers of the standard executor (mbt.measure.parallel)
+give exactly the report and the regression goldens of one process, also when a worker fails."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mbt import api
+from mbt.measure import parallel
+from mbt.runs import parts
+from tests.cli_runner import run_mbt
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNS = dict(model_paths=[str(ROOT / "models" / "orders.fsm")], run_paths=[str(ROOT / "models" / "runs")],
+            golden_paths=[str(ROOT / "models" / "goldens" / "orders")],
+            gate_path=str(ROOT / "models" / "gates" / "seed-000-release.yaml"))
+
+
+def judged(tmp_path: Path, jobs: int) -> tuple[str, dict[str, bytes]]:
+    """The report as JSON and the regression goldens' files (written to the same folder each time)."""
+    out = tmp_path / "regressions"
+    shutil.rmtree(out, ignore_errors=True)
+    report = api.runs(**RUNS, regressions=str(out), jobs=jobs)
+    return report.model_dump_json(), {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+
+@pytest.mark.parametrize("jobs", [2, 3, 6])
+def test_workers_judge_exactly_what_one_process_does(tmp_path, monkeypatch, started, jobs):
+    alone, regressions = judged(tmp_path, 1)
+    assert started[-1] == 0
+    monkeypatch.setattr(parts, "PARALLEL_MIN_BYTES", 0)
+    split, regressions_split = judged(tmp_path, jobs)
+    files = len(parts.run_files(RUNS["run_paths"]))
+    assert 1 <= started[-1] <= min(jobs, files) - 1  # the files were split between processes (whole files)
+    assert split == alone and regressions_split == regressions
+    assert '"verdict":"deviation"' in split and '"verdict":"pass"' in split and regressions
+
+
+def test_small_run_sets_are_judged_here(tmp_path, started):
+    judged(tmp_path, 4)  # the example's runs are far below PARALLEL_MIN_BYTES: forking would cost more
+    assert started[-1] == 0
+
+
+def test_a_failing_worker_changes_nothing(tmp_path, monkeypatch):
+    alone, regressions = judged(tmp_path, 1)
+    monkeypatch.setattr(parts, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "_run", lambda i: os._exit(3))
+    assert judged(tmp_path, 3) == (alone, regressions)
+
+
+def test_the_cli_takes_jobs(monkeypatch):
+    monkeypatch.setattr(parts, "PARALLEL_MIN_BYTES", 0)
+    args = ("runs", "--model", RUNS["model_paths"][0], "--runs", RUNS["run_paths"][0], "--no-gate",
+            "--format", "json")
+    one, two = run_mbt(*args, "--jobs", "1"), run_mbt(*args, "--jobs", "2")
+    assert one.returncode == two.returncode == 0 and one.stdout == two.stdout and one.stderr == two.stderr == ""
+    bad = run_mbt(*args, "--jobs", "0")
+    assert bad.returncode == 2 and bad.stdout == "" and "--jobs" in bad.stderr
