@@ -2,9 +2,11 @@
 
 The golden stream is split as for `--jobs`: this process replays the first part, each Dask worker one later part.
 A worker cannot be handed the tallies of this process (a closure over them does not travel), so it gets the model
-paths and its part's text, loads and compiles the models itself, and returns what `_replay_all` gives; this process
+paths and its part (ranges of the golden files, read by the worker from the same paths), loads and compiles the
+models itself, and returns what `_replay_all` gives; this process
 takes those outcomes in case order, exactly as it takes a forked worker's, so the report is byte-identical. Should a
-part fail on the cluster (an exception, a lost worker, model files the worker cannot read or reads differently), it is
+part fail on the cluster (an exception, a lost worker, model or golden files the worker cannot read or reads
+differently), it is
 replayed here instead: the outcome never depends on the cluster, only the time does.
 """
 
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from mbt.errors import MbtError
-from mbt.goldens.loader import GoldenStream
+from mbt.goldens.loader import GoldenStream, Piece
 from mbt.measure import parallel
 from mbt.measure.run import ModelTally, _replay_all
 
@@ -40,7 +42,7 @@ def fingerprint(tallies: list[ModelTally]) -> str:
 class Part:
     """One part's text, sent to the cluster as one object (a bare list would be scattered item by item)."""
 
-    pieces: list[tuple[str, str, str, int]]
+    pieces: list[Piece]  # ranges of golden files (read by the worker) or text (standard input)
     bad: dict[str, dict[int, str]] = field(default_factory=dict)  # lines that are not text, per file (bad bytes)
 
 
