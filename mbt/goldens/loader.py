@@ -38,6 +38,48 @@ class InvalidCase:
         return f"{self.file}:{self.line}: invalid case: {self.message}"
 
 
+class InvalidList(list):
+    """Invalid cases as they are met, keeping (with a `cap`) only the `cap` first by place (file, line) and counting
+    the others in `dropped`: a golden set of a million broken lines costs no more than one of a thousand."""
+
+    def __init__(self, cap: int | None = None):
+        super().__init__()
+        self.cap, self.dropped = cap, 0
+
+    def append(self, item: InvalidCase) -> None:
+        super().append(item)
+        if self.cap is not None and len(self) > 2 * self.cap + 16:
+            self._prune()
+
+    def extend(self, items) -> None:
+        for item in items:
+            self.append(item)
+
+    def __reduce__(self):  # pickled for worker processes: rebuilt whole (list's own way appends before __init__)
+        return _invalid_list, (self.cap, self.dropped, list(self))
+
+    def _prune(self) -> None:
+        assert self.cap is not None
+        kept = sorted(self, key=_place)[:self.cap]  # stable: at one place, the earlier one stays first
+        self.dropped += len(self) - len(kept)
+        self[:] = kept
+
+    @property
+    def total(self) -> int:
+        return len(self) + self.dropped
+
+
+def _invalid_list(cap: int | None, dropped: int, items: list[InvalidCase]) -> InvalidList:
+    out = InvalidList(cap)
+    out.extend(items)
+    out.dropped += dropped
+    return out
+
+
+def _place(invalid: InvalidCase) -> tuple[str, int]:
+    return invalid.file, invalid.line
+
+
 @dataclass
 class GoldenSet:
     cases: list[GoldenCase] = field(default_factory=list)
@@ -398,7 +440,9 @@ class GoldenStream:
     # Told the bytes (characters, for text in memory) of each piece as it is read (a progress bar).
     on_read: Callable[[int], None] | None = None
 
-    def __init__(self, paths: list[str]):
+    def __init__(self, paths: list[str], invalid_cap: int | None = None):
+        """`invalid_cap`: at most this many invalid cases kept, the first by place (`invalid_count` counts all)."""
+        self.invalid_cap = invalid_cap
         self.files: list[str] = []
         self._bad: dict[str, dict[int, str]] = {}  # per text in memory: the lines that are not text (bad bytes, NUL)
         self._texts: list[Piece] = []
@@ -425,8 +469,8 @@ class GoldenStream:
             self._texts.append(piece)
         if problems:
             raise LocatedError(problems)
-        self._broken: list[InvalidCase] = []
-        self._duplicates: list[InvalidCase] = []
+        self._broken = InvalidList(invalid_cap)
+        self._duplicates = InvalidList(invalid_cap)
         self._seen = SeenIds()
 
     @property
@@ -477,6 +521,10 @@ class GoldenStream:
             return True
         return False
 
+    def seen(self, case_id: str) -> bool:
+        """Whether a case with this id was counted already (nothing is recorded)."""
+        return self._seen.where(case_id) is not None
+
     def split(self, later_share: float = 0.5) -> GoldenStream | None:
         """Move the later part of the unread goldens (`later_share` of them by size; a JSON Lines file is cut
         between lines) to a new stream, for a worker process to read; None when it cannot be split. Its cases come
@@ -499,7 +547,7 @@ class GoldenStream:
             if not keep or not rest:
                 return None
             self._texts = keep
-            return GoldenStream.of_pieces(rest, self._bad)
+            return GoldenStream.of_pieces(rest, self._bad, self.invalid_cap)
         return None
 
     @property
@@ -509,12 +557,15 @@ class GoldenStream:
         return list(self._texts)
 
     @staticmethod
-    def of_pieces(pieces: list[Piece], bad: dict[str, dict[int, str]] | None = None) -> GoldenStream:
+    def of_pieces(pieces: list[Piece], bad: dict[str, dict[int, str]] | None = None,
+                  invalid_cap: int | None = None) -> GoldenStream:
         """The stream of `pieces` (as `pieces` gives them) and the lines of their texts that are not text (`bad`,
         as `bad_lines` gives them): what a split-off part is, here or on a Dask worker."""
         stream = GoldenStream.__new__(GoldenStream)
         stream.files, stream.empty_folders, stream.skipped_files, stream._texts = [], [], [], list(pieces)
-        stream._broken, stream._duplicates, stream._seen = [], [], SeenIds()
+        stream.invalid_cap = invalid_cap
+        stream._broken, stream._duplicates = InvalidList(invalid_cap), InvalidList(invalid_cap)
+        stream._seen = SeenIds()
         stream._bad = dict(bad or {})
         return stream
 
@@ -529,9 +580,17 @@ class GoldenStream:
         """The broken cases met so far (not the duplicates)."""
         return self._broken
 
-    def adopt(self, broken: list[InvalidCase]) -> None:
-        """Take the broken cases of a stream split off this one (they follow this stream's own)."""
+    @property
+    def duplicates(self) -> list[InvalidCase]:
+        """The cases skipped so far because an earlier case has their id."""
+        return self._duplicates
+
+    def adopt(self, broken: list[InvalidCase], duplicates: list[InvalidCase] = ()) -> None:  # type: ignore[assignment]
+        """Take the broken (and duplicate) cases of a stream split off this one (they follow this stream's own)."""
         self._broken.extend(broken)
+        self._duplicates.extend(duplicates)
+        self._broken.dropped += getattr(broken, "dropped", 0)
+        self._duplicates.dropped += getattr(duplicates, "dropped", 0)
 
     @property
     def size(self) -> int:
@@ -540,8 +599,15 @@ class GoldenStream:
 
     @property
     def invalid(self) -> list[InvalidCase]:
+        """The broken and duplicate cases by place (with a cap, the first `invalid_cap` of them)."""
         # Sorted stably: at one place, broken cases come before duplicates.
-        return sorted(self._broken + self._duplicates, key=lambda i: (i.file, i.line))
+        found = sorted(self._broken + self._duplicates, key=_place)
+        return found if self.invalid_cap is None else found[:self.invalid_cap]
+
+    @property
+    def invalid_count(self) -> int:
+        """How many cases were broken or duplicates, listed in `invalid` or not."""
+        return self._broken.total + self._duplicates.total
 
 
 def _piece_size(piece: Piece) -> int:

@@ -32,7 +32,12 @@ class SeenIds:
     def __len__(self) -> int:
         return self._count
 
-    def first(self, case_id: str, file: str, line: int) -> str | None:
+    def where(self, case_id: str) -> str | None:
+        """Where the id was first seen, or None (nothing is recorded)."""
+        return self._find(case_id)[0]
+
+    def _find(self, case_id: str) -> tuple[str | None, int, int, int]:
+        """(where the id was first seen or None, its slot or the free slot for it, its digest's two halves)."""
         digest = blake2b(case_id.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         high, low = int.from_bytes(digest[:8], "little"), int.from_bytes(digest[8:], "little")
         mask, highs, lows, places = self._mask, self._high, self._low, self._places
@@ -40,8 +45,15 @@ class SeenIds:
         while places[slot]:
             if lows[slot] == low and highs[slot] == high:
                 place = places[slot]
-                return f"{self._files[(place >> _LINE_BITS) - 1]}:{place & ((1 << _LINE_BITS) - 1)}"
+                return f"{self._files[(place >> _LINE_BITS) - 1]}:{place & ((1 << _LINE_BITS) - 1)}", slot, high, low
             slot = (slot + 1) & mask
+        return None, slot, high, low
+
+    def first(self, case_id: str, file: str, line: int) -> str | None:
+        where, slot, high, low = self._find(case_id)
+        if where is not None:
+            return where
+        highs, lows, places = self._high, self._low, self._places
         number = self._file_numbers.get(file)
         if number is None:
             number = self._file_numbers[file] = len(self._files)
