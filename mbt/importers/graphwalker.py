@@ -54,7 +54,7 @@ class Untranslatable(Exception):
 
 # ---------------------------------------------------------------- the JavaScript subset
 
-_TOKEN = re.compile(r"""\s*(?:(?P<num>\d+(?:\.\d+)?)|(?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|"""
+_TOKEN = re.compile(r"""\s*(?:(?P<num>\d+(?:\.\d+)?)|(?P<str>"[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*')|"""
                     r"""(?P<name>(?:global\.)?[A-Za-z_$][A-Za-z0-9_$]*)|(?P<op>===|!==|==|!=|<=|>=|&&|\|\||\+\+|--|\+=|-=|"""
                     r"""[-+<>!()=;]))""")
 
@@ -265,7 +265,7 @@ class Names:
 
 MAX_DEPTH = 64  # GraphWalker models nest about 6 levels; deeper files are refused before `json` recurses on them
 MAX_DIGITS = 1000  # a longer number literal is refused (Python's int() stops at 4,300 digits with a ValueError)
-_JSON_TOKEN = re.compile(r'\s+|/\*.*?\*/|//[^\n]*|"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|-?[0-9][0-9.eE+\-]*|[A-Za-z]+',
+_JSON_TOKEN = re.compile(r'\s+|/\*.*?\*/|//[^\n]*|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|[{}\[\]:,]|-?[0-9][0-9.eE+\-]*|[A-Za-z]+',
                          re.S)
 
 Path_ = tuple  # a place in the JSON document: ("models", 0, "edges", 3, "id")
