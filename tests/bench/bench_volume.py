@@ -106,7 +106,7 @@ def coverage(model: Path, goldens: Path, out: Path, cache: Path, extra: list[str
         stderr = errors.read().decode("utf-8", "replace")
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     if child.returncode not in (0, 1):  # 1: the gate failed, which the synthetic goldens are built to show
-        raise SystemExit(f"mbt coverage failed (exit {child.returncode}):\n{stderr}")
+        raise SystemExit(f"mbt coverage failed (exit {child.returncode}): {' '.join(command)}\n{stderr}")
     cpu = usage.ru_utime + usage.ru_stime - before.ru_utime - before.ru_stime
     return {"wall": wall, "cpu": cpu, "pss": pss, "rss": max(rss, usage.ru_maxrss * 1024), "code": child.returncode,
             "report": out.stat().st_size}
@@ -168,8 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         base = rows_dmn[0][1]
         print("mbt import dmn, peak resident memory (a long attribute's cost over the file as shipped):")
         for which, peak, seconds in rows_dmn:
-            extra = "" if peak == base else f", {(peak - base) / (2 * MB):.0f}x the attribute's size (2 MB)"
-            print(f"  {which}: {peak / MB:.0f} MB{extra}, {seconds:.1f} s")
+            note = "" if peak == base else f", {(peak - base) / (2 * MB):.0f}x the attribute's size (2 MB)"
+            print(f"  {which}: {peak / MB:.0f} MB{note}, {seconds:.1f} s")
         if args.dmn_only:
             return 0
         model = synth.generate_model(states, transitions, 0)
