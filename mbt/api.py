@@ -22,7 +22,7 @@ from mbt.measure.cases import CaseResult, case_results
 from mbt.measure.coverage import CoverageReport
 from mbt.measure.distributed import DaskEngine  # imports dask only when a run starts it
 from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate, with_fail_under
-from mbt.measure.run import CaseEntry, measure
+from mbt.measure.run import INVALID_CAP, CaseEntry, measure
 from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile, load_paths
 from mbt.progress import Progress
@@ -88,8 +88,10 @@ def coverage(model_paths: list[str], golden_paths: list[str], gate_path: str | N
     on a Dask cluster (`scheduler` its address; None: a local one of `jobs` workers)."""
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
     loaded = load_compiled(model_paths, use_cache)
-    goldens = GoldenStream(golden_paths)  # replayed as read: the cases are never all in memory at once
-    report = _measure(loaded.models, goldens, jobs, model_paths, use_cache, engine, scheduler, covering_cap)
+    invalid_cap = None if covering_cap is None else INVALID_CAP  # capped ids: a capped list of invalid cases too
+    goldens = GoldenStream(golden_paths, invalid_cap)  # replayed as read: the cases are never all in memory at once
+    report = _measure(loaded.models, goldens, jobs, model_paths, use_cache, engine, scheduler, covering_cap,
+                      invalid_cap=invalid_cap)
     report.notes += _cache_notes(loaded)
     if use_gate:
         report.gate = evaluate_gate(gate, report)
@@ -98,15 +100,15 @@ def coverage(model_paths: list[str], golden_paths: list[str], gate_path: str | N
 
 def _measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: int | None, model_paths: list[str],
              use_cache: bool, engine: str, scheduler: str | None, covering_cap: int | None = None,
-             cases: list[CaseEntry] | None = None) -> CoverageReport:
+             cases: list[CaseEntry] | None = None, invalid_cap: int | None = None) -> CoverageReport:
     if engine == "dask":
         with DaskEngine(model_paths, scheduler, jobs, use_cache) as cluster:
-            return measure(models, goldens, jobs, covering_cap, cases, cluster)
+            return measure(models, goldens, jobs, covering_cap, cases, cluster, invalid_cap)
     if engine != "local":
         raise MbtError(f"error: unknown engine `{engine}` (local, dask)")
     if scheduler is not None:
         raise MbtError("error: --scheduler is an address for --engine dask; add --engine dask")
-    return measure(models, goldens, jobs, covering_cap, cases)
+    return measure(models, goldens, jobs, covering_cap, cases, invalid_cap=invalid_cap)
 
 
 def _cache_notes(loaded: Loaded) -> list[Note]:
@@ -150,11 +152,14 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
     # Replayed as read, the cases never all in memory at once; the mutation run needs them all (and standard input
     # can be read only once), so with `mutants` they are loaded first and both runs use them.
     held = load_goldens(golden_paths) if mutants else None
-    goldens: GoldenSet | GoldenStream = held if held is not None else GoldenStream(golden_paths)
+    # Capped ids (the CLI's default), and no per-case view listing every case: a capped list of invalid cases too.
+    invalid_cap = None if covering_cap is None or cases or held is not None else INVALID_CAP
+    goldens: GoldenSet | GoldenStream = held if held is not None else GoldenStream(golden_paths, invalid_cap)
     if progress is not None and isinstance(goldens, GoldenStream):
         goldens.on_read = progress.stage("goldens", goldens.size, "B", scale=True)
     entries: list[CaseEntry] | None = [] if cases else None
-    report = _measure(models, goldens, jobs, model_paths, use_cache, engine, scheduler, covering_cap, entries)
+    report = _measure(models, goldens, jobs, model_paths, use_cache, engine, scheduler, covering_cap, entries,
+                      invalid_cap)
     report.notes += _cache_notes(loaded)
     if held is not None:
         from mbt.mutate.engine import mutation_run

@@ -4,30 +4,36 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import msgspec
 
 from mbt.goldens.decisions import DecisionCheck, normalise_decisions
 from mbt.goldens.requests import PolicyRequest, normalise_request
 
+# The cases are msgspec structs, not pydantic models: a large golden set makes millions of them, and a struct costs
+# a fraction of a model's time and memory (tests/bench). pydantic stays for the reports and published schemas. Unknown
+# keys of a case, a turn or its assertions are kept, not interpreted, in `extra` (`model_extra`, as pydantic said).
 
-class Assertions(BaseModel):
+
+class Assertions(msgspec.Struct):
     """What a golden expects of the configuration after a turn (or after the last turn)."""
 
-    model_config = ConfigDict(extra="allow")
-
-    # Mutable defaults are factories: a literal `{}` default is deep-copied by pydantic for every instance, which
-    # dominated loading 100,000 cases (tests/bench).
     state: str | None = None  # the control state
-    variables: dict[str, Any] = Field(default_factory=dict)
-    discarded: dict[str, Any] = Field(default_factory=dict)
-    tool_arguments: dict[str, Any] = Field(default_factory=dict)
-    must_not: list[str] = Field(default_factory=list)
+    variables: dict[str, Any] = {}
+    discarded: dict[str, Any] = {}
+    tool_arguments: dict[str, Any] = {}
+    must_not: list[str] = []
     # Tools the golden asserts were NOT called (at this turn; in the final assertions: anywhere in the case).
-    must_not_call: list[str] = Field(default_factory=list)
-    must_have: list[str] = Field(default_factory=list)
+    must_not_call: list[str] = []
+    must_have: list[str] = []
     intent: str | None = None
+    extra: dict[str, Any] = {}
+
+    @property
+    def model_extra(self) -> dict[str, Any]:
+        return self.extra
 
     def checks_outcome(self) -> bool:
         """Checks the model can compute and contradict: only these verify a step's elements (a `must_not`
@@ -40,21 +46,22 @@ class Assertions(BaseModel):
                 and not self.must_not and not self.must_not_call)
 
 
-class Turn(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
+class Turn(msgspec.Struct):
     user: str | None = None
     event: str | None = None
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, Any] = {}
     intent: str | None = None
     rejected: bool = False
-    expect: Assertions = Field(default_factory=Assertions)
+    expect: Assertions = msgspec.field(default_factory=Assertions)
+    extra: dict[str, Any] = {}
+
+    @property
+    def model_extra(self) -> dict[str, Any]:
+        return self.extra
 
 
-class GoldenCase(BaseModel):
+class GoldenCase(msgspec.Struct):
     """One golden case, whatever its source format. `file`/`line` locate it for messages."""
-
-    model_config = ConfigDict(extra="allow")
 
     id: str
     file: str = ""
@@ -62,15 +69,35 @@ class GoldenCase(BaseModel):
     severity: str | None = None
     contract: str | None = None
     model: str | None = None
-    precondition: dict[str, Any] = Field(default_factory=dict)
-    turns: list[Turn] = Field(default_factory=list)
-    final: Assertions = Field(default_factory=Assertions)
-    decisions: list[DecisionCheck] = Field(default_factory=list)  # decision-table checks (goldens/decisions.py)
+    precondition: dict[str, Any] = {}
+    turns: list[Turn] = []
+    final: Assertions = msgspec.field(default_factory=Assertions)
+    decisions: list[DecisionCheck] = []  # decision-table checks (goldens/decisions.py)
     request: PolicyRequest | None = None  # a policy request (goldens/requests.py)
+    extra: dict[str, Any] = {}
 
     @property
     def where(self) -> str:
         return f"{self.file}:{self.line}"
+
+    @property
+    def model_extra(self) -> dict[str, Any]:
+        return self.extra
+
+
+ASSERTION_FIELDS = frozenset(Assertions.__struct_fields__) - {"extra"}
+TURN_FIELDS = frozenset(Turn.__struct_fields__) - {"extra"}
+CASE_FIELDS = frozenset(GoldenCase.__struct_fields__) - {"extra"}
+
+
+def _known(data: dict[str, Any], fields: frozenset[str]) -> dict[str, Any]:
+    """The fields of a struct as msgspec converts them; the other keys go, untouched, under `extra`."""
+    extra = {k: v for k, v in data.items() if k not in fields}
+    if not extra:
+        return data
+    known = {k: v for k, v in data.items() if k in fields}
+    known["extra"] = extra
+    return known
 
 
 def split_state_map(raw: dict[str, Any]) -> dict[str, Any]:
@@ -117,7 +144,10 @@ def assertions_from(raw: dict[str, Any] | None, state_key: str, what: str = "ass
             raise ValueError("`discarded` must map variable names to values")
         fields["discarded"].update({str(k): v for k, v in discarded.items()})
     fields.update(raw)  # tool_arguments, must_not, must_have, intent; other keys are kept, not interpreted
-    return Assertions.model_validate(fields)
+    try:
+        return msgspec.convert(_known(fields, ASSERTION_FIELDS), Assertions)
+    except msgspec.ValidationError as err:
+        raise CaseError(_reason_of(err)) from None
 
 
 _TURN_EXPECT_KEYS = frozenset(("assert_state", "must_not", "must_not_call", "must_have", "tool_arguments",
@@ -217,22 +247,84 @@ def normalise(raw: Any) -> dict[str, Any]:
 CASE_SHAPES: list[Callable[[GoldenCase], bool]] = []
 
 
+class CaseError(ValueError):
+    """A case whose fields have the wrong type: the message says which (`turns.0.user: Input should be ...`)."""
+
+
 def parse_case(raw: Any, file: str, line: int) -> GoldenCase:
-    """Normalise and validate one raw case; raises ValueError (or pydantic's ValidationError) when unusable."""
+    """Normalise and validate one raw case; raises ValueError when unusable."""
     check_raw(raw)
     data = normalise(raw)
     data.update(file=file, line=line)
-    case = GoldenCase.model_validate(data)
+    return checked(build_case(data))
+
+
+def build_case(data: dict[str, Any]) -> GoldenCase:
+    """A GoldenCase from normalised fields (`normalise`), each field's type checked by msgspec."""
+    turns = data.get("turns")
+    if isinstance(turns, list):
+        data["turns"] = [_turn_fields(t, n) if isinstance(t, dict) else t for n, t in enumerate(turns)]
+    try:
+        return msgspec.convert(_known(data, CASE_FIELDS), GoldenCase)
+    except msgspec.ValidationError as err:
+        raise CaseError(_reason_of(err)) from None
+
+
+def _turn_fields(turn: dict[str, Any], index: int) -> dict[str, Any]:
+    if "rejected" in turn:
+        turn["rejected"] = lax_bool(turn["rejected"], f"turns.{index}.rejected")
+    return _known(turn, TURN_FIELDS)
+
+
+_TRUE, _FALSE = frozenset(("1", "on", "t", "true", "y", "yes")), frozenset(("0", "off", "f", "false", "n", "no"))
+
+
+def lax_bool(value: Any, where: str) -> bool:
+    """A flag as goldens have always been read (pydantic's lax rule): true/false, 1/0, and yes/no, on/off, t/f,
+    y/n, 1/0 as text in any case."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float, Decimal)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise CaseError(f"{where}: Input should be a valid boolean, unable to interpret input")
+
+
+def checked(case: GoldenCase) -> GoldenCase:
+    """The case, if it holds something to replay."""
     if not case.turns and not case.decisions and case.request is None and not any(s(case) for s in CASE_SHAPES):
         raise ValueError("the case has no turns (and no `input`); a decision case names its `table`, "
                          "a request case its `policy` and `request`")
     return case
 
 
+# msgspec's words for a type -> the message goldens have always had for it (pydantic's, from before msgspec).
+_SHOULD_BE = {"str": "a valid string", "array": "a valid list", "object": "a valid dictionary",
+              "bool": "a valid boolean", "int": "a valid integer", "float": "a valid number"}
+_EXPECTED = re.compile(r"Expected `(?P<type>[^`]+)`, got `[^`]+`(?: - at `\$(?P<at>[^`]*)`)?$")
+_MISSING = re.compile(r"Object missing required field `(?P<field>[^`]+)`(?: - at `\$(?P<at>[^`]*)`)?$")
+
+
+def _path(at: str | None) -> list[str]:
+    """`$.turns[0].user` -> ["turns", "0", "user"]."""
+    return [p for p in re.split(r"[.\[\]]+", at or "") if p]
+
+
+def _reason_of(err: msgspec.ValidationError) -> str:
+    text = str(err)
+    match = _EXPECTED.match(text)
+    if match:
+        kind = match.group("type").removesuffix(" | null")
+        where = ".".join(_path(match.group("at")))
+        message = f"Input should be {_SHOULD_BE.get(kind, kind)}"
+        return f"{where}: {message}" if where else message
+    match = _MISSING.match(text)
+    if match:
+        return ".".join([*_path(match.group("at")), match.group("field")]) + ": Field required"
+    return text
+
+
 def reason(err: Exception) -> str:
-    """Why a case is invalid, in one line (pydantic's first error with its field path)."""
-    if isinstance(err, ValidationError):
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return f"{where}: {first['msg']}" if where else first["msg"]
+    """Why a case is invalid, in one line."""
     return str(err)

@@ -10,20 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+import msgspec
 
 # Keys a decision case might use for its expected outputs by mistake: refused rather than kept as unchecked extras.
 LIKELY_TYPOS = {"expected", "expects", "output", "outputs", "expected_output", "expected_outputs", "result",
                 "expected_result", "input"}
 
 
-class DecisionCheck(BaseModel):
-    """One evaluation of a table: the inputs, and what the golden expects (if it says)."""
-
-    model_config = ConfigDict(extra="forbid")
+class DecisionCheck(msgspec.Struct):
+    """One evaluation of a table: the inputs, and what the golden expects (if it says). Built by decision_from,
+    which checks every field (a struct, as the cases are: mbt.goldens.cases)."""
 
     table: str
-    inputs: dict[str, Any] = Field(default_factory=dict)
+    inputs: dict[str, Any] = {}
     expect: Any = None  # {output: value}, a bare value for a one-output table, or a list for multi-hit tables
     expect_given: bool = False  # `expect: null` (no result expected) differs from no `expect` at all
     expect_error: bool = False  # the golden expects the hit policy to fail (UNIQUE / ANY violated)

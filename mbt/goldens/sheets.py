@@ -19,7 +19,6 @@ from decimal import Decimal
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
 
 from mbt.goldens.cases import GoldenCase, parse_case, reason
 from mbt.goldens.yamlread import DecimalLoader
@@ -194,7 +193,7 @@ def _cases(rows: list[tuple[int, list[str]]], shown: str, invalid: list, merged:
                 if values:
                     raw[key] = values.pop()
             case = parse_case(raw, shown, start)
-        except (ValueError, ValidationError) as err:
+        except ValueError as err:
             invalid.append(make_invalid(shown, start, reason(err)))
             return
         yield case

@@ -79,7 +79,7 @@ def _feel_parser() -> Lark:
 def _feel_to_dsl_tokens(text: str) -> str:
     """FEEL's `null` is the DSL's `none`; everything else an S-FEEL entry may hold is spelled alike."""
     out, i = [], 0
-    for match in re.finditer(r'"(?:[^"\\]|\\.)*"|\bnull\b', text):
+    for match in re.finditer(r'"[^"\\]*(?:\\.[^"\\]*)*"|\bnull\b', text):
         out.append(text[i:match.start()])
         out.append("none" if match.group(0) == "null" else match.group(0))
         i = match.end()
@@ -97,7 +97,7 @@ class _EntryReader:
 
     def read(self, text: str, start: str):
         cleaned = _feel_to_dsl_tokens(text.strip())
-        if "#" in re.sub(r'"(?:[^"\\]|\\.)*"', "", cleaned):
+        if "#" in re.sub(r'"[^"\\]*(?:\\.[^"\\]*)*"', "", cleaned):
             return None  # a `#` outside a string would start a DSL comment: not S-FEEL anyway
         value = self.transformer.transform(_feel_parser().parse(cleaned, start=start))
         if start == "output_entry":

@@ -17,7 +17,7 @@ from mbt.errors import LocatedError, problem_at
 MAX_DEPTH = 64  # GraphWalker models nest about 6 levels; deeper files are refused before `json` recurses on them
 MAX_DIGITS = 1000  # a longer number literal is refused (Python's int() stops at 4,300 digits with a ValueError)
 MAX_PATH = 6  # values deeper than this (inside guards' lists, properties' objects) get no position of their own
-_JSON_TOKEN = re.compile(r'\s+|/\*.*?\*/|//[^\n]*|"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|-?[0-9][0-9.eE+\-]*|[A-Za-z]+',
+_JSON_TOKEN = re.compile(r'\s+|/\*.*?\*/|//[^\n]*|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|[{}\[\]:,]|-?[0-9][0-9.eE+\-]*|[A-Za-z]+',
                          re.S)
 
 Path_ = tuple  # a place in the JSON document: ("models", 0, "edges", 3, "id")

@@ -49,7 +49,7 @@ def baseline_of(report: CoverageReport, waived: dict[str, set[str]] | None = Non
             forbidden_uncovered=sorted(e.element.id for e in m.uncovered("forbidden")
                                        if e.element.id not in waived.get(m.model, set())))
     counts = {"contradictions": len(report.contradictions), "divergences": len(report.divergences),
-              "unbound_turns": len(report.unbound_turns), "invalid_cases": len(report.invalid_cases)}
+              "unbound_turns": len(report.unbound_turns), "invalid_cases": len(report.invalid_cases) + report.invalid_cases_more}
     return Baseline(models=models, counts=counts)
 
 

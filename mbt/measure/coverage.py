@@ -141,7 +141,8 @@ class CoverageReport(BaseModel):
     schema_version: str = SCHEMA_VERSION
     models: list[ModelCoverage]
     goldens: GoldenSummary
-    invalid_cases: list[InvalidCaseReport] = []
+    invalid_cases: list[InvalidCaseReport] = []  # by place; with a cap (the CLI's default), the first ones
+    invalid_cases_more: int = 0  # invalid cases beyond the cap, counted only (goldens.invalid counts them all)
     contradictions: list[Contradiction] = []
     forbidden_expected: list[ForbiddenExpected] = []  # goldens expecting behaviour a forbid forbids
     divergences: list[Divergence] = []

@@ -2,9 +2,11 @@
 
 The golden stream is split as for `--jobs`: this process replays the first part, each Dask worker one later part.
 A worker cannot be handed the tallies of this process (a closure over them does not travel), so it gets the model
-paths and its part's text, loads and compiles the models itself, and returns what `_replay_all` gives; this process
+paths and its part (ranges of the golden files, read by the worker from the same paths), loads and compiles the
+models itself, and returns what `_replay_all` gives; this process
 takes those outcomes in case order, exactly as it takes a forked worker's, so the report is byte-identical. Should a
-part fail on the cluster (an exception, a lost worker, model files the worker cannot read or reads differently), it is
+part fail on the cluster (an exception, a lost worker, model or golden files the worker cannot read or reads
+differently), it is
 replayed here instead: the outcome never depends on the cluster, only the time does.
 """
 
@@ -17,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from mbt.errors import MbtError
-from mbt.goldens.loader import GoldenStream
+from mbt.goldens.loader import GoldenStream, Piece
 from mbt.measure import parallel
-from mbt.measure.run import ModelTally, _replay_all
+from mbt.measure.run import ModelTally, ReplayedPart, RunTally
+from mbt.measure.run import replay_part as replay_here
 
 T = TypeVar("T")
 
@@ -40,19 +43,24 @@ def fingerprint(tallies: list[ModelTally]) -> str:
 class Part:
     """One part's text, sent to the cluster as one object (a bare list would be scattered item by item)."""
 
-    pieces: list[tuple[str, str, str, int]]
+    pieces: list[Piece]  # ranges of golden files (read by the worker) or text (standard input)
     bad: dict[str, dict[int, str]] = field(default_factory=dict)  # lines that are not text, per file (bad bytes)
+    covering_cap: int | None = None  # the run's settings, for the part's tally
+    invalid_cap: int | None = None
+    cases: bool = False  # the per-case entries are asked for
 
 
-def replay_part(model_paths: list[str], use_cache: bool, expected: str, part: Part) -> tuple[list, list]:
-    """On a Dask worker: load and compile the models from their paths, check they are this run's, replay the part."""
+def replay_part(model_paths: list[str], use_cache: bool, expected: str, part: Part) -> tuple[list, ReplayedPart]:
+    """On a Dask worker: load and compile the models from their paths, check they are this run's, replay the part
+    (what mbt.measure.run.replay_part gives: its broken cases and a ReplayedPart)."""
     from mbt.cache import load_compiled  # the worker compiles (or takes from its cache) the models itself
 
-    tallies = [ModelTally(model) for model in load_compiled(model_paths, use_cache).models]
+    tallies = [ModelTally(model, part.covering_cap) for model in load_compiled(model_paths, use_cache).models]
     found = fingerprint(tallies)
     if found != expected:  # other files at those paths on this worker: its outcomes would not be this run's
         raise RuntimeError(f"the worker's models differ from this run's ({found[:12]} != {expected[:12]})")
-    return _replay_all(tallies, GoldenStream.of_pieces(part.pieces, part.bad))
+    run = RunTally(tallies, [] if part.cases else None, part.invalid_cap)
+    return replay_here(run, GoldenStream.of_pieces(part.pieces, part.bad, part.invalid_cap))
 
 
 class DaskEngine:
@@ -102,11 +110,13 @@ class DaskEngine:
                     pass
         self.client = self.cluster = None
 
-    def start(self, tallies: list[ModelTally], parts: list[GoldenStream]) -> Submitted:
+    def start(self, run: RunTally, parts: list[GoldenStream]) -> Submitted:
         """Each later part of a coverage run on a worker (`replay_part`); replayed here should it fail there."""
-        expected = fingerprint(tallies)
-        return self.submit_all(replay_part, [(self.model_paths, self.use_cache, expected, Part(part.pieces, part.bad_lines))
-                                             for part in parts], lambda i: _replay_all(tallies, parts[i]))
+        expected = fingerprint(run.tallies)
+        cap = run.tallies[0].cap if run.tallies else None
+        calls = [(self.model_paths, self.use_cache, expected,
+                  Part(part.pieces, part.bad_lines, cap, run.invalid_cap, run.cases is not None)) for part in parts]
+        return self.submit_all(replay_part, calls, lambda i: replay_here(run, parts[i]))
 
     def submit_all(self, func: Callable[..., T], calls: list[tuple], redo: Callable[[int], T]) -> Submitted[T]:
         """`func(*call)` for each call on the cluster (the last argument, a part's data, sent ahead as one object);

@@ -308,4 +308,4 @@ def _count(key: str, report: CoverageReport, waived: dict[str, set[str]] | None 
         red = report.mutation.redundancy if report.mutation is not None else None
         ids = [d.id for d in red.duplicates] if red is not None else []
         return len(ids), ids
-    return len(report.invalid_cases), []
+    return len(report.invalid_cases) + report.invalid_cases_more, []

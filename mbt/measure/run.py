@@ -7,12 +7,15 @@ invalid on any model it applies to, it counts nowhere.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mbt.elements.base import Element
 from mbt.errors import MbtError, did_you_mean
 from mbt.goldens.cases import GoldenCase
-from mbt.goldens.loader import GoldenSet, GoldenStream
+from mbt.goldens.loader import GoldenSet, GoldenStream, InvalidCase
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 from mbt.goldens.routing import applies
 from mbt.kinds import elements_of, support
@@ -46,13 +49,47 @@ class Outcome:
 class ModelTally:
     """One model's part of a coverage run, filled in case by case."""
 
-    def __init__(self, model: ModelBase, covering_cap: int | None = None):
+    def __init__(self, model: ModelBase, covering_cap: int | None = None, shared: ModelTally | None = None):
         self.model, self.kind = model, support(model.kind)
         self.cap = covering_cap  # at most this many golden ids kept per element and list (None: all)
-        self.elements = elements_of(model)
-        if self.kind.replayer is None:
-            raise MbtError(f"error: mbt cannot measure {model.kind} models yet (`{model.name}`)")
-        self.replayer = self.kind.replayer(model, self.elements)
+        self.elements: list[Element]
+        self.replayer: Any
+        if shared is not None:  # another part of the same run: the same elements and replayer, counts of its own
+            self.elements, self.replayer = shared.elements, shared.replayer
+        else:
+            self.elements = elements_of(model)
+            if self.kind.replayer is None:
+                raise MbtError(f"error: mbt cannot measure {model.kind} models yet (`{model.name}`)")
+            self.replayer = self.kind.replayer(model, self.elements)
+        self._fresh_counts()
+
+    def part(self) -> ModelTally:
+        """An empty tally for another part of the run (sharing this one's compiled replayer)."""
+        return ModelTally(self.model, self.cap, shared=self)
+
+    # What a part's tally sends back (`counts`) and another adds up (`merge`); the rest is rebuilt, never sent.
+    COUNTS = ("exercised_by", "verified_by", "exercised_more", "verified_more", "replayed", "contradictions",
+              "divergences", "unbound", "notes", "forbidden_expected")
+
+    def counts(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.COUNTS}
+
+    def merge(self, counts: dict[str, Any]) -> None:
+        """Add the counts of the next part of the run (its cases come after all of this tally's): the same lists,
+        capped the same way, as if its cases had been recorded here."""
+        self.replayed += counts["replayed"]
+        for key in ("exercised", "verified"):
+            mine, more = getattr(self, f"{key}_by"), getattr(self, f"{key}_more")
+            for i, (theirs, their_more) in enumerate(zip(counts[f"{key}_by"], counts[f"{key}_more"])):
+                if not theirs:
+                    continue
+                room = len(theirs) if self.cap is None else max(0, self.cap - len(mine[i]))
+                mine[i].extend(theirs[:room])
+                more[i] += their_more + len(theirs) - min(room, len(theirs))
+        for name in ("contradictions", "divergences", "unbound", "notes", "forbidden_expected"):
+            getattr(self, name).extend(counts[name])
+
+    def _fresh_counts(self) -> None:
         # Element index -> ids of the goldens; plain lists, as millions of ids are appended in a large run.
         self.exercised_by: list[list[str]] = [[] for _ in self.elements]
         self.verified_by: list[list[str]] = [[] for _ in self.elements]
@@ -126,7 +163,10 @@ class CaseEntry:
     models: list[str]
 
 
-# Golden text (characters) from which worker processes pay off: forking and passing results back cost ~0.1 s each.
+# Invalid cases listed when the covering ids are capped (the CLI's default); the rest are counted.
+INVALID_CAP = 1000
+
+# Golden files (bytes) from which worker processes pay off: forking and passing results back cost ~0.1 s each.
 PARALLEL_MIN_CHARS = 4_000_000
 
 
@@ -135,17 +175,145 @@ class Engine(Protocol):
 
     workers: int  # how many parts it takes at once
 
-    def start(self, tallies: list[ModelTally], parts: list[GoldenStream]) -> Started: ...
+    def start(self, run: RunTally, parts: list[GoldenStream]) -> Started: ...
 
 
 class Started(Protocol):
-    def results(self) -> list[tuple[list, list]]: ...  # `_replay_all` of each part, in order
+    def results(self) -> list[tuple[list, ReplayedPart]]: ...  # `replay_part` of each part, in order
+
+
+class ReplayedPart(Sequence[tuple[str, str, int]]):
+    """What a part of the stream replayed, sent back whole from a worker: its valid cases in order as compact
+    columns (item i is (id, file, line): a few bytes a case, to find ids repeated across parts), the duplicates
+    found inside the part, and the part's tally (RunTally.counts)."""
+
+    def __init__(self) -> None:
+        self._ids = bytearray()
+        self._ends = array("Q")
+        self._lines = array("Q")
+        self._file_of = array("I")
+        self._files: list[str] = []
+        self._numbers: dict[str, int] = {}
+        self.duplicates: list[InvalidCase] = []
+        self.tally: dict[str, Any] = {}
+
+    def add(self, case_id: str, file: str, line: int) -> None:
+        self._ids += case_id.encode("utf-8", "surrogatepass")
+        self._ends.append(len(self._ids))
+        number = self._numbers.get(file)
+        if number is None:
+            number = self._numbers[file] = len(self._files)
+            self._files.append(file)
+        self._file_of.append(number)
+        self._lines.append(line)
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __getitem__(self, i):  # an int index only
+        start = self._ends[i - 1] if i > 0 else 0
+        return (self._ids[start:self._ends[i]].decode("utf-8", "surrogatepass"), self._files[self._file_of[i]],
+                self._lines[i])
+
+    def __iter__(self) -> Iterator[tuple[str, str, int]]:
+        return (self[i] for i in range(len(self)))
+
+
+class RunTally:
+    """What one part of a coverage run found, case by case: each model's tally and what `measure` counts per case
+    (valid cases, those a model applies to, unbound ones, invalid at replay, unknown model names), kept as counts
+    and capped lists that add up part by part (`counts`, `merge`): nothing here grows with the cases, except the
+    per-case entries when the per-case views ask for them (`cases`)."""
+
+    def __init__(self, tallies: list[ModelTally], cases: list[CaseEntry] | None = None,
+                 invalid_cap: int | None = None, listed: bool = False):
+        self.tallies = tallies
+        self.known_models = {name for t in tallies for name in (t.model.name, getattr(t.model, "fsm", None)) if name}
+        self.valid = self.applicable = self.unbound = 0
+        self.invalid_cap = invalid_cap
+        self.invalid_at_replay: list[InvalidCaseReport] = []  # in case order, the first `invalid_cap`
+        self.invalid_more = 0
+        self.unknown_models: dict[str, list[Any]] = {}  # model name no loaded file declares -> [cases, first id, where]
+        self.unknown_tables: dict[str, list[Any]] = {}  # the same for tables a conversation's `decisions` name
+        self.cases = cases  # one CaseEntry per valid case, when the per-case views ask for them
+        self.listed = ReplayedPart() if listed else None  # a worker's part: its cases, for the ids across parts
+
+    def part(self, listed: bool = True) -> RunTally:
+        """An empty tally for a later part of this run (the same models, settings and compiled replayers)."""
+        return RunTally([t.part() for t in self.tallies], [] if self.cases is not None else None, self.invalid_cap,
+                        listed)
+
+    def take_case(self, case: GoldenCase) -> None:
+        """Replay a valid case (its id not seen before) on every model and count what it found."""
+        if self.listed is not None:
+            self.listed.add(case.id, case.file, case.line)
+        self.take(case.id, case.file, case.line, case.model, _tables(case), [t.outcome(case) for t in self.tallies],
+                  first_question(case), len(case.turns))
+
+    def take(self, case_id: str, file: str, line: int, model_name: str | None, tables: tuple[str, ...],
+             outcomes: list, question: str, turns: int) -> None:
+        tallies, known_models = self.tallies, self.known_models
+        # A case is valid or invalid once: invalid on any model it applies to, it counts nowhere.
+        problems = [(tally, outcome.invalid) for tally, outcome in zip(tallies, outcomes)
+                    if outcome is not None and outcome.invalid is not None]
+        if problems:
+            if self.invalid_cap is None or len(self.invalid_at_replay) < self.invalid_cap:
+                self.invalid_at_replay.append(InvalidCaseReport(file=file, line=line, message=f"case `{case_id}` "
+                                              + "; ".join(f"on model `{tally.model.name}`: {problem}"
+                                                          for tally, problem in problems)))
+            else:
+                self.invalid_more += 1
+            return
+        self.valid += 1
+        if self.cases is not None:
+            self.cases.append(CaseEntry(case_id, file, line, question, turns,
+                                        [t.model.name for t, o in zip(tallies, outcomes) if o is not None]))
+        if model_name is not None and model_name not in known_models:
+            entry = self.unknown_models.setdefault(model_name, [0, case_id, f"{file}:{line}"])
+            entry[0] += 1
+        for table in tables:
+            if table not in known_models and table != model_name:
+                self.unknown_tables.setdefault(table, [0, case_id, f"{file}:{line}"])[0] += 1
+        applicable = unbound = False
+        for tally, outcome in zip(tallies, outcomes):
+            if outcome is None:
+                continue
+            applicable = True
+            tally.record(case_id, outcome)
+            unbound = unbound or bool(outcome.unbound)
+        self.applicable += applicable
+        self.unbound += unbound
+
+    COUNTS = ("valid", "applicable", "unbound", "invalid_at_replay", "invalid_more", "unknown_models",
+              "unknown_tables", "cases")
+
+    def counts(self) -> dict[str, Any]:
+        """This part's figures as plain data (what a worker sends back)."""
+        return {"models": [t.counts() for t in self.tallies], **{name: getattr(self, name) for name in self.COUNTS}}
+
+    def merge(self, counts: dict[str, Any]) -> None:
+        """Add the figures of the next part of the run (its cases come after every case counted here)."""
+        for tally, theirs in zip(self.tallies, counts["models"]):
+            tally.merge(theirs)
+        self.valid += counts["valid"]
+        self.applicable += counts["applicable"]
+        self.unbound += counts["unbound"]
+        room = len(counts["invalid_at_replay"]) if self.invalid_cap is None else \
+            max(0, self.invalid_cap - len(self.invalid_at_replay))
+        self.invalid_at_replay += counts["invalid_at_replay"][:room]
+        self.invalid_more += counts["invalid_more"] + max(0, len(counts["invalid_at_replay"]) - room)
+        for mine, theirs in ((self.unknown_models, counts["unknown_models"]),
+                             (self.unknown_tables, counts["unknown_tables"])):
+            for name, (count, first_id, where) in theirs.items():
+                mine.setdefault(name, [0, first_id, where])[0] += count
+        if self.cases is not None:
+            self.cases += counts["cases"]
 
 
 def _parts(stream: GoldenStream | None, jobs: int, min_chars: int | None = None) -> list[GoldenStream]:
     """The later parts of a large stream, split off it for `jobs - 1` workers (cut between cases; in order). This
     process keeps the first part, a little smaller than the others: it also records every part's results.
-    `min_chars`: the size from which to split (default: PARALLEL_MIN_CHARS)."""
+    `min_chars`: the size (bytes) from which to split (default: PARALLEL_MIN_CHARS)."""
     least = PARALLEL_MIN_CHARS if min_chars is None else min_chars
     if stream is None or jobs < 2 or stream.size < max(1, least):
         return []
@@ -161,11 +329,17 @@ def _parts(stream: GoldenStream | None, jobs: int, min_chars: int | None = None)
     return parts
 
 
-def _replay_all(tallies: list[ModelTally], stream: GoldenStream) -> tuple[list, list]:
-    """Every case of the stream (repeated ids included) and what each model makes of it; and the broken cases."""
-    replayed = [(case.id, case.file, case.line, case.where, case.model, _tables(case),
-                 [tally.outcome(case) for tally in tallies], first_question(case), len(case.turns))
-                for case in stream.all_cases()]
+def replay_part(run: RunTally, stream: GoldenStream) -> tuple[list[InvalidCase], ReplayedPart]:
+    """A later part of a run, replayed into a tally of its own (in a worker, or here when a worker failed): its
+    broken cases, and what it replayed (ReplayedPart). Ids repeated inside the part are found here; those repeated
+    from earlier parts by `measure`."""
+    part = run.part()
+    for case in stream.cases:
+        part.take_case(case)
+    replayed = part.listed
+    assert replayed is not None
+    replayed.duplicates = stream.duplicates
+    replayed.tally = part.counts()
     return stream.broken, replayed
 
 
@@ -176,93 +350,77 @@ def first_question(case: GoldenCase) -> str:
 
 def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: int | None = None,
             covering_cap: int | None = None, cases: list[CaseEntry] | None = None,
-            engine: Engine | None = None) -> CoverageReport:
+            engine: Engine | None = None, invalid_cap: int | None = None) -> CoverageReport:
     """Replay every applicable case on every model and count what it exercised and verified.
 
-    Each case is replayed on every model as soon as it is read, so a GoldenStream is never held in memory whole;
-    what each model finds is kept apart and reported model by model. A large stream is split into `jobs` parts
-    (default: the machine's cores) replayed by worker processes at the same time; with an `engine` (`--engine
-    dask`), whatever its size, into one part here and one per Dask worker. The report is the same.
-    `covering_cap` bounds the golden ids kept per element (the rest are counted): memory then grows with the model,
-    not with the cases. Given a `cases` list, one small CaseEntry per valid case is appended to it (the per-case
-    views read them; the report itself stays per element).
+    Each case is replayed on every model as soon as it is read, then dropped, so a GoldenStream is never held in
+    memory whole; what each model finds is kept apart and reported model by model. A large stream is split into
+    `jobs` parts (default: the machine's cores) replayed by worker processes at the same time, each into a tally
+    of its own that is added to this one in order; with an `engine` (`--engine dask`), whatever its size, into one
+    part here and one per Dask worker. The report is the same. `covering_cap` bounds the golden ids kept per element
+    and `invalid_cap` the invalid cases listed (the rest are counted): memory then grows with the model, not with
+    the cases. Given a `cases` list, one small CaseEntry per valid case is appended to it (the per-case views read
+    them; the report itself stays per element).
     """
-    tallies = [ModelTally(model, covering_cap) for model in models]
-    applicable_anywhere: set[str] = set()
-    unbound_cases: set[str] = set()
-    invalid_at_replay: list[InvalidCaseReport] = []
-    known_models = {name for m in models for name in (m.name, getattr(m, "fsm", None)) if name}
-    unknown_models: dict[str, list[Any]] = {}  # model name no loaded file declares -> [cases, first id, where]
-    unknown_tables: dict[str, list[Any]] = {}  # the same for tables a conversation's `decisions` name
-    valid = 0
-
-    def take(case_id: str, file: str, line: int, model_name: str | None, tables: tuple[str, ...],
-             outcomes: list, question: str, turns: int) -> None:
-        nonlocal valid
-        # A case is valid or invalid once: invalid on any model it applies to, it counts nowhere.
-        problems = [(tally, outcome.invalid) for tally, outcome in zip(tallies, outcomes)
-                    if outcome is not None and outcome.invalid is not None]
-        if problems:
-            invalid_at_replay.append(InvalidCaseReport(file=file, line=line, message=f"case `{case_id}` " + "; ".join(
-                f"on model `{tally.model.name}`: {problem}" for tally, problem in problems)))
-            return
-        valid += 1
-        if cases is not None:
-            cases.append(CaseEntry(case_id, file, line, question, turns,
-                                   [t.model.name for t, o in zip(tallies, outcomes) if o is not None]))
-        if model_name is not None and model_name not in known_models:
-            entry = unknown_models.setdefault(model_name, [0, case_id, f"{file}:{line}"])
-            entry[0] += 1
-        for table in tables:
-            if table not in known_models and table != model_name:
-                unknown_tables.setdefault(table, [0, case_id, f"{file}:{line}"])[0] += 1
-        for tally, outcome in zip(tallies, outcomes):
-            if outcome is None:
-                continue
-            applicable_anywhere.add(case_id)
-            tally.record(case_id, outcome)
-            if outcome.unbound:
-                unbound_cases.add(case_id)
-
+    run = RunTally([ModelTally(model, covering_cap) for model in models], cases, invalid_cap)
     # A large stream: worker processes replay its later parts meanwhile (same results, taken in the same order).
     stream = goldens if isinstance(goldens, GoldenStream) else None
     workers: Started
     if engine is not None:  # asked for by name: split even a small stream (a part here, one per Dask worker)
         parts = _parts(stream, engine.workers + 1, 0)
-        workers = engine.start(tallies, parts)
+        workers = engine.start(run, parts)
     else:
         parts = _parts(stream, parallel.default_jobs() if jobs is None else jobs) if parallel.available() else []
-        workers = parallel.Workers(lambda i: _replay_all(tallies, parts[i - 1]), len(parts) + 1)
+        workers = parallel.Workers(lambda i: replay_part(run, parts[i - 1]), len(parts) + 1)
+    pieces = [(part.pieces, part.bad_lines) for part in parts]  # to read a part again here (see below)
     for case in goldens.cases:
-        take(case.id, case.file, case.line, case.model, _tables(case), [tally.outcome(case) for tally in tallies],
-             first_question(case), len(case.turns))
+        run.take_case(case)
     if stream is not None:
-        for broken_later, replayed in workers.results():
-            stream.adopt(broken_later)
-            for case_id, file, line, where, model_name, tables, outcomes, question, turns in replayed:
-                if not stream.repeats(case_id, file, line, where):
-                    take(case_id, file, line, model_name, tables, outcomes, question, turns)
-    broken = goldens.invalid
-    invalid_all = [InvalidCaseReport(file=i.file, line=i.line, message=i.message) for i in broken] + invalid_at_replay
+        for (broken_later, replayed), (part_pieces, bad) in zip(workers.results(), pieces):
+            if any(stream.seen(case_id) for case_id, _, _ in replayed):
+                # An id of this part was seen in an earlier one: its cases are not all valid, so the part's tally
+                # cannot be added; it is replayed here, in order, after the earlier parts (the same outcome).
+                again = GoldenStream.of_pieces(part_pieces, bad, stream.invalid_cap)
+                for case in again.all_cases():
+                    if not stream.repeats(case.id, case.file, case.line):
+                        run.take_case(case)
+                stream.adopt(again.broken)
+                continue
+            for case_id, file, line in replayed:
+                stream.repeats(case_id, file, line)
+            stream.adopt(broken_later, replayed.duplicates)
+            run.merge(replayed.tally)
+    listed_invalid = [InvalidCaseReport(file=i.file, line=i.line, message=i.message) for i in goldens.invalid]
+    listed_invalid += run.invalid_at_replay
+    invalid_count = _invalid_count(goldens) + len(run.invalid_at_replay) + run.invalid_more
+    if invalid_cap is not None:
+        listed_invalid = listed_invalid[:invalid_cap]
+    valid = run.valid
     summary = GoldenSummary(
-        files=goldens.files, read=valid + len(invalid_all), valid=valid, invalid=len(invalid_all),
-        bound=len(applicable_anywhere - unbound_cases), unbound=len(unbound_cases),
-        not_applicable=valid - len(applicable_anywhere))
+        files=goldens.files, read=valid + invalid_count, valid=valid, invalid=invalid_count,
+        bound=run.applicable - run.unbound, unbound=run.unbound, not_applicable=valid - run.applicable)
+    tallies = run.tallies
+    known_models = run.known_models
     notes = [n for tally in tallies for n in tally.notes]
     notes += [Note(case="", where=folder, model="", turn=None,
                    message=f"the goldens folder {folder} holds no golden file (.jsonl, .json, .yaml, .yml, .xlsx, .csv)")
               for folder in (stream.empty_folders if stream is not None else [])]
     notes += _not_read_notes(stream.skipped_files if stream is not None else [])
     notes += [_unknown_model_note(name, count, first_id, first_where, known_models)
-              for name, (count, first_id, first_where) in sorted(unknown_models.items())]
+              for name, (count, first_id, first_where) in sorted(run.unknown_models.items())]
     notes += [_unknown_model_note(name, count, first_id, first_where, known_models, "check decision table")
-              for name, (count, first_id, first_where) in sorted(unknown_tables.items())]
-    return CoverageReport(models=[tally.report() for tally in tallies], goldens=summary, invalid_cases=invalid_all,
+              for name, (count, first_id, first_where) in sorted(run.unknown_tables.items())]
+    return CoverageReport(models=[tally.report() for tally in tallies], goldens=summary, invalid_cases=listed_invalid,
+                          invalid_cases_more=invalid_count - len(listed_invalid),
                           contradictions=[c for tally in tallies for c in tally.contradictions],
                           forbidden_expected=[f for tally in tallies for f in tally.forbidden_expected],
                           divergences=[d for tally in tallies for d in tally.divergences],
                           unbound_turns=[u for tally in tallies for u in tally.unbound],
                           notes=notes)
+
+
+def _invalid_count(goldens: GoldenSet | GoldenStream) -> int:
+    return goldens.invalid_count if isinstance(goldens, GoldenStream) else len(goldens.invalid)
 
 
 def _not_read_notes(skipped: list[tuple[str, str]]) -> list[Note]:

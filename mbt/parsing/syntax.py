@@ -434,7 +434,7 @@ def _after_colon(text: str, pos: int) -> bool:
 
 # Strings never span lines, so a line can be read on its own; brackets are found with one regex pass (fast on
 # large files) that steps over strings and comments.
-_BRACKET_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[{}\[\]()]')
+_BRACKET_SCAN = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"?|#[^\n]*|[{}\[\]()]')
 
 
 def _unclosed(text: str, end: int) -> list[tuple[str, int, int]]:

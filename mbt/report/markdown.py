@@ -105,7 +105,8 @@ def coverage_markdown(report: CoverageReport) -> str:
     findings = [("Contradictions", len(report.contradictions)),
                 ("Goldens expecting forbidden behaviour", len(report.forbidden_expected)),
                 ("Divergences", len(report.divergences)),
-                ("Unbound turns", len(report.unbound_turns)), ("Invalid cases", len(report.invalid_cases))]
+                ("Unbound turns", len(report.unbound_turns)),
+                ("Invalid cases", len(report.invalid_cases) + report.invalid_cases_more)]
     if any(n for _, n in findings):
         out += ["### Findings", "", "| finding | count |", "|---|---:|"]
         out += [f"| {name} | {n} |" for name, n in findings if n]

@@ -140,16 +140,18 @@ def _findings_sections(report: CoverageReport, style: Style) -> list[str]:
             turn = f" turn {n.turn}" if n.turn else ""
             lines.append(f"  {n.case} ({n.where}){turn}: {n.message}")
     if report.invalid_cases:
-        lines += ["", style(f"Invalid cases ({len(report.invalid_cases)}): reported and skipped; the rest were processed",
-                            "yellow")]
+        count = len(report.invalid_cases) + report.invalid_cases_more
+        lines += ["", style(f"Invalid cases ({count}): reported and skipped; the rest were processed", "yellow")]
         lines += [f"  {i.file}:{i.line}: {i.message}" for i in report.invalid_cases]
+        if report.invalid_cases_more:
+            lines.append(f"  ... and {report.invalid_cases_more} more (--show-covering all lists every one)")
     return lines
 
 
 def _findings_counts(report: CoverageReport) -> list[str]:
     counts = [(len(report.contradictions), "contradiction"), (len(report.forbidden_expected), "forbidden expectation"),
               (len(report.divergences), "divergence"), (len(report.unbound_turns), "unbound turn"),
-              (len(report.notes), "unchecked part"), (len(report.invalid_cases), "invalid case")]
+              (len(report.notes), "unchecked part"), ((len(report.invalid_cases) + report.invalid_cases_more), "invalid case")]
     found = [_plural(n, what) for n, what in counts if n]
     return ["", "Findings: " + ", ".join(found) + " (listed without -q)"] if found else []
 

@@ -184,6 +184,19 @@ def replay_figures(model_path: Path, goldens_path: Path) -> tuple[int, float, fl
     return turns, best_of(replay_all), best_of(reference_all), f"{len(cases):,} cases, best of {REPEATS}"
 
 
+def decode_figures(goldens_path: Path) -> tuple[float, float, int]:
+    """CPU seconds to only decode every golden line with msgspec (issue 16): into the typed structs of
+    mbt.goldens.decode alone, and on into GoldenCases (decode_case); and the number of lines."""
+    from mbt.goldens.decode import _DECODER, decode_case
+
+    lines = goldens_path.read_bytes().split(b"\n")
+    lines = [line for line in lines if line.strip()]
+    texts = [line.decode("utf-8") for line in lines]
+    raw = best_of(lambda: [_DECODER.decode(line) for line in lines])
+    typed = best_of(lambda: [decode_case(text, "g", 1) for text in texts])
+    return raw, typed, len(lines)
+
+
 @api.collector_paused  # timed as a coverage run replays: with the cyclic collector paused
 def best_of(func) -> float:
     """CPU seconds of the fastest of a few runs: both sides are single-threaded, so CPU time compares them
@@ -235,6 +248,9 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("mbt coverage: peak memory", f"{peak / GB:.2f} GB", "< 2 GB", verdict(peak < 2 * GB),
                      "resident, all its processes"))
         rows += scale_rows(model, golden_file, folder, goldens)
+        raw, typed, count = decode_figures(golden_file)
+        rows.append(("decode only (msgspec)", f"{raw:.2f} s", "", "", f"{count:,} lines into typed structs, CPU time, "
+                     f"best of {REPEATS}; {typed:.2f} s on into GoldenCases (mbt.goldens.decode)"))
         turns, replay_seconds, reference_seconds, note = replay_figures(model, golden_file)
         replay_rate, reference_rate = turns / replay_seconds, turns / reference_seconds
         ratio = replay_rate / reference_rate

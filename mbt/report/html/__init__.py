@@ -93,7 +93,7 @@ def html_files(run) -> dict[str, bytes]:
 
     counts = {"contradictions": len(report.contradictions), "divergences": len(report.divergences),
               "forbidden_expected": len(report.forbidden_expected),
-              "unbound_turns": len(report.unbound_turns), "invalid_cases": len(report.invalid_cases),
+              "unbound_turns": len(report.unbound_turns), "invalid_cases": len(report.invalid_cases) + report.invalid_cases_more,
               "notes": len(report.notes),
               "silent": len(report.sources.silent) if report.sources else 0}
     common = {"css": Markup(_asset("report.css")), "js": Markup(_asset("report.js")), "version": __version__,
