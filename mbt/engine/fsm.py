@@ -1,5 +1,6 @@
 """How an FSM steps: the model compiled for speed (transitions by state and event, guards and actions as closures,
-element indices) and the one step function every replay, exploration and generator uses."""
+the element indices each step exercises precomputed) and the one step function every replay, exploration and
+generator uses."""
 
 from __future__ import annotations
 
@@ -29,6 +30,11 @@ class CompiledTransition:
     target_el: int
     assigned: tuple[str, ...] = ()  # variables its assignments and discards change, in declaration order
     pairs_after: dict[int, int] = field(default_factory=dict)  # index of the next transition -> its pair element
+    taken: tuple[int, ...] = ()  # what taking it exercises: its transition, target state and branch (set below)
+
+    def __post_init__(self) -> None:
+        # Precomputed once, so a step writes these indices without building them (a mutant's copy gets its own).
+        self.taken = (self.transition_el, self.target_el) + (() if self.branch_el is None else (self.branch_el,))
 
 
 @dataclass
@@ -41,6 +47,13 @@ class CompiledForbid:
     severity: str = ""
     condition: Callable | None = None  # an `effect call T [cond]` condition, over `args.NAME` and the variables
     condition_args: frozenset[str] = frozenset()  # the argument names the condition reads
+    call_tool: str | None = None  # `effect call T`: T (read on every asserted turn, so worked out once)
+    bare: bool = False  # a forbid on the event itself: no target, no effect
+
+    def __post_init__(self) -> None:
+        effect = self.f.effect
+        self.call_tool = effect.tool if effect is not None and effect.kind == "call" else None
+        self.bare = effect is None and self.f.target is None
 
 
 @dataclass
@@ -121,8 +134,11 @@ class CompiledFsm:
                                for p in where.get(k, ()))
             forbids = [self.forbids[p] for p in positions]
             group = self.by_state_event.get(key, ())
-            found = self._slots[key] = Slot(group, forbids, self.state_el[state], self.no_branch.get(key),
-                                            all(cf.guard is None for cf in forbids))
+            state_el, no_branch_el = self.state_el[state], self.no_branch.get(key)
+            found = self._slots[key] = Slot(
+                group, forbids, state_el, no_branch_el, all(cf.guard is None for cf in forbids),
+                any(ct.conditions for ct in group), [(state_el, *ct.taken) for ct in group],
+                (state_el,) if no_branch_el is None else (state_el, no_branch_el))
         return found
 
     @staticmethod
@@ -158,13 +174,16 @@ class Slot:
     state_el: int
     no_branch_el: int | None
     unguarded_forbids: bool  # every forbid of the slot fires whenever the event comes (most slots): no guard to run
+    conditions: bool  # some transition records condition outcomes: every guard of the slot is evaluated
+    fixed: list[tuple[int, ...]]  # per transition of `group`: the state and what taking it exercises
+    refused: tuple[int, ...]  # what a refusal exercises: the state, and the "no branch holds" outcome of a group
 
 
 @dataclass(slots=True)
 class Step:
     """What one event did in one configuration."""
 
-    elements: list[int]  # exercised: condition outcomes, the state, then the transition, target, branch and pair
+    elements: tuple[int, ...] | list[int]  # exercised: condition outcomes, the state, then transition, target, branch, pair
     forbids: list[CompiledForbid]  # those whose source, event and guard matched: the step exercises them
     taken: CompiledTransition | None  # None: the event was refused
     state_before: str
@@ -181,48 +200,58 @@ def step(c: CompiledFsm, state: str, variables: dict[str, Any], event: str, args
          prev: CompiledTransition | None, number: int = 0) -> Step:
     """Fire `event` with its declared arguments `args` in (state, variables): the first transition of the slot whose
     guard holds is taken and its actions update `variables` in place; `prev` (the transition taken before) names the
-    transition pair; `number` is the turn recorded on the calls made."""
-    slot = c._slots.get((state, event))  # CompiledFsm.slot without the call: most steps meet a slot seen before
-    if slot is None:
-        slot = c.slot(state, event)
-    elements: list[int] = []
+    transition pair; `number` is the turn recorded on the calls made.
+
+    A turn costs one dict lookup (the slot), the guards up to the one that holds (every guard of a slot whose
+    conditions are recorded), the actions, and the slot's precomputed element indices."""
+    slot = c._slots.get((state, event)) or c.slot(state, event)
     env = variables  # guards only read; actions write `variables` anyway, so no copy unless parameters join
     taken = None
-    params = c.params[event]
-    for ct in slot.group:
-        local = variables
-        if args:
-            local = dict(variables)
-            for declared, name in zip(params, ct.param_names):
-                local[name] = args[declared]
-        for fn, when_true, when_false in ct.conditions:
-            elements.append(when_true if fn(local) else when_false)
-        if taken is None and (ct.guard is None or ct.guard(local)):
-            taken, env = ct, local
+    params = c.params[event] if args else ()
+    elements: tuple[int, ...] | list[int]
+    if not slot.conditions:  # most slots: guards are pure, so the first that holds ends the search
+        for k, ct in enumerate(slot.group):
+            local = variables
+            if args:
+                local = dict(variables)
+                for declared, name in zip(params, ct.param_names):
+                    local[name] = args[declared]
+            if ct.guard is None or ct.guard(local):
+                taken, env, elements = ct, local, slot.fixed[k]
+                break
+        else:
+            elements = slot.refused
+    else:
+        outcomes: list[int] = []
+        for ct in slot.group:
+            local = variables
+            if args:
+                local = dict(variables)
+                for declared, name in zip(params, ct.param_names):
+                    local[name] = args[declared]
+            for fn, when_true, when_false in ct.conditions:
+                outcomes.append(when_true if fn(local) else when_false)
+            if taken is None and (ct.guard is None or ct.guard(local)):
+                taken, env = ct, local
+        outcomes.append(slot.state_el)  # checking the outcome of an event verifies behaviour in its state
+        elements = outcomes + list(taken.taken) if taken is not None else outcomes + list(slot.refused[1:])
     # Forbidden elements: exercised when the event fires in their source state with their guard holding.
     if slot.unguarded_forbids:
         forbids = slot.forbids
     else:
         named = dict(env)  # a forbid's guard reads the event's parameters by their declared names
-        for declared in params:
+        for declared in c.params[event]:
             named[declared] = args.get(declared)
         forbids = [cf for cf in slot.forbids if cf.guard is None or cf.guard(named)]
-    elements.append(slot.state_el)  # checking the outcome of an event verifies behaviour in its state
     if taken is None:
-        if slot.no_branch_el is not None:
-            elements.append(slot.no_branch_el)
         return Step(elements, forbids, None, state, state, event, [])
     made: list = []
     for action in taken.actions:
         action(env, variables, made)
-    elements.append(taken.transition_el)
-    elements.append(taken.target_el)
-    if taken.branch_el is not None:
-        elements.append(taken.branch_el)
     if prev is not None:
         pair = prev.pairs_after.get(taken.index)
         if pair is not None:
-            elements.append(pair)
+            elements = (*elements, pair)
     calls = [ToolCallMade(tool, a, number) for tool, a in made] if made else []
     return Step(elements, forbids, taken, state, taken.t.target, event, calls)
 

@@ -9,7 +9,7 @@ from typing import Any
 from mbt.engine import fsm as engine
 from mbt.engine.fsm import CompiledForbid, CompiledFsm, CompiledTransition, Snapshot, Step, ToolCallMade
 from mbt.goldens.binding import Binder
-from mbt.goldens.cases import Assertions, GoldenCase
+from mbt.goldens.cases import Assertions, GoldenCase, Turn
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 
 # ------------------------------------------------------------------ replay of one case
@@ -27,7 +27,7 @@ class CaseRun:
     invalid: str | None = None  # the case cannot be replayed on this model (bad precondition, ...)
     forbidden_expected: list[ForbiddenExpected] = field(default_factory=list)
     snapshots: list[Snapshot] = field(default_factory=list)
-    step_elements: dict[int, list[int]] = field(default_factory=dict)  # turn number -> elements its step exercised
+    step_elements: dict[int, tuple[int, ...] | list[int]] = field(default_factory=dict)  # turn -> what its step exercised
     out_of_range: bool = False  # some variable left its range: every variable is re-checked after each step
     start: Snapshot | None = None  # with keep_snapshots: the configuration the case starts from
 
@@ -46,18 +46,27 @@ class FsmReplayer:
         if start is None:
             return run
         state, variables = start
+        c = self.c
         if keep_snapshots:
             run.start = engine.snapshot(state, variables)
-        run.out_of_range = not self.c.initial_in_range
-        run.exercised.add(self.c.state_el[state])
+        run.out_of_range = not c.initial_in_range
+        exercised = run.exercised
+        exercised.add(c.state_el[state])
+        step_elements = run.step_elements
         prev: CompiledTransition | None = None
         steps: list[Step] = []
         all_calls: list[ToolCallMade] = []
-        last_turn = len(case.turns)
+        turns = case.turns
+        count = len(turns)
+        last_turn = count
         first_intent = case.final.intent
         final_quiet = case.final.empty()
-        param_types = self.c.param_types
-        for number, turn in enumerate(case.turns, start=1):
+        final_must_have = bool(case.final.must_have)
+        param_types = c.param_types
+        step = engine.step
+        number = 0
+        for turn in turns:
+            number += 1
             event = turn.event
             if event is not None and event in param_types:
                 raw_args = turn.args  # an explicit, known event binds as itself (Binder.bind, without the copy)
@@ -74,53 +83,43 @@ class FsmReplayer:
             if args is None:
                 last_turn = number - 1
                 break
-            step, state, taken = self._step(state, variables, event, args, prev, number, run)
-            if step.calls:
-                all_calls.extend(step.calls)
-            steps.append(step)
-            run.step_elements[number] = step.elements
+            done = step(c, state, variables, event, args, prev, number)
+            # The step's indices were precomputed with the slot: recording them is a set update, no list built.
+            exercised.update(done.elements)
+            taken = done.taken
+            if done.forbids:
+                exercised.update([cf.element for cf in done.forbids])
+            if taken is not None:
+                state = done.state
+                # Values change only by assignments and discards: while all are in range, only those need a look.
+                if run.out_of_range:
+                    self._check_ranges(variables, run, number, self.model.variables)
+                elif taken.assigned:
+                    self._check_ranges(variables, run, number, taken.assigned)
+                prev = taken
+                if done.calls:
+                    all_calls.extend(done.calls)
+            steps.append(done)
+            step_elements[number] = done.elements
             if keep_snapshots:
-                run.snapshots.append(engine.snapshot(state, variables, step, args))
-            prev = taken if taken is not None else prev
-            last = number == len(case.turns)
-            if step.forbids and (turn.expect.must_have or not turn.expect.empty()
-                                 or (last and (not final_quiet or case.final.must_have))):
-                self._expects_forbidden(step, [turn.expect] + ([case.final] if last else []), turn.rejected,
+                run.snapshots.append(engine.snapshot(state, variables, done, args))
+            expect = turn.expect
+            quiet = expect.empty()
+            last = number == count
+            if done.forbids and (expect.must_have or not quiet or (last and (not final_quiet or final_must_have))):
+                self._expects_forbidden(done, [expect] + ([case.final] if last else []), turn.rejected,
                                         variables, args, number, run)
-            if not turn.rejected and turn.expect.empty() and (final_quiet or not last):
+            if quiet and not turn.rejected and (final_quiet or not last):
                 # Nothing asserted here (the common turn): nothing to contradict or verify; a refusal diverges.
-                if step.refused:
-                    run.divergences.append(self._divergence(case, number, step))
+                if taken is None:
+                    run.divergences.append(self._divergence(case, number, done))
                 continue
-            # Turn-level expectations, then the final ones after the last turn.
-            checks = [turn.expect]
-            if number == len(case.turns):
-                checks.append(case.final)
-            agree = self._check(checks, state, variables, step, all_calls, number, run)
-            refusal_ok = turn.rejected or any(a.state is not None and a.state == step.state_before for a in checks)
-            if step.refused:
-                forbids_verified = [f for f in step.forbids
-                                    if self._forbid_verified(f, checks, step, turn.rejected, variables)]
-                if not (refusal_ok or forbids_verified):
-                    run.divergences.append(self._divergence(case, number, step))
-            elif turn.rejected:
-                run.contradictions.append(Contradiction(
-                    case=case.id, where=case.where, model=self.model.name, turn=number, path="rejected",
-                    expected=f"`{event}` refused in `{step.state_before}`", actual=f"transition {taken.t.key}",
-                    message=f"the golden expects `{event}` to be refused, the model takes {taken.t.key}"))
-                agree = False
-            checked = any(a.checks_outcome() for a in checks) or (turn.rejected and step.refused)
-            if checked and agree:
-                run.verified.update(step.elements)
-            for f in step.forbids:
-                if self._forbid_verified(f, checks, step, turn.rejected, variables):
-                    run.verified.add(f.element)
-        else:
-            last_turn = len(case.turns)
+            self._judge_turn(turn, [expect, case.final] if last else [expect], state, variables, done, all_calls,
+                             number, run)
         # Final must_not / must_not_call speak of the whole conversation: they verify earlier forbids too.
-        if last_turn == len(case.turns) and steps and (case.final.must_not or case.final.must_not_call):
-            for step in steps[:-1]:
-                for f in step.forbids:
+        if last_turn == count and steps and (case.final.must_not or case.final.must_not_call):
+            for done in steps[:-1]:
+                for f in done.forbids:
                     if self._forbid_verified_by_final(f, case.final):
                         run.verified.add(f.element)
         if run.contradictions or run.forbidden_expected:
@@ -129,15 +128,46 @@ class FsmReplayer:
             run.verified.clear()
         return run
 
+    def _judge_turn(self, turn: Turn, checks: list[Assertions], state: str, variables: dict, step: Step,
+                    all_calls: list[ToolCallMade], number: int, run: CaseRun) -> None:
+        """A turn that asserts something (its expectations, and the final ones after the last turn): contradictions,
+        divergences, and the elements it verifies."""
+        agree = self._check(checks, state, variables, step, all_calls, number, run)
+        refusal_ok = turn.rejected or any(a.state is not None and a.state == step.state_before for a in checks)
+        case = run.case
+        if step.refused:
+            forbids_verified = [f for f in step.forbids
+                                if self._forbid_verified(f, checks, step, turn.rejected, variables)]
+            if not (refusal_ok or forbids_verified):
+                run.divergences.append(self._divergence(case, number, step))
+        elif turn.rejected:
+            taken = step.taken
+            assert taken is not None
+            run.contradictions.append(Contradiction(
+                case=case.id, where=case.where, model=self.model.name, turn=number, path="rejected",
+                expected=f"`{step.event}` refused in `{step.state_before}`", actual=f"transition {taken.t.key}",
+                message=f"the golden expects `{step.event}` to be refused, the model takes {taken.t.key}"))
+            agree = False
+        checked = any(a.checks_outcome() for a in checks) or (turn.rejected and step.refused)
+        if checked and agree:
+            run.verified.update(step.elements)
+        for f in step.forbids:
+            if self._forbid_verified(f, checks, step, turn.rejected, variables):
+                run.verified.add(f.element)
+
     def _assertion_problem(self, case: GoldenCase) -> str | None:
         """Assertions whose meaning is unclear make the case invalid: `tool_arguments: {TOOL: null}`."""
         tools = self.c.tools
-        for label, a in [(f"turn {n}", t.expect) for n, t in enumerate(case.turns, start=1)] + [("final", case.final)]:
-            for key, value in a.tool_arguments.items():
-                if key in tools and value is None:
-                    return (f"{label}: `tool_arguments: {{{key}: null}}` is ambiguous: write `must_not_call: [{key}]` "
-                            f"to assert that {key} is not called, or `{{{key}: {{}}}}` that it is called")
-        return None
+        if not tools:
+            return None
+        number = 0
+        for turn in case.turns:  # only turns that assert tool arguments need a look (most assert none)
+            number += 1
+            if turn.expect.tool_arguments:
+                problem = _null_tool_arguments(f"turn {number}", turn.expect, tools)
+                if problem is not None:
+                    return problem
+        return _null_tool_arguments("final", case.final, tools) if case.final.tool_arguments else None
 
     def _divergence(self, case: GoldenCase, number: int, step: Step) -> Divergence:
         return Divergence(case=case.id, where=case.where, model=self.model.name, turn=number, state=step.state_before,
@@ -174,19 +204,6 @@ class FsmReplayer:
         return args
 
     # ---- one event
-    def _step(self, state, variables, event, args, prev, number, run):
-        done = engine.step(self.c, state, variables, event, args, prev, number)
-        for cf in done.forbids:
-            run.exercised.add(cf.element)
-        if done.taken is not None:
-            # Values change only by assignments and discards: while all are in range, only those need a look.
-            if run.out_of_range:
-                self._check_ranges(variables, run, number, self.model.variables)
-            elif done.taken.assigned:
-                self._check_ranges(variables, run, number, done.taken.assigned)
-        run.exercised.update(done.elements)
-        return done, done.state, done.taken
-
     def _check_ranges(self, variables, run: CaseRun, number: int, names) -> None:
         for name in names:
             var = self.model.variables[name]
@@ -285,19 +302,19 @@ class FsmReplayer:
     def _forbid_verified(self, cf: CompiledForbid, checks: list[Assertions], step: Step, rejected: bool,
                          variables: dict) -> bool:
         """The golden asserts that the forbidden outcome did not happen at this step."""
-        f = cf.f
+        target, tool = cf.f.target, cf.call_tool
         for a in checks:
             if cf.phrases and a.must_not and any(p in item.casefold() for item in a.must_not for p in cf.phrases):
                 return True
-            if f.effect is not None and f.effect.kind == "call" and f.effect.tool in a.must_not_call:
+            if tool is not None and tool in a.must_not_call:
                 return True
-            if self._pins_allowed_call(cf, a, step, variables):
+            if cf.condition is not None and a.tool_arguments and self._pins_allowed_call(cf, a, step, variables):
                 return True
-            if f.target is not None and a.state is not None and a.state != f.target:
+            if target is not None and a.state is not None and a.state != target:
                 return True
         # A forbid on the event itself (no target, no effect): the golden expects the refusal, or asserts that the
         # state did not change.
-        if f.effect is None and f.target is None and step.refused:
+        if cf.bare and step.refused:
             return rejected or any(a.state == step.state_before for a in checks)
         return False
 
@@ -342,25 +359,23 @@ class FsmReplayer:
     def _expected_outcome(self, cf: CompiledForbid, checks: list[Assertions], rejected: bool, step: Step,
                           variables: dict) -> str | None:
         """What the golden expects that the forbid forbids, in words; None when it expects nothing forbidden."""
-        f = cf.f
+        target, tool = cf.f.target, cf.call_tool
         for a in checks:
-            if cf.phrases and any(p in item.casefold() for item in a.must_have for p in cf.phrases):
+            if cf.phrases and a.must_have and any(p in item.casefold() for item in a.must_have for p in cf.phrases):
                 return f"saying {next(i for i in a.must_have if any(p in i.casefold() for p in cf.phrases))!r}"
-            if f.target is not None and a.state == f.target:
-                return f"the move to `{f.target}`"
-            if f.effect is None and f.target is None and not rejected and a.state is not None \
-                    and a.state != step.state_before:
+            if target is not None and a.state == target:
+                return f"the move to `{target}`"
+            if cf.bare and not rejected and a.state is not None and a.state != step.state_before:
                 return f"`{step.event}` accepted (state `{a.state}`)"
-            if f.effect is not None and f.effect.kind == "call":
-                tool = f.effect.tool
-                asserted = {arg: value for t, arg, value in self._expected_args(a.tool_arguments)
-                            if t == tool and arg is not None}
+            if tool is not None:
                 if tool not in a.tool_arguments or not isinstance(a.tool_arguments[tool], dict):
                     continue
                 if cf.condition is None:
                     return f"a call to {tool}"
                 # A conditional forbid: the expected call is forbidden when the asserted arguments make the condition
                 # true; when the golden leaves an argument the condition reads unasserted, it cannot be told.
+                asserted = {arg: value for t, arg, value in self._expected_args(a.tool_arguments)
+                            if t == tool and arg is not None}
                 if cf.condition_args <= asserted.keys():
                     env = dict(variables)
                     env.update({f"args.{k}": v for k, v in asserted.items()})
@@ -369,13 +384,20 @@ class FsmReplayer:
         return None
 
     def _forbid_verified_by_final(self, cf: CompiledForbid, final: Assertions) -> bool:
-        f = cf.f
         if cf.phrases and any(p in item.casefold() for item in final.must_not for p in cf.phrases):
             return True
-        return f.effect is not None and f.effect.kind == "call" and f.effect.tool in final.must_not_call
+        return cf.call_tool is not None and cf.call_tool in final.must_not_call
 
 
 _MISSING = object()
+
+
+def _null_tool_arguments(label: str, a: Assertions, tools: set[str]) -> str | None:
+    for key, value in a.tool_arguments.items():
+        if key in tools and value is None:
+            return (f"{label}: `tool_arguments: {{{key}: null}}` is ambiguous: write `must_not_call: [{key}]` "
+                    f"to assert that {key} is not called, or `{{{key}: {{}}}}` that it is called")
+    return None
 
 
 def _args_text(args: dict[str, Any]) -> str:
