@@ -138,7 +138,8 @@ class CompiledFsm:
             found = self._slots[key] = Slot(
                 group, forbids, state_el, no_branch_el, all(cf.guard is None for cf in forbids),
                 any(ct.conditions for ct in group), [(state_el, *ct.taken) for ct in group],
-                (state_el,) if no_branch_el is None else (state_el, no_branch_el))
+                (state_el,) if no_branch_el is None else (state_el, no_branch_el),
+                tuple(cf.element for cf in forbids))
         return found
 
     @staticmethod
@@ -177,6 +178,7 @@ class Slot:
     conditions: bool  # some transition records condition outcomes: every guard of the slot is evaluated
     fixed: list[tuple[int, ...]]  # per transition of `group`: the state and what taking it exercises
     refused: tuple[int, ...]  # what a refusal exercises: the state, and the "no branch holds" outcome of a group
+    forbid_els: tuple[int, ...]  # the elements of `forbids`, in order
 
 
 @dataclass(slots=True)
@@ -190,6 +192,7 @@ class Step:
     state: str  # after the step (unchanged when refused)
     event: str
     calls: list[ToolCallMade]  # the tool calls the transition's actions made
+    forbid_els: tuple[int, ...] | list[int] = ()  # the elements of `forbids`
 
     @property
     def refused(self) -> bool:
@@ -236,15 +239,17 @@ def step(c: CompiledFsm, state: str, variables: dict[str, Any], event: str, args
         outcomes.append(slot.state_el)  # checking the outcome of an event verifies behaviour in its state
         elements = outcomes + list(taken.taken) if taken is not None else outcomes + list(slot.refused[1:])
     # Forbidden elements: exercised when the event fires in their source state with their guard holding.
+    forbid_els: tuple[int, ...] | list[int]
     if slot.unguarded_forbids:
-        forbids = slot.forbids
+        forbids, forbid_els = slot.forbids, slot.forbid_els
     else:
         named = dict(env)  # a forbid's guard reads the event's parameters by their declared names
         for declared in c.params[event]:
             named[declared] = args.get(declared)
         forbids = [cf for cf in slot.forbids if cf.guard is None or cf.guard(named)]
+        forbid_els = [cf.element for cf in forbids]
     if taken is None:
-        return Step(elements, forbids, None, state, state, event, [])
+        return Step(elements, forbids, None, state, state, event, [], forbid_els)
     made: list = []
     for action in taken.actions:
         action(env, variables, made)
@@ -253,7 +258,7 @@ def step(c: CompiledFsm, state: str, variables: dict[str, Any], event: str, args
         if pair is not None:
             elements = (*elements, pair)
     calls = [ToolCallMade(tool, a, number) for tool, a in made] if made else []
-    return Step(elements, forbids, taken, state, taken.t.target, event, calls)
+    return Step(elements, forbids, taken, state, taken.t.target, event, calls, forbid_els)
 
 
 def arguments(c: CompiledFsm, event: str, given: dict[str, Any]) -> dict[str, Any] | str:

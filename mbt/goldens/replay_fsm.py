@@ -37,6 +37,7 @@ class FsmReplayer:
         self.c = compiled
         self.model = compiled.model
         self.binder = Binder(compiled.model)
+        self.types = {name: v.type for name, v in compiled.model.variables.items()}
 
     # ---- entry point
     def replay(self, case: GoldenCase, keep_snapshots: bool = False) -> CaseRun:
@@ -63,6 +64,7 @@ class FsmReplayer:
         final_quiet = case.final.empty()
         final_must_have = bool(case.final.must_have)
         param_types = c.param_types
+        types = self.types
         step = engine.step
         number = 0
         for turn in turns:
@@ -87,15 +89,18 @@ class FsmReplayer:
             # The step's indices were precomputed with the slot: recording them is a set update, no list built.
             exercised.update(done.elements)
             taken = done.taken
-            if done.forbids:
-                exercised.update([cf.element for cf in done.forbids])
+            if done.forbid_els:
+                exercised.update(done.forbid_els)
             if taken is not None:
                 state = done.state
                 # Values change only by assignments and discards: while all are in range, only those need a look.
                 if run.out_of_range:
                     self._check_ranges(variables, run, number, self.model.variables)
                 elif taken.assigned:
-                    self._check_ranges(variables, run, number, taken.assigned)
+                    for name in taken.assigned:
+                        if not types[name].admits(variables[name]):  # the notes are written by _check_ranges
+                            self._check_ranges(variables, run, number, taken.assigned)
+                            break
                 prev = taken
                 if done.calls:
                     all_calls.extend(done.calls)

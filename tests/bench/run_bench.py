@@ -1,5 +1,9 @@
 """Benchmark: prints parse+check, enumeration, coverage-run and replay figures beside their targets (never asserts).
 
+Beside them, the floor of reading: every golden line only decoded (json, msgspec) and a bare replay loop over the
+same turns (a dict lookup per state and event, the compiled guards and actions, no bookkeeping), and the ratios of
+`mbt coverage` (cold and warm cache) to decode + bare loop.
+
     python tests/bench/run_bench.py            # 2,000 states / 20,000 transitions / 100,000 goldens
     python tests/bench/run_bench.py --quick    # 200 / 2,000 / 2,000: a smoke run for CI, a few seconds
 
@@ -10,6 +14,7 @@ With `--quick` the goldens are below the size from which `--jobs` forks workers 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import resource
@@ -145,9 +150,62 @@ def tree_rss(root: int) -> int:
     return total
 
 
-def replay_figures(model_path: Path, goldens_path: Path) -> tuple[int, float, float, str]:
-    """Turns replayed, seconds for mbt's replay engine and for the `transitions` reference machine on the same
-    event sequences (configurations reset per case, as a golden's precondition does)."""
+def decode_figures(goldens_path: Path) -> tuple[float, float | None]:
+    """CPU seconds to only decode every golden line: with json.loads, and with msgspec (None where it is missing)."""
+    lines = goldens_path.read_bytes().splitlines()
+
+    def with_json() -> None:
+        for line in lines:
+            if line.strip():
+                json.loads(line)
+
+    try:
+        import msgspec
+    except ImportError:
+        return best_of(with_json), None
+    decode = msgspec.json.Decoder().decode
+
+    def with_msgspec() -> None:
+        for line in lines:
+            if line.strip():
+                decode(line)
+
+    return best_of(with_json), best_of(with_msgspec)
+
+
+def bare_loop(compiled: CompiledFsm, sequences: list) -> float:
+    """CPU seconds of the floor of replay: per turn a dict lookup by (state, event), the first transition whose
+    compiled guard holds, its compiled actions; no element, assertion or finding is recorded."""
+    table: dict[tuple[str, str], list] = {}
+    for ct in compiled.transitions:
+        table.setdefault((ct.t.source, ct.t.event), []).append((ct.guard, ct.actions, ct.t.target, ct.param_names))
+    params = compiled.params
+    start = compiled.initial_config()[1]
+
+    def run() -> None:
+        for state, pre, events in sequences:
+            variables = dict(start)
+            variables.update(pre)
+            state = state or compiled.model.initial_state
+            for event, args in events:
+                for guard, actions, target, names in table.get((state, event), ()):
+                    env = variables
+                    if args:
+                        env = dict(variables)
+                        env.update(zip(names, (args.get(p) for p in params[event])))
+                    if guard is None or guard(env):
+                        made: list = []
+                        for action in actions:
+                            action(env, variables, made)
+                        state = target
+                        break
+
+    return best_of(run)
+
+
+def replay_figures(model_path: Path, goldens_path: Path) -> tuple[int, float, float, float, str]:
+    """Turns replayed, seconds for mbt's replay engine, for the `transitions` reference machine and for the bare loop
+    on the same event sequences (configurations reset per case, as a golden's precondition does)."""
     _, models = api.load_models([str(model_path)])
     model = models[0]
     elements = support(model.kind).enumerate(model)
@@ -181,10 +239,11 @@ def replay_figures(model_path: Path, goldens_path: Path) -> tuple[int, float, fl
             for event, args in events:
                 machine.send(event, args)
 
-    return turns, best_of(replay_all), best_of(reference_all), f"{len(cases):,} cases, best of {REPEATS}"
+    return (turns, best_of(replay_all), best_of(reference_all), bare_loop(compiled, sequences),
+            f"{len(cases):,} cases, best of {REPEATS}")
 
 
-def decode_figures(goldens_path: Path) -> tuple[float, float, int]:
+def typed_decode_figures(goldens_path: Path) -> tuple[float, float, int]:
     """CPU seconds to only decode every golden line with msgspec (issue 16): into the typed structs of
     mbt.goldens.decode alone, and on into GoldenCases (decode_case); and the number of lines."""
     from mbt.goldens.decode import _DECODER, decode_case
@@ -245,13 +304,30 @@ def main(argv: list[str] | None = None) -> int:
         warm, warm_peak, warm_note = coverage_runs(model, golden_file, folder / "coverage.json", folder / "cache")
         peak = max(peak, warm_peak)
         rows.append(("mbt coverage: warm cache", f"{warm:.2f} s", "", "", "compiled models from the cache, " + warm_note))
-        rows.append(("mbt coverage: peak memory", f"{peak / GB:.2f} GB", "< 2 GB", verdict(peak < 2 * GB),
+        rows.append(("mbt coverage: peak memory", f"{peak / GB:.2f} GB", "< 1 GB", verdict(peak < 1 * GB),
                      "resident, all its processes"))
+        size = (folder / "coverage.json").stat().st_size
+        rows.append(("mbt coverage: report size", f"{size / 1e6:.0f} MB", "<= 40 MB", verdict(size <= 40e6),
+                     "--format json -o FILE, default options (compact, first 100 golden ids per element)"))
         rows += scale_rows(model, golden_file, folder, goldens)
-        raw, typed, count = decode_figures(golden_file)
-        rows.append(("decode only (msgspec)", f"{raw:.2f} s", "", "", f"{count:,} lines into typed structs, CPU time, "
-                     f"best of {REPEATS}; {typed:.2f} s on into GoldenCases (mbt.goldens.decode)"))
-        turns, replay_seconds, reference_seconds, note = replay_figures(model, golden_file)
+        turns, replay_seconds, reference_seconds, bare_seconds, note = replay_figures(model, golden_file)
+        json_seconds, msgspec_seconds = decode_figures(golden_file)
+        decode_seconds = msgspec_seconds if msgspec_seconds is not None else json_seconds
+        rows.append(("decode every golden line: json", f"{json_seconds:.2f} s", "", "", "json.loads per line, CPU time"))
+        if msgspec_seconds is not None:
+            rows.append(("decode every golden line: msgspec", f"{msgspec_seconds:.2f} s", "", "",
+                         "msgspec.json.Decoder per line, CPU time"))
+        raw, typed, count = typed_decode_figures(golden_file)
+        rows.append(("decode into mbt's structs (msgspec)", f"{raw:.2f} s", "", "", f"{count:,} lines into typed "
+                     f"structs, CPU time, best of {REPEATS}; {typed:.2f} s on into GoldenCases (mbt.goldens.decode)"))
+        rows.append(("bare replay loop", f"{bare_seconds:.2f} s", "", "",
+                     f"{turns / bare_seconds:,.0f} turns/s: dict lookup per state and event, guards, actions"))
+        floor = decode_seconds + bare_seconds
+        rows.append(("decode + bare loop", f"{floor:.2f} s", "", "", "the floor of reading and stepping"))
+        rows.append(("cold coverage / (decode + bare)", f"{wall / floor:.1f}x", "<= 4x", verdict(wall <= 4 * floor),
+                     "wall time of the command (both cores) over the single-threaded floor"))
+        rows.append(("warm coverage / (decode + bare)", f"{warm / floor:.1f}x", "<= 2x", verdict(warm <= 2 * floor),
+                     ""))
         replay_rate, reference_rate = turns / replay_seconds, turns / reference_seconds
         ratio = replay_rate / reference_rate
         rows.append(("replay (FsmReplayer)", f"{replay_rate:,.0f} turns/s", "", "",
@@ -259,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("reference machine (transitions)", f"{reference_rate:,.0f} turns/s", "", "",
                      "same event sequences"))
         rows.append(("replay / reference", f"{ratio:.1f}x", ">= 5x", verdict(ratio >= 5), ""))
+        rows.append(("replay / bare loop", f"{replay_seconds / bare_seconds:.1f}x", "", "",
+                     "what the bookkeeping costs over the bare loop"))
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
         print()
         print(f"{'figure':<{widths[0]}}  {'value':>{widths[1]}}  {'target':<{widths[2]}}  {'':<{widths[3]}}  note")
