@@ -133,6 +133,40 @@ def test_the_solver_path_decides_like_the_sweep():
                 assert not any(i < j for i in TableEvaluator(model).matches(point))
 
 
+def test_the_incremental_question_decides_like_the_sweep_and_the_solver():
+    """`escapes` (one incremental z3 problem per table) answers as the sweep and uncovered_cell do, for every rule
+    against the rules before it and against every other rule, questions asked in any order on one analyser."""
+    rng = random.Random(17)
+    for _ in range(20):
+        model = load(random_table(rng, "first"))
+        analyser = Analyser(model)
+        p = analyser.p
+        questions = [(j, (1 << j) - 1) for j in range(len(p.rule_masks))]
+        questions += [(j, p.all_rules & ~(1 << j)) for j in range(len(p.rule_masks))]
+        rng.shuffle(questions)
+        for j, active in questions:
+            masks = p.rule_masks[j]
+            if any(m == 0 for m in masks) or not active:
+                continue
+            count, _, finished = analyser.sweep(masks, active, 1, first_only=True)
+            assert finished
+            assert analyser.escapes(masks, active) == (count > 0) == (analyser.uncovered_cell(masks, active) is not None)
+
+
+def test_an_analysis_does_not_depend_on_what_was_analysed_before():
+    """The gap cells z3 picks depend on the table alone: analysing other tables first changes nothing."""
+    rng = random.Random(23)
+    tables = [random_table(rng, hit) for hit in ("first", "unique", "first", "priority")]
+
+    def described(text):
+        a = Analyser(load(text)).run()
+        return ([(g.masks, g.witness) for g in a.gaps], [(m.rule, m.by, m.witness) for m in a.masked],
+                [(o.first, o.second, o.witness) for o in a.overlaps])
+
+    alone = [described(text) for text in tables]
+    assert [described(text) for text in reversed(tables)] == alone[::-1]
+
+
 def test_gap_regions_are_disjoint_and_uncovered():
     model = load("""table t {
   input age: integer [0..100]

@@ -48,6 +48,17 @@ def runs(mask: int) -> list[tuple[int, int]]:
     return out
 
 
+def _within(k: int, mask: int) -> str:
+    """SMT-LIB text: region variable r{k} takes one of the regions of `mask` (written as text: z3 parses it far
+    faster than the Python API builds the same terms one by one)."""
+    parts = [f"(= r{k} {a})" if a == b else f"(and (>= r{k} {a}) (<= r{k} {b}))" for a, b in runs(mask)]
+    return parts[0] if len(parts) == 1 else "(or " + " ".join(parts) + ")"
+
+
+def _any(parts: list[str]) -> str:
+    return "false" if not parts else parts[0] if len(parts) == 1 else "(or " + " ".join(parts) + ")"
+
+
 class Undecided(Exception):
     """The SAT solver gave up (timeout): nothing is claimed either way."""
 
@@ -135,6 +146,8 @@ class Analyser:
         self.n = len(model.inputs)
         self._cover_cache: dict[tuple[int, int], int] = {}
         self._rng = random.Random(0)  # sample points for `covered`; seeded, so every run decides alike
+        self._escape: tuple | None = None  # the incremental problem of `escapes`, built on first use
+        self._boxes = 0
 
     # ---- the sweep
     def column_cover(self, box: tuple[int, ...]) -> list[int]:
@@ -242,7 +255,38 @@ class Analyser:
             count, _, finished = self.sweep(box, active, 1, first_only=True, budget=MASKED_SWEEP_BUDGET)
             if finished or count:
                 return active if count == 0 else 0
-        return active if self.uncovered_cell(box, active) is None else 0
+        return 0 if self.escapes(box, active) else active
+
+    def escapes(self, box: tuple[int, ...], active: int) -> bool:
+        """Whether some cell of `box` lies in no rule of `active`: uncovered_cell's question answered yes or no, on
+        one incremental z3 problem for the whole table. Every rule is encoded once, behind a literal that says "the
+        cell leaves this rule"; a question assumes its rules' literals and its box's, so z3 neither parses a problem
+        per rule nor forgets what it learnt about the others. `Undecided` when z3 gives up."""
+        import z3
+
+        if self._escape is None:
+            lines = [f"(declare-const r{k} Int)" for k in range(self.n)]
+            lines += [f"(assert (and (>= r{k} 0) (< r{k} {len(col.regions)})))" for k, col in enumerate(self.p.columns)]
+            for i, masks in enumerate(self.p.rule_masks):
+                outside = [_within(k, c.all_mask & ~m) for k, (c, m) in enumerate(zip(self.p.columns, masks))
+                           if c.all_mask & ~m]
+                lines.append(f"(declare-const out{i} Bool)")
+                lines.append(f"(assert (=> out{i} {_any(outside)}))")
+            # A context of its own: what z3 keeps in the shared one changes the cells uncovered_cell picks for gaps.
+            context = z3.Context()
+            solver = z3.Solver(ctx=context)
+            solver.set("timeout", SOLVER_TIMEOUT_MS)
+            solver.from_string("\n".join(lines))
+            self._escape = (solver, [z3.Bool(f"out{i}", context) for i in range(len(self.p.rule_masks))], context)
+        solver, leaves, context = self._escape
+        self._boxes += 1
+        name = f"box{self._boxes}"
+        solver.from_string(f"(declare-const {name} Bool)\n(assert (=> {name} (and "
+                           + " ".join(_within(k, m) for k, m in enumerate(box)) + " true)))")
+        verdict = solver.check(z3.Bool(name, context), *[leaves[i] for i in bits(active)])
+        if verdict == z3.unknown:
+            raise Undecided
+        return verdict == z3.sat
 
     def uncovered_cell(self, box: tuple[int, ...], active: int,
                        blocked: list[tuple[int, ...]] = ()) -> tuple[int, ...] | None:
@@ -251,11 +295,7 @@ class Analyser:
         clause saying the cell leaves it on some column). None when there is none; `Undecided` when z3 gives up."""
         import z3
 
-        # Written as SMT-LIB text: z3 parses it far faster than the Python API builds the same terms one by one.
-        def within(k: int, mask: int) -> str:
-            parts = [f"(= r{k} {a})" if a == b else f"(and (>= r{k} {a}) (<= r{k} {b}))" for a, b in runs(mask)]
-            return parts[0] if len(parts) == 1 else "(or " + " ".join(parts) + ")"
-
+        within = _within
         lines = [f"(declare-const r{k} Int)" for k in range(self.n)]
         lines += [f"(assert {within(k, m)})" for k, m in enumerate(box)]
         for masks in [self.p.rule_masks[i] for i in bits(active)] + list(blocked):
@@ -263,7 +303,10 @@ class Analyser:
             if not outside:
                 return None  # this rule (or blocked box) contains the whole box
             lines.append(f"(assert {outside[0] if len(outside) == 1 else '(or ' + ' '.join(outside) + ')'})")
-        solver = z3.Solver()
+        # A fresh context per question: the cell z3 picks then depends on the question alone, not on what else z3
+        # was asked before in this process (other tables, other checks).
+        context = z3.Context()
+        solver = z3.Solver(ctx=context)
         solver.set("timeout", SOLVER_TIMEOUT_MS)
         solver.from_string("\n".join(lines))
         verdict = solver.check()
@@ -272,7 +315,7 @@ class Analyser:
         if verdict != z3.sat:
             raise Undecided
         model = solver.model()
-        return tuple(1 << model.eval(z3.Int(f"r{k}"), model_completion=True).as_long() for k in range(self.n))
+        return tuple(1 << model.eval(z3.Int(f"r{k}", context), model_completion=True).as_long() for k in range(self.n))
 
     def grow(self, cell: tuple[int, ...], active: int) -> tuple[int, ...]:
         """The cell widened, column by column, by every region that keeps the box clear of all rules of `active`:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
-from mbt.engine.table import TableEvaluator, entry_matches
+from mbt.engine.table import TableEvaluator, entry_predicate
 from mbt.model.table import ColumnType, InputColumn, TableModel, interval_text, value_text
 
 DAY = dt.timedelta(days=1)
@@ -99,6 +99,8 @@ class ColumnPartition:
             self.null_index = len(self.regions)
             self.regions.append(Region("null", None, "none"))
         self.all_mask = (1 << len(self.regions)) - 1
+        self._reps = [region.rep for region in self.regions]
+        self._masks: dict[tuple, int] = {}  # an entry's tests -> its mask (mask_of)
 
     # ---- building
     def _ordered(self, constants: list) -> None:
@@ -186,12 +188,23 @@ class ColumnPartition:
         return self.gap_index[i]
 
     def mask_of(self, entry) -> int:
-        """The regions on which an input entry holds, as a bitmask (decided by the reference evaluator)."""
-        mask = 0
-        for r, region in enumerate(self.regions):
-            if entry_matches(entry, region.rep):
-                mask |= 1 << r
-        return mask
+        """The regions on which an input entry holds, as a bitmask (decided by the reference evaluator's
+        predicate, engine/table.entry_predicate, on each region's representative; an entry written again, as in
+        a table grown by copying rules, is decided once)."""
+        if not entry.tests:
+            return self.all_mask  # `-` holds everywhere, none included
+        key = (entry.negated, tuple((t.op, type(t.value), t.value, type(t.lo), t.lo, type(t.hi), t.hi, t.lo_closed,
+                                     t.hi_closed) for t in entry.tests))
+        found = self._masks.get(key)
+        if found is None:
+            holds = entry_predicate(entry)
+            assert holds is not None  # None only for `-`
+            found = 0
+            for r, rep in enumerate(self._reps):
+                if holds(rep):
+                    found |= 1 << r
+            self._masks[key] = found
+        return found
 
     # ---- description
     def describe(self, mask: int) -> str:
