@@ -8,8 +8,10 @@ regions fixed so far, this group, anything after), and the other groups are swep
 that some rule matches whole is settled at once. Whether a rule is masked (under FIRST, PRIORITY, UNIQUE or ANY, no
 input lets it give the result) is the same sweep inside the rule's own box, over the rules that beat it there.
 A sweep that would take long (many rules competing, many subspaces) hands its question to z3 as a SAT problem over
-region choices: for a masked rule, "is some cell of its box left to it"; for gaps, a cell no rule matches, widened
-into the largest box no rule touches, then excluded, until 20 are listed or none is left.
+region choices: for a masked rule, "is some cell of its box left to it", asked of one incremental problem per table
+in which every rule is encoded once behind an assumption literal (a table of a thousand rules asks it hundreds of
+times); for gaps, a cell no rule matches (each in a fresh z3 context, so the cell picked depends on the question
+alone), widened into the largest box no rule touches, then excluded, until 20 are listed or none is left.
 
 Every witness (a concrete input inside a gap, an overlap, a masked rule) is evaluated by the reference evaluator
 (engine/table.py) before it is reported; `replayed` says whether it behaved as claimed.
