@@ -500,27 +500,36 @@ class SuiteBuilder:
             if edge not in remaining:
                 out.setdefault(u, []).append(edge)
             remaining[edge] = remaining.get(edge, 0) + 1
-        todo = [item for item in dict.fromkeys(self._edge_item(e, pairs) for e in remaining) if item is not None]
+        item_of = {e: self._edge_item(e, pairs) for e in remaining}  # worked out once: the walk asks every step
+        todo = [item for item in dict.fromkeys(item_of.values()) if item is not None]
         cursor = 0
-        covered: set[str] = set()
+        covered = _Covered()
+        if not pairs:
+            # The transitions of edges still to walk whose element is not covered yet, kept up to date as the walk
+            # goes (a stuck run asks for them; building the set each time cost a pass over every edge).
+            covered.wanted = {e[2] for e in remaining}
+            covered.transition_of = {}
+            for e in remaining:
+                covered.transition_of.setdefault(item_of[e], set()).add(e[2])
         runs: list[SuiteRun] = []
         failed: set[str] = set()
         run = self._fresh()
         while True:
             node = (run.plan[-1].outcome if run.plan else _START) if pairs else run.state
             options = [e for e in out.get(node, ()) if remaining[e]]
-            options.sort(key=lambda e: self._edge_item(e, pairs) in covered)
+            options.sort(key=lambda e: item_of[e] in covered)
             for edge in options:
                 i = edge[2][1] if pairs and isinstance(edge[2], tuple) else edge[2]
                 if run.state == transitions[i].source and self._take(run, i):
                     remaining[edge] -= 1
+                    if not remaining[edge]:
+                        covered.walked(edge[2])
                     covered.add(self._last_item(criterion, run))
                     break
             else:
                 if run.plan and not pairs:
                     # Stuck: a few concrete steps may reach a remaining edge that covers something new.
-                    wanted_here = {e[2] for e, n in remaining.items() if n and self._edge_item(e, pairs) not in covered}
-                    path = self._reconnect(run, wanted_here)
+                    path = self._reconnect(run, covered.wanted or set())
                     if path:
                         for i, args in path:
                             run.push(self.engine, i, transitions[i].event, args, [])
@@ -528,6 +537,8 @@ class SuiteBuilder:
                             edge = (transitions[i].source, transitions[i].target, i)
                             if remaining.get(edge):
                                 remaining[edge] -= 1
+                                if not remaining[edge]:
+                                    covered.walked(i)
                         continue
                 if run.plan:
                     self._close(run, runs)
@@ -701,6 +712,29 @@ class SuiteBuilder:
                     covered.add(item_here)
                     out[-1].covers.append(item_here)
         return out
+
+
+class _Covered(set):
+    """The elements a walk has covered; for a transition walk, also the transitions of its edges still to walk
+    whose element it has not covered (`wanted`), kept as elements are covered and edges used up."""
+
+    wanted: set[int] | None = None
+    transition_of: dict[str, set[int]]
+
+    def add(self, item: str) -> None:
+        super().add(item)
+        if self.wanted is not None:
+            self.wanted.difference_update(self.transition_of.get(item, ()))
+
+    def update(self, *items) -> None:  # type: ignore[override]
+        for group in items:
+            for item in group:
+                self.add(item)
+
+    def walked(self, i: int) -> None:
+        """The last remaining edge of transition i is used up."""
+        if self.wanted is not None:
+            self.wanted.discard(i)
 
 
 def _order(transitions, criterion):
