@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, GetCoreSchemaHandler
+from pydantic_core import core_schema
 
 from mbt.elements.base import Element
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
@@ -22,14 +23,61 @@ class CriterionCoverage(BaseModel):
     infeasible: int = 0  # elements no run can cover; not in the denominator
 
 
-class ElementCoverage(BaseModel):
-    element: Element
-    # The goldens that exercised / verified the element, in case order; a run with a covering cap keeps the first
-    # ones and counts the rest in the *_more fields, so the lists' memory does not grow with the cases.
-    exercised_by: list[str] = []
-    verified_by: list[str] = []
-    exercised_more: int = 0
-    verified_more: int = 0
+def _row_schema() -> type[BaseModel]:
+    # The published shape of an element's row: the JSON Schema's ElementCoverage (no docstring, which the schema
+    # would carry); the rows themselves are the plain objects of that name below.
+    class ElementCoverage(BaseModel):
+        element: Element
+        # The goldens that exercised / verified the element, in case order; a run with a covering cap keeps the
+        # first ones and counts the rest in the *_more fields, so the lists' memory does not grow with the cases.
+        exercised_by: list[str] = []
+        verified_by: list[str] = []
+        exercised_more: int = 0
+        verified_more: int = 0
+
+    return ElementCoverage
+
+
+ElementCoverageSchema = _row_schema()
+ROW_FIELDS = tuple(ElementCoverageSchema.model_fields)  # a row's keys, in the report's order
+
+
+class ElementCoverage:
+    """One element's row of a coverage report: a plain object, as a report holds one per element (hundreds of
+    thousands for a large model). pydantic takes a row as it is (validation is a type check) and publishes
+    ElementCoverageSchema as its schema; mbt/report/jsonout.py writes rows without a pydantic object each."""
+
+    __slots__ = ROW_FIELDS
+
+    def __init__(self, element: Element, exercised_by: list[str] | None = None, verified_by: list[str] | None = None,
+                 exercised_more: int = 0, verified_more: int = 0):
+        self.element = element
+        self.exercised_by = exercised_by if exercised_by is not None else []
+        self.verified_by = verified_by if verified_by is not None else []
+        self.exercised_more = exercised_more
+        self.verified_more = verified_more
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        schema = handler.generate_schema(ElementCoverageSchema)
+        from_data = core_schema.no_info_after_validator_function(cls._from_schema, schema)
+        return core_schema.json_or_python_schema(
+            json_schema=from_data,
+            python_schema=core_schema.union_schema([core_schema.is_instance_schema(cls), from_data]),
+            serialization=core_schema.plain_serializer_function_ser_schema(cls._to_schema, return_schema=schema))
+
+    @classmethod
+    def _from_schema(cls, row: BaseModel) -> ElementCoverage:
+        return cls(**{name: getattr(row, name) for name in ROW_FIELDS})
+
+    def _to_schema(self) -> BaseModel:
+        return ElementCoverageSchema.model_construct(**{name: getattr(self, name) for name in ROW_FIELDS})
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ElementCoverage) and all(getattr(self, n) == getattr(other, n) for n in ROW_FIELDS)
+
+    def __repr__(self) -> str:
+        return f"ElementCoverage({', '.join(f'{n}={getattr(self, n)!r}' for n in ROW_FIELDS)})"
 
     @property
     def exercised_count(self) -> int:

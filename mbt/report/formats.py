@@ -58,8 +58,15 @@ def _text_check(report, o: Options) -> str:
 
 
 def _json(run_or_report, o: Options) -> str:
+    from mbt.measure.coverage import CoverageReport
+
     report = getattr(run_or_report, "report", run_or_report)
-    return report.model_dump_json(indent=2 if o.pretty else None) + "\n"
+    indent = 2 if o.pretty else None
+    if isinstance(report, CoverageReport):  # one row per element: written without a pydantic object each
+        from mbt.report.jsonout import coverage_json
+
+        return coverage_json(report, indent) + "\n"
+    return report.model_dump_json(indent=indent) + "\n"
 
 
 def _markdown(run, o):
