@@ -153,20 +153,6 @@ def test_the_incremental_question_decides_like_the_sweep_and_the_solver():
             assert analyser.escapes(masks, active) == (count > 0) == (analyser.uncovered_cell(masks, active) is not None)
 
 
-def test_an_analysis_does_not_depend_on_what_was_analysed_before():
-    """The gap cells z3 picks depend on the table alone: analysing other tables first changes nothing."""
-    rng = random.Random(23)
-    tables = [random_table(rng, hit) for hit in ("first", "unique", "first", "priority")]
-
-    def described(text):
-        a = Analyser(load(text)).run()
-        return ([(g.masks, g.witness) for g in a.gaps], [(m.rule, m.by, m.witness) for m in a.masked],
-                [(o.first, o.second, o.witness) for o in a.overlaps])
-
-    alone = [described(text) for text in tables]
-    assert [described(text) for text in reversed(tables)] == alone[::-1]
-
-
 def test_gap_regions_are_disjoint_and_uncovered():
     model = load("""table t {
   input age: integer [0..100]

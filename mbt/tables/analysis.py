@@ -10,8 +10,8 @@ input lets it give the result) is the same sweep inside the rule's own box, over
 A sweep that would take long (many rules competing, many subspaces) hands its question to z3 as a SAT problem over
 region choices: for a masked rule, "is some cell of its box left to it", asked of one incremental problem per table
 in which every rule is encoded once behind an assumption literal (a table of a thousand rules asks it hundreds of
-times); for gaps, a cell no rule matches (each in a fresh z3 context, so the cell picked depends on the question
-alone), widened into the largest box no rule touches, then excluded, until 20 are listed or none is left.
+times, in a z3 context of its own; for gaps, a cell no rule matches, widened into the largest box no rule touches,
+then excluded, until 20 are listed or none is left.
 
 Every witness (a concrete input inside a gap, an overlap, a masked rule) is evaluated by the reference evaluator
 (engine/table.py) before it is reported; `replayed` says whether it behaved as claimed.
@@ -274,7 +274,8 @@ class Analyser:
                            if c.all_mask & ~m]
                 lines.append(f"(declare-const out{i} Bool)")
                 lines.append(f"(assert (=> out{i} {_any(outside)}))")
-            # A context of its own: what z3 keeps in the shared one changes the cells uncovered_cell picks for gaps.
+            # A context of its own: what z3 holds in the shared one changes the cells uncovered_cell picks for gaps,
+            # so this problem leaves it as it was.
             context = z3.Context()
             solver = z3.Solver(ctx=context)
             solver.set("timeout", SOLVER_TIMEOUT_MS)
@@ -305,10 +306,7 @@ class Analyser:
             if not outside:
                 return None  # this rule (or blocked box) contains the whole box
             lines.append(f"(assert {outside[0] if len(outside) == 1 else '(or ' + ' '.join(outside) + ')'})")
-        # A fresh context per question: the cell z3 picks then depends on the question alone, not on what else z3
-        # was asked before in this process (other tables, other checks).
-        context = z3.Context()
-        solver = z3.Solver(ctx=context)
+        solver = z3.Solver()
         solver.set("timeout", SOLVER_TIMEOUT_MS)
         solver.from_string("\n".join(lines))
         verdict = solver.check()
@@ -317,7 +315,7 @@ class Analyser:
         if verdict != z3.sat:
             raise Undecided
         model = solver.model()
-        return tuple(1 << model.eval(z3.Int(f"r{k}", context), model_completion=True).as_long() for k in range(self.n))
+        return tuple(1 << model.eval(z3.Int(f"r{k}"), model_completion=True).as_long() for k in range(self.n))
 
     def grow(self, cell: tuple[int, ...], active: int) -> tuple[int, ...]:
         """The cell widened, column by column, by every region that keeps the box clear of all rules of `active`:
