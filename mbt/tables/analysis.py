@@ -19,6 +19,7 @@ Every witness (a concrete input inside a gap, an overlap, a masked rule) is eval
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,6 +71,12 @@ def bits(mask: int):
         low = mask & -mask
         yield low.bit_length() - 1
         mask ^= low
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def bit_list(mask: int) -> tuple[int, ...]:
+    """bits(mask) as a tuple, kept: the same rule masks are taken apart again and again."""
+    return tuple(bits(mask))
 
 
 @dataclass
@@ -149,18 +156,24 @@ class Analyser:
         self._cover_cache: dict[tuple[int, int], int] = {}
         self._rng = random.Random(0)  # sample points for `covered`; seeded, so every run decides alike
         self._escape: tuple | None = None  # the incremental problem of `escapes`, built on first use
+        self._column_cache: dict[tuple[int, int], int] = {}  # (column, region set) -> the rules containing it
         self._boxes = 0
 
     # ---- the sweep
     def column_cover(self, box: tuple[int, ...]) -> list[int]:
         """Per column, the rules whose entry contains the box's whole region set on that column."""
         per_column = []
+        cache = self._column_cache
         for k, m in enumerate(box):
-            rules = self.p.all_rules
-            for r in bits(m):
-                rules &= self.p.region_rules[k][r]
-                if not rules:
-                    break
+            rules = cache.get((k, m))
+            if rules is None:
+                rules = self.p.all_rules
+                per_region = self.p.region_rules[k]
+                for r in bit_list(m):
+                    rules &= per_region[r]
+                    if not rules:
+                        break
+                cache[(k, m)] = rules
             per_column.append(rules)
         return per_column
 
@@ -185,7 +198,7 @@ class Analyser:
         for k, m in enumerate(box):
             merged: dict[int, int] = {}
             per_region = self.p.region_rules[k]
-            for r in bits(m):
+            for r in bit_list(m):
                 rules = per_region[r] & active
                 merged[rules] = merged.get(rules, 0) | (1 << r)
             classes.append([(regions, rules) for rules, regions in merged.items()])
@@ -244,7 +257,7 @@ class Analyser:
         if whole:
             return whole & -whole  # the first rule that contains the whole box
         rng = self._rng
-        choices = [list(bits(m)) for m in box]
+        choices = [bit_list(m) for m in box]
         region_rules = self.p.region_rules
         for attempt in range(24):
             hit = active
