@@ -34,6 +34,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent.parent))
 
 import synth  # noqa: E402
+from procmem import pss_tree  # noqa: E402
 
 MB = 1024 * 1024
 GB = 1024 * MB
@@ -55,35 +56,6 @@ def write_goldens(model: synth.SynthModel, path: Path, size_mb: int, seed: int =
             written += len(line)
             count += 1
     return count
-
-
-def pss_tree(root: int) -> tuple[int, int]:
-    """(sum of the proportional set sizes, largest resident size) of a process and its descendants, in bytes."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-    tree, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        tree.append(pid)
-        todo += children.get(pid, [])
-    pss = rss = 0
-    for pid in tree:
-        try:
-            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
-        except OSError:
-            continue
-        for line in rollup.splitlines():
-            if line.startswith("Pss:"):
-                pss += int(line.split()[1]) * 1024
-            elif line.startswith("Rss:"):
-                rss = max(rss, int(line.split()[1]) * 1024)
-    return pss, rss
 
 
 def coverage(model: Path, goldens: Path, out: Path, cache: Path, extra: list[str]) -> dict:

@@ -30,6 +30,7 @@ sys.path.insert(0, str(HERE))  # synth.py sits beside this script
 sys.path.insert(0, str(HERE.parent.parent))  # run from a checkout without installing
 
 import synth  # noqa: E402
+from procmem import tree_rss  # noqa: E402
 
 from mbt import api  # noqa: E402
 from mbt.engine.fsm import CompiledFsm  # noqa: E402
@@ -121,33 +122,6 @@ def scale_rows(model: Path, goldens: Path, folder: Path, count: int) -> list[tup
         rows.append((f"mbt coverage {name}", f"{count / wall:,.0f} goldens/s", "", "",
                      f"{wall:.2f} s, {base / wall:.2f}x of --jobs 1, {same}; {note}"))
     return rows
-
-
-def tree_rss(root: int) -> int:
-    """Resident bytes of a process and all its descendants, from /proc (0 where /proc is missing)."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state letter
-    tree, grew = {root}, True
-    while grew:
-        found = {pid for pid, parent in parents.items() if parent in tree} - tree
-        tree |= found
-        grew = bool(found)
-    total = 0
-    for pid in tree:
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                total += int(line.split()[1]) * 1024
-    return total
 
 
 def decode_figures(goldens_path: Path) -> tuple[float, float | None]:
