@@ -5,23 +5,13 @@ for duplicates) is a few machine words."""
 from __future__ import annotations
 
 import json
-import tracemalloc
 
 from mbt.goldens import loader
 from mbt.goldens.loader import GoldenStream, load_goldens
 from mbt.goldens.seen import SeenIds
+from tests.memory import peak_while
 
 CASE = '{{"id": "C{0}", "turns": [{{"user": "hello {0}"}}]}}'
-
-
-def peak_while(func) -> int:
-    """The largest memory Python allocated while `func` ran (bytes)."""
-    tracemalloc.start()
-    try:
-        func()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def test_a_jsonl_file_is_never_held_in_memory_whole(tmp_path):

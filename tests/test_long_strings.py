@@ -5,23 +5,14 @@ some 120-150 bytes each; every quoted-string pattern is written as a loop over r
 from __future__ import annotations
 
 import re
-import tracemalloc
 from pathlib import Path
 
 from mbt.importers.dmn import load_dmn
 from mbt.parsing.loader import parse_text
+from tests.memory import peak_while
 
 ROOT = Path(__file__).resolve().parent.parent
 LONG = 200_000
-
-
-def peak(func) -> int:
-    tracemalloc.start()
-    try:
-        func()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def test_a_dmn_with_a_long_name_costs_a_few_times_its_size(tmp_path):
@@ -32,7 +23,7 @@ def test_a_dmn_with_a_long_name_costs_a_few_times_its_size(tmp_path):
         path = tmp_path / f"{name}.dmn"
         path.write_text(text, encoding="utf-8")
         load_dmn(path, partial=True)  # parsers built and cached first: their size is not the string's
-        used = peak(lambda path=path: load_dmn(path, partial=True))
+        used = peak_while(lambda path=path: load_dmn(path, partial=True))
         assert used < 40 * LONG, f"{name}: {used:,} bytes for a {LONG:,}-character attribute (was some 200x)"
 
 
@@ -40,7 +31,7 @@ def test_a_model_with_a_long_string_parses_in_proportion(tmp_path):
     text = (f'table t {{\n  title "{"y" * LONG}"\n  hit first\n  input age: integer [0..150]\n'
             '  output band: string {"minor", "adult"}\n  rule minor: < 18 -> "minor"\n  rule adult: >= 18 -> "adult"\n}\n')
     parse_text(text, "t.dt")
-    used = peak(lambda: parse_text(text, "t.dt"))
+    used = peak_while(lambda: parse_text(text, "t.dt"))
     assert used < 20 * LONG, f"{used:,} bytes to parse a {LONG:,}-character string"
 
 
