@@ -199,6 +199,16 @@ class Step:
         return self.taken is None
 
 
+def _with_args(variables: dict[str, Any], args: dict[str, Any], params: tuple[str, ...] | list[str],
+               names: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """The variables a transition's guard and actions see: the model's, plus the event's arguments under the names
+    this transition gives its parameters (called only when the event has arguments, so plain steps copy nothing)."""
+    local = dict(variables)
+    for declared, name in zip(params, names):
+        local[name] = args[declared]
+    return local
+
+
 def step(c: CompiledFsm, state: str, variables: dict[str, Any], event: str, args: dict[str, Any],
          prev: CompiledTransition | None, number: int = 0) -> Step:
     """Fire `event` with its declared arguments `args` in (state, variables): the first transition of the slot whose
@@ -214,11 +224,7 @@ def step(c: CompiledFsm, state: str, variables: dict[str, Any], event: str, args
     elements: tuple[int, ...] | list[int]
     if not slot.conditions:  # most slots: guards are pure, so the first that holds ends the search
         for k, ct in enumerate(slot.group):
-            local = variables
-            if args:
-                local = dict(variables)
-                for declared, name in zip(params, ct.param_names):
-                    local[name] = args[declared]
+            local = _with_args(variables, args, params, ct.param_names) if args else variables
             if ct.guard is None or ct.guard(local):
                 taken, env, elements = ct, local, slot.fixed[k]
                 break
@@ -227,11 +233,7 @@ def step(c: CompiledFsm, state: str, variables: dict[str, Any], event: str, args
     else:
         outcomes: list[int] = []
         for ct in slot.group:
-            local = variables
-            if args:
-                local = dict(variables)
-                for declared, name in zip(params, ct.param_names):
-                    local[name] = args[declared]
+            local = _with_args(variables, args, params, ct.param_names) if args else variables
             for fn, when_true, when_false in ct.conditions:
                 outcomes.append(when_true if fn(local) else when_false)
             if taken is None and (ct.guard is None or ct.guard(local)):
