@@ -27,7 +27,7 @@ from mbt.parsing.grammar import cache_dir, grammar_dir
 from mbt.parsing.loader import ModelFile, expand_paths, load_paths
 from mbt.sources import source_path
 
-FORMAT = b"mbt-model-cache 1"
+FORMAT = b"mbt-model-cache 2"
 PACKAGE = Path(__file__).resolve().parent
 
 

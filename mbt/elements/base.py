@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+from pydantic.dataclasses import dataclass
 
 from mbt.model.common import SEVERITY_WEIGHT, Annotated, Location, Severity, Span, Status
 
 
-class Element(BaseModel):
+# A slotted dataclass, not a BaseModel: a large model has hundreds of thousands of elements, and a BaseModel
+# instance (a dict and a set of the fields given per instance) costs some 1,600 bytes where this costs 450.
+# Validated on construction and serialised by pydantic all the same (in reports, schemas and the cache).
+@dataclass(slots=True)
+class Element:
     """One coverage element. `id` is stable across runs and unrelated edits: it is built from names, not positions."""
 
     id: str
@@ -22,7 +27,24 @@ class Element(BaseModel):
     weight: float = SEVERITY_WEIGHT[Severity.medium]
     feasible: bool = True  # False: no run can ever cover it (reason says why); excluded from the denominator
     reason: str | None = None
-    tags: list[str] = []  # the model part's `tag` annotations (requirement ids)
+    # the model part's `tag` annotations (requirement ids); the schema shows the default as a BaseModel's did
+    tags: list[str] = Field(default_factory=list, json_schema_extra={"default": []})
+
+    def __reduce__(self):
+        # Pickled as its values and rebuilt without validation: the compiled-model cache holds every element, and
+        # a checked entry holds what a validated Element wrote.
+        return _rebuilt, tuple(getattr(self, name) for name in _FIELDS)
+
+
+_FIELDS = tuple(Element.__dataclass_fields__)
+_SETTERS = tuple(Element.__dict__[name].__set__ for name in _FIELDS)  # the slots' descriptors
+
+
+def _rebuilt(*values) -> Element:
+    element = object.__new__(Element)
+    for set_slot, value in zip(_SETTERS, values):
+        set_slot(element, value)
+    return element
 
 
 def element_from(model: str, kind: str, criterion: str, id_: str, label: str, source: Annotated,
