@@ -55,7 +55,7 @@ class OutputSet:
     """
 
     def __init__(self) -> None:
-        self._devices: list[tuple[Path, bytes]] = []
+        self._devices: list[tuple[Path, bytes | bytearray]] = []
         self._files: list[tuple[str, Path]] = []  # (temporary file, target)
         self._folders: list[tuple[Path, Path]] = []  # (staged folder, target)
         self._made: list[Path] = []  # folders created for the set's files, removed if it is abandoned
@@ -69,7 +69,7 @@ class OutputSet:
         else:
             self.abandon()
 
-    def file(self, path: str | Path, data: bytes | str, make_folders: bool = False) -> None:
+    def file(self, path: str | Path, data: bytes | bytearray | str, make_folders: bool = False) -> None:
         """Stage `data` for `path`; `make_folders` creates missing parent folders (with the umask's mode)."""
         payload = data.encode("utf-8") if isinstance(data, str) else data
         target = Path(path)

@@ -11,7 +11,7 @@ from mbt import api
 from mbt.goldens.cases import parse_case
 from mbt.goldens.loader import GoldenSet
 from mbt.measure.coverage import CoverageReport, ElementCoverage
-from mbt.report.jsonout import coverage_json
+from mbt.report.jsonout import coverage_json, coverage_json_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(str(p) for p in (ROOT / "models").iterdir() if p.suffix in (".fsm", ".inv", ".dt", ".policy"))
@@ -60,3 +60,12 @@ def test_rows_are_plain_objects_that_pydantic_takes_as_they_are():
     again = CoverageReport.model_validate_json(report.model_dump_json())  # read back: rows again, equal
     assert type(again.models[0].elements[0]) is ElementCoverage
     assert again.models[0].elements == report.models[0].elements
+
+
+def test_the_written_bytes_are_pydantics_with_a_newline_and_each_shared_location_written_once():
+    report = api.coverage(EXAMPLES[:1], [str(ROOT / "models" / "goldens")])
+    for indent in (None, 2):
+        assert bytes(coverage_json_bytes(report, indent)) == (report.model_dump_json(indent=indent) + "\n").encode()
+    rows = report.models[0].elements
+    shared = [row for row in rows if row.element.location is rows[0].element.location]
+    assert len(shared) >= 1 and coverage_json(report).count('"location":') == len(rows)

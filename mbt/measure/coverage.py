@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import msgspec
 from pydantic import BaseModel, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
@@ -42,20 +43,16 @@ ElementCoverageSchema = _row_schema()
 ROW_FIELDS = tuple(ElementCoverageSchema.model_fields)  # a row's keys, in the report's order
 
 
-class ElementCoverage:
+class ElementCoverage(msgspec.Struct):
     """One element's row of a coverage report: a plain object, as a report holds one per element (hundreds of
     thousands for a large model). pydantic takes a row as it is (validation is a type check) and publishes
-    ElementCoverageSchema as its schema; mbt/report/jsonout.py writes rows without a pydantic object each."""
+    ElementCoverageSchema as its schema; mbt/report/jsonout.py has msgspec write the rows as they are."""
 
-    __slots__ = ROW_FIELDS
-
-    def __init__(self, element: Element, exercised_by: list[str] | None = None, verified_by: list[str] | None = None,
-                 exercised_more: int = 0, verified_more: int = 0):
-        self.element = element
-        self.exercised_by = exercised_by if exercised_by is not None else []
-        self.verified_by = verified_by if verified_by is not None else []
-        self.exercised_more = exercised_more
-        self.verified_more = verified_more
+    element: Element
+    exercised_by: list[str] = []
+    verified_by: list[str] = []
+    exercised_more: int = 0
+    verified_more: int = 0
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
@@ -72,12 +69,6 @@ class ElementCoverage:
 
     def _to_schema(self) -> BaseModel:
         return ElementCoverageSchema.model_construct(**{name: getattr(self, name) for name in ROW_FIELDS})
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ElementCoverage) and all(getattr(self, n) == getattr(other, n) for n in ROW_FIELDS)
-
-    def __repr__(self) -> str:
-        return f"ElementCoverage({', '.join(f'{n}={getattr(self, n)!r}' for n in ROW_FIELDS)})"
 
     @property
     def exercised_count(self) -> int:

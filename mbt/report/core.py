@@ -11,8 +11,9 @@ from typing import Any, Protocol
 from mbt.errors import MbtError
 from mbt.files import OutputSet
 
-# What a reporter returns: text, bytes (a PNG, an xlsx), or a folder of files (relative name -> bytes).
-Body = str | bytes | Mapping[str, bytes]
+# What a reporter returns: text, bytes (a PNG, an xlsx; a bytearray for a large report, never copied), or a folder
+# of files (relative name -> bytes).
+Body = str | bytes | bytearray | Mapping[str, bytes]
 
 # A folder mbt wrote holds this file; only such a folder (or an empty one) is replaced by a new report.
 MARKER = ".mbt-report"
@@ -66,7 +67,7 @@ def check_folder_target(path: str) -> None:
 def _write_stdout(body: Body) -> None:
     if isinstance(body, Mapping):
         raise MbtError("error: a report folder cannot go to stdout: give it a folder name")
-    if isinstance(body, bytes):
+    if isinstance(body, (bytes, bytearray)):
         sys.stdout.flush()
         sys.stdout.buffer.write(body)
         sys.stdout.buffer.flush()

@@ -57,15 +57,15 @@ def _text_check(report, o: Options) -> str:
     return text.check_text(report, o.style, o.quiet)
 
 
-def _json(run_or_report, o: Options) -> str:
+def _json(run_or_report, o: Options) -> str | bytearray:
     from mbt.measure.coverage import CoverageReport
 
     report = getattr(run_or_report, "report", run_or_report)
     indent = 2 if o.pretty else None
     if isinstance(report, CoverageReport):  # one row per element: written without a pydantic object each
-        from mbt.report.jsonout import coverage_json
+        from mbt.report.jsonout import coverage_json_bytes
 
-        return coverage_json(report, indent) + "\n"
+        return coverage_json_bytes(report, indent)
     return report.model_dump_json(indent=indent) + "\n"
 
 
