@@ -101,3 +101,29 @@ def test_a_capped_invalid_list_is_the_same_through_workers(goldens, monkeypatch)
     assert reports[0] == reports[1]
     report = json.loads(reports[0])
     assert len(report["invalid_cases"]) == 3 and report["invalid_cases_more"] == report["goldens"]["invalid"] - 3
+
+
+def test_findings_past_the_cap_are_counted_not_listed_and_count_everywhere(goldens, monkeypatch):
+    """Contradictions, divergences, unbound turns and unchecked parts: the first `cap` listed (by model, then
+    case), the rest counted, through workers too; the gate, the baseline and the reporters count them all."""
+    model, folder = goldens
+    _, models = api.load_models([str(model)])
+    whole = api.measure(models, GoldenStream([str(folder)]), 1)
+    found = {name: len(getattr(whole, name)) for name in ("contradictions", "divergences", "unbound_turns", "notes")}
+    assert found["contradictions"] > 3 and found["divergences"] > 3, found
+    monkeypatch.setattr(engine, "PARALLEL_MIN_CHARS", 0)
+    for jobs in (1, 3):
+        capped = api.measure(models, GoldenStream([str(folder)], invalid_cap=3), jobs, invalid_cap=3, covering_cap=2)
+        for name, count in found.items():
+            listed = getattr(capped, name)
+            assert listed == getattr(whole, name)[:3], (name, jobs)
+            assert capped.count(name) == count and getattr(capped, f"{name}_more") == max(0, count - 3)
+    from mbt.measure.gate import DEFAULT_GATE, evaluate_gate
+    from mbt.report import text as text_report
+
+    gate, again = evaluate_gate(DEFAULT_GATE, capped), evaluate_gate(DEFAULT_GATE, whole)
+    assert [(f.rule, f.actual) for f in gate.failures] == [(f.rule, f.actual) for f in again.failures]
+    assert any(f.rule == "contradictions" and f.actual == found["contradictions"] for f in gate.failures)
+    shown = "\n".join(text_report._findings_sections(capped, lambda s, *_: s))
+    assert f"Contradictions ({found['contradictions']})" in shown
+    assert f"... and {found['contradictions'] - 3:,} more" in shown

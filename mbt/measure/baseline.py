@@ -48,8 +48,7 @@ def baseline_of(report: CoverageReport, waived: dict[str, set[str]] | None = Non
                       for c in m.criteria},
             forbidden_uncovered=sorted(e.element.id for e in m.uncovered("forbidden")
                                        if e.element.id not in waived.get(m.model, set())))
-    counts = {"contradictions": len(report.contradictions), "divergences": len(report.divergences),
-              "unbound_turns": len(report.unbound_turns), "invalid_cases": len(report.invalid_cases) + report.invalid_cases_more}
+    counts = {name: report.count(name) for name in COUNTED}
     return Baseline(models=models, counts=counts)
 
 

@@ -182,15 +182,27 @@ class CoverageReport(BaseModel):
     goldens: GoldenSummary
     invalid_cases: list[InvalidCaseReport] = []  # by place; with a cap (the CLI's default), the first ones
     invalid_cases_more: int = 0  # invalid cases beyond the cap, counted only (goldens.invalid counts them all)
+    # Each kind of finding: with a cap (the CLI's default, as for invalid cases) the first ones by model and case,
+    # and a count of the rest in its *_more field; `count(name)` is the number found.
     contradictions: list[Contradiction] = []
+    contradictions_more: int = 0
     forbidden_expected: list[ForbiddenExpected] = []  # goldens expecting behaviour a forbid forbids
+    forbidden_expected_more: int = 0
     divergences: list[Divergence] = []
+    divergences_more: int = 0
     unbound_turns: list[UnboundTurn] = []
+    unbound_turns_more: int = 0
     notes: list[Note] = []
+    notes_more: int = 0
     gate: GateResult | None = None
     sources: SourceCoverage | None = None  # source-document coverage, when asked for (review formats compute it)
     traceability: list[TraceRow] = []  # span -> element -> goldens -> expected, when asked for
     mutation: MutationReport | None = None  # with `--mutants`: mutation score, survivors, redundancy
+
+    def count(self, name: str) -> int:
+        """How many findings of a kind (contradictions, forbidden_expected, divergences, unbound_turns, notes,
+        invalid_cases) the run found: those listed and those beyond the cap."""
+        return len(getattr(self, name)) + getattr(self, f"{name}_more")
 
     def waived(self) -> dict[tuple[str, str], WaiverState]:
         """(model, element id) -> the waiver in force for it; nothing without a gate."""

@@ -49,9 +49,14 @@ class Outcome:
 class ModelTally:
     """One model's part of a coverage run, filled in case by case."""
 
-    def __init__(self, model: ModelBase, covering_cap: int | None = None, shared: ModelTally | None = None):
+    # The findings a case can add to (Outcome's lists of the same names); with a cap, the first ones are kept.
+    FINDINGS = ("contradictions", "divergences", "unbound", "notes", "forbidden_expected")
+
+    def __init__(self, model: ModelBase, covering_cap: int | None = None, shared: ModelTally | None = None,
+                 findings_cap: int | None = None):
         self.model, self.kind = model, support(model.kind)
         self.cap = covering_cap  # at most this many golden ids kept per element and list (None: all)
+        self.findings_cap = findings_cap  # at most this many findings of each kind kept (None: all), the rest counted
         self.elements: list[Element]
         self.replayer: Any
         if shared is not None:  # another part of the same run: the same elements and replayer, counts of its own
@@ -65,11 +70,11 @@ class ModelTally:
 
     def part(self) -> ModelTally:
         """An empty tally for another part of the run (sharing this one's compiled replayer)."""
-        return ModelTally(self.model, self.cap, shared=self)
+        return ModelTally(self.model, self.cap, shared=self, findings_cap=self.findings_cap)
 
     # What a part's tally sends back (`counts`) and another adds up (`merge`); the rest is rebuilt, never sent.
     COUNTS = ("exercised_by", "verified_by", "exercised_more", "verified_more", "replayed", "contradictions",
-              "divergences", "unbound", "notes", "forbidden_expected")
+              "divergences", "unbound", "notes", "forbidden_expected", "findings_more")
 
     def counts(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.COUNTS}
@@ -86,13 +91,15 @@ class ModelTally:
                 room = len(theirs) if self.cap is None else max(0, self.cap - len(mine[i]))
                 mine[i].extend(theirs[:room])
                 more[i] += their_more + len(theirs) - min(room, len(theirs))
-        for name in ("contradictions", "divergences", "unbound", "notes", "forbidden_expected"):
-            getattr(self, name).extend(counts[name])
+        for name in self.FINDINGS:
+            self._add_findings(name, counts[name])
+            self.findings_more[name] += counts["findings_more"][name]
 
     def _fresh_counts(self) -> None:
         # Element index -> ids of the goldens; plain lists, as millions of ids are appended in a large run.
-        self.exercised_by: list[list[str]] = [[] for _ in self.elements]
-        self.verified_by: list[list[str]] = [[] for _ in self.elements]
+        # range(), not the elements: a forked worker that touched every element would copy their memory pages
+        self.exercised_by: list[list[str]] = [[] for _ in range(len(self.elements))]
+        self.verified_by: list[list[str]] = [[] for _ in range(len(self.elements))]
         self.exercised_more = [0] * len(self.elements)  # ids beyond the cap, counted only
         self.verified_more = [0] * len(self.elements)
         self.replayed = 0
@@ -101,6 +108,14 @@ class ModelTally:
         self.unbound: list[UnboundTurn] = []
         self.notes: list[Note] = []
         self.forbidden_expected: list[ForbiddenExpected] = []
+        self.findings_more = dict.fromkeys(self.FINDINGS, 0)  # findings beyond the cap, counted only
+
+    def _add_findings(self, name: str, found: list) -> None:
+        """Keep `found` (the next findings of kind `name`, in case order) up to the cap, and count the rest."""
+        mine = getattr(self, name)
+        room = len(found) if self.findings_cap is None else max(0, self.findings_cap - len(mine))
+        mine.extend(found[:room])
+        self.findings_more[name] += len(found) - min(room, len(found))
 
     def accepts(self, case: GoldenCase) -> bool:
         kind = self.kind
@@ -134,11 +149,10 @@ class ModelTally:
                     verified_by[i].append(case_id)
                 else:
                     self.verified_more[i] += 1
-        self.contradictions.extend(outcome.contradictions)
-        self.divergences.extend(outcome.divergences)
-        self.unbound.extend(outcome.unbound)
-        self.notes.extend(outcome.notes)
-        self.forbidden_expected.extend(outcome.forbidden_expected)
+        for name in self.FINDINGS:
+            found = getattr(outcome, name)
+            if found:  # most cases find nothing
+                self._add_findings(name, found)
 
     def report(self) -> ModelCoverage:
         model = self.model
@@ -362,7 +376,8 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
     the cases. Given a `cases` list, one small CaseEntry per valid case is appended to it (the per-case views read
     them; the report itself stays per element).
     """
-    run = RunTally([ModelTally(model, covering_cap) for model in models], cases, invalid_cap)
+    # The same cap for the findings as for the invalid cases: a list of the first ones, the rest counted.
+    run = RunTally([ModelTally(model, covering_cap, findings_cap=invalid_cap) for model in models], cases, invalid_cap)
     # A large stream: worker processes replay its later parts meanwhile (same results, taken in the same order).
     stream = goldens if isinstance(goldens, GoldenStream) else None
     workers: Started
@@ -401,7 +416,8 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
         bound=run.applicable - run.unbound, unbound=run.unbound, not_applicable=valid - run.applicable)
     tallies = run.tallies
     known_models = run.known_models
-    notes = [n for tally in tallies for n in tally.notes]
+    listed = {name: _listed(tallies, name, invalid_cap) for name in ModelTally.FINDINGS}
+    notes = listed["notes"][0]
     notes += [Note(case="", where=folder, model="", turn=None,
                    message=f"the goldens folder {folder} holds no golden file (.jsonl, .json, .yaml, .yml, .xlsx, .csv)")
               for folder in (stream.empty_folders if stream is not None else [])]
@@ -412,11 +428,23 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
               for name, (count, first_id, first_where) in sorted(run.unknown_tables.items())]
     return CoverageReport(models=[tally.report() for tally in tallies], goldens=summary, invalid_cases=listed_invalid,
                           invalid_cases_more=invalid_count - len(listed_invalid),
-                          contradictions=[c for tally in tallies for c in tally.contradictions],
-                          forbidden_expected=[f for tally in tallies for f in tally.forbidden_expected],
-                          divergences=[d for tally in tallies for d in tally.divergences],
-                          unbound_turns=[u for tally in tallies for u in tally.unbound],
-                          notes=notes)
+                          contradictions=listed["contradictions"][0], contradictions_more=listed["contradictions"][1],
+                          forbidden_expected=listed["forbidden_expected"][0],
+                          forbidden_expected_more=listed["forbidden_expected"][1],
+                          divergences=listed["divergences"][0], divergences_more=listed["divergences"][1],
+                          unbound_turns=listed["unbound"][0], unbound_turns_more=listed["unbound"][1],
+                          notes=notes, notes_more=listed["notes"][1])
+
+
+def _listed(tallies: list[ModelTally], name: str, cap: int | None) -> tuple[list, int]:
+    """One kind of finding over every model, model by model: the first `cap` listed (None: all), and how many more
+    there are."""
+    found = [item for tally in tallies for item in getattr(tally, name)]
+    more = sum(tally.findings_more[name] for tally in tallies)
+    if cap is not None and len(found) > cap:
+        more += len(found) - cap
+        del found[cap:]
+    return found, more
 
 
 def _invalid_count(goldens: GoldenSet | GoldenStream) -> int:

@@ -114,44 +114,52 @@ def _more(count: int) -> str:
 def _findings_sections(report: CoverageReport, style: Style) -> list[str]:
     lines: list[str] = []
     if report.contradictions:
-        lines += ["", style(f"Contradictions ({len(report.contradictions)}): the golden and the model disagree; "
+        lines += ["", style(f"Contradictions ({report.count('contradictions')}): the golden and the model disagree; "
                             "one of them is wrong", "red")]
         for c in report.contradictions:
             lines.append(f"  {c.case} ({c.where}) on {c.model}: {c.message}")
             lines.append(f"      expected {_value(c.expected)}, model gives {_value(c.actual)}")
+        lines += _listed_more(report.contradictions_more)
     if report.forbidden_expected:
-        lines += ["", style(f"Goldens expecting forbidden behaviour ({len(report.forbidden_expected)}): they verify "
+        lines += ["", style(f"Goldens expecting forbidden behaviour ({report.count('forbidden_expected')}): they verify "
                             "nothing; the golden or the forbid is wrong", "red")]
         for f in report.forbidden_expected:
             lines.append(f"  {f.case} ({f.where}) on {f.model}: {f.message}")
+        lines += _listed_more(report.forbidden_expected_more)
     if report.divergences:
-        lines += ["", style(f"Divergences ({len(report.divergences)}): events the model does not allow there", "yellow")]
+        lines += ["", style(f"Divergences ({report.count('divergences')}): events the model does not allow there", "yellow")]
         for d in report.divergences:
             lines.append(f"  {d.case} ({d.where}) turn {d.turn}: {d.message}")
+        lines += _listed_more(report.divergences_more)
     if report.unbound_turns:
-        lines += ["", style(f"Unbound turns ({len(report.unbound_turns)}): no event could be bound (never guessed)",
+        lines += ["", style(f"Unbound turns ({report.count('unbound_turns')}): no event could be bound (never guessed)",
                             "yellow")]
         for u in report.unbound_turns:
             said = f' "{u.user}"' if u.user else ""
             lines.append(f"  {u.case} ({u.where}) turn {u.turn}{said}: {u.reason}")
+        lines += _listed_more(report.unbound_turns_more)
     if report.notes:
-        lines += ["", f"Not checked ({len(report.notes)}): parts of goldens the model cannot check"]
+        lines += ["", f"Not checked ({report.count('notes')}): parts of goldens the model cannot check"]
         for n in report.notes:
             turn = f" turn {n.turn}" if n.turn else ""
             lines.append(f"  {n.case} ({n.where}){turn}: {n.message}")
+        lines += _listed_more(report.notes_more)
     if report.invalid_cases:
-        count = len(report.invalid_cases) + report.invalid_cases_more
-        lines += ["", style(f"Invalid cases ({count}): reported and skipped; the rest were processed", "yellow")]
+        lines += ["", style(f"Invalid cases ({report.count('invalid_cases')}): reported and skipped; the rest were "
+                            "processed", "yellow")]
         lines += [f"  {i.file}:{i.line}: {i.message}" for i in report.invalid_cases]
-        if report.invalid_cases_more:
-            lines.append(f"  ... and {report.invalid_cases_more} more (--show-covering all lists every one)")
+        lines += _listed_more(report.invalid_cases_more)
     return lines
 
 
+def _listed_more(count: int) -> list[str]:
+    return [f"  ... and {count:,} more (--show-covering all lists every one)"] if count else []
+
+
 def _findings_counts(report: CoverageReport) -> list[str]:
-    counts = [(len(report.contradictions), "contradiction"), (len(report.forbidden_expected), "forbidden expectation"),
-              (len(report.divergences), "divergence"), (len(report.unbound_turns), "unbound turn"),
-              (len(report.notes), "unchecked part"), ((len(report.invalid_cases) + report.invalid_cases_more), "invalid case")]
+    counts = [(report.count("contradictions"), "contradiction"), (report.count("forbidden_expected"), "forbidden expectation"),
+              (report.count("divergences"), "divergence"), (report.count("unbound_turns"), "unbound turn"),
+              (report.count("notes"), "unchecked part"), (report.count("invalid_cases"), "invalid case")]
     found = [_plural(n, what) for n, what in counts if n]
     return ["", "Findings: " + ", ".join(found) + " (listed without -q)"] if found else []
 

@@ -91,10 +91,10 @@ def html_files(run) -> dict[str, bytes]:
                         "model_page": model_pages[m.model]})
         return out
 
-    counts = {"contradictions": len(report.contradictions), "divergences": len(report.divergences),
-              "forbidden_expected": len(report.forbidden_expected),
-              "unbound_turns": len(report.unbound_turns), "invalid_cases": len(report.invalid_cases) + report.invalid_cases_more,
-              "notes": len(report.notes),
+    counts = {"contradictions": report.count("contradictions"), "divergences": report.count("divergences"),
+              "forbidden_expected": report.count("forbidden_expected"),
+              "unbound_turns": report.count("unbound_turns"), "invalid_cases": report.count("invalid_cases"),
+              "notes": report.count("notes"),
               "silent": len(report.sources.silent) if report.sources else 0}
     common = {"css": Markup(_asset("report.css")), "js": Markup(_asset("report.js")), "version": __version__,
               "report": report, "gate": gate, "model_pages": model_pages, "doc_pages": doc_pages,
