@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
                      "resident, all its processes"))
         size = (folder / "coverage.json").stat().st_size
         rows.append(("mbt coverage: report size", f"{size / 1e6:.0f} MB", "<= 40 MB", verdict(size <= 40e6),
-                     "--format json -o FILE, default options (compact, first 100 golden ids per element)"))
+                     "--format json -o FILE, default options (compact, first 25 golden ids per element)"))
         rows += scale_rows(model, golden_file, folder, goldens)
         turns, replay_seconds, reference_seconds, bare_seconds, note = replay_figures(model, golden_file)
         json_seconds, msgspec_seconds = decode_figures(golden_file)
