@@ -127,3 +127,14 @@ def test_findings_past_the_cap_are_counted_not_listed_and_count_everywhere(golde
     shown = "\n".join(text_report._findings_sections(capped, lambda s, *_: s))
     assert f"Contradictions ({found['contradictions']})" in shown
     assert f"... and {found['contradictions'] - 3:,} more" in shown
+
+
+def test_golden_ids_are_packed_and_come_back_as_they_were():
+    from mbt.measure.run import PackedStrings
+
+    ids = PackedStrings()
+    given = ["G-1", "", "caf\u00e9-\u4e2d\U0001f600", "tab\tquote\"nul\x00", "line\u2028sep", "G-1"]
+    assert [ids.add(text) for text in given] == list(range(len(given)))
+    assert ids.strings() == given and ids[2] == given[2] and len(ids) == 6
+    again = pickle.loads(pickle.dumps(ids))
+    assert again.strings() == given

@@ -46,6 +46,32 @@ class Outcome:
     forbidden_expected: list[ForbiddenExpected] = field(default_factory=list)
 
 
+class PackedStrings:
+    """Strings kept as UTF-8 in one buffer, each known by its index: a golden id costs its length and 8 bytes
+    instead of a str object of some 60 bytes (a large run keeps hundreds of thousands of them)."""
+
+    def __init__(self) -> None:
+        self._text = bytearray()
+        self._ends = array("Q")
+
+    def add(self, text: str) -> int:
+        """Keep `text`; its index."""
+        self._text += text.encode("utf-8", "surrogatepass")
+        self._ends.append(len(self._text))
+        return len(self._ends) - 1
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __getitem__(self, i: int) -> str:
+        start = self._ends[i - 1] if i > 0 else 0
+        return self._text[start:self._ends[i]].decode("utf-8", "surrogatepass")
+
+    def strings(self) -> list[str]:
+        """Every string, in index order."""
+        return [self[i] for i in range(len(self))]
+
+
 class ModelTally:
     """One model's part of a coverage run, filled in case by case."""
 
@@ -73,33 +99,43 @@ class ModelTally:
         return ModelTally(self.model, self.cap, shared=self, findings_cap=self.findings_cap)
 
     # What a part's tally sends back (`counts`) and another adds up (`merge`); the rest is rebuilt, never sent.
-    COUNTS = ("exercised_by", "verified_by", "exercised_more", "verified_more", "replayed", "contradictions",
-              "divergences", "unbound", "notes", "forbidden_expected", "findings_more")
+    COUNTS = ("ids", "exercised_more", "verified_more", "replayed", "contradictions", "divergences", "unbound",
+              "notes", "forbidden_expected", "findings_more")
 
     def counts(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.COUNTS}
+        sent = {name: getattr(self, name) for name in self.COUNTS}
+        for key in ("exercised_by", "verified_by"):  # only the elements some case reached: most lists are empty
+            sent[key] = {i: ids for i, ids in enumerate(getattr(self, key)) if ids}
+        return sent
 
     def merge(self, counts: dict[str, Any]) -> None:
         """Add the counts of the next part of the run (its cases come after all of this tally's): the same lists,
         capped the same way, as if its cases had been recorded here."""
         self.replayed += counts["replayed"]
+        their_ids: PackedStrings = counts["ids"]
+        taken: dict[int, int] = {}  # their index -> mine, for the ids kept here
         for key in ("exercised", "verified"):
-            mine, more = getattr(self, f"{key}_by"), getattr(self, f"{key}_more")
-            for i, (theirs, their_more) in enumerate(zip(counts[f"{key}_by"], counts[f"{key}_more"])):
-                if not theirs:
-                    continue
+            mine, more, their_more = getattr(self, f"{key}_by"), getattr(self, f"{key}_more"), counts[f"{key}_more"]
+            for i, count in enumerate(their_more):
+                more[i] += count
+            for i, theirs in counts[f"{key}_by"].items():
                 room = len(theirs) if self.cap is None else max(0, self.cap - len(mine[i]))
-                mine[i].extend(theirs[:room])
-                more[i] += their_more + len(theirs) - min(room, len(theirs))
+                for k in theirs[:room]:
+                    index = taken.get(k)
+                    if index is None:
+                        index = taken[k] = self.ids.add(their_ids[k])
+                    mine[i].append(index)
+                more[i] += len(theirs) - min(room, len(theirs))
         for name in self.FINDINGS:
             self._add_findings(name, counts[name])
             self.findings_more[name] += counts["findings_more"][name]
 
     def _fresh_counts(self) -> None:
-        # Element index -> ids of the goldens; plain lists, as millions of ids are appended in a large run.
-        # range(), not the elements: a forked worker that touched every element would copy their memory pages
-        self.exercised_by: list[list[str]] = [[] for _ in range(len(self.elements))]
-        self.verified_by: list[list[str]] = [[] for _ in range(len(self.elements))]
+        # Element index -> the goldens, as indices into `ids` (4 bytes each), in case order. range(), not the
+        # elements: a forked worker that touched every element would copy their memory pages.
+        self.ids = PackedStrings()  # the ids of the goldens some list holds, each once
+        self.exercised_by: list[array] = [array("I") for _ in range(len(self.elements))]
+        self.verified_by: list[array] = [array("I") for _ in range(len(self.elements))]
         self.exercised_more = [0] * len(self.elements)  # ids beyond the cap, counted only
         self.verified_more = [0] * len(self.elements)
         self.replayed = 0
@@ -133,20 +169,27 @@ class ModelTally:
         """Count a valid case's outcome (an invalid case is counted once, by `measure`, and nowhere else)."""
         self.replayed += 1
         exercised_by, verified_by, cap = self.exercised_by, self.verified_by, self.cap
+        index = -1  # the case's index in `ids`, once a list keeps it
         if cap is None:
+            if outcome.exercised or outcome.verified:
+                index = self.ids.add(case_id)
             for i in outcome.exercised:
-                exercised_by[i].append(case_id)
+                exercised_by[i].append(index)
             for i in outcome.verified:
-                verified_by[i].append(case_id)
+                verified_by[i].append(index)
         else:
             for i in outcome.exercised:
                 if len(exercised_by[i]) < cap:
-                    exercised_by[i].append(case_id)
+                    if index < 0:
+                        index = self.ids.add(case_id)
+                    exercised_by[i].append(index)
                 else:
                     self.exercised_more[i] += 1
             for i in outcome.verified:
                 if len(verified_by[i]) < cap:
-                    verified_by[i].append(case_id)
+                    if index < 0:
+                        index = self.ids.add(case_id)
+                    verified_by[i].append(index)
                 else:
                     self.verified_more[i] += 1
         for name in self.FINDINGS:
@@ -156,8 +199,9 @@ class ModelTally:
 
     def report(self) -> ModelCoverage:
         model = self.model
-        rows = [ElementCoverage(element=e, exercised_by=exercised, verified_by=verified, exercised_more=more_e,
-                                verified_more=more_v)
+        ids = self.ids.strings()  # one str per golden, shared by every row that names it
+        rows = [ElementCoverage(element=e, exercised_by=[ids[k] for k in exercised],
+                                verified_by=[ids[k] for k in verified], exercised_more=more_e, verified_more=more_v)
                 for e, exercised, verified, more_e, more_v in zip(self.elements, self.exercised_by, self.verified_by,
                                                                   self.exercised_more, self.verified_more)]
         return ModelCoverage(model=model.name, kind=model.kind, file=model.file, goldens_replayed=self.replayed,
@@ -202,8 +246,7 @@ class ReplayedPart(Sequence[tuple[str, str, int]]):
     found inside the part, and the part's tally (RunTally.counts)."""
 
     def __init__(self) -> None:
-        self._ids = bytearray()
-        self._ends = array("Q")
+        self._ids = PackedStrings()
         self._lines = array("Q")
         self._file_of = array("I")
         self._files: list[str] = []
@@ -212,8 +255,7 @@ class ReplayedPart(Sequence[tuple[str, str, int]]):
         self.tally: dict[str, Any] = {}
 
     def add(self, case_id: str, file: str, line: int) -> None:
-        self._ids += case_id.encode("utf-8", "surrogatepass")
-        self._ends.append(len(self._ids))
+        self._ids.add(case_id)
         number = self._numbers.get(file)
         if number is None:
             number = self._numbers[file] = len(self._files)
@@ -222,12 +264,10 @@ class ReplayedPart(Sequence[tuple[str, str, int]]):
         self._lines.append(line)
 
     def __len__(self) -> int:
-        return len(self._ends)
+        return len(self._ids)
 
     def __getitem__(self, i):  # an int index only
-        start = self._ends[i - 1] if i > 0 else 0
-        return (self._ids[start:self._ends[i]].decode("utf-8", "surrogatepass"), self._files[self._file_of[i]],
-                self._lines[i])
+        return self._ids[i], self._files[self._file_of[i]], self._lines[i]
 
     def __iter__(self) -> Iterator[tuple[str, str, int]]:
         return (self[i] for i in range(len(self)))
