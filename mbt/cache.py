@@ -84,7 +84,9 @@ def _read(entry: Path) -> tuple[list[ModelFile], list[tuple[str, str]]] | None:
         return None
     except OSError as err:
         raise ValueError(f"unreadable ({err.strerror})") from err
-    header, _, payload = data.partition(b"\n")
+    cut = data.find(b"\n")
+    header = data[:cut] if cut >= 0 else data
+    payload = memoryview(data)[cut + 1:] if cut >= 0 else memoryview(b"")  # a view: the payload is not copied
     parts = header.split(b" ")
     if b" ".join(parts[:2]) != FORMAT or len(parts) != 3:
         raise ValueError("not an entry of this cache format")
