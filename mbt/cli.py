@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import errno
-import os
 import sys
-import traceback
 
-try:
+try:  # everything but sys inside: a Ctrl-C while any of it loads is caught below
+    import errno
+    import os
+    import traceback
+
     import click
 
     from mbt import __version__
