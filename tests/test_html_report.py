@@ -289,3 +289,14 @@ def test_screenshots_at_desktop_and_narrow_widths(demo_report, tmp_path, width):
             scroll = int(re.search(r'data-width="(\d+)"', result.stdout).group(1))
     probe.unlink()
     assert scroll <= width, f"the index page is {scroll} px wide in a {width} px window"
+
+
+def test_goldens_beyond_the_covering_cap_are_counted_on_the_element_rows(tmp_path, monkeypatch):
+    from mbt import cli
+
+    monkeypatch.setattr(cli, "COVERING_CAP", 2)
+    out = tmp_path / "capped"
+    mbt("coverage", *EXAMPLE, "--format", "html", "-o", out)
+    elements = html_lib.unescape((out / "elements.html").read_text(encoding="utf-8"))
+    # some elements are verified by more than two goldens of the example: two named, the rest counted
+    assert re.search(r'verified by</span> [^<,]*, [^<,]* <span class="muted">and \d+ more</span>', elements)

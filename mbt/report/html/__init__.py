@@ -85,8 +85,10 @@ def html_files(run) -> dict[str, bytes]:
                         "weight": e.weight, "location": str(e.location), "reason": e.reason,
                         "span": e.span.describe() if e.span else None, "span_link": span_link(row),
                         "found": row.found if row else True, "expected": row.expected if row else "",
-                        "verified_by": ec.verified_by,
+                        "verified_by": ec.verified_by, "verified_more": ec.verified_more,
                         "exercised_by": [c for c in ec.exercised_by if c not in set(ec.verified_by)],
+                        # beyond the covering cap: exercised, some of them perhaps also verifying
+                        "exercised_more": ec.exercised_more,
                         "alarm": state in ("uncovered", "exercised") and e.criterion == "forbidden",
                         "model_page": model_pages[m.model]})
         return out
