@@ -17,7 +17,7 @@ import signal
 import stat
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from mbt.errors import MbtError
@@ -44,6 +44,26 @@ def write_file(path: str | Path, data: bytes | str) -> None:
         outputs.file(path, data)
 
 
+class Chunks:
+    """A large file's content as the pieces it is made of, made while the file is written and never held whole (a
+    JSON report of hundreds of thousands of elements); iterable once. An error while making them is an error while
+    writing: the set is abandoned, as for any other."""
+
+    def __init__(self, parts: Iterable[bytes]) -> None:
+        self._parts = iter(parts)
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._parts
+
+
+def _write_out(handle, payload: bytes | bytearray | Chunks) -> None:
+    if isinstance(payload, Chunks):
+        for part in payload:
+            handle.write(part)
+    else:
+        handle.write(payload)
+
+
 class OutputSet:
     """Outputs that appear together or not at all: `with OutputSet() as out: out.file(...); out.folder(...)`.
 
@@ -55,7 +75,7 @@ class OutputSet:
     """
 
     def __init__(self) -> None:
-        self._devices: list[tuple[Path, bytes | bytearray]] = []
+        self._devices: list[tuple[Path, bytes | bytearray | Chunks]] = []
         self._files: list[tuple[str, Path]] = []  # (temporary file, target)
         self._folders: list[tuple[Path, Path]] = []  # (staged folder, target)
         self._made: list[Path] = []  # folders created for the set's files, removed if it is abandoned
@@ -69,7 +89,7 @@ class OutputSet:
         else:
             self.abandon()
 
-    def file(self, path: str | Path, data: bytes | bytearray | str, make_folders: bool = False) -> None:
+    def file(self, path: str | Path, data: bytes | bytearray | str | Chunks, make_folders: bool = False) -> None:
         """Stage `data` for `path`; `make_folders` creates missing parent folders (with the umask's mode)."""
         payload = data.encode("utf-8") if isinstance(data, str) else data
         target = Path(path)
@@ -89,7 +109,7 @@ class OutputSet:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name[:200]}.", suffix=".tmp")
         self._files.append((tmp, target))  # before writing: an error while writing still removes it
         with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+            _write_out(handle, payload)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
@@ -112,7 +132,7 @@ class OutputSet:
         try:
             for target, payload in self._devices:
                 with open(target, "wb") as handle:
-                    handle.write(payload)
+                    _write_out(handle, payload)
         except BaseException:
             self.abandon()
             raise

@@ -11,7 +11,8 @@ from mbt import api
 from mbt.goldens.cases import parse_case
 from mbt.goldens.loader import GoldenSet
 from mbt.measure.coverage import CoverageReport, ElementCoverage
-from mbt.report.jsonout import coverage_json, coverage_json_bytes
+from mbt.report import jsonout
+from mbt.report.jsonout import coverage_json, coverage_json_body
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(str(p) for p in (ROOT / "models").iterdir() if p.suffix in (".fsm", ".inv", ".dt", ".policy"))
@@ -62,10 +63,18 @@ def test_rows_are_plain_objects_that_pydantic_takes_as_they_are():
     assert again.models[0].elements == report.models[0].elements
 
 
-def test_the_written_bytes_are_pydantics_with_a_newline_and_each_shared_location_written_once():
-    report = api.coverage(EXAMPLES[:1], [str(ROOT / "models" / "goldens")])
-    for indent in (None, 2):
-        assert bytes(coverage_json_bytes(report, indent)) == (report.model_dump_json(indent=indent) + "\n").encode()
-    rows = report.models[0].elements
-    shared = [row for row in rows if row.element.location is rows[0].element.location]
-    assert len(shared) >= 1 and coverage_json(report).count('"location":') == len(rows)
+def test_the_written_bytes_are_pydantics_with_a_newline_in_pieces_of_any_size(monkeypatch):
+    report = api.coverage(EXAMPLES, [str(ROOT / "models" / "goldens")])
+    assert len(report.models) > 1 and any(len(m.elements) > 3 for m in report.models)
+    for rows in (1, 3, 10_000):  # pieces of one row, of a few, and the whole model in one
+        monkeypatch.setattr(jsonout, "ROWS_PER_PIECE", rows)
+        pieces = list(coverage_json_body(report))
+        assert b"".join(pieces) == (report.model_dump_json() + "\n").encode()
+        assert rows > 3 or len(pieces) > sum(len(m.elements) for m in report.models) // rows
+    indented = coverage_json_body(report, 2)
+    assert bytes(indented) == (report.model_dump_json(indent=2) + "\n").encode()  # type: ignore[arg-type]
+    empty = api.coverage(EXAMPLES[:1], [str(ROOT / "models" / "goldens")])
+    empty.models = []
+    assert b"".join(coverage_json_body(empty)) == (empty.model_dump_json() + "\n").encode()
+    rows = [row for m in report.models for row in m.elements]
+    assert coverage_json(report).count('"location":') == len(rows)  # a shared location is written on every row

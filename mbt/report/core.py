@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mbt.errors import MbtError
-from mbt.files import OutputSet
+from mbt.files import Chunks, OutputSet
 
-# What a reporter returns: text, bytes (a PNG, an xlsx; a bytearray for a large report, never copied), or a folder
-# of files (relative name -> bytes).
-Body = str | bytes | bytearray | Mapping[str, bytes]
+# What a reporter returns: text, bytes (a PNG, an xlsx), the pieces of a large file made while it is written (Chunks),
+# or a folder of files (relative name -> bytes).
+Body = str | bytes | bytearray | Chunks | Mapping[str, bytes]
 
 # A folder mbt wrote holds this file; only such a folder (or an empty one) is replaced by a new report.
 MARKER = ".mbt-report"
@@ -67,6 +67,8 @@ def check_folder_target(path: str) -> None:
 def _write_stdout(body: Body) -> None:
     if isinstance(body, Mapping):
         raise MbtError("error: a report folder cannot go to stdout: give it a folder name")
+    if isinstance(body, Chunks):  # made whole first: an error while making it must not leave half a report on stdout
+        body = b"".join(body)
     if isinstance(body, (bytes, bytearray)):
         sys.stdout.flush()
         sys.stdout.buffer.write(body)

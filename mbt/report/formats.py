@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mbt.errors import MbtError
+from mbt.files import Chunks
 from mbt.report.core import Reporter
 
 
@@ -57,15 +58,15 @@ def _text_check(report, o: Options) -> str:
     return text.check_text(report, o.style, o.quiet)
 
 
-def _json(run_or_report, o: Options) -> str | bytearray:
+def _json(run_or_report, o: Options) -> str | bytes | Chunks:
     from mbt.measure.coverage import CoverageReport
 
     report = getattr(run_or_report, "report", run_or_report)
     indent = 2 if o.pretty else None
     if isinstance(report, CoverageReport):  # one row per element: written without a pydantic object each
-        from mbt.report.jsonout import coverage_json_bytes
+        from mbt.report.jsonout import coverage_json_body
 
-        return coverage_json_bytes(report, indent)
+        return coverage_json_body(report, indent)
     return report.model_dump_json(indent=indent) + "\n"
 
 
