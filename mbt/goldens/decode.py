@@ -51,7 +51,6 @@ class _Case(msgspec.Struct, forbid_unknown_fields=True):
 
 _DECODER = msgspec.json.Decoder(_Case, float_hook=Decimal)  # exact decimals, as the general way reads them
 _KEY = re.compile(r'"\s*:')  # every key of the line ends so (and a few escaped quotes inside strings do too)
-_TURN_DEFAULTS: tuple[Any, ...] = (None, None, {}, None, False, None, UNSET, UNSET, UNSET, UNSET, UNSET)
 _CASE_DEFAULTS: tuple[Any, ...] = ("", None, None, None, {}, UNSET, None, UNSET)
 _CONTAINERS = (dict, list)
 
@@ -117,7 +116,11 @@ def _case(raw: _Case, line: str, file: str, number: int) -> GoldenCase:
             raise _Unusual
     turns = []
     for index, t in enumerate(raw.turns):
-        keys += sum(map(ne, astuple(t), _TURN_DEFAULTS))
+        # The keys given: the fields of _Turn not at their defaults, compared one by one (three times faster than
+        # astuple and a map over a tuple of the defaults, on every turn).
+        keys += ((t.user is not None) + (t.event is not None) + (t.args != {}) + (t.intent is not None) + t.rejected
+                 + (t.assert_state is not None) + (t.must_not is not UNSET) + (t.must_not_call is not UNSET)
+                 + (t.must_have is not UNSET) + (t.tool_arguments is not UNSET) + (t.discarded is not UNSET))
         if t.args:
             keys += _keys(t.args, 4)
         expect = t.assert_state
@@ -135,8 +138,7 @@ def _case(raw: _Case, line: str, file: str, number: int) -> GoldenCase:
                     if isinstance(value, _CONTAINERS):
                         keys += _keys(value, 4)
             expected = assertions_from(given, "assert_state", f"turn {index + 1}")
-        turns.append(Turn(user=t.user, event=t.event, args=t.args, intent=t.intent, rejected=t.rejected,
-                          expect=expected))
+        turns.append(Turn(t.user, t.event, t.args, t.intent, t.rejected, expected))  # Turn's fields in order
     final, what = raw.assertions, "assertions"
     if raw.final_assertions is not UNSET:
         if final is not None:

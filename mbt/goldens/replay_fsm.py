@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mbt.engine import fsm as engine
-from mbt.engine.fsm import CompiledForbid, CompiledFsm, CompiledTransition, Snapshot, Step, ToolCallMade
+from mbt.engine.fsm import CompiledForbid, CompiledFsm, CompiledTransition, Slot, Snapshot, Step, ToolCallMade
 from mbt.goldens.binding import Binder
 from mbt.goldens.cases import _NO_EXPECTATIONS, Assertions, GoldenCase, Turn
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
@@ -104,8 +104,8 @@ class FsmReplayer:
                 # Values change only by assignments and discards: while all are in range, only those need a look.
                 if run.out_of_range:
                     self._check_ranges(variables, run, number, self.model.variables)
-                elif taken.assigned:
-                    for name in taken.assigned:
+                elif taken.checked:  # the variables set to a constant of their type need no look
+                    for name in taken.checked:
                         if not types[name].admits(variables[name]):  # the notes are written by _check_ranges
                             self._check_ranges(variables, run, number, taken.assigned)
                             break
@@ -126,15 +126,17 @@ class FsmReplayer:
                     run.divergences.append(self._divergence(case, number, done))
                 continue
             quiet = expect is quiet_turn or expect.empty()
-            if done.forbids and (expect.must_have or not quiet or (last and (not final_quiet or final_must_have))):
-                self._expects_forbidden(done, [expect, final] if last else [expect], turn.rejected, variables,
-                                        number, run)
+            checks = [expect, final] if last else [expect]
+            # Whether the turn's forbids can be verified or expected here at all (most asserted turns only name a
+            # state, which says nothing of a forbid without a target): else none of them needs a look.
+            forbids = done.forbids and _forbids_judged(checks, c._slots[(done.state_before, event)], taken is None)
+            if forbids and (expect.must_have or not quiet or (last and (not final_quiet or final_must_have))):
+                self._expects_forbidden(done, checks, turn.rejected, variables, number, run)
             if quiet and not turn.rejected and (final_quiet or not last):
                 if taken is None:
                     run.divergences.append(self._divergence(case, number, done))
                 continue
-            self._judge_turn(turn, [expect, final] if last else [expect], state, variables, done, all_calls,
-                             number, run)
+            self._judge_turn(turn, checks, state, variables, done, all_calls, number, run, bool(forbids))
         # Final must_not / must_not_call speak of the whole conversation: they verify earlier forbids too.
         if last_turn == count and steps and keep_steps:
             for done in steps[:-1]:
@@ -148,15 +150,16 @@ class FsmReplayer:
         return run
 
     def _judge_turn(self, turn: Turn, checks: list[Assertions], state: str, variables: dict, step: Step,
-                    all_calls: list[ToolCallMade], number: int, run: CaseRun) -> None:
+                    all_calls: list[ToolCallMade], number: int, run: CaseRun, judge_forbids: bool = True) -> None:
         """A turn that asserts something (its expectations, and the final ones after the last turn): contradictions,
-        divergences, and the elements it verifies."""
+        divergences, and the elements it verifies (`judge_forbids` False: no forbid of the step can be verified)."""
         agree = self._check(checks, state, variables, step, all_calls, number, run)
         case = run.case
         rejected = turn.rejected
         verified = run.verified
+        forbids = step.forbids if judge_forbids else ()
         if step.taken is None:
-            forbids_verified = [f for f in step.forbids if self._forbid_verified(f, checks, step, rejected, variables)]
+            forbids_verified = [f for f in forbids if self._forbid_verified(f, checks, step, rejected, variables)]
             if not (rejected or forbids_verified or any(a.state is not None and a.state == step.state_before
                                                         for a in checks)):
                 run.divergences.append(self._divergence(case, number, step))
@@ -173,7 +176,7 @@ class FsmReplayer:
             agree = False
         if agree and any(a.checks_outcome() for a in checks):
             verified.update(step.elements)
-        for f in step.forbids:
+        for f in forbids:
             if self._forbid_verified(f, checks, step, rejected, variables):
                 verified.add(f.element)
 
@@ -419,6 +422,16 @@ class FsmReplayer:
 
 
 _MISSING = object()
+
+
+def _forbids_judged(checks: list[Assertions], slot: Slot, refused: bool) -> bool:
+    """Whether these assertions can verify, or expect, any forbid of the slot: by what is said or called (must_not,
+    must_have, must_not_call, tool_arguments), or, for a forbid with a target or a bare one, by an asserted state
+    or a refusal (the cases _forbid_verified and _expected_outcome look at)."""
+    for a in checks:
+        if a.must_not or a.must_have or a.must_not_call or a.tool_arguments:
+            return True
+    return slot.forbids_by_state and (refused or any(a.state is not None for a in checks))
 
 
 def _null_tool_arguments(label: str, a: Assertions, tools: set[str]) -> str | None:
