@@ -15,7 +15,7 @@ from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, No
 # ------------------------------------------------------------------ replay of one case
 
 
-@dataclass
+@dataclass(slots=True)
 class CaseRun:
     case: GoldenCase
     exercised: set[int] = field(default_factory=set)
@@ -69,7 +69,7 @@ class FsmReplayer:
         first_intent = final.intent
         param_types = c.param_types
         types = self.types
-        step = engine.step
+        step, arguments = engine.step, engine.arguments
         quiet_turn = _NO_EXPECTATIONS
         number = 0
         for turn in turns:
@@ -87,8 +87,10 @@ class FsmReplayer:
                     break
                 event, raw_args = bound.event, bound.args
             if raw_args or param_types[event]:
-                args = self._args(event, raw_args, case, number, run)
-                if args is None:
+                args = arguments(c, event, raw_args)
+                if isinstance(args, str):  # why the arguments do not fit the event
+                    run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name,
+                                                   turn=number, user=None, reason=args))
                     last_turn = number - 1
                     break
             else:
@@ -153,7 +155,7 @@ class FsmReplayer:
                     all_calls: list[ToolCallMade], number: int, run: CaseRun, judge_forbids: bool = True) -> None:
         """A turn that asserts something (its expectations, and the final ones after the last turn): contradictions,
         divergences, and the elements it verifies (`judge_forbids` False: no forbid of the step can be verified)."""
-        agree = self._check(checks, state, variables, step, all_calls, number, run)
+        agree, checked = self._check(checks, state, variables, step, all_calls, number, run)
         case = run.case
         rejected = turn.rejected
         verified = run.verified
@@ -163,7 +165,7 @@ class FsmReplayer:
             if not (rejected or forbids_verified or any(a.state is not None and a.state == step.state_before
                                                         for a in checks)):
                 run.divergences.append(self._divergence(case, number, step))
-            if agree and (rejected or any(a.checks_outcome() for a in checks)):
+            if agree and (rejected or checked):
                 verified.update(step.elements)
             for f in forbids_verified:
                 verified.add(f.element)
@@ -174,7 +176,7 @@ class FsmReplayer:
                 expected=f"`{step.event}` refused in `{step.state_before}`", actual=f"transition {step.taken.t.key}",
                 message=f"the golden expects `{step.event}` to be refused, the model takes {step.taken.t.key}"))
             agree = False
-        if agree and any(a.checks_outcome() for a in checks):
+        if agree and checked:
             verified.update(step.elements)
         for f in forbids:
             if self._forbid_verified(f, checks, step, rejected, variables):
@@ -220,14 +222,6 @@ class FsmReplayer:
                                       message=f"precondition `{key}` is not a variable of the model (ignored)"))
         return state, variables
 
-    def _args(self, event: str, given: dict, case: GoldenCase, number: int, run: CaseRun) -> dict | None:
-        args = engine.arguments(self.c, event, given)
-        if isinstance(args, str):
-            run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name, turn=number,
-                                           user=None, reason=args))
-            return None
-        return args
-
     # ---- one event
     def _check_ranges(self, variables, run: CaseRun, number: int, names) -> None:
         for name in names:
@@ -238,31 +232,38 @@ class FsmReplayer:
                                       message=f"the model sets `{name}` to {variables[name]!r}, outside {var.type.text()}"))
 
     # ---- expectations
-    def _check(self, checks: list[Assertions], state, variables, step: Step, all_calls, number, run) -> bool:
+    def _check(self, checks: list[Assertions], state, variables, step: Step, all_calls, number,
+               run) -> tuple[bool, bool]:
+        """Whether the configuration after the step agrees with every assertion (contradictions and notes recorded
+        on the way), and whether some assertion checks an outcome the model computes (Assertions.checks_outcome)."""
         agree = True
+        checked = False
         model = self.model
         for i, a in enumerate(checks):
             turn = number if i == 0 else None
+            if not checked:
+                checked = a.checks_outcome()
             if a.state is not None:
                 if a.state not in model.states:
                     self._note(run, turn, number, f"asserted state `{a.state}` is not a state of the model")
                 elif a.state != state:
                     agree = self._contradict(run, turn, number, "state", a.state, state,
                                              f"golden expects state `{a.state}`, the model is in `{state}`")
-            for name, expected in a.variables.items():
-                if name not in model.variables:
-                    self._note(run, turn, number, f"`{name}` is not a variable of the model (not checked)")
-                elif not _same(variables[name], expected):
-                    agree = self._contradict(run, turn, number, f"variables.{name}", expected, variables[name],
-                                             f"golden expects {name} = {expected!r}, the model has {variables[name]!r}")
-            for name, expected in a.discarded.items():
-                key = f"discarded.{name}"
-                if key not in variables:
-                    self._note(run, turn, number, f"the model never discards `{name}` (not checked)")
-                elif not _same(variables[key], expected):
-                    agree = self._contradict(run, turn, number, key, expected, variables[key],
-                                             f"golden expects discarded {name} = {expected!r}, the model has "
-                                             f"{variables[key]!r}")
+            if a.variables or a.discarded:  # most assertions name a state only
+                for name, expected in a.variables.items():
+                    if name not in model.variables:
+                        self._note(run, turn, number, f"`{name}` is not a variable of the model (not checked)")
+                    elif not _same(variables[name], expected):
+                        agree = self._contradict(run, turn, number, f"variables.{name}", expected, variables[name],
+                                                 f"golden expects {name} = {expected!r}, the model has {variables[name]!r}")
+                for name, expected in a.discarded.items():
+                    key = f"discarded.{name}"
+                    if key not in variables:
+                        self._note(run, turn, number, f"the model never discards `{name}` (not checked)")
+                    elif not _same(variables[key], expected):
+                        agree = self._contradict(run, turn, number, key, expected, variables[key],
+                                                 f"golden expects discarded {name} = {expected!r}, the model has "
+                                                 f"{variables[key]!r}")
             calls = step.calls if turn else all_calls
             for banned in a.must_not_call:
                 if banned not in self.c.tools:
@@ -300,7 +301,7 @@ class FsmReplayer:
                     elif turn is None:
                         # The step that made the checked call is verified too.
                         run.verified.update(run.step_elements.get(actual[2], ()))
-        return agree
+        return agree, checked
 
     def _contradict(self, run: CaseRun, turn: int | None, number: int, path: str, expected, actual, what: str) -> bool:
         """Record a contradiction of the turn's (`turn`: its number) or the final assertions (None); False, as the
