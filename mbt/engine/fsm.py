@@ -252,7 +252,7 @@ def step(c: CompiledFsm, state: str, variables: dict[str, Any], event: str, args
     elements: tuple[int, ...] | list[int]
     if not slot.conditions:  # most slots: guards are pure, so the first that holds ends the search
         if args:
-            params = c.params[event]
+            params: list[str] | tuple[()] = c.params[event]
             for ct, guard, fixed in slot.entries:
                 local = _with_args(variables, args, params, ct.param_names)
                 if guard is None or guard(local):
