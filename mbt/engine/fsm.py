@@ -11,7 +11,7 @@ from typing import Any
 
 from mbt.elements import fsm as ids
 from mbt.elements.base import Element
-from mbt.model.expr import Ref, atoms, compile_expr
+from mbt.model.expr import EnumLit, Lit, Ref, atoms, compile_expr
 from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, Transition
 
 # ------------------------------------------------------------------ compiled model
@@ -31,10 +31,15 @@ class CompiledTransition:
     assigned: tuple[str, ...] = ()  # variables its assignments and discards change, in declaration order
     pairs_after: dict[int, int] = field(default_factory=dict)  # index of the next transition -> its pair element
     taken: tuple[int, ...] = ()  # what taking it exercises: its transition, target state and branch (set below)
+    # Of `assigned`, those whose new value may lie outside the variable's type (not a constant of the type), which a
+    # replay checks after the step; None: all of `assigned`.
+    checked: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         # Precomputed once, so a step writes these indices without building them (a mutant's copy gets its own).
         self.taken = (self.transition_el, self.target_el) + (() if self.branch_el is None else (self.branch_el,))
+        if self.checked is None:
+            self.checked = self.assigned
 
 
 @dataclass
@@ -102,7 +107,8 @@ class CompiledFsm:
                 param_names=t.params or self.params[t.event], transition_el=idx[ids.transition_id(t)],
                 branch_el=idx[ids.branch_id(t)] if in_group else None, target_el=idx[ids.state_id(t.target)],
                 assigned=tuple(name for name in model.variables
-                               if any(isinstance(a, (Assign, Discard)) and a.target == name for a in t.actions)))
+                               if any(isinstance(a, (Assign, Discard)) and a.target == name for a in t.actions)),
+                checked=_may_leave_range(model, t))
             self.by_state_event[(t.source, t.event)].append(ct)
             self.transitions.append(ct)
         by_source = defaultdict(list)
@@ -162,6 +168,19 @@ class CompiledFsm:
         return state, dict(variables)
 
 
+def _may_leave_range(model: FsmModel, t: Transition) -> tuple[str, ...]:
+    """The variables the transition's actions change, in declaration order, but those it only ever sets to a
+    constant of their type (a literal, or `none` by a discard where the type admits it): those stay in range."""
+    unsure = set()
+    for a in t.actions:
+        if isinstance(a, (Assign, Discard)) and a.target in model.variables:
+            vtype = model.variables[a.target].type
+            value = a.value if isinstance(a, Assign) else Lit(None)
+            if not (isinstance(value, (Lit, EnumLit)) and vtype.admits(value.value)):
+                unsure.add(a.target)
+    return tuple(name for name in model.variables if name in unsure)
+
+
 def _phrases(f: Forbid) -> list[str]:
     return list(f.effect.matching) if f.effect is not None else []
 
@@ -179,6 +198,16 @@ class Slot:
     fixed: list[tuple[int, ...]]  # per transition of `group`: the state and what taking it exercises
     refused: tuple[int, ...]  # what a refusal exercises: the state, and the "no branch holds" outcome of a group
     forbid_els: tuple[int, ...]  # the elements of `forbids`, in order
+    entries: list[tuple[CompiledTransition, Callable | None, tuple[int, ...]]] = field(default_factory=list)
+    # Some forbid has a target or is bare: an asserted state, or a refusal, can then verify it or expect it (the
+    # other forbids are judged only by must_not, must_have, must_not_call and tool_arguments assertions).
+    forbids_by_state: bool = False
+
+    def __post_init__(self) -> None:
+        # Per transition of `group`, what a step of a slot without recorded conditions reads: itself, its guard and
+        # what taking it exercises (`fixed`), unpacked in one go.
+        self.entries = [(ct, ct.guard, fixed) for ct, fixed in zip(self.group, self.fixed)]
+        self.forbids_by_state = any(cf.f.target is not None or cf.bare for cf in self.forbids)
 
 
 @dataclass(slots=True)
@@ -220,17 +249,26 @@ def step(c: CompiledFsm, state: str, variables: dict[str, Any], event: str, args
     slot = c._slots.get((state, event)) or c.slot(state, event)
     env = variables  # guards only read; actions write `variables` anyway, so no copy unless parameters join
     taken = None
-    params = c.params[event] if args else ()
     elements: tuple[int, ...] | list[int]
     if not slot.conditions:  # most slots: guards are pure, so the first that holds ends the search
-        for k, ct in enumerate(slot.group):
-            local = _with_args(variables, args, params, ct.param_names) if args else variables
-            if ct.guard is None or ct.guard(local):
-                taken, env, elements = ct, local, slot.fixed[k]
-                break
+        if args:
+            params: list[str] | tuple[()] = c.params[event]
+            for ct, guard, fixed in slot.entries:
+                local = _with_args(variables, args, params, ct.param_names)
+                if guard is None or guard(local):
+                    taken, env, elements = ct, local, fixed
+                    break
+            else:
+                elements = slot.refused
         else:
-            elements = slot.refused
+            for ct, guard, fixed in slot.entries:
+                if guard is None or guard(variables):
+                    taken, elements = ct, fixed
+                    break
+            else:
+                elements = slot.refused
     else:
+        params = c.params[event] if args else ()
         outcomes: list[int] = []
         for ct in slot.group:
             local = _with_args(variables, args, params, ct.param_names) if args else variables
@@ -252,14 +290,17 @@ def step(c: CompiledFsm, state: str, variables: dict[str, Any], event: str, args
         forbid_els = [cf.element for cf in forbids]
     if taken is None:
         return Step(elements, forbids, None, state, state, event, [], forbid_els)
-    made: list = []
-    for action in taken.actions:
-        action(env, variables, made)
+    calls: list[ToolCallMade] = []
+    if taken.actions:
+        made: list = []
+        for action in taken.actions:
+            action(env, variables, made)
+        if made:
+            calls = [ToolCallMade(tool, a, number) for tool, a in made]
     if prev is not None:
         pair = prev.pairs_after.get(taken.index)
         if pair is not None:
             elements = (*elements, pair)
-    calls = [ToolCallMade(tool, a, number) for tool, a in made] if made else []
     return Step(elements, forbids, taken, state, taken.t.target, event, calls, forbid_els)
 
 
@@ -275,6 +316,8 @@ def arguments(c: CompiledFsm, event: str, given: dict[str, Any]) -> dict[str, An
         if not types[name].admits(value):
             return f"`{name}: {value!r}` is not a value of {types[name].text()} (event `{event}`)"
         args[name] = value
+    if len(args) == len(types):  # every parameter given (the given names are the declared ones)
+        return args
     for name, vtype in types.items():
         if name not in args:
             if not vtype.optional:

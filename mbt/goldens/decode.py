@@ -51,7 +51,6 @@ class _Case(msgspec.Struct, forbid_unknown_fields=True):
 
 _DECODER = msgspec.json.Decoder(_Case, float_hook=Decimal)  # exact decimals, as the general way reads them
 _KEY = re.compile(r'"\s*:')  # every key of the line ends so (and a few escaped quotes inside strings do too)
-_TURN_DEFAULTS: tuple[Any, ...] = (None, None, {}, None, False, None, UNSET, UNSET, UNSET, UNSET, UNSET)
 _CASE_DEFAULTS: tuple[Any, ...] = ("", None, None, None, {}, UNSET, None, UNSET)
 _CONTAINERS = (dict, list)
 
@@ -117,15 +116,23 @@ def _case(raw: _Case, line: str, file: str, number: int) -> GoldenCase:
             raise _Unusual
     turns = []
     for index, t in enumerate(raw.turns):
-        keys += sum(map(ne, astuple(t), _TURN_DEFAULTS))
-        if t.args:
-            keys += _keys(t.args, 4)
+        # The keys given: the fields of _Turn not at their defaults, compared one by one (three times faster than
+        # astuple and a map over a tuple of the defaults, on every turn).
+        keys += ((t.user is not None) + (t.event is not None) + (t.args != {}) + (t.intent is not None) + t.rejected
+                 + (t.assert_state is not None) + (t.must_not is not UNSET) + (t.must_not_call is not UNSET)
+                 + (t.must_have is not UNSET) + (t.tool_arguments is not UNSET) + (t.discarded is not UNSET))
+        args = t.args
+        if args:  # _keys(args, 4), without a call for the usual flat mapping
+            keys += len(args)
+            for item in args.values():
+                if isinstance(item, _CONTAINERS):
+                    keys += _keys(item, 5)
         expect = t.assert_state
         if isinstance(expect, dict):
             keys += _keys(expect, 4)
         if t.must_not is UNSET and t.must_not_call is UNSET and t.must_have is UNSET and t.tool_arguments is UNSET \
                 and t.discarded is UNSET:
-            expected = _state(expect)
+            expected = _NO_EXPECTATIONS if expect is None else _state(expect)
         else:
             given = {"assert_state": expect}
             for name in ("must_not", "must_not_call", "must_have", "tool_arguments", "discarded"):
@@ -135,8 +142,7 @@ def _case(raw: _Case, line: str, file: str, number: int) -> GoldenCase:
                     if isinstance(value, _CONTAINERS):
                         keys += _keys(value, 4)
             expected = assertions_from(given, "assert_state", f"turn {index + 1}")
-        turns.append(Turn(user=t.user, event=t.event, args=t.args, intent=t.intent, rejected=t.rejected,
-                          expect=expected))
+        turns.append(Turn(t.user, t.event, t.args, t.intent, t.rejected, expected))  # Turn's fields in order
     final, what = raw.assertions, "assertions"
     if raw.final_assertions is not UNSET:
         if final is not None:

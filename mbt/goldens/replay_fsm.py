@@ -7,15 +7,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mbt.engine import fsm as engine
-from mbt.engine.fsm import CompiledForbid, CompiledFsm, CompiledTransition, Snapshot, Step, ToolCallMade
+from mbt.engine.fsm import CompiledForbid, CompiledFsm, CompiledTransition, Slot, Snapshot, Step, ToolCallMade
 from mbt.goldens.binding import Binder
-from mbt.goldens.cases import Assertions, GoldenCase, Turn
+from mbt.goldens.cases import _NO_EXPECTATIONS, Assertions, GoldenCase, Turn
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 
 # ------------------------------------------------------------------ replay of one case
 
 
-@dataclass
+@dataclass(slots=True)
 class CaseRun:
     case: GoldenCase
     exercised: set[int] = field(default_factory=set)
@@ -53,19 +53,24 @@ class FsmReplayer:
         run.out_of_range = not c.initial_in_range
         exercised = run.exercised
         exercised.add(c.state_el[state])
-        step_elements = run.step_elements
+        final = case.final
+        # What the final assertions need of the earlier turns is kept only when they ask for it: the steps (their
+        # forbids, for a final must_not / must_not_call) and each turn's elements (for a final tool_arguments check).
+        final_quiet = final is _NO_EXPECTATIONS or final.empty()
+        final_must_have = bool(final.must_have)
+        keep_steps = bool(final.must_not or final.must_not_call)
+        step_elements = run.step_elements if final.tool_arguments else None
         prev: CompiledTransition | None = None
         steps: list[Step] = []
         all_calls: list[ToolCallMade] = []
         turns = case.turns
         count = len(turns)
         last_turn = count
-        first_intent = case.final.intent
-        final_quiet = case.final.empty()
-        final_must_have = bool(case.final.must_have)
+        first_intent = final.intent
         param_types = c.param_types
         types = self.types
-        step = engine.step
+        step, arguments = engine.step, engine.arguments
+        quiet_turn = _NO_EXPECTATIONS
         number = 0
         for turn in turns:
             number += 1
@@ -81,10 +86,15 @@ class FsmReplayer:
                     last_turn = number - 1
                     break
                 event, raw_args = bound.event, bound.args
-            args = self._args(event, raw_args, case, number, run) if raw_args or param_types[event] else {}
-            if args is None:
-                last_turn = number - 1
-                break
+            if raw_args or param_types[event]:
+                args = arguments(c, event, raw_args)
+                if isinstance(args, str):  # why the arguments do not fit the event
+                    run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name,
+                                                   turn=number, user=None, reason=args))
+                    last_turn = number - 1
+                    break
+            else:
+                args = {}
             done = step(c, state, variables, event, args, prev, number)
             # The step's indices were precomputed with the slot: recording them is a set update, no list built.
             exercised.update(done.elements)
@@ -96,36 +106,44 @@ class FsmReplayer:
                 # Values change only by assignments and discards: while all are in range, only those need a look.
                 if run.out_of_range:
                     self._check_ranges(variables, run, number, self.model.variables)
-                elif taken.assigned:
-                    for name in taken.assigned:
+                elif taken.checked:  # the variables set to a constant of their type need no look
+                    for name in taken.checked:
                         if not types[name].admits(variables[name]):  # the notes are written by _check_ranges
                             self._check_ranges(variables, run, number, taken.assigned)
                             break
                 prev = taken
                 if done.calls:
                     all_calls.extend(done.calls)
-            steps.append(done)
-            step_elements[number] = done.elements
+            if keep_steps:
+                steps.append(done)
+            if step_elements is not None:
+                step_elements[number] = done.elements
             if keep_snapshots:
                 run.snapshots.append(engine.snapshot(state, variables, done, args))
             expect = turn.expect
-            quiet = expect.empty()
             last = number == count
-            if done.forbids and (expect.must_have or not quiet or (last and (not final_quiet or final_must_have))):
-                self._expects_forbidden(done, [expect] + ([case.final] if last else []), turn.rejected,
-                                        variables, args, number, run)
-            if quiet and not turn.rejected and (final_quiet or not last):
+            if expect is quiet_turn and not last and not turn.rejected:
                 # Nothing asserted here (the common turn): nothing to contradict or verify; a refusal diverges.
                 if taken is None:
                     run.divergences.append(self._divergence(case, number, done))
                 continue
-            self._judge_turn(turn, [expect, case.final] if last else [expect], state, variables, done, all_calls,
-                             number, run)
+            quiet = expect is quiet_turn or expect.empty()
+            checks = [expect, final] if last else [expect]
+            # Whether the turn's forbids can be verified or expected here at all (most asserted turns only name a
+            # state, which says nothing of a forbid without a target): else none of them needs a look.
+            forbids = done.forbids and _forbids_judged(checks, c._slots[(done.state_before, event)], taken is None)
+            if forbids and (expect.must_have or not quiet or (last and (not final_quiet or final_must_have))):
+                self._expects_forbidden(done, checks, turn.rejected, variables, number, run)
+            if quiet and not turn.rejected and (final_quiet or not last):
+                if taken is None:
+                    run.divergences.append(self._divergence(case, number, done))
+                continue
+            self._judge_turn(turn, checks, state, variables, done, all_calls, number, run, bool(forbids))
         # Final must_not / must_not_call speak of the whole conversation: they verify earlier forbids too.
-        if last_turn == count and steps and (case.final.must_not or case.final.must_not_call):
+        if last_turn == count and steps and keep_steps:
             for done in steps[:-1]:
                 for f in done.forbids:
-                    if self._forbid_verified_by_final(f, case.final):
+                    if self._forbid_verified_by_final(f, final):
                         run.verified.add(f.element)
         if run.contradictions or run.forbidden_expected:
             # A golden that contradicts the model, or expects what it forbids, verifies nothing on it: one of
@@ -134,31 +152,35 @@ class FsmReplayer:
         return run
 
     def _judge_turn(self, turn: Turn, checks: list[Assertions], state: str, variables: dict, step: Step,
-                    all_calls: list[ToolCallMade], number: int, run: CaseRun) -> None:
+                    all_calls: list[ToolCallMade], number: int, run: CaseRun, judge_forbids: bool = True) -> None:
         """A turn that asserts something (its expectations, and the final ones after the last turn): contradictions,
-        divergences, and the elements it verifies."""
-        agree = self._check(checks, state, variables, step, all_calls, number, run)
-        refusal_ok = turn.rejected or any(a.state is not None and a.state == step.state_before for a in checks)
+        divergences, and the elements it verifies (`judge_forbids` False: no forbid of the step can be verified)."""
+        agree, checked = self._check(checks, state, variables, step, all_calls, number, run)
         case = run.case
-        if step.refused:
-            forbids_verified = [f for f in step.forbids
-                                if self._forbid_verified(f, checks, step, turn.rejected, variables)]
-            if not (refusal_ok or forbids_verified):
+        rejected = turn.rejected
+        verified = run.verified
+        forbids = step.forbids if judge_forbids else ()
+        if step.taken is None:
+            forbids_verified = [f for f in forbids if self._forbid_verified(f, checks, step, rejected, variables)]
+            if not (rejected or forbids_verified or any(a.state is not None and a.state == step.state_before
+                                                        for a in checks)):
                 run.divergences.append(self._divergence(case, number, step))
-        elif turn.rejected:
-            taken = step.taken
-            assert taken is not None
+            if agree and (rejected or checked):
+                verified.update(step.elements)
+            for f in forbids_verified:
+                verified.add(f.element)
+            return
+        if rejected:
             run.contradictions.append(Contradiction(
                 case=case.id, where=case.where, model=self.model.name, turn=number, path="rejected",
-                expected=f"`{step.event}` refused in `{step.state_before}`", actual=f"transition {taken.t.key}",
-                message=f"the golden expects `{step.event}` to be refused, the model takes {taken.t.key}"))
+                expected=f"`{step.event}` refused in `{step.state_before}`", actual=f"transition {step.taken.t.key}",
+                message=f"the golden expects `{step.event}` to be refused, the model takes {step.taken.t.key}"))
             agree = False
-        checked = any(a.checks_outcome() for a in checks) or (turn.rejected and step.refused)
-        if checked and agree:
-            run.verified.update(step.elements)
-        for f in step.forbids:
-            if self._forbid_verified(f, checks, step, turn.rejected, variables):
-                run.verified.add(f.element)
+        if agree and checked:
+            verified.update(step.elements)
+        for f in forbids:
+            if self._forbid_verified(f, checks, step, rejected, variables):
+                verified.add(f.element)
 
     def _assertion_problem(self, case: GoldenCase) -> str | None:
         """Assertions whose meaning is unclear make the case invalid: `tool_arguments: {TOOL: null}`."""
@@ -200,14 +222,6 @@ class FsmReplayer:
                                       message=f"precondition `{key}` is not a variable of the model (ignored)"))
         return state, variables
 
-    def _args(self, event: str, given: dict, case: GoldenCase, number: int, run: CaseRun) -> dict | None:
-        args = engine.arguments(self.c, event, given)
-        if isinstance(args, str):
-            run.unbound.append(UnboundTurn(case=case.id, where=case.where, model=self.model.name, turn=number,
-                                           user=None, reason=args))
-            return None
-        return args
-
     # ---- one event
     def _check_ranges(self, variables, run: CaseRun, number: int, names) -> None:
         for name in names:
@@ -218,77 +232,91 @@ class FsmReplayer:
                                       message=f"the model sets `{name}` to {variables[name]!r}, outside {var.type.text()}"))
 
     # ---- expectations
-    def _check(self, checks: list[Assertions], state, variables, step: Step, all_calls, number, run) -> bool:
+    def _check(self, checks: list[Assertions], state, variables, step: Step, all_calls, number,
+               run) -> tuple[bool, bool]:
+        """Whether the configuration after the step agrees with every assertion (contradictions and notes recorded
+        on the way), and whether some assertion checks an outcome the model computes (Assertions.checks_outcome)."""
         agree = True
-        case = run.case
+        checked = False
+        model = self.model
         for i, a in enumerate(checks):
             turn = number if i == 0 else None
-            label = f"turn {number}" if turn else "final assertions"
-
-            def contradict(path, expected, actual, what, turn=turn, label=label):  # bound now: defined in a loop
-                nonlocal agree
-                agree = False
-                run.contradictions.append(Contradiction(case=case.id, where=case.where, model=self.model.name,
-                                                        turn=turn, path=path, expected=expected, actual=actual,
-                                                        message=f"{label}: {what}"))
-
+            if not checked:
+                checked = a.checks_outcome()
             if a.state is not None:
-                if a.state not in self.model.states:
-                    run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=turn,
-                                          message=f"{label}: asserted state `{a.state}` is not a state of the model"))
+                if a.state not in model.states:
+                    self._note(run, turn, number, f"asserted state `{a.state}` is not a state of the model")
                 elif a.state != state:
-                    contradict("state", a.state, state, f"golden expects state `{a.state}`, the model is in `{state}`")
-            for name, expected in a.variables.items():
-                if name not in self.model.variables:
-                    run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=turn,
-                                          message=f"{label}: `{name}` is not a variable of the model (not checked)"))
-                elif not _same(variables[name], expected):
-                    contradict(f"variables.{name}", expected, variables[name],
-                               f"golden expects {name} = {expected!r}, the model has {variables[name]!r}")
-            for name, expected in a.discarded.items():
-                key = f"discarded.{name}"
-                if key not in variables:
-                    run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=turn,
-                                          message=f"{label}: the model never discards `{name}` (not checked)"))
-                elif not _same(variables[key], expected):
-                    contradict(key, expected, variables[key],
-                               f"golden expects discarded {name} = {expected!r}, the model has {variables[key]!r}")
+                    agree = self._contradict(run, turn, number, "state", a.state, state,
+                                             f"golden expects state `{a.state}`, the model is in `{state}`")
+            if a.variables or a.discarded:  # most assertions name a state only
+                for name, expected in a.variables.items():
+                    if name not in model.variables:
+                        self._note(run, turn, number, f"`{name}` is not a variable of the model (not checked)")
+                    elif not _same(variables[name], expected):
+                        agree = self._contradict(run, turn, number, f"variables.{name}", expected, variables[name],
+                                                 f"golden expects {name} = {expected!r}, the model has {variables[name]!r}")
+                for name, expected in a.discarded.items():
+                    key = f"discarded.{name}"
+                    if key not in variables:
+                        self._note(run, turn, number, f"the model never discards `{name}` (not checked)")
+                    elif not _same(variables[key], expected):
+                        agree = self._contradict(run, turn, number, key, expected, variables[key],
+                                                 f"golden expects discarded {name} = {expected!r}, the model has "
+                                                 f"{variables[key]!r}")
             calls = step.calls if turn else all_calls
             for banned in a.must_not_call:
                 if banned not in self.c.tools:
-                    run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=turn,
-                                          message=f"{label}: `must_not_call: [{banned}]`: the model never calls "
-                                                  f"`{banned}` (the check holds trivially)"))
+                    self._note(run, turn, number, f"`must_not_call: [{banned}]`: the model never calls `{banned}` "
+                                                  "(the check holds trivially)")
                 made = next((c for c in calls if c.tool == banned), None)
                 if made is not None:
-                    contradict(f"must_not_call.{banned}", f"no call to {banned}", f"{banned}({_args_text(made.args)})",
-                               f"golden expects no call to {banned}{' in this turn' if turn else ''}, the model calls "
-                               f"{banned}({_args_text(made.args)})" + ("" if turn else f" at turn {made.step}"))
+                    agree = self._contradict(
+                        run, turn, number, f"must_not_call.{banned}", f"no call to {banned}",
+                        f"{banned}({_args_text(made.args)})",
+                        f"golden expects no call to {banned}{' in this turn' if turn else ''}, the model calls "
+                        f"{banned}({_args_text(made.args)})" + ("" if turn else f" at turn {made.step}"))
             if a.tool_arguments:
                 for tool, arg, expected in self._expected_args(a.tool_arguments):
                     if arg is None:  # `{TOOL: {}}`: the call happens, whatever its arguments
                         made = next((c for c in reversed(calls) if c.tool == tool), None)
                         if made is None:
-                            contradict(f"tool_arguments.{tool}", f"a call to {tool}", f"no call to {tool}",
-                                       f"golden expects a call to {tool}, the model makes none"
-                                       + ("" if turn is None else " in this turn"))
+                            agree = self._contradict(run, turn, number, f"tool_arguments.{tool}", f"a call to {tool}",
+                                                     f"no call to {tool}",
+                                                     f"golden expects a call to {tool}, the model makes none"
+                                                     + ("" if turn is None else " in this turn"))
                         elif turn is None:
                             run.verified.update(run.step_elements.get(made.step, ()))
                         continue
                     actual = _latest_arg(calls, tool, arg)
                     path = f"tool_arguments.{tool + '.' if tool else ''}{arg}"
                     if actual is _MISSING:
-                        contradict(path, expected, None,
-                                   f"golden expects a tool call with {arg} = {expected!r}, the model makes none"
-                                   + ("" if turn is None else " in this turn"))
+                        agree = self._contradict(run, turn, number, path, expected, None,
+                                                 f"golden expects a tool call with {arg} = {expected!r}, the model "
+                                                 "makes none" + ("" if turn is None else " in this turn"))
                     elif not _same(actual[0], expected):
-                        contradict(path, expected, actual[0],
-                                   f"golden expects {arg} = {expected!r} in the call to {actual[1]}, "
-                                   f"the model passes {actual[0]!r}")
+                        agree = self._contradict(run, turn, number, path, expected, actual[0],
+                                                 f"golden expects {arg} = {expected!r} in the call to {actual[1]}, "
+                                                 f"the model passes {actual[0]!r}")
                     elif turn is None:
                         # The step that made the checked call is verified too.
                         run.verified.update(run.step_elements.get(actual[2], ()))
-        return agree
+        return agree, checked
+
+    def _contradict(self, run: CaseRun, turn: int | None, number: int, path: str, expected, actual, what: str) -> bool:
+        """Record a contradiction of the turn's (`turn`: its number) or the final assertions (None); False, as the
+        turn's verdict."""
+        case = run.case
+        label = f"turn {number}" if turn else "final assertions"
+        run.contradictions.append(Contradiction(case=case.id, where=case.where, model=self.model.name, turn=turn,
+                                                path=path, expected=expected, actual=actual, message=f"{label}: {what}"))
+        return False
+
+    def _note(self, run: CaseRun, turn: int | None, number: int, what: str) -> None:
+        case = run.case
+        label = f"turn {number}" if turn else "final assertions"
+        run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=turn,
+                              message=f"{label}: {what}"))
 
     def _expected_args(self, tool_arguments: dict) -> list[tuple[str | None, str | None, Any]]:
         """(tool or None, argument or None, value): None as the argument asserts the call itself (`{TOOL: {}}`)."""
@@ -347,8 +375,8 @@ class FsmReplayer:
         env.update({f"args.{k}": v for k, v in call.args.items()})
         return not cf.condition(env)
 
-    def _expects_forbidden(self, step: Step, checks: list[Assertions], rejected: bool, variables: dict, args: dict,
-                           number: int, run: CaseRun) -> None:
+    def _expects_forbidden(self, step: Step, checks: list[Assertions], rejected: bool, variables: dict, number: int,
+                           run: CaseRun) -> None:
         """Findings for the forbids exercised at this step whose forbidden outcome the golden expects."""
         for cf in step.forbids:
             expected = self._expected_outcome(cf, checks, rejected, step, variables)
@@ -395,6 +423,16 @@ class FsmReplayer:
 
 
 _MISSING = object()
+
+
+def _forbids_judged(checks: list[Assertions], slot: Slot, refused: bool) -> bool:
+    """Whether these assertions can verify, or expect, any forbid of the slot: by what is said or called (must_not,
+    must_have, must_not_call, tool_arguments), or, for a forbid with a target or a bare one, by an asserted state
+    or a refusal (the cases _forbid_verified and _expected_outcome look at)."""
+    for a in checks:
+        if a.must_not or a.must_have or a.must_not_call or a.tool_arguments:
+            return True
+    return slot.forbids_by_state and (refused or any(a.state is not None for a in checks))
 
 
 def _null_tool_arguments(label: str, a: Assertions, tools: set[str]) -> str | None:

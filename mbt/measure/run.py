@@ -301,8 +301,9 @@ class RunTally:
         """Replay a valid case (its id not seen before) on every model and count what it found."""
         if self.listed is not None:
             self.listed.add(case.id, case.file, case.line)
+        # The first question is read only where the per-case views keep an entry per case.
         self.take(case.id, case.file, case.line, case.model, _tables(case), [t.outcome(case) for t in self.tallies],
-                  first_question(case), len(case.turns))
+                  first_question(case) if self.cases is not None else "", len(case.turns))
 
     def take(self, case_id: str, file: str, line: int, model_name: str | None, tables: tuple[str, ...],
              outcomes: list, question: str, turns: int) -> None:
