@@ -100,3 +100,21 @@ def test_a_covering_cap_keeps_the_first_ids_and_counts_the_rest(goldens, monkeyp
     assert more > 0, "the synthetic goldens cover some element more than twice"
     text = run_mbt("coverage", "--model", model, "--goldens", folder, "--no-gate", "--show-covering").stdout
     assert "more (--show-covering all)" in text
+
+
+def test_results_come_back_through_files_read_only_once_every_worker_has_exited(monkeypatch):
+    """A worker's result is pickled into a file, not the pool's pipe, and read back after the pool is shut down:
+    a large tally is never held by a worker and this process at once (issue 14: peak memory)."""
+    seen: list[tuple[int, bool]] = []
+    real_load = parallel.pickle.load
+
+    def load(handle):
+        seen.append((os.getpid(), workers.pool is None))
+        return real_load(handle)
+
+    monkeypatch.setattr(parallel.pickle, "load", load)
+    workers = parallel.Workers(lambda i: ("part", i, os.getpid(), "x" * 100_000), 3)
+    results = workers.results()
+    assert [r[:2] for r in results] == [("part", 1), ("part", 2)]
+    assert all(r[2] != os.getpid() for r in results)  # done by workers, not here
+    assert seen == [(os.getpid(), True), (os.getpid(), True)] and workers.files == []
