@@ -140,6 +140,7 @@ class WitnessFinder:
         self._atlas: Atlas | None = None
         self._forward = forward
         self._from_starts: dict[str, int] | None = None
+        self._searches: dict[tuple[str, bool, int], _Frontier] = {}
 
     # ------------------------------------------------------------ entry point
     def find(self, element: str, max_paths: int | None = None) -> Witness | NoWitness:
@@ -202,81 +203,21 @@ class WitnessFinder:
 
     def _search(self, target: Target, suffixes, roots: list[_Node] | None = None, limit: int | None = None,
                 max_paths: int | None = None) -> _Search:
-        """A* from `roots` (default: the starts) to a run of at most `limit` steps ending with one of `suffixes`."""
-        engine, result = self.engine, _Search()
-        dist = self.distances(target.sources)
-        length = target.length
+        """A* from `roots` (default: the starts) to a run of at most `limit` steps ending with one of `suffixes`.
+
+        A search from the starts is a function of (element, suffixes, limit) and of its budget, and a suite asks
+        the same one again and again (a repair with a small budget, the last chance with the full one, once per
+        attempt): it is kept and goes on where it stopped, with the steps a fresh search would take after redoing
+        these (whose solver questions are all answered from the cache, so the solver sees the same questions)."""
         limit = self.max_depth if limit is None else limit
         max_paths = self.max_paths if max_paths is None else max_paths
-        result.max_paths = max_paths
-
-        def h(state: str) -> int | None:
-            if dist is None:
-                return length
-            d = dist.get(state)
-            return None if d is None else d + length
-
-        heap: list = []
-        counter = 0
-        for node in roots if roots is not None else self._roots():
-            hv = h(node.state)
-            if hv is None:
-                continue
-            heapq.heappush(heap, (node.depth + hv, -node.depth, counter, node))
-            counter += 1
-        closed: set = set()
-        while heap:
-            _, _, _, node = heapq.heappop(heap)
-            if node.store is None:
-                # Children are made lazily: their step is worked out only when the search gets to them.
-                parent = node.parent
-                node.args = engine.arguments(node.depth, node.step.event)
-                ok, symbolic = split(engine.takes(parent.store, node.step.outcome, node.args))
-                if not ok:
-                    continue
-                node.store = engine.apply(parent.store, node.step.outcome, node.args)
-                node.constraints = parent.constraints + tuple(symbolic)
-                node.pending = len(symbolic)
-            if node.pending:
-                cut = len(node.constraints) - node.pending
-                status = engine.satisfiable(node.constraints[:cut], node.constraints[cut:])
-                if status != "sat":
-                    result.unknown |= status == "unknown"
-                    continue
-                node.pending = 0
-            key = store_key(node.state, node.store) or symbolic_key(node.state, node.store, node.constraints)
-            if key in closed:
-                continue
-            closed.add(key)
-            result.paths += 1
-            if result.paths > max_paths:
-                result.cut_by_limit = True
-                return result
-            if target.sources is None or node.state in target.sources:
-                if node.depth + length > limit:
-                    result.cut_by_depth = True
-                else:
-                    for suffix in suffixes(node.state):
-                        done = self._finish(node, suffix, result)
-                        if done is not None:
-                            result.found = (node, suffix, done)
-                            return result
-            for i in engine.outgoing[node.state]:
-                if not self.edge_ok[i]:
-                    continue
-                t = engine.transitions[i]
-                hv = h(t.target)
-                if hv is None:
-                    continue
-                depth = node.depth + 1
-                if depth + hv > limit:
-                    result.cut_by_depth = True
-                    continue
-                child = _Node(t.target, None, (), 0, depth, node, PlannedStep(t.event, i), node.start)
-                # Deeper first among equal estimates: the run closest to done is finished first.
-                heapq.heappush(heap, (depth + hv, -depth, counter, child))
-                counter += 1
-        return result
+        if roots is not None:
+            return _Frontier(self, target, suffixes, roots, limit).run(max_paths)
+        key = (target.element, suffixes is target.preferred, limit)
+        frontier = self._searches.get(key)
+        if frontier is None or not frontier.answers(max_paths):
+            frontier = self._searches[key] = _Frontier(self, target, suffixes, self._roots(), limit)
+        return frontier.run(max_paths)
 
     def _finish(self, node: _Node, suffix: Suffix, result: _Search) -> _Finish | None:
         """Running `suffix` after the prefix `node`: its constraints, arguments and end, or None when impossible."""
@@ -494,6 +435,118 @@ def _bfs_distances(sources: frozenset[str], adjacency: dict[str, list[str]]) -> 
 
 def _same(a: Any, b: Any) -> bool:
     return a == b and type(a) is type(b)
+
+
+class _Frontier:
+    """One A* search, resumable: its open list, closed keys and what it has seen so far. `run(max_paths)` returns
+    what a fresh search with that budget returns, going on from where an earlier, smaller budget stopped."""
+
+    def __init__(self, finder: WitnessFinder, target: Target, suffixes, roots: list[_Node], limit: int):
+        self.finder, self.target, self.suffixes, self.limit = finder, target, suffixes, limit
+        self.dist = finder.distances(target.sources)
+        self.heap: list | None = []
+        self.counter = 0
+        self.closed: set | None = set()
+        self.held: _Node | None = None  # popped and counted when the budget ran out; not looked at yet
+        self.state = _Search()  # flags and paths so far; `found` once found
+        self.done = False  # found, or nothing left to explore
+        for node in roots:
+            hv = self.h(node.state)
+            if hv is None:
+                continue
+            heapq.heappush(self.heap, (node.depth + hv, -node.depth, self.counter, node))
+            self.counter += 1
+
+    def h(self, state: str) -> int | None:
+        length = self.target.length
+        if self.dist is None:
+            return length
+        d = self.dist.get(state)
+        return None if d is None else d + length
+
+    def answers(self, max_paths: int) -> bool:
+        """Can `run(max_paths)` be answered from here (finished, or stopped by a budget below `max_paths`, or
+        stopped past it), rather than by a fresh search (the open list was let go)?"""
+        return self.done or self.heap is not None or self.state.paths > max_paths
+
+    def run(self, max_paths: int) -> _Search:
+        state = self.state
+        if self.done or state.paths > max_paths:
+            if state.paths > max_paths:  # a fresh search with this budget stops at path max_paths + 1
+                return _Search(cut_by_limit=True, paths=max_paths + 1, max_paths=max_paths)
+            return _Search(state.found, state.cut_by_depth, False, state.unknown, state.paths, max_paths)
+        self._go(max_paths)
+        if not self.done and max_paths >= self.finder.max_paths:
+            self.heap = self.closed = self.held = None  # no caller asks for a larger budget: let the memory go
+        if self.done:
+            self.heap = self.closed = None
+            return _Search(state.found, state.cut_by_depth, False, state.unknown, state.paths, max_paths)
+        return _Search(cut_by_limit=True, paths=state.paths, max_paths=max_paths)
+
+    def _go(self, max_paths: int) -> None:
+        finder, target, suffixes, limit = self.finder, self.target, self.suffixes, self.limit
+        engine, result, heap, closed = finder.engine, self.state, self.heap, self.closed
+        assert heap is not None and closed is not None
+        length = target.length
+        h = self.h
+        while True:
+            if self.held is not None:
+                node, self.held = self.held, None
+            else:
+                if not heap:
+                    self.done = True
+                    return
+                _, _, _, node = heapq.heappop(heap)
+                if node.store is None:
+                    # Children are made lazily: their step is worked out only when the search gets to them.
+                    parent = node.parent
+                    node.args = engine.arguments(node.depth, node.step.event)
+                    ok, symbolic = split(engine.takes(parent.store, node.step.outcome, node.args))
+                    if not ok:
+                        continue
+                    node.store = engine.apply(parent.store, node.step.outcome, node.args)
+                    node.constraints = parent.constraints + tuple(symbolic)
+                    node.pending = len(symbolic)
+                if node.pending:
+                    cut = len(node.constraints) - node.pending
+                    status = engine.satisfiable(node.constraints[:cut], node.constraints[cut:])
+                    if status != "sat":
+                        result.unknown |= status == "unknown"
+                        continue
+                    node.pending = 0
+                key = store_key(node.state, node.store) or symbolic_key(node.state, node.store, node.constraints)
+                if key in closed:
+                    continue
+                closed.add(key)
+                result.paths += 1
+                if result.paths > max_paths:
+                    self.held = node
+                    return
+            if target.sources is None or node.state in target.sources:
+                if node.depth + length > limit:
+                    result.cut_by_depth = True
+                else:
+                    for suffix in suffixes(node.state):
+                        done = finder._finish(node, suffix, result)
+                        if done is not None:
+                            result.found = (node, suffix, done)
+                            self.done = True
+                            return
+            for i in engine.outgoing[node.state]:
+                if not finder.edge_ok[i]:
+                    continue
+                t = engine.transitions[i]
+                hv = h(t.target)
+                if hv is None:
+                    continue
+                depth = node.depth + 1
+                if depth + hv > limit:
+                    result.cut_by_depth = True
+                    continue
+                child = _Node(t.target, None, (), 0, depth, node, PlannedStep(t.event, i), node.start)
+                # Deeper first among equal estimates: the run closest to done is finished first.
+                heapq.heappush(heap, (depth + hv, -depth, self.counter, child))
+                self.counter += 1
 
 
 class Atlas:
