@@ -127,6 +127,10 @@ class WitnessFinder:
             self.starts.append(Start(dict(pre), *self.engine.start(pre)))
         self.edge_ok = usable_transitions(self.model)
         self._reverse: dict[str, list[str]] = {s: [] for s in self.model.states}
+        # Per state, the transitions a run can take from it (guard satisfiable) and their targets.
+        self.usable_out: dict[str, list[tuple[int, str]]] = {
+            s: [(i, self.engine.transitions[i].target) for i in self.engine.outgoing[s] if self.edge_ok[i]]
+            for s in self.model.states}
         forward: dict[str, list[str]] = {s: [] for s in self.model.states}
         for i, t in enumerate(self.model.transitions):
             if self.edge_ok[i]:
@@ -439,7 +443,11 @@ def _same(a: Any, b: Any) -> bool:
 
 class _Frontier:
     """One A* search, resumable: its open list, closed keys and what it has seen so far. `run(max_paths)` returns
-    what a fresh search with that budget returns, going on from where an earlier, smaller budget stopped."""
+    what a fresh search with that budget returns, going on from where an earlier, smaller budget stopped.
+
+    The open list holds (estimate, -depth, counter, node, -1) for the roots and (estimate, -depth, counter, parent,
+    transition) for the steps not taken yet: a step's node is made only when the search gets to it (most never are).
+    """
 
     def __init__(self, finder: WitnessFinder, target: Target, suffixes, roots: list[_Node], limit: int):
         self.finder, self.target, self.suffixes, self.limit = finder, target, suffixes, limit
@@ -450,19 +458,16 @@ class _Frontier:
         self.held: _Node | None = None  # popped and counted when the budget ran out; not looked at yet
         self.state = _Search()  # flags and paths so far; `found` once found
         self.done = False  # found, or nothing left to explore
+        length = target.length
         for node in roots:
-            hv = self.h(node.state)
-            if hv is None:
+            if self.dist is None:
+                hv = length
+            elif node.state in self.dist:
+                hv = self.dist[node.state] + length
+            else:
                 continue
-            heapq.heappush(self.heap, (node.depth + hv, -node.depth, self.counter, node))
+            heapq.heappush(self.heap, (node.depth + hv, -node.depth, self.counter, node, -1))
             self.counter += 1
-
-    def h(self, state: str) -> int | None:
-        length = self.target.length
-        if self.dist is None:
-            return length
-        d = self.dist.get(state)
-        return None if d is None else d + length
 
     def answers(self, max_paths: int) -> bool:
         """Can `run(max_paths)` be answered from here (finished, or stopped by a budget below `max_paths`, or
@@ -487,66 +492,75 @@ class _Frontier:
         finder, target, suffixes, limit = self.finder, self.target, self.suffixes, self.limit
         engine, result, heap, closed = finder.engine, self.state, self.heap, self.closed
         assert heap is not None and closed is not None
-        length = target.length
-        h = self.h
-        while True:
-            if self.held is not None:
-                node, self.held = self.held, None
-            else:
-                if not heap:
-                    self.done = True
-                    return
-                _, _, _, node = heapq.heappop(heap)
-                if node.store is None:
-                    # Children are made lazily: their step is worked out only when the search gets to them.
-                    parent = node.parent
-                    node.args = engine.arguments(node.depth, node.step.event)
-                    ok, symbolic = split(engine.takes(parent.store, node.step.outcome, node.args))
-                    if not ok:
-                        continue
-                    node.store = engine.apply(parent.store, node.step.outcome, node.args)
-                    node.constraints = parent.constraints + tuple(symbolic)
-                    node.pending = len(symbolic)
-                if node.pending:
-                    cut = len(node.constraints) - node.pending
-                    status = engine.satisfiable(node.constraints[:cut], node.constraints[cut:])
-                    if status != "sat":
-                        result.unknown |= status == "unknown"
-                        continue
-                    node.pending = 0
-                key = store_key(node.state, node.store) or symbolic_key(node.state, node.store, node.constraints)
-                if key in closed:
-                    continue
-                closed.add(key)
-                result.paths += 1
-                if result.paths > max_paths:
-                    self.held = node
-                    return
-            if target.sources is None or node.state in target.sources:
-                if node.depth + length > limit:
-                    result.cut_by_depth = True
+        length, dist, sources = target.length, self.dist, target.sources
+        usable = finder.usable_out
+        transitions = engine.transitions
+        pop, push = heapq.heappop, heapq.heappush
+        counter = self.counter
+        try:
+            while True:
+                if self.held is not None:
+                    node, self.held = self.held, None
                 else:
-                    for suffix in suffixes(node.state):
-                        done = finder._finish(node, suffix, result)
-                        if done is not None:
-                            result.found = (node, suffix, done)
-                            self.done = True
-                            return
-            for i in engine.outgoing[node.state]:
-                if not finder.edge_ok[i]:
-                    continue
-                t = engine.transitions[i]
-                hv = h(t.target)
-                if hv is None:
-                    continue
+                    if not heap:
+                        self.done = True
+                        return
+                    _, _, _, node, i = pop(heap)
+                    if i >= 0:
+                        # A step not taken yet: worked out now that the search gets to it.
+                        parent = node
+                        depth = parent.depth + 1
+                        event = transitions[i].event
+                        args = engine.arguments(depth, event)
+                        ok, symbolic = split(engine.takes(parent.store, i, args))
+                        if not ok:
+                            continue
+                        if symbolic:
+                            status = engine.satisfiable(parent.constraints, symbolic)
+                            if status != "sat":
+                                result.unknown |= status == "unknown"
+                                continue
+                            constraints = parent.constraints + tuple(symbolic)
+                        else:
+                            constraints = parent.constraints
+                        node = _Node(transitions[i].target, engine.apply(parent.store, i, args), constraints, 0,
+                                     depth, parent, PlannedStep(event, i), parent.start, args)
+                    key = store_key(node.state, node.store) or symbolic_key(node.state, node.store,
+                                                                            node.constraints)
+                    if key in closed:
+                        continue
+                    closed.add(key)
+                    result.paths += 1
+                    if result.paths > max_paths:
+                        self.held = node
+                        return
+                if sources is None or node.state in sources:
+                    if node.depth + length > limit:
+                        result.cut_by_depth = True
+                    else:
+                        for suffix in suffixes(node.state):
+                            done = finder._finish(node, suffix, result)
+                            if done is not None:
+                                result.found = (node, suffix, done)
+                                self.done = True
+                                return
                 depth = node.depth + 1
-                if depth + hv > limit:
-                    result.cut_by_depth = True
-                    continue
-                child = _Node(t.target, None, (), 0, depth, node, PlannedStep(t.event, i), node.start)
-                # Deeper first among equal estimates: the run closest to done is finished first.
-                heapq.heappush(heap, (depth + hv, -depth, self.counter, child))
-                self.counter += 1
+                for i, to in usable[node.state]:
+                    if dist is None:
+                        estimate = depth + length
+                    else:
+                        d = dist.get(to)
+                        if d is None:
+                            continue
+                        estimate = depth + d + length
+                    if estimate > limit:
+                        result.cut_by_depth = True
+                        continue
+                    # Deeper first among equal estimates: the run closest to done is finished first.
+                    push(heap, (estimate, -depth, counter, node, i))
+                    counter += 1
+        finally:
+            self.counter = counter
 
 
 class Atlas:
