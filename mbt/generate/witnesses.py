@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +80,7 @@ class _Node:
     step: PlannedStep | None = None
     start: Start | None = None
     args: dict[str, Any] | None = None  # the symbols of the step into this node
+    key: Hashable | None = None  # the configuration's key when every value is concrete (set once searched)
 
 
 @dataclass
@@ -145,6 +147,7 @@ class WitnessFinder:
         self._forward = forward
         self._from_starts: dict[str, int] | None = None
         self._searches: dict[tuple[str, bool, int], _Frontier] = {}
+        self._steps: dict[tuple[Hashable, int, int], Any] = {}  # (configuration key, transition, depth): _step
 
     # ------------------------------------------------------------ entry point
     def find(self, element: str, max_paths: int | None = None) -> Witness | NoWitness:
@@ -495,6 +498,7 @@ class _Frontier:
         length, dist, sources = target.length, self.dist, target.sources
         usable = finder.usable_out
         transitions = engine.transitions
+        steps = finder._steps
         pop, push = heapq.heappop, heapq.heappush
         counter = self.counter
         try:
@@ -512,21 +516,26 @@ class _Frontier:
                         depth = parent.depth + 1
                         event = transitions[i].event
                         args = engine.arguments(depth, event)
-                        ok, symbolic = split(engine.takes(parent.store, i, args))
-                        if not ok:
+                        step = steps.get((parent.key, i, depth if args else 0)) if parent.key is not None else None
+                        if step is None:
+                            step = self._step(parent, i, args, depth)
+                        if step is False:
                             continue
+                        symbolic, store, key = step
                         if symbolic:
                             status = engine.satisfiable(parent.constraints, symbolic)
                             if status != "sat":
                                 result.unknown |= status == "unknown"
                                 continue
-                            constraints = parent.constraints + tuple(symbolic)
+                            constraints = parent.constraints + symbolic
                         else:
                             constraints = parent.constraints
-                        node = _Node(transitions[i].target, engine.apply(parent.store, i, args), constraints, 0,
-                                     depth, parent, PlannedStep(event, i), parent.start, args)
-                    key = store_key(node.state, node.store) or symbolic_key(node.state, node.store,
-                                                                            node.constraints)
+                        node = _Node(transitions[i].target, store, constraints, 0, depth, parent,
+                                     PlannedStep(event, i), parent.start, args, key)
+                    else:
+                        key = node.key = store_key(node.state, node.store)
+                    if key is None:
+                        key = symbolic_key(node.state, node.store, node.constraints)
                     if key in closed:
                         continue
                     closed.add(key)
@@ -561,6 +570,22 @@ class _Frontier:
                     counter += 1
         finally:
             self.counter = counter
+
+    def _step(self, parent: _Node, i: int, args: dict[str, Any], depth: int):
+        """Taking transition i after `parent`: False when a guard is concretely false, else the new symbolic
+        conditions, the store after it and its key (None when a value is symbolic). From a concrete configuration
+        this depends only on it, the transition and (for the symbols of its arguments) the depth, and every search
+        from the starts walks the same configurations near them: kept."""
+        engine = self.finder.engine
+        ok, symbolic = split(engine.takes(parent.store, i, args))
+        if not ok:
+            step: Any = False
+        else:
+            store = engine.apply(parent.store, i, args)
+            step = (tuple(symbolic), store, store_key(engine.transitions[i].target, store))
+        if parent.key is not None:
+            self.finder._steps[(parent.key, i, depth if args else 0)] = step
+        return step
 
 
 class Atlas:
