@@ -140,7 +140,8 @@ def optimal_cover(nodes: list[Hashable], edges: list[tuple[Hashable, Hashable, A
         return _cover(nodes, edges, start, start_edges, closed)
     opened = _cover(nodes, edges, start, start_edges, False)
     simple = nx.DiGraph()
-    simple.add_nodes_from(n for n in nodes if n == start or any(n in (u, v) for u, v, _ in edges))
+    ends = {u for u, _, _ in edges} | {v for _, v, _ in edges}  # a set: asking each node of every edge was quadratic
+    simple.add_nodes_from(n for n in nodes if n == start or n in ends)
     simple.add_edges_from((u, v) for u, v, _ in edges)
     if start_edges is None and edges and start in simple and nx.is_strongly_connected(simple):
         tour = _cover(nodes, edges, start, start_edges, True)
