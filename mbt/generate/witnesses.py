@@ -130,8 +130,10 @@ class WitnessFinder:
         self.edge_ok = usable_transitions(self.model)
         self._reverse: dict[str, list[str]] = {s: [] for s in self.model.states}
         # Per state, the transitions a run can take from it (guard satisfiable) and their targets.
-        self.usable_out: dict[str, list[tuple[int, str]]] = {
-            s: [(i, self.engine.transitions[i].target) for i in self.engine.outgoing[s] if self.edge_ok[i]]
+        self.number = {s: k for k, s in enumerate(self.model.states)}  # what distances are indexed by
+        self.usable_out: dict[str, list[tuple[int, int]]] = {
+            s: [(i, self.number[self.engine.transitions[i].target]) for i in self.engine.outgoing[s]
+                if self.edge_ok[i]]
             for s in self.model.states}
         forward: dict[str, list[str]] = {s: [] for s in self.model.states}
         for i, t in enumerate(self.model.transitions):
@@ -139,15 +141,15 @@ class WitnessFinder:
                 self._reverse[t.target].append(t.source)
                 forward[t.source].append(t.target)
         self.reachable = _bfs({s.state for s in self.starts}, forward)
-        self._backward_graph = _Graph(self._reverse)
-        self._forward_graph = _Graph(forward)
-        self._distances: dict[frozenset[str], dict[str, int]] = {}
+        self._backward_graph = _Graph(self.number, self._reverse)
+        self._forward_graph = _Graph(self.number, forward)
+        self._distances: dict[frozenset[str], list[int]] = {}
         constants = constants_of(self.model.expressions())
         self._candidates: dict[tuple[str, str], list[Any]] = {}
         self._constants = constants
         self._atlas: Atlas | None = None
         self._forward = forward
-        self._from_starts: dict[str, int] | None = None
+        self._from_starts: list[int] | None = None
         self._searches: dict[tuple[str, bool, int], _Frontier] = {}
         self._steps: dict[tuple[Hashable, int, int], Any] = {}  # (configuration key, transition, depth): _step
 
@@ -198,8 +200,9 @@ class WitnessFinder:
         return None
 
     # ------------------------------------------------------------ search
-    def distances(self, sources: frozenset[str] | None) -> dict[str, int] | None:
-        """Guard-free steps from each state to the nearest of `sources` (None: every state is one)."""
+    def distances(self, sources: frozenset[str] | None) -> list[int] | None:
+        """Guard-free steps from each state (by its number) to the nearest of `sources`, -1 where none is reached
+        (None: every state is one)."""
         if sources is None:
             return None
         found = self._distances.get(sources)
@@ -330,7 +333,8 @@ class WitnessFinder:
             return target.length
         if self._from_starts is None:
             self._from_starts = self._forward_graph.distances(frozenset(s.state for s in self.starts))
-        options = [self._from_starts[s] for s in target.sources if s in self._from_starts]
+        number, steps = self.number, self._from_starts
+        options = [steps[number[s]] for s in target.sources if s in number and steps[number[s]] >= 0]
         return min(options) + target.length if options else None
 
     # ------------------------------------------------------------ concrete check and canonical values
@@ -434,14 +438,16 @@ class _Graph:
     element's source states, a suite for thousands of different ones, and lists of numbers walk several times
     faster than dictionaries of names."""
 
-    def __init__(self, adjacency: dict[str, list[str]]):
-        self.names = list(adjacency)
-        self.number = {name: k for k, name in enumerate(self.names)}
-        self.next = [[self.number[n] for n in adjacency[name]] for name in self.names]
+    def __init__(self, number: dict[str, int], adjacency: dict[str, list[str]]):
+        self.number = number
+        self.next: list[list[int]] = [[] for _ in number]
+        for name, k in number.items():
+            self.next[k] = [number[n] for n in adjacency[name]]
 
-    def distances(self, sources: frozenset[str]) -> dict[str, int]:
-        """Steps from each of `sources` to each state it reaches (names that are not states are left out)."""
-        dist = [-1] * len(self.names)
+    def distances(self, sources: frozenset[str]) -> list[int]:
+        """Steps from the nearest of `sources` to each state (by number), -1 where none is reached (names that are
+        not states are left out)."""
+        dist = [-1] * len(self.next)
         frontier = [self.number[s] for s in sources if s in self.number]
         for k in frontier:
             dist[k] = 0
@@ -456,7 +462,7 @@ class _Graph:
                         dist[n] = d
                         following.append(n)
             frontier = following
-        return {name: d for name, d in zip(self.names, dist) if d >= 0}
+        return dist
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -484,8 +490,8 @@ class _Frontier:
         for node in roots:
             if self.dist is None:
                 hv = length
-            elif node.state in self.dist:
-                hv = self.dist[node.state] + length
+            elif self.dist[finder.number[node.state]] >= 0:
+                hv = self.dist[finder.number[node.state]] + length
             else:
                 continue
             heapq.heappush(self.heap, (node.depth + hv, -node.depth, self.counter, node, -1))
@@ -577,8 +583,8 @@ class _Frontier:
                     if dist is None:
                         estimate = depth + length
                     else:
-                        d = dist.get(to)
-                        if d is None:
+                        d = dist[to]
+                        if d < 0:
                             continue
                         estimate = depth + d + length
                     if estimate > limit:
