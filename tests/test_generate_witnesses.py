@@ -160,3 +160,30 @@ def test_witnesses_do_not_depend_on_what_the_solver_was_asked_before():
 ])
 def test_candidate_values_come_in_a_fixed_readable_order(vtype, expected):
     assert candidate_values("v", vtype, [3, "k"]) == expected
+
+
+def _outcome(result):
+    if isinstance(result, NoWitness):
+        return result.reason, result.message
+    return [(s.event, s.outcome) for s in result.plan], result.args
+
+
+def test_a_search_resumed_after_a_smaller_budget_finds_what_a_fresh_one_finds():
+    # A finder keeps each search and goes on where a smaller budget stopped; asked with any budget, in any order,
+    # it must answer exactly what a fresh finder asked once with that budget answers.
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
+    import synth
+
+    m = parse_text(synth.generate_model(40, 400, 5).text(), "synth.fsm").models[0]
+    elements = [e.id for e in support("fsm").enumerate(m) if e.criterion in ("transition", "state", "guard")][::2]
+    small = 20
+    kept, only_small, only_full = (WitnessFinder(m, max_paths=400) for _ in range(3))
+    changed = 0
+    for element in elements:
+        first, full, again = kept.find(element, small), kept.find(element), kept.find(element, small)
+        assert _outcome(first) == _outcome(again) == _outcome(only_small.find(element, small)), element
+        assert _outcome(full) == _outcome(only_full.find(element)), element
+        changed += _outcome(first) != _outcome(full)
+    assert changed  # some searches did stop at the small budget and were taken further

@@ -31,6 +31,9 @@ CRITERIA = ("transition", "transition-pair")
 _START, _END = "\x00start", "\x00end"  # extra nodes of the flow network; `\x00` cannot occur in a name
 
 
+_UNSEEN = object()  # a cache's "not asked yet", where None is an answer
+
+
 @dataclass
 class Tour:
     """The guard-free optimum: the flow's figures, and the multigraph whose Euler circuits are the runs."""
@@ -140,7 +143,8 @@ def optimal_cover(nodes: list[Hashable], edges: list[tuple[Hashable, Hashable, A
         return _cover(nodes, edges, start, start_edges, closed)
     opened = _cover(nodes, edges, start, start_edges, False)
     simple = nx.DiGraph()
-    simple.add_nodes_from(n for n in nodes if n == start or any(n in (u, v) for u, v, _ in edges))
+    ends = {u for u, _, _ in edges} | {v for _, v, _ in edges}  # a set: asking each node of every edge was quadratic
+    simple.add_nodes_from(n for n in nodes if n == start or n in ends)
     simple.add_edges_from((u, v) for u, v, _ in edges)
     if start_edges is None and edges and start in simple and nx.is_strongly_connected(simple):
         tour = _cover(nodes, edges, start, start_edges, True)
@@ -297,6 +301,7 @@ class SuiteBuilder:
         self.repair_paths = 1000  # search limit for the witness runs that repair a suite
         self.reconnect_steps = 3  # longest concrete continuation tried before a stuck run ends
         self._closed = False
+        self._fits: dict[tuple[Hashable, int], Any] = {}  # (configuration key, transition): _first_fit
 
     def build(self, criterion: str) -> Suite:
         if criterion not in CRITERIA:
@@ -566,36 +571,48 @@ class SuiteBuilder:
         engine, finder = self.engine, self.finder
         if not wanted or any(not concrete(v) for v in run.store.values()):
             return None
-        start = (run.state, run.store, None, None, None)
-        seen = {store_key(run.state, run.store)}
+        key = store_key(run.state, run.store)
+        start = (run.state, run.store, None, None, None, key)
+        seen = {key}
         frontier = [start]
         for _ in range(self.reconnect_steps):
             following = []
             for node in frontier:
-                state, store = node[0], node[1]
+                state, store, key = node[0], node[1], node[5]
                 for i in engine.outgoing[state]:
                     if not finder.edge_ok[i]:
                         continue
-                    t = engine.transitions[i]
-                    names = engine.declared[t.event]
-                    pools = [finder.candidates(n, engine.param_types[t.event][n]) for n in names]
-                    for values in itertools.islice(itertools.product(*pools), self.combos):
-                        args = dict(zip(names, values))
-                        if not all(c is True for c in engine.takes(store, i, args)):
-                            continue
-                        if i in wanted:
-                            path = [(i, args)]
-                            while node[2] is not None:
-                                path.append((node[3], node[4]))
-                                node = node[2]
-                            return path[::-1]
-                        after = engine.apply(store, i, args)
-                        key = store_key(t.target, after)
-                        if key not in seen:
-                            seen.add(key)
-                            following.append((t.target, after, node, i, args))
-                        break
+                    fit = self._fits.get((key, i), _UNSEEN)
+                    if fit is _UNSEEN:
+                        fit = self._fits[(key, i)] = self._first_fit(store, i)
+                    if fit is None:
+                        continue
+                    args, after, after_key = fit
+                    if i in wanted:
+                        path = [(i, args)]
+                        while node[2] is not None:
+                            path.append((node[3], node[4]))
+                            node = node[2]
+                        return path[::-1]
+                    if after_key not in seen:
+                        seen.add(after_key)
+                        following.append((engine.transitions[i].target, after, node, i, args, after_key))
             frontier = following
+        return None
+
+    def _first_fit(self, store: dict[str, Any], i: int) -> tuple[dict[str, Any], dict[str, Any], Hashable] | None:
+        """The first readable arguments (in the candidates' fixed order, at most `combos` tried) with which
+        transition i is taken from a concrete `store`, the store after it and its key; None if none is. A function
+        of the configuration: stuck runs keep asking it about the same ones, so the builder keeps the answers."""
+        engine, finder = self.engine, self.finder
+        t = engine.transitions[i]
+        names = engine.declared[t.event]
+        pools = [finder.candidates(n, engine.param_types[t.event][n]) for n in names]
+        for values in itertools.islice(itertools.product(*pools), self.combos):
+            args = dict(zip(names, values))
+            if all(c is True for c in engine.takes(store, i, args)):
+                after = engine.apply(store, i, args)
+                return args, after, store_key(t.target, after)
         return None
 
     def _edge_item(self, edge: tuple, pairs: bool) -> str | None:

@@ -320,13 +320,10 @@ def concrete(value: Any) -> bool:
 
 def store_key(state: str, store: dict[str, Any]) -> Hashable | None:
     """A hashable key for a fully concrete configuration (None when some value is symbolic)."""
-    items = []
-    for name in sorted(store):
-        value = store[name]
+    for value in store.values():
         if isinstance(value, Term):
             return None
-        items.append((name, value))
-    return state, tuple(items)
+    return state, tuple(sorted(store.items()))  # names are unique: the sort never compares two values
 
 
 _LEAF = re.compile(r"\|@(\d+):([^|]*)\|")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +80,7 @@ class _Node:
     step: PlannedStep | None = None
     start: Start | None = None
     args: dict[str, Any] | None = None  # the symbols of the step into this node
+    key: Hashable | None = None  # the configuration's key when every value is concrete (set once searched)
 
 
 @dataclass
@@ -127,19 +129,29 @@ class WitnessFinder:
             self.starts.append(Start(dict(pre), *self.engine.start(pre)))
         self.edge_ok = usable_transitions(self.model)
         self._reverse: dict[str, list[str]] = {s: [] for s in self.model.states}
+        # Per state, the transitions a run can take from it (guard satisfiable) and their targets.
+        self.number = {s: k for k, s in enumerate(self.model.states)}  # what distances are indexed by
+        self.usable_out: dict[str, list[tuple[int, int]]] = {
+            s: [(i, self.number[self.engine.transitions[i].target]) for i in self.engine.outgoing[s]
+                if self.edge_ok[i]]
+            for s in self.model.states}
         forward: dict[str, list[str]] = {s: [] for s in self.model.states}
         for i, t in enumerate(self.model.transitions):
             if self.edge_ok[i]:
                 self._reverse[t.target].append(t.source)
                 forward[t.source].append(t.target)
         self.reachable = _bfs({s.state for s in self.starts}, forward)
-        self._distances: dict[frozenset[str], dict[str, int]] = {}
+        self._backward_graph = _Graph(self.number, self._reverse)
+        self._forward_graph = _Graph(self.number, forward)
+        self._distances: dict[frozenset[str], list[int]] = {}
         constants = constants_of(self.model.expressions())
         self._candidates: dict[tuple[str, str], list[Any]] = {}
         self._constants = constants
         self._atlas: Atlas | None = None
         self._forward = forward
-        self._from_starts: dict[str, int] | None = None
+        self._from_starts: list[int] | None = None
+        self._searches: dict[tuple[str, bool, int], _Frontier] = {}
+        self._steps: dict[tuple[Hashable, int, int], Any] = {}  # (configuration key, transition, depth): _step
 
     # ------------------------------------------------------------ entry point
     def find(self, element: str, max_paths: int | None = None) -> Witness | NoWitness:
@@ -188,13 +200,14 @@ class WitnessFinder:
         return None
 
     # ------------------------------------------------------------ search
-    def distances(self, sources: frozenset[str] | None) -> dict[str, int] | None:
-        """Guard-free steps from each state to the nearest of `sources` (None: every state is one)."""
+    def distances(self, sources: frozenset[str] | None) -> list[int] | None:
+        """Guard-free steps from each state (by its number) to the nearest of `sources`, -1 where none is reached
+        (None: every state is one)."""
         if sources is None:
             return None
         found = self._distances.get(sources)
         if found is None:
-            found = self._distances[sources] = _bfs_distances(sources, self._reverse)
+            found = self._distances[sources] = self._backward_graph.distances(sources)
         return found
 
     def _roots(self) -> list[_Node]:
@@ -202,81 +215,21 @@ class WitnessFinder:
 
     def _search(self, target: Target, suffixes, roots: list[_Node] | None = None, limit: int | None = None,
                 max_paths: int | None = None) -> _Search:
-        """A* from `roots` (default: the starts) to a run of at most `limit` steps ending with one of `suffixes`."""
-        engine, result = self.engine, _Search()
-        dist = self.distances(target.sources)
-        length = target.length
+        """A* from `roots` (default: the starts) to a run of at most `limit` steps ending with one of `suffixes`.
+
+        A search from the starts is a function of (element, suffixes, limit) and of its budget, and a suite asks
+        the same one again and again (a repair with a small budget, the last chance with the full one, once per
+        attempt): it is kept and goes on where it stopped, with the steps a fresh search would take after redoing
+        these (whose solver questions are all answered from the cache, so the solver sees the same questions)."""
         limit = self.max_depth if limit is None else limit
         max_paths = self.max_paths if max_paths is None else max_paths
-        result.max_paths = max_paths
-
-        def h(state: str) -> int | None:
-            if dist is None:
-                return length
-            d = dist.get(state)
-            return None if d is None else d + length
-
-        heap: list = []
-        counter = 0
-        for node in roots if roots is not None else self._roots():
-            hv = h(node.state)
-            if hv is None:
-                continue
-            heapq.heappush(heap, (node.depth + hv, -node.depth, counter, node))
-            counter += 1
-        closed: set = set()
-        while heap:
-            _, _, _, node = heapq.heappop(heap)
-            if node.store is None:
-                # Children are made lazily: their step is worked out only when the search gets to them.
-                parent = node.parent
-                node.args = engine.arguments(node.depth, node.step.event)
-                ok, symbolic = split(engine.takes(parent.store, node.step.outcome, node.args))
-                if not ok:
-                    continue
-                node.store = engine.apply(parent.store, node.step.outcome, node.args)
-                node.constraints = parent.constraints + tuple(symbolic)
-                node.pending = len(symbolic)
-            if node.pending:
-                cut = len(node.constraints) - node.pending
-                status = engine.satisfiable(node.constraints[:cut], node.constraints[cut:])
-                if status != "sat":
-                    result.unknown |= status == "unknown"
-                    continue
-                node.pending = 0
-            key = store_key(node.state, node.store) or symbolic_key(node.state, node.store, node.constraints)
-            if key in closed:
-                continue
-            closed.add(key)
-            result.paths += 1
-            if result.paths > max_paths:
-                result.cut_by_limit = True
-                return result
-            if target.sources is None or node.state in target.sources:
-                if node.depth + length > limit:
-                    result.cut_by_depth = True
-                else:
-                    for suffix in suffixes(node.state):
-                        done = self._finish(node, suffix, result)
-                        if done is not None:
-                            result.found = (node, suffix, done)
-                            return result
-            for i in engine.outgoing[node.state]:
-                if not self.edge_ok[i]:
-                    continue
-                t = engine.transitions[i]
-                hv = h(t.target)
-                if hv is None:
-                    continue
-                depth = node.depth + 1
-                if depth + hv > limit:
-                    result.cut_by_depth = True
-                    continue
-                child = _Node(t.target, None, (), 0, depth, node, PlannedStep(t.event, i), node.start)
-                # Deeper first among equal estimates: the run closest to done is finished first.
-                heapq.heappush(heap, (depth + hv, -depth, counter, child))
-                counter += 1
-        return result
+        if roots is not None:
+            return _Frontier(self, target, suffixes, roots, limit).run(max_paths)
+        key = (target.element, suffixes is target.preferred, limit)
+        frontier = self._searches.get(key)
+        if frontier is None or not frontier.answers(max_paths):
+            frontier = self._searches[key] = _Frontier(self, target, suffixes, self._roots(), limit)
+        return frontier.run(max_paths)
 
     def _finish(self, node: _Node, suffix: Suffix, result: _Search) -> _Finish | None:
         """Running `suffix` after the prefix `node`: its constraints, arguments and end, or None when impossible."""
@@ -379,8 +332,9 @@ class WitnessFinder:
         if target.sources is None:
             return target.length
         if self._from_starts is None:
-            self._from_starts = _bfs_distances(frozenset(s.state for s in self.starts), self._forward)
-        options = [self._from_starts[s] for s in target.sources if s in self._from_starts]
+            self._from_starts = self._forward_graph.distances(frozenset(s.state for s in self.starts))
+        number, steps = self.number, self._from_starts
+        options = [steps[number[s]] for s in target.sources if s in number and steps[number[s]] >= 0]
         return min(options) + target.length if options else None
 
     # ------------------------------------------------------------ concrete check and canonical values
@@ -479,21 +433,184 @@ def _bfs(starts: set[str], adjacency: dict[str, list[str]]) -> set[str]:
     return seen
 
 
-def _bfs_distances(sources: frozenset[str], adjacency: dict[str, list[str]]) -> dict[str, int]:
-    dist = {s: 0 for s in sources if s in adjacency}
-    queue = deque(sorted(dist))
-    while queue:
-        state = queue.popleft()
-        d = dist[state] + 1
-        for nxt in adjacency[state]:
-            if nxt not in dist:
-                dist[nxt] = d
-                queue.append(nxt)
-    return dist
+class _Graph:
+    """Adjacency lists over state numbers, for breadth-first distances: a search asks for the distances to the
+    element's source states, a suite for thousands of different ones, and lists of numbers walk several times
+    faster than dictionaries of names."""
+
+    def __init__(self, number: dict[str, int], adjacency: dict[str, list[str]]):
+        self.number = number
+        self.next: list[list[int]] = [[] for _ in number]
+        for name, k in number.items():
+            self.next[k] = [number[n] for n in adjacency[name]]
+
+    def distances(self, sources: frozenset[str]) -> list[int]:
+        """Steps from the nearest of `sources` to each state (by number), -1 where none is reached (names that are
+        not states are left out)."""
+        dist = [-1] * len(self.next)
+        frontier = [self.number[s] for s in sources if s in self.number]
+        for k in frontier:
+            dist[k] = 0
+        d = 0
+        nexts = self.next
+        while frontier:
+            d += 1
+            following = []
+            for k in frontier:
+                for n in nexts[k]:
+                    if dist[n] < 0:
+                        dist[n] = d
+                        following.append(n)
+            frontier = following
+        return dist
 
 
 def _same(a: Any, b: Any) -> bool:
     return a == b and type(a) is type(b)
+
+
+class _Frontier:
+    """One A* search, resumable: its open list, closed keys and what it has seen so far. `run(max_paths)` returns
+    what a fresh search with that budget returns, going on from where an earlier, smaller budget stopped.
+
+    The open list holds (estimate, -depth, counter, node, -1) for the roots and (estimate, -depth, counter, parent,
+    transition) for the steps not taken yet: a step's node is made only when the search gets to it (most never are).
+    """
+
+    def __init__(self, finder: WitnessFinder, target: Target, suffixes, roots: list[_Node], limit: int):
+        self.finder, self.target, self.suffixes, self.limit = finder, target, suffixes, limit
+        self.dist = finder.distances(target.sources)
+        self.heap: list | None = []
+        self.counter = 0
+        self.closed: set | None = set()
+        self.held: _Node | None = None  # popped and counted when the budget ran out; not looked at yet
+        self.state = _Search()  # flags and paths so far; `found` once found
+        self.done = False  # found, or nothing left to explore
+        length = target.length
+        for node in roots:
+            if self.dist is None:
+                hv = length
+            elif self.dist[finder.number[node.state]] >= 0:
+                hv = self.dist[finder.number[node.state]] + length
+            else:
+                continue
+            heapq.heappush(self.heap, (node.depth + hv, -node.depth, self.counter, node, -1))
+            self.counter += 1
+
+    def answers(self, max_paths: int) -> bool:
+        """Can `run(max_paths)` be answered from here (finished, or stopped by a budget below `max_paths`, or
+        stopped past it), rather than by a fresh search (the open list was let go)?"""
+        return self.done or self.heap is not None or self.state.paths > max_paths
+
+    def run(self, max_paths: int) -> _Search:
+        state = self.state
+        if self.done or state.paths > max_paths:
+            if state.paths > max_paths:  # a fresh search with this budget stops at path max_paths + 1
+                return _Search(cut_by_limit=True, paths=max_paths + 1, max_paths=max_paths)
+            return _Search(state.found, state.cut_by_depth, False, state.unknown, state.paths, max_paths)
+        self._go(max_paths)
+        if not self.done and max_paths >= self.finder.max_paths:
+            self.heap = self.closed = self.held = None  # no caller asks for a larger budget: let the memory go
+        if self.done:
+            self.heap = self.closed = None
+            return _Search(state.found, state.cut_by_depth, False, state.unknown, state.paths, max_paths)
+        return _Search(cut_by_limit=True, paths=state.paths, max_paths=max_paths)
+
+    def _go(self, max_paths: int) -> None:
+        finder, target, suffixes, limit = self.finder, self.target, self.suffixes, self.limit
+        engine, result, heap, closed = finder.engine, self.state, self.heap, self.closed
+        assert heap is not None and closed is not None
+        length, dist, sources = target.length, self.dist, target.sources
+        usable = finder.usable_out
+        transitions = engine.transitions
+        steps = finder._steps
+        pop, push = heapq.heappop, heapq.heappush
+        counter = self.counter
+        try:
+            while True:
+                if self.held is not None:
+                    node, self.held = self.held, None
+                else:
+                    if not heap:
+                        self.done = True
+                        return
+                    _, _, _, node, i = pop(heap)
+                    if i >= 0:
+                        # A step not taken yet: worked out now that the search gets to it.
+                        parent = node
+                        depth = parent.depth + 1
+                        event = transitions[i].event
+                        args = engine.arguments(depth, event)
+                        step = steps.get((parent.key, i, depth if args else 0)) if parent.key is not None else None
+                        if step is None:
+                            step = self._step(parent, i, args, depth)
+                        if step is False:
+                            continue
+                        symbolic, store, key = step
+                        if symbolic:
+                            status = engine.satisfiable(parent.constraints, symbolic)
+                            if status != "sat":
+                                result.unknown |= status == "unknown"
+                                continue
+                            constraints = parent.constraints + symbolic
+                        else:
+                            constraints = parent.constraints
+                        node = _Node(transitions[i].target, store, constraints, 0, depth, parent,
+                                     PlannedStep(event, i), parent.start, args, key)
+                    else:
+                        key = node.key = store_key(node.state, node.store)
+                    if key is None:
+                        key = symbolic_key(node.state, node.store, node.constraints)
+                    if key in closed:
+                        continue
+                    closed.add(key)
+                    result.paths += 1
+                    if result.paths > max_paths:
+                        self.held = node
+                        return
+                if sources is None or node.state in sources:
+                    if node.depth + length > limit:
+                        result.cut_by_depth = True
+                    else:
+                        for suffix in suffixes(node.state):
+                            done = finder._finish(node, suffix, result)
+                            if done is not None:
+                                result.found = (node, suffix, done)
+                                self.done = True
+                                return
+                depth = node.depth + 1
+                for i, to in usable[node.state]:
+                    if dist is None:
+                        estimate = depth + length
+                    else:
+                        d = dist[to]
+                        if d < 0:
+                            continue
+                        estimate = depth + d + length
+                    if estimate > limit:
+                        result.cut_by_depth = True
+                        continue
+                    # Deeper first among equal estimates: the run closest to done is finished first.
+                    push(heap, (estimate, -depth, counter, node, i))
+                    counter += 1
+        finally:
+            self.counter = counter
+
+    def _step(self, parent: _Node, i: int, args: dict[str, Any], depth: int):
+        """Taking transition i after `parent`: False when a guard is concretely false, else the new symbolic
+        conditions, the store after it and its key (None when a value is symbolic). From a concrete configuration
+        this depends only on it, the transition and (for the symbols of its arguments) the depth, and every search
+        from the starts walks the same configurations near them: kept."""
+        engine = self.finder.engine
+        ok, symbolic = split(engine.takes(parent.store, i, args))
+        if not ok:
+            step: Any = False
+        else:
+            store = engine.apply(parent.store, i, args)
+            step = (tuple(symbolic), store, store_key(engine.transitions[i].target, store))
+        if parent.key is not None:
+            self.finder._steps[(parent.key, i, depth if args else 0)] = step
+        return step
 
 
 class Atlas:
