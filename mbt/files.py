@@ -56,7 +56,7 @@ class Chunks:
         return self._parts
 
 
-def _write_out(handle, payload: bytes | bytearray | Chunks) -> None:
+def _write_out(handle, payload: bytes | Chunks) -> None:
     if isinstance(payload, Chunks):
         for part in payload:
             handle.write(part)
@@ -75,7 +75,7 @@ class OutputSet:
     """
 
     def __init__(self) -> None:
-        self._devices: list[tuple[Path, bytes | bytearray | Chunks]] = []
+        self._devices: list[tuple[Path, bytes | Chunks]] = []
         self._files: list[tuple[str, Path]] = []  # (temporary file, target)
         self._folders: list[tuple[Path, Path]] = []  # (staged folder, target)
         self._made: list[Path] = []  # folders created for the set's files, removed if it is abandoned
@@ -89,7 +89,7 @@ class OutputSet:
         else:
             self.abandon()
 
-    def file(self, path: str | Path, data: bytes | bytearray | str | Chunks, make_folders: bool = False) -> None:
+    def file(self, path: str | Path, data: bytes | str | Chunks, make_folders: bool = False) -> None:
         """Stage `data` for `path`; `make_folders` creates missing parent folders (with the umask's mode)."""
         payload = data.encode("utf-8") if isinstance(data, str) else data
         target = Path(path)

@@ -13,7 +13,7 @@ from mbt.files import Chunks, OutputSet
 
 # What a reporter returns: text, bytes (a PNG, an xlsx), the pieces of a large file made while it is written (Chunks),
 # or a folder of files (relative name -> bytes).
-Body = str | bytes | bytearray | Chunks | Mapping[str, bytes]
+Body = str | bytes | Chunks | Mapping[str, bytes]
 
 # A folder mbt wrote holds this file; only such a folder (or an empty one) is replaced by a new report.
 MARKER = ".mbt-report"
@@ -69,7 +69,7 @@ def _write_stdout(body: Body) -> None:
         raise MbtError("error: a report folder cannot go to stdout: give it a folder name")
     if isinstance(body, Chunks):  # made whole first: an error while making it must not leave half a report on stdout
         body = b"".join(body)
-    if isinstance(body, (bytes, bytearray)):
+    if isinstance(body, bytes):
         sys.stdout.flush()
         sys.stdout.buffer.write(body)
         sys.stdout.buffer.flush()
