@@ -171,52 +171,85 @@ _CMP = {
 
 
 def compile_expr(expr: Expr) -> Callable[[Env], Any]:
-    """Turn an expression into a closure over an environment dict; built once, called on every replayed turn."""
-    if isinstance(expr, Lit):
-        value = expr.value
-        return lambda env: value
-    if isinstance(expr, EnumLit):
-        value = expr.value
-        return lambda env: value
-    if isinstance(expr, Ref):
-        name = expr.name
-        return lambda env: env.get(name)
-    if isinstance(expr, Not):
-        inner = compile_expr(expr.operand)
-        return lambda env: not inner(env)
-    if isinstance(expr, And):
-        parts = [compile_expr(i) for i in expr.items]
-        return lambda env: all(p(env) for p in parts)
-    if isinstance(expr, Or):
-        parts = [compile_expr(i) for i in expr.items]
-        return lambda env: any(p(env) for p in parts)
-    if isinstance(expr, Compare):
-        left, right, op = compile_expr(expr.left), compile_expr(expr.right), _CMP[expr.op]
-        if expr.op in ("==", "!="):
-            return lambda env: op(left(env), right(env))
+    """Turn an expression into one Python function of an environment dict; built once, called on every replayed
+    turn (one call per guard instead of one closure call per node: a turn's guards are most of its step).
 
-        def ordered(env: Env) -> bool:
-            a, b = left(env), right(env)
-            # An unset optional never satisfies an ordering comparison.
-            return a is not None and b is not None and op(a, b)
+    The function's source is generated from the tree's shape only: names and values reach it as constants of its
+    namespace (`_k0`, `_k1`, ...), never as source text, so no string in a model can change what the code does."""
+    constants: list[Any] = []
+    body = _ExprSource(constants).source(expr, 0)
+    # The same source over the same constants is the same function: models repeat their guards (and a mutant run
+    # compiles its model's expressions again), so each is generated once. Constants are told apart by type and
+    # repr: 1, True and Decimal("1.00") are equal in Python but not the same value for a golden to compare.
+    key = (body, tuple((type(value), repr(value)) for value in constants))
+    found = _COMPILED.get(key)
+    if found is None:
+        namespace: dict[str, Any] = {f"_k{i}": value for i, value in enumerate(constants)}
+        exec(compile(f"def _expr(env):\n    return {body}\n", "<mbt expression>", "exec"), namespace)
+        found = namespace["_expr"]
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()  # a bound, not a policy: a model rarely has this many distinct expressions
+        _COMPILED[key] = found
+    return found
 
-        return ordered
-    if isinstance(expr, Member):
-        operand = compile_expr(expr.operand)
-        values = frozenset(compile_expr(i)({}) for i in expr.items)
-        if expr.negated:
-            return lambda env: operand(env) not in values
-        return lambda env: operand(env) in values
-    if isinstance(expr, Arith):
-        left, right = compile_expr(expr.left), compile_expr(expr.right)
-        op = operator.add if expr.op == "+" else operator.sub
 
-        def arith(env: Env):
-            a, b = left(env), right(env)
-            return None if a is None or b is None else op(a, b)
+_COMPILED: dict[tuple, Callable[[Env], Any]] = {}
+_COMPILED_MAX = 100_000
+# Python's parser nests at most 200 parentheses: a deeper subtree becomes a function of its own, called by name.
+_NEST = 40
 
-        return arith
-    raise TypeError(f"cannot compile {type(expr).__name__}")
+
+class _ExprSource:
+    """The Python source of an expression; what compile_expr's closures did, node by node, as text."""
+
+    def __init__(self, constants: list[Any]):
+        self.constants = constants
+        self.temporaries = 0
+
+    def constant(self, value: Any) -> str:
+        self.constants.append(value)
+        return f"_k{len(self.constants) - 1}"
+
+    def temporary(self) -> str:
+        self.temporaries += 1
+        return f"_t{self.temporaries}"
+
+    def source(self, expr: Expr, depth: int) -> str:
+        if depth > _NEST:
+            return f"{self.constant(compile_expr(expr))}(env)"
+        depth += 1
+        if isinstance(expr, (Lit, EnumLit)):
+            return self.constant(expr.value)
+        if isinstance(expr, Ref):
+            return f"env.get({self.constant(expr.name)})"
+        if isinstance(expr, Not):
+            return f"(not {self.source(expr.operand, depth)})"
+        if isinstance(expr, (And, Or)):
+            if not expr.items:
+                return "True" if isinstance(expr, And) else "False"  # all(()) and any(())
+            joined = (" and " if isinstance(expr, And) else " or ").join(self.source(i, depth) for i in expr.items)
+            return f"(True if ({joined}) else False)"  # all() and any(): a bool, by each item's truth in order
+        if isinstance(expr, Compare):
+            left, right = self.source(expr.left, depth), self.source(expr.right, depth)
+            if expr.op in ("==", "!="):
+                return f"({left} {expr.op} {right})"
+            if expr.op not in _CMP:
+                raise TypeError(f"cannot compile comparison {expr.op!r}")
+            a, b = self.temporary(), self.temporary()
+            # Both sides are evaluated first, as the closures did; an unset optional never satisfies an ordering.
+            return (f"(({a} is not None and {b} is not None and {a} {expr.op} {b}) "
+                    f"if (({a} := {left}), ({b} := {right})) else False)")
+        if isinstance(expr, Member):
+            values = frozenset(i.value if isinstance(i, (Lit, EnumLit)) else compile_expr(i)({}) for i in expr.items)
+            return f"({self.source(expr.operand, depth)} {'not in' if expr.negated else 'in'} {self.constant(values)})"
+        if isinstance(expr, Arith):
+            if expr.op not in ("+", "-"):
+                raise TypeError(f"cannot compile arithmetic {expr.op!r}")
+            left, right = self.source(expr.left, depth), self.source(expr.right, depth)
+            a, b = self.temporary(), self.temporary()
+            return (f"((None if {a} is None or {b} is None else {a} {expr.op} {b}) "
+                    f"if (({a} := {left}), ({b} := {right})) else None)")
+        raise TypeError(f"cannot compile {type(expr).__name__}")
 
 
 def literal_type(value: Any) -> str:
