@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -465,6 +466,10 @@ class _Graph:
         return dist
 
 
+def _first(entry: tuple[int, int, int]) -> int:
+    return entry[0]
+
+
 def _same(a: Any, b: Any) -> bool:
     return a == b and type(a) is type(b)
 
@@ -473,8 +478,12 @@ class _Frontier:
     """One A* search, resumable: its open list, closed keys and what it has seen so far. `run(max_paths)` returns
     what a fresh search with that budget returns, going on from where an earlier, smaller budget stopped.
 
-    The open list holds (estimate, -depth, counter, node, -1) for the roots and (estimate, -depth, counter, parent,
-    transition) for the steps not taken yet: a step's node is made only when the search gets to it (most never are).
+    The open list holds (estimate, -depth, counter, position, node, None, 0, 0) for the roots, and for the steps not
+    taken yet one entry per expanded node: (estimate, -depth, counter, position, parent, successors, j, k), the
+    parent's j-th cheapest step of the k within the depth limit. Popping it pushes the (j+1)-th, so a node's steps
+    enter the open list one at a time, in the order they would leave it (most never do), and a step's node is made
+    only when the search gets to it. The order of the pops is that of one entry per step keyed (estimate, -depth,
+    counter of the expansion, position among the node's steps): the same search, without the pushes.
     """
 
     def __init__(self, finder: WitnessFinder, target: Target, suffixes, roots: list[_Node], limit: int):
@@ -494,8 +503,9 @@ class _Frontier:
                 hv = self.dist[finder.number[node.state]] + length
             else:
                 continue
-            heapq.heappush(self.heap, (node.depth + hv, -node.depth, self.counter, node, -1))
+            heapq.heappush(self.heap, (node.depth + hv, -node.depth, self.counter, 0, node, None, 0, 0))
             self.counter += 1
+        self.successors: dict[str, list[tuple[int, int, int]]] | None = {}  # state -> its steps, cheapest first
 
     def answers(self, max_paths: int) -> bool:
         """Can `run(max_paths)` be answered from here (finished, or stopped by a budget below `max_paths`, or
@@ -510,18 +520,17 @@ class _Frontier:
             return _Search(state.found, state.cut_by_depth, False, state.unknown, state.paths, max_paths)
         self._go(max_paths)
         if not self.done and max_paths >= self.finder.max_paths:
-            self.heap = self.closed = self.held = None  # no caller asks for a larger budget: let the memory go
+            self.heap = self.closed = self.held = self.successors = None  # no larger budget is asked: let it go
         if self.done:
-            self.heap = self.closed = None
+            self.heap = self.closed = self.successors = None
             return _Search(state.found, state.cut_by_depth, False, state.unknown, state.paths, max_paths)
         return _Search(cut_by_limit=True, paths=state.paths, max_paths=max_paths)
 
     def _go(self, max_paths: int) -> None:
         finder, target, suffixes, limit = self.finder, self.target, self.suffixes, self.limit
-        engine, result, heap, closed = finder.engine, self.state, self.heap, self.closed
-        assert heap is not None and closed is not None
-        length, dist, sources = target.length, self.dist, target.sources
-        usable = finder.usable_out
+        engine, result, heap, closed, successors = finder.engine, self.state, self.heap, self.closed, self.successors
+        assert heap is not None and closed is not None and successors is not None
+        length, sources = target.length, target.sources
         transitions = engine.transitions
         steps = finder._steps
         pop, push = heapq.heappop, heapq.heappush
@@ -534,9 +543,15 @@ class _Frontier:
                     if not heap:
                         self.done = True
                         return
-                    _, _, _, node, i = pop(heap)
-                    if i >= 0:
-                        # A step not taken yet: worked out now that the search gets to it.
+                    _, minus_depth, expansion, _, node, following, j, k = pop(heap)
+                    if following is not None:
+                        # A step not taken yet: worked out now that the search gets to it. The parent's next
+                        # cheapest step takes its place in the open list.
+                        if j + 1 < k:
+                            d, position, _ = following[j + 1]
+                            push(heap, (d - minus_depth + length, minus_depth, expansion, position, node, following,
+                                        j + 1, k))
+                        i = following[j][2]
                         parent = node
                         depth = parent.depth + 1
                         event = transitions[i].event
@@ -579,22 +594,30 @@ class _Frontier:
                                 self.done = True
                                 return
                 depth = node.depth + 1
-                for i, to in usable[node.state]:
-                    if dist is None:
-                        estimate = depth + length
-                    else:
-                        d = dist[to]
-                        if d < 0:
-                            continue
-                        estimate = depth + d + length
-                    if estimate > limit:
+                following = successors.get(node.state)
+                if following is None:
+                    following = successors[node.state] = self._successors(node.state)
+                if following:
+                    room = limit - depth - length  # the most steps a successor may still be from the target
+                    k = len(following) if following[-1][0] <= room else bisect_right(following, room, key=_first)
+                    if k < len(following):
                         result.cut_by_depth = True
-                        continue
-                    # Deeper first among equal estimates: the run closest to done is finished first.
-                    push(heap, (estimate, -depth, counter, node, i))
-                    counter += 1
+                    if k:
+                        # Deeper first among equal estimates: the run closest to done is finished first.
+                        d, position, _ = following[0]
+                        push(heap, (depth + d + length, -depth, counter, position, node, following, 0, k))
+                        counter += 1
         finally:
             self.counter = counter
+
+    def _successors(self, state: str) -> list[tuple[int, int, int]]:
+        """The steps out of `state` that can reach the target, as (steps from there to the target, position among
+        the state's steps, transition), cheapest first (by position among equals, the order they were pushed in)."""
+        dist = self.dist
+        usable = self.finder.usable_out[state]
+        if dist is None:
+            return [(0, position, i) for position, (i, _) in enumerate(usable)]
+        return sorted((dist[to], position, i) for position, (i, to) in enumerate(usable) if dist[to] >= 0)
 
     def _step(self, parent: _Node, i: int, args: dict[str, Any], depth: int):
         """Taking transition i after `parent`: False when a guard is concretely false, else the new symbolic
