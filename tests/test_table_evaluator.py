@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from mbt.engine.table import TableEvaluator
+from mbt.engine.table import TableEvaluator, entry_matches, entry_predicate
 from mbt.parsing.loader import parse_text
 from mbt.tables.regions import IndexedTable
 
@@ -219,3 +219,25 @@ def test_region_index_agrees_with_the_plain_evaluator_on_random_inputs():
     for _ in range(3000):
         values = (rng.randint(0, 50), Decimal(rng.randint(0, 40)) / 2, rng.choice([None, "k", "l", "m"]))
         assert indexed.matches(values) == plain.matches(values), values
+
+
+def test_the_fast_entry_predicates_agree_with_the_unary_test_semantics():
+    """entry_predicate's closures (equalities, their negation, one comparison or range) against entry_matches,
+    the semantics written out, on random entries and on values at, beside and between their bounds, and null."""
+    rng = random.Random(5)
+    text = "table p {\n  hit collect\n  input n: number?\n  input s: string?\n  output o: integer\n"
+    for i in range(300):
+        x, y = sorted(Decimal(k) / 2 for k in rng.sample(range(21), 2))  # x < y: no empty range
+        n = rng.choice(["-", f"< {x}", f"<= {x}", f"> {x}", f">= {x}", f"{x}", f"{x}, {y}", f"not({x}, {y})",
+                        f"[{x}..{y}]", f"({x}..{y}]", f"[{x}..{y})", f"({x}..{y})", f"not([{x}..{y}])",
+                        f"< {x}, > {y}", "none", "not(none)", f"not(< {x})"])
+        s = rng.choice(["-", '"k"', '"k", "l"', 'not("k")', 'not("k", "l")', "none", "not(none)", '"k", none'])
+        text += f"  rule r{i}: {n} | {s} -> {i}\n"
+    model = parse_text(text + "}\n", "p.dt").models[0]
+    numbers = [None] + [Decimal(k) / 4 for k in range(-2, 45)]
+    strings = [None, "k", "l", "m"]
+    for rule in model.rules:
+        for entry, values in zip(rule.entries, (numbers, strings)):
+            holds = entry_predicate(entry)
+            for v in values:
+                assert (holds is None or holds(v)) == entry_matches(entry, v), (entry, v)

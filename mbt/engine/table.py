@@ -67,12 +67,30 @@ def entry_predicate(entry: Entry) -> Callable[[Any], bool] | None:
     if not entry.tests:
         return None
     tests = entry.tests
-    if not entry.negated and all(t.op == "=" for t in tests):
+    if all(t.op == "=" for t in tests):
         values = frozenset(t.value for t in tests)
+        if entry.negated:
+            return lambda v: v not in values  # an equality is false for null, so its negation holds there
         if len(values) == 1:
             (only,) = values
             return lambda v: v is not None and v == only
         return lambda v: v is not None and v in values
+    if len(tests) == 1 and not entry.negated:
+        # One comparison or range, the commonest entry of a large table: test_value's expressions without its
+        # dispatch on the operator (null makes them unknown, so they do not match it).
+        t = tests[0]
+        c, lo, hi, lo_closed, hi_closed = t.value, t.lo, t.hi, t.lo_closed, t.hi_closed
+        if t.op == "<":
+            return lambda v: v is not None and v < c
+        if t.op == "<=":
+            return lambda v: v is not None and v <= c
+        if t.op == ">":
+            return lambda v: v is not None and v > c
+        if t.op == ">=":
+            return lambda v: v is not None and v >= c
+        if t.op == "range":
+            return lambda v: (v is not None and (v > lo or (lo_closed and v == lo))
+                              and (v < hi or (hi_closed and v == hi)))
     return lambda v: entry_value(entry, v) is True
 
 

@@ -293,13 +293,21 @@ class Analyser:
             solver = z3.Solver(ctx=context)
             solver.set("timeout", SOLVER_TIMEOUT_MS)
             solver.from_string("\n".join(lines))
-            self._escape = (solver, [z3.Bool(f"out{i}", context) for i in range(len(self.p.rule_masks))], context)
-        solver, leaves, context = self._escape
+            leaves = [z3.Bool(f"out{i}", context) for i in range(len(self.p.rule_masks))]
+            # The literals' raw pointers, kept with the terms that own them: see the check below.
+            self._escape = (solver, leaves, [leaf.as_ast() for leaf in leaves], context)
+        solver, _, raw, context = self._escape
         self._boxes += 1
         name = f"box{self._boxes}"
         solver.from_string(f"(declare-const {name} Bool)\n(assert (=> {name} (and "
                            + " ".join(_within(k, m) for k, m in enumerate(box)) + " true)))")
-        verdict = solver.check(z3.Bool(name, context), *[leaves[i] for i in bits(active)])
+        # Solver.check(*assumptions) casts and sort-checks every assumption in Python, which cost five times the
+        # solving itself (hundreds of literals per question); these are Boolean constants by construction, so their
+        # pointers go to z3's C API as they are.
+        literal = z3.Bool(name, context)  # held until the check: it owns its pointer
+        assumptions = [literal.as_ast()] + [raw[i] for i in bits(active)]
+        verdict = z3.CheckSatResult(z3.Z3_solver_check_assumptions(
+            context.ref(), solver.solver, len(assumptions), (z3.Ast * len(assumptions))(*assumptions)))
         if verdict == z3.unknown:
             raise Undecided
         return verdict == z3.sat

@@ -265,12 +265,16 @@ class TablePartition:
             tuple(col.mask_of(e) for col, e in zip(self.columns, rule.entries)) for rule in model.rules]
         self.region_rules: list[list[int]] = []  # [column][region] -> bitmask of rules
         for k, col in enumerate(self.columns):
-            per_region = [0] * len(col.regions)
+            # Rules grouped by their entry's mask first: most entries of a real table are `-` or repeated, and each
+            # distinct mask then sets its regions once instead of once per rule.
+            rules_with: dict[int, int] = {}
             for i, masks in enumerate(self.rule_masks):
-                m = masks[k]
+                rules_with[masks[k]] = rules_with.get(masks[k], 0) | 1 << i
+            per_region = [0] * len(col.regions)
+            for m, rules in rules_with.items():
                 while m:
                     low = m & -m
-                    per_region[low.bit_length() - 1] |= 1 << i
+                    per_region[low.bit_length() - 1] |= rules
                     m ^= low
             self.region_rules.append(per_region)
         self.all_rules = (1 << len(model.rules)) - 1
