@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import z3
@@ -32,6 +33,12 @@ class Constraint:
 
     formula: z3.BoolRef
     leaves: frozenset[str]
+
+    @cached_property
+    def text(self) -> str:
+        """The formula as z3 prints it (symbolic_key compares run prefixes by it; a path's constraints are shared
+        by every run that extends it, so each is printed once)."""
+        return self.formula.sexpr()
 
 
 Cond = bool | Constraint  # a condition decided concretely, or left to the solver
@@ -372,7 +379,7 @@ def symbolic_key(state: str, store: dict[str, Any], constraints: Sequence[Constr
                        for item in texts)
     # Constraints are sorted with the symbols not yet numbered masked, then numbered in that order: equal keys
     # still mean equal formulas under a renaming.
-    masked = sorted(((_LEAF.sub(lambda m: f"|@{numbers.get(m.group(1), '?')}:{m.group(2)}|", c.formula.sexpr()), c)
+    masked = sorted(((_LEAF.sub(lambda m: f"|@{numbers.get(m.group(1), '?')}:{m.group(2)}|", c.text), c)
                      for c in related), key=lambda pair: pair[0])
-    constraint_part = tuple(_LEAF.sub(rename, c.formula.sexpr()) for _, c in masked)
+    constraint_part = tuple(_LEAF.sub(rename, c.text) for _, c in masked)
     return state, store_part, constraint_part

@@ -145,6 +145,9 @@ class WitnessFinder:
         self._backward_graph = _Graph(self.number, self._reverse)
         self._forward_graph = _Graph(self.number, forward)
         self._distances: dict[frozenset[str], list[int]] = {}
+        # Per target's sources (None: any state), each state's steps cheapest first (_Frontier._successors): the
+        # searches for one target, and for targets reached from the same states, share them.
+        self._successor_lists: dict[frozenset[str] | None, dict[str, list[tuple[int, int, int]]]] = {}
         constants = constants_of(self.model.expressions())
         self._candidates: dict[tuple[str, str], list[Any]] = {}
         self._constants = constants
@@ -505,7 +508,8 @@ class _Frontier:
                 continue
             heapq.heappush(self.heap, (node.depth + hv, -node.depth, self.counter, 0, node, None, 0, 0))
             self.counter += 1
-        self.successors: dict[str, list[tuple[int, int, int]]] | None = {}  # state -> its steps, cheapest first
+        self.successors: dict[str, list[tuple[int, int, int]]] | None = \
+            finder._successor_lists.setdefault(target.sources, {})  # state -> its steps, cheapest first
 
     def answers(self, max_paths: int) -> bool:
         """Can `run(max_paths)` be answered from here (finished, or stopped by a budget below `max_paths`, or
