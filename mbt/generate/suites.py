@@ -575,30 +575,43 @@ class SuiteBuilder:
         start = (run.state, run.store, None, None, None, key)
         seen = {key}
         frontier = [start]
-        for _ in range(self.reconnect_steps):
+        edge_ok, outgoing = finder.edge_ok, engine.outgoing
+        for level in range(self.reconnect_steps):
+            # The first wanted transition that fits, in the walk's order, ends it: the wanted ones of a level are
+            # tried first, and the others are worked out only to go one level further (never after the last).
+            for node in frontier:
+                for i in outgoing[node[0]]:
+                    if i in wanted and edge_ok[i]:
+                        fit = self._fit(node[5], node[1], i)
+                        if fit is not None:
+                            path = [(i, fit[0])]
+                            while node[2] is not None:
+                                path.append((node[3], node[4]))
+                                node = node[2]
+                            return path[::-1]
+            if level == self.reconnect_steps - 1:
+                break
             following = []
             for node in frontier:
-                state, store, key = node[0], node[1], node[5]
-                for i in engine.outgoing[state]:
-                    if not finder.edge_ok[i]:
+                for i in outgoing[node[0]]:
+                    if i in wanted or not edge_ok[i]:
                         continue
-                    fit = self._fits.get((key, i), _UNSEEN)
-                    if fit is _UNSEEN:
-                        fit = self._fits[(key, i)] = self._first_fit(store, i)
+                    fit = self._fit(node[5], node[1], i)
                     if fit is None:
                         continue
                     args, after, after_key = fit
-                    if i in wanted:
-                        path = [(i, args)]
-                        while node[2] is not None:
-                            path.append((node[3], node[4]))
-                            node = node[2]
-                        return path[::-1]
                     if after_key not in seen:
                         seen.add(after_key)
                         following.append((engine.transitions[i].target, after, node, i, args, after_key))
             frontier = following
         return None
+
+    def _fit(self, key: Hashable, store: dict[str, Any], i: int) -> tuple[dict[str, Any], dict[str, Any], Hashable] | None:
+        """_first_fit for the configuration with this key, asked once."""
+        fit = self._fits.get((key, i), _UNSEEN)
+        if fit is _UNSEEN:
+            fit = self._fits[(key, i)] = self._first_fit(store, i)
+        return fit
 
     def _first_fit(self, store: dict[str, Any], i: int) -> tuple[dict[str, Any], dict[str, Any], Hashable] | None:
         """The first readable arguments (in the candidates' fixed order, at most `combos` tried) with which
