@@ -1,5 +1,6 @@
-"""compile_expr's generated functions against the tree-walking judge (tests/judge/expr.py): the same value, of the
-same type, on random expressions and environments; deep trees; strings that look like code stay data."""
+"""compile_expr's generated functions against the FSM judge's tree-walking evaluator (tests/judge/fsm.py,
+value_of): the same value, of the same type, on random expressions and environments; deep trees; strings that look
+like code stay data."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from mbt.model.expr import And, Arith, Compare, Lit, Member, Not, Or, Ref, compile_expr
-from tests.judge.expr import evaluate
+from tests.judge.fsm import value_of as evaluate
 from tests.test_checks import SCOPE, condition, operand, random_value
 
 

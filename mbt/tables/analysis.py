@@ -301,7 +301,7 @@ class Analyser:
         name = f"box{self._boxes}"
         solver.from_string(f"(declare-const {name} Bool)\n(assert (=> {name} (and "
                            + " ".join(_within(k, m) for k, m in enumerate(box)) + " true)))")
-        # Solver.check(*assumptions) casts and sort-checks every assumption in Python, which cost five times the
+        # Solver.check(*assumptions) casts and sort-checks every assumption in Python, which cost several times the
         # solving itself (hundreds of literals per question); these are Boolean constants by construction, so their
         # pointers go to z3's C API as they are.
         literal = z3.Bool(name, context)  # held until the check: it owns its pointer
