@@ -106,8 +106,7 @@ class CompiledFsm:
                 actions=[compile_action(a) for a in t.actions],
                 param_names=t.params or self.params[t.event], transition_el=idx[ids.transition_id(t)],
                 branch_el=idx[ids.branch_id(t)] if in_group else None, target_el=idx[ids.state_id(t.target)],
-                assigned=tuple(name for name in model.variables
-                               if any(isinstance(a, (Assign, Discard)) and a.target == name for a in t.actions)),
+                assigned=_assigned(model, t),
                 checked=_may_leave_range(model, t))
             self.by_state_event[(t.source, t.event)].append(ct)
             self.transitions.append(ct)
@@ -166,6 +165,12 @@ class CompiledFsm:
             self._initial = (self.model.initial_state, variables)
         state, variables = self._initial
         return state, dict(variables)
+
+
+def _assigned(model: FsmModel, t: Transition) -> tuple[str, ...]:
+    """The variables a transition's actions assign or discard, in declaration order."""
+    targets = {a.target for a in t.actions if isinstance(a, (Assign, Discard))}
+    return tuple(name for name in model.variables if name in targets) if targets else ()
 
 
 def _may_leave_range(model: FsmModel, t: Transition) -> tuple[str, ...]:
