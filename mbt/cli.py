@@ -373,7 +373,9 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
                          redact=list(redact) if redact else None, redact_mode=redact_mode, engine=engine,
                          scheduler=scheduler, jobs=jobs, use_cache=not no_cache)
     if fmt == "json":
-        emit(report.model_dump_json(indent=2) + "\n", output)
+        from mbt.report.jsonout import with_coverage_json
+
+        emit(with_coverage_json(report, indent=2) + "\n", output)
     else:
         from mbt.report.runs_text import runs_text
 

@@ -7,11 +7,14 @@ import json
 import sys
 from pathlib import Path
 
+import msgspec
+
 from mbt.analysis.findings import CheckReport
 from mbt.elements.base import ElementsReport
 from mbt.generate.report import GenerateReport  # noqa: E402 - grouped with the report it adds
 from mbt.measure.coverage import CoverageReport
 from mbt.mutate.results import CompareReport, MutationReport
+from mbt.report.jsonout import ElementRow
 from mbt.runs.results import RunsReport
 
 REPORTS = {"check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport,
@@ -19,10 +22,37 @@ REPORTS = {"check": CheckReport, "elements": ElementsReport, "coverage": Coverag
 
 
 def schema_text(name: str) -> str:
-    schema = REPORTS[name].model_json_schema(mode="serialization")
+    report = REPORTS[name]
+    schema = report.model_json_schema(mode="serialization")
+    if report is CoverageReport:
+        _as_written(schema, schema)
+    elif "CoverageReport" in schema.get("$defs", {}):  # a report holding one (runs) writes it as `mbt coverage` does
+        _as_written(schema, schema["$defs"]["CoverageReport"])
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = f"https://mbt.dev/schemas/{name}-1.0.json"
+    versioned = report.model_fields.get("schema_version")
+    schema["$id"] = f"https://mbt.dev/schemas/{name}-{versioned.default if versioned else '1.0'}.json"
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def _as_written(schema: dict, coverage: dict) -> None:
+    """The coverage report (`coverage`, in `schema`) as mbt/report/jsonout.py writes it: compact rows (ElementRow) in
+    place of the in-memory ElementCoverage, and the golden_ids table their covering lists index."""
+    (row,), components = msgspec.json.schema_components((ElementRow,), ref_template="#/$defs/{name}")
+    defs = schema["$defs"]
+    defs["ModelCoverage"]["properties"]["elements"]["items"] = row
+    defs["ElementRow"] = components["ElementRow"]  # its Status and Severity: the enums pydantic's defs hold already
+    coverage["properties"]["golden_ids"] = {
+        "description": "Every golden an element row names, once, in the order the rows first name them; the rows' "
+                       "exercised_by and verified_by are indices into it.",
+        "items": {"type": "string"}, "title": "Golden Ids", "type": "array"}
+    coverage.setdefault("required", []).append("golden_ids")
+    while True:  # the defs no longer referenced (the in-memory row and what only it used)
+        text = json.dumps(schema)
+        unused = [name for name in defs if f'"#/$defs/{name}"' not in text]
+        if not unused:
+            return
+        for name in unused:
+            del defs[name]
 
 
 def write_schemas(folder: Path) -> list[Path]:

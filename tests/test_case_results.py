@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_runner import run_mbt
+from tests.json_report import expanded
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"
@@ -76,7 +77,7 @@ def outputs(tmp_path_factory, request):
 
 def test_every_row_follows_the_rules(outputs):
     outputs, verdicts = outputs
-    report = json.loads((outputs / "cov.json").read_text(encoding="utf-8"))
+    report = expanded(json.loads((outputs / "cov.json").read_text(encoding="utf-8")))
     rows = read_cases_csv((outputs / "cases.csv").read_text(encoding="utf-8"))
     invalid, verified, exercised, of = judge_rows(report)
     assert len(rows) == report["goldens"]["read"]  # one row per case read, valid or invalid

@@ -13,6 +13,7 @@ from _gold import compare_gold
 from mbt.report.github import annotation
 from mbt.report.markdown import cell
 from tests.cli_runner import run_mbt
+from tests.json_report import expanded
 
 ROOT = Path(__file__).resolve().parents[1]
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
@@ -142,7 +143,7 @@ def test_github_annotations(example_outputs):
 def test_github_annotations_respect_the_per_step_limit(example_outputs, tmp_path):
     """At most 10 per level; what is cut is counted in one summary notice, recounted here from the JSON report."""
     lines = example_outputs["github"].splitlines()
-    report = json.loads(mbt("coverage", *EXAMPLE, "--format", "json").stdout)
+    report = expanded(json.loads(mbt("coverage", *EXAMPLE, "--format", "json").stdout))
     waived = {(w["model"], w["element"]) for w in report["gate"]["waivers"] if w["status"] == "active"}
     uncovered = [(m["model"], e["element"]) for m in report["models"] for e in m["elements"]
                  if e["element"]["feasible"] and not e["verified_by"]]

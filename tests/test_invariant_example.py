@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from mbt.cli import cli, main
+from tests.json_report import expanded
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ["models/recovery.fsm", "models/recovery.inv", "models/orders.fsm", "models/orders.inv"]
@@ -28,7 +29,7 @@ def run(*args: str) -> tuple[int, dict]:
         out = Path(folder) / "report.json"
         result = CliRunner().invoke(cli, [*args, "--format", "json", "-o", str(out)])
         assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-        return result.exit_code, json.loads(out.read_text(encoding="utf-8"))
+        return result.exit_code, expanded(json.loads(out.read_text(encoding="utf-8")))
 
 
 def test_the_example_invariants_hold_on_every_run():

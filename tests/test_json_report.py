@@ -1,10 +1,15 @@
-"""The JSON coverage report (mbt/report/jsonout.py) is byte for byte what pydantic's model_dump_json writes for the same
-report, compact and indented, on every shipped example and on reports with the values that format differently."""
+"""The JSON coverage report (schema 2.0, mbt/report/jsonout.py): expanded by the rule docs/user-guide.md states (rows
+flattened, defaults and the model's own model/kind/file left out, covering goldens as indices into golden_ids) it is
+exactly what pydantic's model_dump_json writes for the in-memory report; it validates against the published schema;
+and it is written the same in pieces of any size, compact or indented."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from mbt import api
@@ -12,17 +17,33 @@ from mbt.goldens.cases import parse_case
 from mbt.goldens.loader import GoldenSet
 from mbt.measure.coverage import CoverageReport, ElementCoverage
 from mbt.report import jsonout
-from mbt.report.jsonout import coverage_json, coverage_json_body
+from mbt.report.jsonout import coverage_json, coverage_json_body, with_coverage_json
+from tests.json_report import DEFAULTS, expanded
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(str(p) for p in (ROOT / "models").iterdir() if p.suffix in (".fsm", ".inv", ".dt", ".policy"))
 # Each example model with what it needs (invariants read their FSM; the policy enforces one).
 GROUPS = [[p] if not p.endswith(".inv") else [p[:-4] + ".fsm", p] for p in EXAMPLES]
-
-
-def assert_same(report: CoverageReport) -> None:
-    for indent in (None, 2):
-        assert coverage_json(report, indent) == report.model_dump_json(indent=indent)
+SCHEMA = json.loads((ROOT / "docs" / "schemas" / "coverage.schema.json").read_text(encoding="utf-8"))
+def assert_faithful(report: CoverageReport) -> dict:
+    document = json.loads(coverage_json(report))
+    jsonschema.validate(document, SCHEMA)
+    assert expanded(document) == json.loads(report.model_dump_json())
+    rows = [row for m in document["models"] for row in m["elements"]]
+    for row in rows:  # nothing a reader can infer is written
+        assert not any(name in row and row[name] == default for name, default in DEFAULTS.items())
+        assert not any(row.get(name) in ([], 0) for name in ("exercised_by", "verified_by", "exercised_more",
+                                                             "verified_more"))
+    seen = -1  # golden_ids in the order the rows first name them
+    for row in rows:
+        for i in row.get("exercised_by", []) + row.get("verified_by", []):
+            assert i <= seen + 1
+            seen = max(seen, i)
+    assert seen + 1 == len(document["golden_ids"])
+    indented = coverage_json(report, 2)
+    assert json.loads(indented) == document
+    assert indented == json.dumps(document, indent=2, ensure_ascii=False)  # pydantic's layout: 2 spaces, ": "
+    return document
 
 
 @pytest.mark.parametrize("models", GROUPS, ids=lambda paths: Path(paths[-1]).name)
@@ -30,14 +51,18 @@ def test_each_example_model_and_its_goldens(models):
     report = api.coverage(models, [str(ROOT / "models" / "goldens")], covering_cap=2)
     assert report.models and report.models[0].elements
     assert any(e.exercised_more for m in report.models for e in m.elements)  # the capped counts are written too
-    assert_same(report)
+    document = assert_faithful(report)
+    assert document["schema_version"] == "2.0"
 
 
 def test_every_example_together_with_the_gate_and_review_parts():
     run = api.coverage_run(EXAMPLES, [str(ROOT / "models" / "goldens")], review=True,
                            gate_path=str(ROOT / "models" / "gates" / "release.yaml"))
     assert run.report.gate is not None and run.report.traceability
-    assert_same(run.report)
+    document = assert_faithful(run.report)
+    # spans, statuses, severities and weights other than the defaults are on the rows that have them
+    rows = [row for m in document["models"] for row in m["elements"]]
+    assert {"span", "status", "severity", "weight"} <= {name for row in rows for name in row}
 
 
 def test_values_that_json_writers_format_differently():
@@ -51,7 +76,20 @@ def test_values_that_json_writers_format_differently():
     report = api.measure(models, GoldenSet(cases=cases))
     assert report.contradictions
     assert "1e+16" in coverage_json(report) and "caf\u00e9-\u4e2d\U0001f600" in coverage_json(report)
-    assert_same(report)
+    assert_faithful(report)
+
+
+def test_an_element_of_another_file_model_or_kind_or_with_tags_says_so_on_its_row():
+    report = api.coverage([str(ROOT / "models" / "recovery.fsm")], [str(ROOT / "models" / "goldens")])
+    row = report.models[0].elements[0]
+    moved = row.element.location.model_copy(update={"file": "elsewhere.fsm"})
+    report.models[0].elements[0] = ElementCoverage(
+        element=dataclasses.replace(row.element, model="other", kind="table", location=moved, tags=["REQ-1"],
+                                    feasible=False, reason="why"),
+        exercised_by=row.exercised_by, verified_by=row.verified_by)
+    first = assert_faithful(report)["models"][0]["elements"][0]
+    assert (first["file"], first["model"], first["kind"]) == ("elsewhere.fsm", "other", "table")
+    assert (first["tags"], first["feasible"], first["reason"]) == (["REQ-1"], False, "why")
 
 
 def test_rows_are_plain_objects_that_pydantic_takes_as_they_are():
@@ -63,18 +101,32 @@ def test_rows_are_plain_objects_that_pydantic_takes_as_they_are():
     assert again.models[0].elements == report.models[0].elements
 
 
-def test_the_written_bytes_are_pydantics_with_a_newline_in_pieces_of_any_size(monkeypatch):
+def test_the_written_bytes_are_the_same_in_pieces_of_any_size(monkeypatch):
     report = api.coverage(EXAMPLES, [str(ROOT / "models" / "goldens")])
     assert len(report.models) > 1 and any(len(m.elements) > 3 for m in report.models)
+    whole = (coverage_json(report) + "\n").encode()
     for rows in (1, 3, 10_000):  # pieces of one row, of a few, and the whole model in one
         monkeypatch.setattr(jsonout, "ROWS_PER_PIECE", rows)
         pieces = list(coverage_json_body(report))
-        assert b"".join(pieces) == (report.model_dump_json() + "\n").encode()
+        assert b"".join(pieces) == whole
         assert rows > 3 or len(pieces) > sum(len(m.elements) for m in report.models) // rows
     indented = coverage_json_body(report, 2)
-    assert bytes(indented) == (report.model_dump_json(indent=2) + "\n").encode()  # type: ignore[arg-type]
+    assert bytes(indented) == (coverage_json(report, 2) + "\n").encode()  # type: ignore[arg-type]
     empty = api.coverage(EXAMPLES[:1], [str(ROOT / "models" / "goldens")])
     empty.models = []
-    assert b"".join(coverage_json_body(empty)) == (empty.model_dump_json() + "\n").encode()
-    rows = [row for m in report.models for row in m.elements]
-    assert coverage_json(report).count('"location":') == len(rows)  # a shared location is written on every row
+    document = json.loads(b"".join(coverage_json_body(empty)))
+    assert document["models"] == [] and document["golden_ids"] == []
+    assert expanded(document) == json.loads(empty.model_dump_json())
+
+
+def test_the_runs_report_holds_the_coverage_report_as_mbt_coverage_writes_it():
+    report = api.runs([str(ROOT / "models" / "recovery.fsm")], [str(ROOT / "models" / "runs")],
+                      [str(ROOT / "models" / "goldens")])
+    assert report.coverage is not None
+    document = json.loads(with_coverage_json(report, indent=2))
+    assert document["coverage"] == json.loads(coverage_json(report.coverage))
+    assert {k: v for k, v in document.items() if k != "coverage"} == json.loads(
+        report.model_dump_json(exclude={"coverage"}))
+    jsonschema.validate(document, json.loads((ROOT / "docs" / "schemas" / "runs.schema.json").read_text()))
+    report.coverage = None
+    assert with_coverage_json(report) == report.model_dump_json()

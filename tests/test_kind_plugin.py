@@ -10,6 +10,7 @@ import pytest
 
 from mbt import api, kinds
 from tests.cli_runner import run_mbt
+from tests.json_report import expanded
 from tests.plugin_kind import kind as checklist_kind
 
 MODEL = 'checklist release {\n  item notes "release notes written"\n  item tag\n}\n'
@@ -43,7 +44,7 @@ def test_enumerated_measured_gated_and_reported(checklist):
     result = run_mbt("coverage", "--model", checklist / "release.chk",
                      "--goldens", checklist / "g.jsonl", "--gate", gate, "--format", "json")
     assert result.returncode == 1, result.stderr
-    report = json.loads(result.stdout)
+    report = expanded(json.loads(result.stdout))
     (m,) = report["models"]
     assert m["kind"] == "checklist"
     by_id = {e["element"]["id"]: e for e in m["elements"]}

@@ -14,6 +14,7 @@ from mbt.goldens.loader import GoldenStream
 from mbt.measure import parallel
 from mbt.measure import run as engine
 from tests.cli_runner import run_mbt
+from tests.json_report import expanded
 from tests.split_goldens import write_split_goldens
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,7 +88,7 @@ def test_a_covering_cap_keeps_the_first_ids_and_counts_the_rest(goldens, monkeyp
     model, folder = goldens
     monkeypatch.setattr(cli, "COVERING_CAP", 2)
     args = ("coverage", "--model", model, "--goldens", folder, "--no-gate", "--format", "json")
-    capped, full = json.loads(run_mbt(*args).stdout), json.loads(run_mbt(*args, "--show-covering", "all").stdout)
+    capped, full = (expanded(json.loads(run_mbt(*a).stdout)) for a in (args, (*args, "--show-covering", "all")))
     assert capped["models"][0]["criteria"] == full["models"][0]["criteria"]
     more = 0
     for a, b in zip(capped["models"][0]["elements"], full["models"][0]["elements"]):

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from mbt.cli import cli
 from mbt.goldens.loader import load_goldens
 from mbt.parsing.loader import load_file
+from tests.json_report import expanded
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,7 +28,7 @@ def run(*args: str) -> tuple[int, dict]:
         out = Path(folder) / "report.json"
         result = CliRunner().invoke(cli, [*args, "--format", "json", "-o", str(out)])
         assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-        return result.exit_code, json.loads(out.read_text(encoding="utf-8"))
+        return result.exit_code, expanded(json.loads(out.read_text(encoding="utf-8")))
 
 
 def test_check_reports_the_policy_gap_and_the_masked_goodwill_rule():

@@ -14,8 +14,10 @@ from mbt.api import load_models
 from mbt.api import runs as runs_api
 from mbt.cli import main
 from mbt.kinds import support
+from mbt.report.jsonout import with_coverage_json
 from mbt.runs.reader import read_runs
 from mbt.runs.redact import EMAIL, Redaction
+from tests.json_report import expanded
 from tests.judge import runs as judge
 
 MODEL, RUNS, GOLDENS = "models/orders.fsm", "models/runs", "models/goldens/orders"
@@ -160,7 +162,7 @@ def test_regression_goldens_replay_redact_and_collapse(tmp_path, capsys):
               "--format", "json"])
     except SystemExit as exit_:
         code = exit_.code
-    data = json.loads(capsys.readouterr().out)
+    data = expanded(json.loads(capsys.readouterr().out))
     assert code == 0
     assert (data["contradictions"], data["divergences"], data["unbound_turns"], data["invalid_cases"]) == ([],) * 4
     verified = {e["element"]["id"] for m in data["models"] for e in m["elements"] if e["verified_by"]}
@@ -199,4 +201,4 @@ def test_json_report_validates_against_the_published_schema(report):
     import jsonschema
 
     schema = json.load(open("docs/schemas/runs.schema.json", encoding="utf-8"))
-    jsonschema.validate(json.loads(report.model_dump_json()), schema)
+    jsonschema.validate(json.loads(with_coverage_json(report)), schema)

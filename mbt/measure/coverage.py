@@ -14,7 +14,7 @@ from mbt.measure.numbers import Numbers
 from mbt.measure.review import SourceCoverage, TraceRow
 from mbt.mutate.results import MutationReport
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
 
 
 class CriterionCoverage(BaseModel):
@@ -45,8 +45,8 @@ ROW_FIELDS = tuple(ElementCoverageSchema.model_fields)  # a row's keys, in the r
 
 class ElementCoverage(msgspec.Struct):
     """One element's row of a coverage report: a plain object, as a report holds one per element (hundreds of
-    thousands for a large model). pydantic takes a row as it is (validation is a type check) and publishes
-    ElementCoverageSchema as its schema; mbt/report/jsonout.py has msgspec write the rows as they are."""
+    thousands for a large model). pydantic takes a row as it is (validation is a type check) and dumps it whole, as
+    ElementCoverageSchema; the JSON report (mbt/report/jsonout.py) writes it compact, as an ElementRow."""
 
     element: Element
     exercised_by: list[str] = []
