@@ -158,4 +158,3 @@ def _placed(fields: dict, name: str, value: object, model: type) -> dict:
     fields after."""
     order = [n for n in model.model_fields if n == name or n in fields] + [n for n in fields if n not in model.model_fields]
     return {n: value if n == name else fields[n] for n in order}
-
