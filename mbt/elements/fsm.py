@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from mbt.elements.base import Element, element_from
+from mbt.elements.base import Element, built, element_from
 from mbt.model.common import SEVERITY_WEIGHT, Severity
 from mbt.model.expr import atoms
 from mbt.model.fsm import Forbid, FsmModel, Transition
@@ -84,17 +84,12 @@ def enumerate_fsm(model: FsmModel, infeasible: dict[str, str] | None = None) -> 
         # A large model has hundreds of thousands of pairs: what depends on `first` alone is built once.
         prefix, head = pair_id_prefix(first), f"{first.source} -> {first.target} -> "
         for second in by_source.get(first.target, ()):
-            out.append(Element(id=prefix + second.key, model=name, kind="fsm", criterion="transition-pair",
-                               label=f"{head}{second.target} ({first.event}, {second.event})",
-                               location=second.loc, span=second.span, status=second.status,
-                               severity=second.severity or Severity.medium,
-                               weight=_pair_weight(first, second)))
+            severity = second.severity or Severity.medium
+            out.append(built(prefix + second.key, name, "fsm", "transition-pair",
+                             f"{head}{second.target} ({first.event}, {second.event})", second.loc, second.span,
+                             second.status, severity, SEVERITY_WEIGHT[severity]))
     if infeasible:
         for e in out:
             if e.id in infeasible:
                 e.feasible, e.reason = False, infeasible[e.id]
     return out
-
-
-def _pair_weight(first: Transition, second: Transition) -> float:
-    return SEVERITY_WEIGHT[second.severity or Severity.medium]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
-from mbt.elements.base import Element, element_from
+from mbt.elements.base import Element, built, element_from
 from mbt.model.common import SEVERITY_WEIGHT, Severity
 from mbt.model.expr import Compare, Expr, Lit, Ref, atoms
 from mbt.model.policy import DENY, PERMIT, PolicyModel, Rule
@@ -137,11 +137,10 @@ def enumerate_policy(model: PolicyModel, analysis=None) -> list[Element]:
         for c in analysis.conflicts:
             first, second = rules[c.first], rules[c.second]
             severity = max((r.severity or Severity.medium for r in (first, second)), key=SEVERITY_WEIGHT.get)
-            out.append(Element(id=conflict_id(first, second), model=name, kind="policy", criterion="conflict",
-                               label=f"{first.effect} {first.name} and {second.effect} {second.name} both apply: "
-                                     f"{_resolution(model, first, second)}",
-                               location=second.loc, span=second.span, status=second.status, severity=severity,
-                               weight=SEVERITY_WEIGHT[severity]))
+            out.append(built(conflict_id(first, second), name, "policy", "conflict",
+                             f"{first.effect} {first.name} and {second.effect} {second.name} both apply: "
+                             f"{_resolution(model, first, second)}",
+                             second.loc, second.span, second.status, severity, SEVERITY_WEIGHT[severity]))
     action = model.action_attribute()
     values = list(action.type.values) if action is not None else [None]
     for value in values:
