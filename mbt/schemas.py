@@ -41,6 +41,7 @@ def _as_written(schema: dict, coverage: dict) -> None:
     defs = schema["$defs"]
     defs["ModelCoverage"]["properties"]["elements"]["items"] = row
     defs["ElementRow"] = components["ElementRow"]  # its Status and Severity: the enums pydantic's defs hold already
+    del defs["ElementRow"]["properties"]["criterion"]["default"]  # not "": the id's prefix (its description says)
     coverage["properties"]["golden_ids"] = {
         "description": "Every golden an element row names, once, in the order the rows first name them; the rows' "
                        "exercised_by and verified_by are indices into it.",

@@ -21,7 +21,7 @@ def expanded(document: dict) -> dict:
         rows = []
         for row in m["elements"]:
             element = {"id": row["id"], "model": row.get("model", m["model"]), "kind": row.get("kind", m["kind"]),
-                       "criterion": row["criterion"], "label": row["label"],
+                       "criterion": row.get("criterion", row["id"].split(":")[0]), "label": row["label"],
                        "location": {"file": row.get("file", m["file"]), "line": row["line"], "column": row["column"]}}
             element.update({name: row.get(name, default) for name, default in DEFAULTS.items()})
             rows.append({"element": element,

@@ -34,6 +34,7 @@ def assert_faithful(report: CoverageReport) -> dict:
         assert not any(name in row and row[name] == default for name, default in DEFAULTS.items())
         assert not any(row.get(name) in ([], 0) for name in ("exercised_by", "verified_by", "exercised_more",
                                                              "verified_more"))
+        assert "criterion" not in row or not row["id"].startswith(row["criterion"] + ":")  # else it is left out
     seen = -1  # golden_ids in the order the rows first name them
     for row in rows:
         for i in row.get("exercised_by", []) + row.get("verified_by", []):
@@ -85,11 +86,17 @@ def test_an_element_of_another_file_model_or_kind_or_with_tags_says_so_on_its_ro
     moved = row.element.location.model_copy(update={"file": "elsewhere.fsm"})
     report.models[0].elements[0] = ElementCoverage(
         element=dataclasses.replace(row.element, model="other", kind="table", location=moved, tags=["REQ-1"],
-                                    feasible=False, reason="why"),
+                                    feasible=False, reason="why", criterion="mcdc"),
         exercised_by=row.exercised_by, verified_by=row.verified_by)
     first = assert_faithful(report)["models"][0]["elements"][0]
     assert (first["file"], first["model"], first["kind"]) == ("elsewhere.fsm", "other", "table")
     assert (first["tags"], first["feasible"], first["reason"]) == (["REQ-1"], False, "why")
+    assert first["criterion"] == "mcdc" and first["id"].startswith("state:")  # not the id's prefix: written
+    assert all("criterion" not in row for row in first_model_rows(report)[1:])  # the id's prefix: left out
+
+
+def first_model_rows(report: CoverageReport) -> list[dict]:
+    return json.loads(coverage_json(report))["models"][0]["elements"]
 
 
 def test_rows_are_plain_objects_that_pydantic_takes_as_they_are():

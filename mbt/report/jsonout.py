@@ -2,9 +2,10 @@
 
 A large model has hundreds of thousands of elements, and a row per element is most of the report. So a row is the
 element's fields flattened (`line` and `column` of its location beside its `id`), without the fields that hold their
-default value, without the model, kind and file it shares with its model, and with the goldens that exercise and
-verify it as indices into one table, `golden_ids`, written last: every golden a row names, once, in the order the
-rows first name them (docs/user-guide.md, "The JSON report"). Everything else is what `model_dump_json` writes.
+default value, without the model, kind and file it shares with its model, without the criterion its id begins with,
+and with the goldens that exercise and verify it as indices into one table, `golden_ids`, written last: every golden
+a row names, once, in the order the rows first name them (docs/user-guide.md, "The JSON report"). Everything else is
+what `model_dump_json` writes.
 
 pydantic writes everything but the rows (as JSON fragments); msgspec writes the rows (ElementRow), a batch at a
 time, with each distinct span written once by pydantic and copied in verbatim (`msgspec.Raw`). The compact report
@@ -35,11 +36,16 @@ _DEFAULT = {name: f.default for name, f in Element.__dataclass_fields__.items()}
 _DEFAULT_WEIGHT = _DEFAULT["weight"]
 
 
-class ElementRow(msgspec.Struct, omit_defaults=True):
+# What a row says of its criterion when it leaves it out (docs/user-guide.md, "The JSON report").
+CRITERION_RULE = "the element's criterion; left out where it is the part of `id` before the first `:`"
+
+
+class ElementRow(msgspec.Struct, omit_defaults=True, kw_only=True):
     """One element's row: the element's fields and its coverage; a field holding its default is left out."""
 
     id: str
-    criterion: str
+    # "" (left out): the id's prefix, which it is for most elements (`transition-pair:...`)
+    criterion: Annotated[str, msgspec.Meta(description=CRITERION_RULE)] = ""
     label: str
     line: int  # of the element's location
     column: int
@@ -117,18 +123,20 @@ def _pieces(report: CoverageReport, newline: bool = False) -> Iterator[bytes]:
 def _row_maker(m: ModelCoverage, numbers: _Numbers) -> Callable[[ElementCoverage], ElementRow]:
     number = numbers.__getitem__
     file, model, kind = m.file, m.model, m.kind
+    prefixes = {criterion: criterion + ":" for criterion in {ec.element.criterion for ec in m.elements}}
 
     def row(ec: ElementCoverage) -> ElementRow:
         e = ec.element
         where = e.location
+        criterion = e.criterion
         return ElementRow(
-            e.id, e.criterion, e.label, where.line, where.column,
-            where.file if where.file != file else None, e.model if e.model != model else None,
-            e.kind if e.kind != kind else None, e.span,
-            e.status, e.severity, _DEFAULT_WEIGHT if e.weight == _DEFAULT_WEIGHT else e.weight, e.feasible, e.reason,
-            e.tags,
-            list(map(number, ec.exercised_by)), list(map(number, ec.verified_by)),
-            ec.exercised_more, ec.verified_more)
+            id=e.id, criterion="" if e.id.startswith(prefixes[criterion]) else criterion, label=e.label,
+            line=where.line, column=where.column, file=where.file if where.file != file else None,
+            model=e.model if e.model != model else None, kind=e.kind if e.kind != kind else None, span=e.span,
+            status=e.status, severity=e.severity, weight=_DEFAULT_WEIGHT if e.weight == _DEFAULT_WEIGHT else e.weight,
+            feasible=e.feasible, reason=e.reason, tags=e.tags, exercised_by=list(map(number, ec.exercised_by)),
+            verified_by=list(map(number, ec.verified_by)), exercised_more=ec.exercised_more,
+            verified_more=ec.verified_more)
 
     return row
 
