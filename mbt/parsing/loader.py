@@ -19,6 +19,7 @@ from mbt.parsing.common import CommonRules
 from mbt.parsing.grammar import parser
 from mbt.parsing.reader import MAX_MODEL_BYTES, exists, is_folder, read_text, shown_path  # noqa: F401 - read_text: also for the importers
 from mbt.parsing.syntax import syntax_error
+from mbt.parsing.transformer import TableTransformer
 
 # Files in other tools' formats (DMN XML, GraphWalker JSON) are read by the importers, found by suffix.
 
@@ -41,7 +42,7 @@ class _FileRules:
 @lru_cache(maxsize=4)
 def _transformer_class(registry_version: int) -> type:
     """One transformer for the whole file grammar: each registered kind's rules mixin, then the common rules."""
-    bases = tuple(k.rules for k in kinds.all_kinds()) + (CommonRules, Transformer)
+    bases = tuple(k.rules for k in kinds.all_kinds()) + (CommonRules, TableTransformer)
     return type("FileTransformer", (_FileRules, *bases), {"__doc__": _transformer_class.__doc__})
 
 
