@@ -11,11 +11,8 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
 
 from mbt.parsing import grammar
-from mbt.parsing.loader import model_suffixes
-
-ROOT = Path(__file__).resolve().parents[1]
-FILES = sorted(p for folder in ("models", "tests/cases", "tests/data") for p in (ROOT / folder).rglob("*")
-               if p.suffix in model_suffixes())
+from tests.model_files import MODEL_FILES as FILES
+from tests.model_files import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,8 @@ from lark.visitors import Discard
 
 from mbt.parsing import grammar, loader
 from mbt.parsing.transformer import TableTransformer
-
-ROOT = Path(__file__).resolve().parents[1]
-FILES = sorted(p for folder in ("models", "tests/cases", "tests/data") for p in (ROOT / folder).rglob("*")
-               if p.suffix in loader.model_suffixes())
+from tests.model_files import MODEL_FILES as FILES
+from tests.model_files import ROOT
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -114,3 +112,27 @@ def test_a_discarded_root_and_a_lone_token():
 
     assert Gone().transform(TOY.parse("abc")) is None
     assert Ours().transform(Token("NUMBER", "4")) == Theirs().transform(Token("NUMBER", "4"))
+
+
+def test_an_overridden_default_token_callback_as_with_lark():
+    class Shouting:
+        def __default_token__(self, token):
+            if token == "boom":
+                raise ValueError("no")
+            return token.upper()
+
+    class OursShouting(Shouting, Ours):
+        pass
+
+    class TheirsShouting(Shouting, Theirs):
+        pass
+
+    tree = TOY.parse("abc (1, 2) plain xyz")
+    got = OursShouting().transform(tree)
+    assert got == TheirsShouting().transform(tree)
+    assert ("ABC", 1, 1) in got.children  # WORD has no callback of its own: the default shouts it
+    broken = Tree("word", [Token("WORD", "boom")])  # an error in the default is not wrapped, as lark does not wrap it
+    with pytest.raises(ValueError):
+        TheirsShouting().transform(broken)
+    with pytest.raises(ValueError):
+        OursShouting().transform(broken)

@@ -1,4 +1,4 @@
-"""lark's Transformer with each rule's and token's callback looked up once per transformer, not once per node."""
+"""lark's Transformer with each rule's and token's callback looked up once per transform, not once per node."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from lark.visitors import Discard
 class TableTransformer(Transformer):
     """Transforms as lark's Transformer does (bottom-up, the same callbacks with the same arguments, `Discard`
     honoured, an exception inside a callback raised as VisitError of its tree or token); the attribute lookups and
-    the `v_args` wrapping lark repeats per node are done once per rule name and token type."""
+    the `v_args` wrapping lark repeats per node are done once per rule name and token type in a transform."""
 
     def transform(self, tree: Tree) -> Any:
         rules: dict[str, tuple[Callable[[Tree, list], Any], bool]] = {}
