@@ -4,6 +4,7 @@ a model with severities, tags and infeasible elements, and of the benchmark's ge
 
 from __future__ import annotations
 
+import pickle
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from mbt import api
 from mbt.elements.base import Element, built
 from mbt.kinds import elements_of
-from mbt.model.common import Location, Severity, Status
+from mbt.model.common import Location, Severity, Span, Status
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "bench"))
@@ -85,3 +86,20 @@ def test_tags_are_the_callers_list_and_default_to_a_fresh_one():
     second = built("state:b", "m", "fsm", "state", "state b", where, None, Status.inferred, Severity.medium, 1.0)
     first.tags.append("REQ-2")
     assert second.tags == []
+
+
+def test_a_pickled_element_loads_with_every_field_as_it_was():
+    # The compiled-model cache pickles elements and rebuilds them without validation (Element.__reduce__): every
+    # field, given a value other than its default, comes back equal and of the same type.
+    where = Location(file="m.fsm", line=3, column=7)
+    span = Span(source="doc", line_start=1, line_end=2, loc=where)
+    element = Element(id="guard:a.go->b", model="m", kind="fsm", criterion="guard", label="guard of a -> b",
+                      location=where, span=span, status=Status.stated, severity=Severity.critical, weight=8.0,
+                      feasible=False, reason="no run reaches a", tags=["REQ-1", "REQ-2"])
+    loaded = pickle.loads(pickle.dumps([element, element]))
+    assert loaded[0] == element and loaded[0] is loaded[1]
+    for f in fields(Element):
+        assert getattr(loaded[0], f.name) == getattr(element, f.name)
+        assert type(getattr(loaded[0], f.name)) is type(getattr(element, f.name)), f.name
+    defaults = {f.name for f in fields(Element) if getattr(element, f.name) == f.default}
+    assert not defaults  # every field differs from its default, so a field set from its neighbour's value fails
