@@ -245,19 +245,13 @@ def typed_decode_figures(goldens_path: Path) -> tuple[float, float, int]:
     return raw, typed, len(lines)
 
 
-@api.collector_paused  # timed as a coverage run replays: with the cyclic collector paused
 def best_of(func) -> float:
     """CPU seconds of the fastest of a few runs: both sides are single-threaded, so CPU time compares them
     fairly even while other work on the machine makes wall times jump."""
-    best = float("inf")
-    for _ in range(REPEATS):
-        start = time.process_time()
-        func()
-        best = min(best, time.process_time() - start)
-    return best
+    return min(times[0] for times in in_rounds(func))
 
 
-@api.collector_paused
+@api.collector_paused  # timed as a coverage run replays: with the cyclic collector paused
 def in_rounds(*funcs) -> list[list[float]]:
     """CPU seconds of each function in each of a few rounds, the functions run one after another in every round."""
     rounds = []
