@@ -14,7 +14,7 @@ from mbt.elements.base import ElementsReport
 from mbt.generate.report import GenerateReport  # noqa: E402 - grouped with the report it adds
 from mbt.measure.coverage import CoverageReport
 from mbt.mutate.results import CompareReport, MutationReport
-from mbt.report.jsonout import ElementRow
+from mbt.report.jsonout import ELEMENT_COLUMNS, REQUIRED_CELLS, ElementRow
 from mbt.runs.results import RunsReport
 
 REPORTS = {"check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport,
@@ -35,13 +35,25 @@ def schema_text(name: str) -> str:
 
 
 def _as_written(schema: dict, coverage: dict) -> None:
-    """The coverage report (`coverage`, in `schema`) as mbt/report/jsonout.py writes it: compact rows (ElementRow) in
-    place of the in-memory ElementCoverage, and the golden_ids table their covering lists index."""
-    (row,), components = msgspec.json.schema_components((ElementRow,), ref_template="#/$defs/{name}")
+    """The coverage report (`coverage`, in `schema`) as mbt/report/jsonout.py writes it: each element's row an array
+    of the cells ElementRow declares (in place of the in-memory ElementCoverage), the element_columns that name
+    them, and the golden_ids table their covering lists index."""
+    _, components = msgspec.json.schema_components((ElementRow,), ref_template="#/$defs/{name}")
     defs = schema["$defs"]
-    defs["ModelCoverage"]["properties"]["elements"]["items"] = row
-    defs["ElementRow"] = components["ElementRow"]  # its Status and Severity: the enums pydantic's defs hold already
-    del defs["ElementRow"]["properties"]["criterion"]["default"]  # not "": the id's prefix (its description says)
+    cells = components["ElementRow"]["properties"]
+    row = {"description": "An element's row: the values of element_columns in order; the cells at its end that hold "
+                          "what a reader infers (each cell's default or description says what) are left out.",
+           "type": "array", "prefixItems": [cells[name] for name in ELEMENT_COLUMNS], "items": False,
+           "minItems": REQUIRED_CELLS, "title": "Element Row"}
+    defs["ModelCoverage"]["properties"]["elements"]["items"] = {"$ref": "#/$defs/ElementRow"}
+    defs["ElementRow"] = row
+    for name in ("Status", "Severity"):  # the enums pydantic's defs hold already: the same values
+        if {*components[name]["enum"]} != {*defs[name]["enum"]}:
+            raise ValueError(f"the row's {name} and the report's differ")
+    coverage["properties"]["element_columns"] = {
+        "description": "The names of an element row's cells, in order.", "const": list(ELEMENT_COLUMNS),
+        "title": "Element Columns", "type": "array", "items": {"type": "string"}}
+    coverage.setdefault("required", []).append("element_columns")
     coverage["properties"]["golden_ids"] = {
         "description": "Every golden an element row names, once, in the order the rows first name them; the rows' "
                        "exercised_by and verified_by are indices into it.",

@@ -1,7 +1,7 @@
-"""The JSON coverage report (schema 2.0, mbt/report/jsonout.py): expanded by the rule docs/user-guide.md states (rows
-flattened, defaults and the model's own model/kind/file left out, covering goldens as indices into golden_ids) it is
-exactly what pydantic's model_dump_json writes for the in-memory report; it validates against the published schema;
-and it is written the same in pieces of any size, compact or indented."""
+"""The JSON coverage report (schema 3.0, mbt/report/jsonout.py): expanded by the rule docs/user-guide.md states (rows
+as arrays of element_columns' cells, the inferred cells at a row's end left out, covering goldens as indices into
+golden_ids) it is exactly what pydantic's model_dump_json writes for the in-memory report; it validates against the
+published schema; and it is written the same in pieces of any size, compact or indented."""
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ from mbt import api
 from mbt.goldens.cases import parse_case
 from mbt.goldens.loader import GoldenSet
 from mbt.measure.coverage import CoverageReport, ElementCoverage
+from mbt.model.common import Severity, Status
 from mbt.report import jsonout
 from mbt.report.jsonout import coverage_json, coverage_json_body, with_coverage_json
-from tests.json_report import DEFAULTS, expanded
+from tests.json_report import ALWAYS, COLUMNS, cells, expanded
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(str(p) for p in (ROOT / "models").iterdir() if p.suffix in (".fsm", ".inv", ".dt", ".policy"))
@@ -29,15 +30,16 @@ def assert_faithful(report: CoverageReport) -> dict:
     document = json.loads(coverage_json(report))
     jsonschema.validate(document, SCHEMA)
     assert expanded(document) == json.loads(report.model_dump_json())
+    assert list(document)[:3] == ["schema_version", "element_columns", "models"]  # the columns before the rows
     rows = [row for m in document["models"] for row in m["elements"]]
-    for row in rows:  # nothing a reader can infer is written
-        assert not any(name in row and row[name] == default for name, default in DEFAULTS.items())
-        assert not any(row.get(name) in ([], 0) for name in ("exercised_by", "verified_by", "exercised_more",
-                                                             "verified_more"))
-        assert "criterion" not in row or not row["id"].startswith(row["criterion"] + ":")  # else it is left out
+    for m in document["models"]:
+        for row in m["elements"]:  # nothing a reader can infer ends a row
+            if len(row) > ALWAYS:
+                last = COLUMNS[len(row) - 1]
+                assert row[-1] != cells(row[:-1], m)[last], (row, last)
     seen = -1  # golden_ids in the order the rows first name them
     for row in rows:
-        for i in row.get("exercised_by", []) + row.get("verified_by", []):
+        for i in [*(row[4] if len(row) > 4 else []), *(row[5] if len(row) > 5 else [])]:
             assert i <= seen + 1
             seen = max(seen, i)
     assert seen + 1 == len(document["golden_ids"])
@@ -47,13 +49,14 @@ def assert_faithful(report: CoverageReport) -> dict:
     return document
 
 
+
 @pytest.mark.parametrize("models", GROUPS, ids=lambda paths: Path(paths[-1]).name)
 def test_each_example_model_and_its_goldens(models):
     report = api.coverage(models, [str(ROOT / "models" / "goldens")], covering_cap=2)
     assert report.models and report.models[0].elements
     assert any(e.exercised_more for m in report.models for e in m.elements)  # the capped counts are written too
     document = assert_faithful(report)
-    assert document["schema_version"] == "2.0"
+    assert document["schema_version"] == "3.0"
 
 
 def test_every_example_together_with_the_gate_and_review_parts():
@@ -62,8 +65,9 @@ def test_every_example_together_with_the_gate_and_review_parts():
     assert run.report.gate is not None and run.report.traceability
     document = assert_faithful(run.report)
     # spans, statuses, severities and weights other than the defaults are on the rows that have them
-    rows = [row for m in document["models"] for row in m["elements"]]
-    assert {"span", "status", "severity", "weight"} <= {name for row in rows for name in row}
+    rows = [cells(row, m) for m in document["models"] for row in m["elements"]]
+    for name, default in (("span", None), ("status", "inferred"), ("severity", "medium"), ("weight", 2.0)):
+        assert any(row[name] != default for row in rows), name
 
 
 def test_values_that_json_writers_format_differently():
@@ -88,15 +92,41 @@ def test_an_element_of_another_file_model_or_kind_or_with_tags_says_so_on_its_ro
         element=dataclasses.replace(row.element, model="other", kind="table", location=moved, tags=["REQ-1"],
                                     feasible=False, reason="why", criterion="mcdc"),
         exercised_by=row.exercised_by, verified_by=row.verified_by)
-    first = assert_faithful(report)["models"][0]["elements"][0]
+    document = assert_faithful(report)
+    first = dict(zip(COLUMNS, document["models"][0]["elements"][0]))
+    assert len(first) == len(COLUMNS)  # its kind is another: every cell is written
     assert (first["file"], first["model"], first["kind"]) == ("elsewhere.fsm", "other", "table")
     assert (first["tags"], first["feasible"], first["reason"]) == (["REQ-1"], False, "why")
     assert first["criterion"] == "mcdc" and first["id"].startswith("state:")  # not the id's prefix: written
-    assert all("criterion" not in row for row in first_model_rows(report)[1:])  # the id's prefix: left out
+    # the other rows' criterion is their id's prefix, and their file, model and kind the model's: left out
+    assert all(len(row) <= COLUMNS.index("criterion") for row in document["models"][0]["elements"][1:])
 
 
-def first_model_rows(report: CoverageReport) -> list[dict]:
-    return json.loads(coverage_json(report))["models"][0]["elements"]
+# One value per column that a reader cannot infer (the model is recovery.fsm, its rows' criterion their id's prefix).
+NOT_INFERRED = {"exercised_by": ["g-1"], "verified_by": ["g-1"], "exercised_more": 2, "verified_more": 3,
+                "severity": Severity.high, "weight": 3.0, "status": Status.stated, "feasible": False,
+                "reason": "why", "tags": ["REQ-1"], "criterion": "mcdc", "file": "elsewhere.fsm", "model": "other",
+                "kind": "table"}
+
+
+@pytest.mark.parametrize("column", COLUMNS[ALWAYS:])
+def test_a_row_ends_with_its_last_cell_that_a_reader_cannot_infer(column):
+    report = api.coverage([str(ROOT / "models" / "recovery.fsm")], [str(ROOT / "models" / "goldens")])
+    rows = report.models[0].elements
+    plain = dataclasses.replace(rows[0].element, span=None, status=Status.inferred, severity=Severity.medium,
+                                weight=2.0, feasible=True, reason=None, tags=[])
+    value = NOT_INFERRED[column] if column != "span" else next(r.element.span for r in rows if r.element.span)
+    if column in ("exercised_by", "verified_by", "exercised_more", "verified_more"):
+        rows[0] = ElementCoverage(element=plain, **{column: value})
+    elif column == "file":
+        rows[0] = ElementCoverage(element=dataclasses.replace(plain, location=plain.location.model_copy(
+            update={"file": value})))
+    else:
+        rows[0] = ElementCoverage(element=dataclasses.replace(plain, **{column: value}))
+    rows[1] = ElementCoverage(element=plain)  # nothing but what every row holds
+    written = assert_faithful(report)["models"][0]["elements"]
+    assert len(written[0]) == COLUMNS.index(column) + 1
+    assert len(written[1]) == ALWAYS
 
 
 def test_rows_are_plain_objects_that_pydantic_takes_as_they_are():

@@ -14,7 +14,7 @@ from mbt.measure.numbers import Numbers
 from mbt.measure.review import SourceCoverage, TraceRow
 from mbt.mutate.results import MutationReport
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "3.0"
 
 
 class CriterionCoverage(BaseModel):

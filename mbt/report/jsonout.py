@@ -1,17 +1,19 @@
-"""The JSON coverage report (schema 2.0): the report's parts as pydantic writes them, each element's row compact.
+"""The JSON coverage report (schema 3.0): the report's parts as pydantic writes them, each element's row an array.
 
-A large model has hundreds of thousands of elements, and a row per element is most of the report. So a row is the
-element's fields flattened (`line` and `column` of its location beside its `id`), without the fields that hold their
-default value, without the model, kind and file it shares with its model, without the criterion its id begins with,
-and with the goldens that exercise and verify it as indices into one table, `golden_ids`, written last: every golden
-a row names, once, in the order the rows first name them (docs/user-guide.md, "The JSON report"). Everything else is
-what `model_dump_json` writes.
+A large model has hundreds of thousands of elements, and a row per element is most of the report. So a row is a
+JSON array of the element's values in the order of the report's `element_columns` (ELEMENT_COLUMNS): its id, label
+and location first, then the goldens that exercise and verify it (indices into one table, `golden_ids`, written
+last: every golden a row names, once, in the order the rows first name them), then the fields that mostly hold
+their default; the cells at a row's end that hold what a reader infers (the column's default, the criterion its id
+begins with, the model's own file, name and kind) are left out (docs/user-guide.md, "The JSON report"). Object
+rows would repeat each field's name on every row: on the 2,000-state benchmark that was 46 MB of 35. Everything
+else is what `model_dump_json` writes.
 
-pydantic writes everything but the rows (as JSON fragments); msgspec writes the rows (ElementRow), a batch at a
-time, with each distinct span written once by pydantic and copied in verbatim (`msgspec.Raw`). The compact report
-is made in pieces while it is written (mbt.files.Chunks): for a large model it would otherwise be the largest thing
-in memory. The indented one is made whole and indented as pydantic does (two spaces, `": "`, empty lists and
-objects as `[]` and `{}`).
+pydantic writes everything but the rows (as JSON fragments); msgspec writes the rows, a batch at a time, with each
+distinct span written once by pydantic and copied in verbatim (`msgspec.Raw`). The compact report is made in
+pieces while it is written (mbt.files.Chunks): for a large model it would otherwise be the largest thing in memory.
+The indented one is made whole and indented as pydantic does (two spaces, `": "`, empty lists and objects as `[]`
+and `{}`).
 """
 
 from __future__ import annotations
@@ -32,40 +34,39 @@ _FIELDS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _HERE = msgspec.Raw(b"\x00")
 ROWS_PER_PIECE = 10_000
 _DEFAULT = {name: f.default for name, f in Element.__dataclass_fields__.items()}  # type: ignore[attr-defined]
-# msgspec leaves out a float field that *is* its default object: an equal float (from the cache's pickle) is not it
-_DEFAULT_WEIGHT = _DEFAULT["weight"]
 
 
-# What a row says of its criterion when it leaves it out (docs/user-guide.md, "The JSON report").
-CRITERION_RULE = "the element's criterion; left out where it is the part of `id` before the first `:`"
-
-
-class ElementRow(msgspec.Struct, omit_defaults=True, kw_only=True):
-    """One element's row: the element's fields and its coverage; a field holding its default is left out."""
+class ElementRow(msgspec.Struct, kw_only=True):
+    """The cells of an element's row, in order (the published schema's `prefixItems`): the rows themselves are
+    written as arrays (`row` in _row_maker), this declares their columns, types and what a left-out cell means."""
 
     id: str
-    # "" (left out): the id's prefix, which it is for most elements (`transition-pair:...`)
-    criterion: Annotated[str, msgspec.Meta(description=CRITERION_RULE)] = ""
     label: str
     line: int  # of the element's location
     column: int
-    file: str | None = None  # the location's file, where it is not the model's
-    model: str | None = None  # the element's model and kind, where they are not its model's
-    kind: str | None = None
+    # indices into the report's golden_ids, in case order; a run with a covering cap keeps the first ones and
+    # counts the rest in the *_more cells
+    exercised_by: Annotated[list[int], msgspec.Meta(description="left out: []")] = []
+    verified_by: Annotated[list[int], msgspec.Meta(description="left out: []")] = []
+    exercised_more: Annotated[int, msgspec.Meta(description="left out: 0")] = 0
+    verified_more: Annotated[int, msgspec.Meta(description="left out: 0")] = 0
+    severity: Severity = _DEFAULT["severity"]
+    weight: float = _DEFAULT["weight"]
     # the element's Span (a pydantic model, which the encoder writes once per distinct span)
     span: Annotated[Any, msgspec.Meta(extra_json_schema={"anyOf": [{"$ref": "#/$defs/Span"}, {"type": "null"}]})] = None
     status: Status = _DEFAULT["status"]
-    severity: Severity = _DEFAULT["severity"]
-    weight: float = _DEFAULT["weight"]
     feasible: bool = _DEFAULT["feasible"]
     reason: str | None = _DEFAULT["reason"]
     tags: list[str] = []
-    # indices into the report's golden_ids, in case order; a run with a covering cap keeps the first ones and
-    # counts the rest in the *_more fields
-    exercised_by: list[int] = []
-    verified_by: list[int] = []
-    exercised_more: int = 0
-    verified_more: int = 0
+    criterion: Annotated[str, msgspec.Meta(description="left out: the part of `id` before the first `:`")]
+    file: Annotated[str, msgspec.Meta(description="the location's file; left out: the model's file")]
+    model: Annotated[str, msgspec.Meta(description="left out: the model's name")]
+    kind: Annotated[str, msgspec.Meta(description="left out: the model's kind")]
+
+
+ELEMENT_COLUMNS = ElementRow.__struct_fields__
+# A row always holds these first cells; the later ones are left out from the end while they hold what is inferred.
+REQUIRED_CELLS = 4
 
 
 def coverage_json(report: CoverageReport, indent: int | None = None) -> str:
@@ -105,7 +106,8 @@ def with_coverage_json(document: BaseModel, indent: int | None = None) -> str:
 
 def _pieces(report: CoverageReport, newline: bool = False) -> Iterator[bytes]:
     encode = _encoder().encode
-    head, tail = _around(encode, report.model_dump_json(exclude={"models"}), "models", CoverageReport)
+    head, tail = _around(encode, report.model_dump_json(exclude={"models"}), "models", CoverageReport,
+                         {"element_columns": list(ELEMENT_COLUMNS)})
     numbers = _Numbers()
     yield head + b"["
     for n, m in enumerate(report.models):
@@ -120,30 +122,62 @@ def _pieces(report: CoverageReport, newline: bool = False) -> Iterator[bytes]:
     yield b"]" + tail[:-1] + b',"golden_ids":' + encode(list(numbers)) + b"}" + (b"\n" if newline else b"")
 
 
-def _row_maker(m: ModelCoverage, numbers: _Numbers) -> Callable[[ElementCoverage], ElementRow]:
+def _row_maker(m: ModelCoverage, numbers: _Numbers) -> Callable[[ElementCoverage], list]:
     number = numbers.__getitem__
     file, model, kind = m.file, m.model, m.kind
-    prefixes = {criterion: criterion + ":" for criterion in {ec.element.criterion for ec in m.elements}}
+    # A criterion a reader infers from the id: the part before the first `:` (None: one with a `:` never is).
+    prefixes = {c: None if ":" in c else c + ":" for c in {ec.element.criterion for ec in m.elements}}
+    inferred, medium, weight = Status.inferred, Severity.medium, _DEFAULT["weight"]
 
-    def row(ec: ElementCoverage) -> ElementRow:
+    def row(ec: ElementCoverage) -> list:
         e = ec.element
         where = e.location
-        criterion = e.criterion
-        return ElementRow(
-            id=e.id, criterion="" if e.id.startswith(prefixes[criterion]) else criterion, label=e.label,
-            line=where.line, column=where.column, file=where.file if where.file != file else None,
-            model=e.model if e.model != model else None, kind=e.kind if e.kind != kind else None, span=e.span,
-            status=e.status, severity=e.severity, weight=_DEFAULT_WEIGHT if e.weight == _DEFAULT_WEIGHT else e.weight,
-            feasible=e.feasible, reason=e.reason, tags=e.tags, exercised_by=list(map(number, ec.exercised_by)),
-            verified_by=list(map(number, ec.verified_by)), exercised_more=ec.exercised_more,
-            verified_more=ec.verified_more)
+        # How many cells to write: up to the last one that holds something a reader cannot infer (ELEMENT_COLUMNS'
+        # order, read from the end).
+        if e.kind != kind:
+            count = 19
+        elif e.model != model:
+            count = 18
+        elif where.file != file:
+            count = 17
+        elif (prefix := prefixes[e.criterion]) is None or not e.id.startswith(prefix):
+            count = 16
+        elif e.tags:
+            count = 15
+        elif e.reason is not None:
+            count = 14
+        elif not e.feasible:
+            count = 13
+        elif e.status is not inferred:
+            count = 12
+        elif e.span is not None:
+            count = 11
+        elif e.weight != weight:
+            count = 10
+        elif e.severity is not medium:
+            count = 9
+        elif ec.verified_more:
+            count = 8
+        elif ec.exercised_more:
+            count = 7
+        elif ec.verified_by:
+            count = 6
+        elif ec.exercised_by:
+            count = 5
+        else:
+            return [e.id, e.label, where.line, where.column]
+        cells = [e.id, e.label, where.line, where.column, list(map(number, ec.exercised_by)),
+                 list(map(number, ec.verified_by)), ec.exercised_more, ec.verified_more, e.severity, e.weight, e.span,
+                 e.status, e.feasible, e.reason, e.tags, e.criterion, where.file, e.model, e.kind]
+        return cells if count == 19 else cells[:count]
 
     return row
 
 
-def _around(encode, written: str, name: str, model: type) -> tuple[bytes, bytes]:
-    """The text pydantic wrote for a document without its list `name`, cut where that list goes: before, after."""
-    head, tail = encode(_placed(_FIELDS.decode(written), name, _HERE, model)).split(b"\x00")
+def _around(encode, written: str, name: str, model: type, before: dict | None = None) -> tuple[bytes, bytes]:
+    """The text pydantic wrote for a document without its list `name`, cut where that list goes: before, after
+    (with the fields of `before` just ahead of it)."""
+    head, tail = encode(_placed(_FIELDS.decode(written), name, _HERE, model, before or {})).split(b"\x00")
     return head, tail
 
 
@@ -161,8 +195,15 @@ def _encoder() -> msgspec.json.Encoder:
     return msgspec.json.Encoder(enc_hook=pydantic_part)
 
 
-def _placed(fields: dict, name: str, value: object, model: type) -> dict:
-    """The fields pydantic wrote with `name` put back where pydantic writes it: declaration order, computed
-    fields after."""
+def _placed(fields: dict, name: str, value: object, model: type, before: dict) -> dict:
+    """The fields pydantic wrote with `name` put back where pydantic writes it (declaration order, computed fields
+    after), and the fields of `before` just ahead of it."""
     order = [n for n in model.model_fields if n == name or n in fields] + [n for n in fields if n not in model.model_fields]
-    return {n: value if n == name else fields[n] for n in order}
+    placed: dict = {}
+    for n in order:
+        if n == name:
+            placed.update(before)
+            placed[n] = value
+        else:
+            placed[n] = fields[n]
+    return placed
