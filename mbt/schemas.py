@@ -43,7 +43,7 @@ def _as_written(schema: dict, coverage: dict) -> None:
     cells = components["ElementRow"]["properties"]
     row = {"description": "An element's row: the values of element_columns in order; the cells at its end that hold "
                           "what a reader infers (each cell's default or description says what) are left out.",
-           "type": "array", "prefixItems": [cells[name] for name in ELEMENT_COLUMNS], "items": False,
+           "type": "array", "prefixItems": [{"title": name, **cells[name]} for name in ELEMENT_COLUMNS], "items": False,
            "minItems": REQUIRED_CELLS, "title": "Element Row"}
     defs["ModelCoverage"]["properties"]["elements"]["items"] = {"$ref": "#/$defs/ElementRow"}
     defs["ElementRow"] = row

@@ -42,14 +42,17 @@ class ElementRow(msgspec.Struct, kw_only=True):
 
     id: str
     label: str
-    line: int  # of the element's location
-    column: int
-    # indices into the report's golden_ids, in case order; a run with a covering cap keeps the first ones and
-    # counts the rest in the *_more cells
-    exercised_by: Annotated[list[int], msgspec.Meta(description="left out: []")] = []
-    verified_by: Annotated[list[int], msgspec.Meta(description="left out: []")] = []
-    exercised_more: Annotated[int, msgspec.Meta(description="left out: 0")] = 0
-    verified_more: Annotated[int, msgspec.Meta(description="left out: 0")] = 0
+    line: Annotated[int, msgspec.Meta(description="of the element's location")]
+    column: Annotated[int, msgspec.Meta(description="of the element's location")]
+    # a run with a covering cap keeps the first goldens and counts the rest in the *_more cells
+    exercised_by: Annotated[list[int], msgspec.Meta(
+        description="the goldens that exercise the element, in case order, as indices into golden_ids; left out: "
+                    "[]")] = []
+    verified_by: Annotated[list[int], msgspec.Meta(
+        description="the goldens that verify the element, in case order, as indices into golden_ids; left out: "
+                    "[]")] = []
+    exercised_more: Annotated[int, msgspec.Meta(description="goldens exercising it beyond exercised_by; left out: 0")] = 0
+    verified_more: Annotated[int, msgspec.Meta(description="goldens verifying it beyond verified_by; left out: 0")] = 0
     severity: Severity = _DEFAULT["severity"]
     weight: float = _DEFAULT["weight"]
     # the element's Span (a pydantic model, which the encoder writes once per distinct span)
