@@ -49,7 +49,6 @@ def assert_faithful(report: CoverageReport) -> dict:
     return document
 
 
-
 @pytest.mark.parametrize("models", GROUPS, ids=lambda paths: Path(paths[-1]).name)
 def test_each_example_model_and_its_goldens(models):
     report = api.coverage(models, [str(ROOT / "models" / "goldens")], covering_cap=2)

@@ -136,7 +136,8 @@ def _row_maker(m: ModelCoverage, numbers: _Numbers) -> Callable[[ElementCoverage
         e = ec.element
         where = e.location
         # How many cells to write: up to the last one that holds something a reader cannot infer (ELEMENT_COLUMNS'
-        # order, read from the end).
+        # order, read from the end; tests/test_json_report.py checks each column's count). Compared by value: an
+        # enum and its plain string are the same cell.
         if e.kind != kind:
             count = 19
         elif e.model != model:
@@ -151,13 +152,13 @@ def _row_maker(m: ModelCoverage, numbers: _Numbers) -> Callable[[ElementCoverage
             count = 14
         elif not e.feasible:
             count = 13
-        elif e.status is not inferred:
+        elif e.status != inferred:
             count = 12
         elif e.span is not None:
             count = 11
         elif e.weight != weight:
             count = 10
-        elif e.severity is not medium:
+        elif e.severity != medium:
             count = 9
         elif ec.verified_more:
             count = 8
