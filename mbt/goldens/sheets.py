@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import itertools
 import re
 import unicodedata
 import warnings
@@ -259,15 +260,34 @@ def xlsx_cases(data: bytes, shown: str, invalid: list, make_invalid) -> Iterator
         invalid.append(make_invalid(shown, 1, "every sheet of the workbook is empty: no test case"))
 
 
+# Excel's CSV separators: `,`; `;` where the decimal point is a comma (vi-VN, de-DE, ...); tab in "Unicode Text".
+SEPARATORS = (",", ";", "\t")
+
+
+def _separator(text: str) -> str:
+    """The separator of a CSV file: the one under which a row among the first HEADER_ROWS names the `No.` and
+    `Question` columns (the most known columns if several do; `,` if none does, and the missing header is reported).
+    The header's known words make this certain where csv.Sniffer guesses from one line: a title row or a cell
+    holding commas above a `;` header misleads it, and it takes a line without quotes to mean quotes are not
+    doubled, which is how Excel's `""` came back as stray quotes."""
+    best, found = ",", 0
+    for separator in SEPARATORS:
+        reader = csv.reader(io.StringIO(text, newline=""), csv.excel, delimiter=separator)
+        try:
+            head = [(n, [c.strip() for c in cells]) for n, cells in enumerate(itertools.islice(reader, HEADER_ROWS))]
+        except csv.Error:
+            continue
+        header = _header(head)
+        if header is not None and len(header[1]) > found:
+            best, found = separator, len(header[1])
+    return best
+
+
 def csv_cases(text: str, shown: str, invalid: list, make_invalid,
               bad_lines: dict[int, str] | None = None) -> Iterator[GoldenCase]:
-    """The cases of a .csv file (comma, semicolon or tab separated, as Excel writes them in each locale)."""
-    first = next((line for line in text.split("\n") if line.strip()), "")
-    try:
-        dialect: Any = csv.Sniffer().sniff(first, delimiters=",;\t")
-    except csv.Error:
-        dialect = csv.excel
-    reader = csv.reader(io.StringIO(text, newline=""), dialect)
+    """The cases of a .csv file as Excel saves one: cells quoted when they hold the separator, a quote or a line
+    break, quotes inside doubled, rows ending in CRLF (or LF), comma, semicolon or tab separated (_separator)."""
+    reader = csv.reader(io.StringIO(text, newline=""), csv.excel, delimiter=_separator(text))
     rows: list[tuple[int, list[str]]] = []
     unreadable: dict[int, str] = {}  # row -> why, for rows spanning a line that is not text
     start = 1
