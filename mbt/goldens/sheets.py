@@ -4,6 +4,10 @@ Columns are found by their header, in English or Vietnamese, in any order (seed 
 `Expected answer`); mbt's own fields may follow in optional columns. Each case becomes the same raw mapping a JSONL
 line would give, validated by cases.parse_case, and is located at `file:row` (the row of its `No.`; in a workbook of
 several sheets, `file[sheet]:row`). A broken case is reported and the other cases are read.
+
+A value in a cell (an event's or a tool call's argument, an expected variable) stays the text written, as a
+cells.Cell: only a model knows whether `0042` is text or a number, so each model's replay reads it by its own
+declarations (mbt.goldens.cells).
 """
 
 from __future__ import annotations
@@ -16,13 +20,12 @@ import re
 import unicodedata
 import warnings
 from collections.abc import Callable, Iterator
-from decimal import Decimal
 from typing import Any
 
-import yaml
+import msgspec
 
 from mbt.goldens.cases import GoldenCase, parse_case, reason
-from mbt.goldens.yamlread import DecimalLoader
+from mbt.goldens.cells import Cell
 
 SHEET_SUFFIXES = (".xlsx", ".csv")
 
@@ -71,45 +74,69 @@ def _text(value: Any) -> str:
     return str(value).strip()
 
 
-def _scalar(text: str) -> Any:
-    """A value written in a cell (`lin@example.com`, `3`, `true`, `1.50`) as YAML reads it, exact decimals kept."""
-    try:
-        value = yaml.load(text, Loader=DecimalLoader)  # noqa: S506 - DecimalLoader is a SafeLoader
-    except yaml.YAMLError:
-        return text
-    return value if isinstance(value, (str, int, bool, Decimal, type(None))) else text
+def _value(text: str, row: int, column: str) -> Cell:
+    """A value written in a cell, as text: a model's replay reads it by the type it declares (mbt.goldens.cells).
+    Double quotes around the whole value are not part of it (they let it hold `, name=` or spaces at its ends)."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1]
+    return Cell(text, row, column)
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _pairs(text: str, sign: str) -> list[str]:
+    """The `name<sign>value` pieces of `a=1, b="x, c=2"`: split at each comma outside double quotes that a name and
+    `sign` follow, so a comma inside a value (`reason=mất thẻ, gấp`) stays in it."""
+    follows = re.compile(r"\s*" + _NAME.pattern + r"\s*" + re.escape(sign))
+    parts, start, quoted = [], 0, False
+    for i, char in enumerate(text):
+        if char == '"':
+            quoted = not quoted
+        elif char == "," and not quoted and follows.match(text, i + 1):
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p for p in parts if p.strip()]
 
 
 _CALL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$", re.S)
 
 
-def _call(text: str, what: str) -> tuple[str, dict[str, Any]]:
+def _call(text: str, what: str, row: int, column: str) -> tuple[str, dict[str, Any]]:
     """`name` or `name(arg=value, ...)` (an event with arguments, an expected tool call)."""
     match = _CALL.match(text)
     if match is None:
         raise ValueError(f"{what} {text!r} is not `name` or `name(arg=value, ...)`")
     name, inside = match.group(1), (match.group(2) or "").strip()
     args: dict[str, Any] = {}
-    for part in [p for p in re.split(r",(?=\s*[A-Za-z_][A-Za-z0-9_]*\s*=)", inside) if p.strip()]:
+    for part in _pairs(inside, "="):
         key, sep, value = part.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"{what} {text!r}: `{part.strip()}` is not `arg=value`")
         if key.strip() in args:
             raise ValueError(f"{what} {text!r}: argument `{key.strip()}` is given twice")
-        args[key.strip()] = _scalar(value.strip())
+        args[key.strip()] = _value(value, row, column)
     return name, args
 
 
-def _state(text: str) -> Any:
-    """`collecting_email` (the control state) or `state: x, recovery_email: a@b.c` (a state map, as in YAML)."""
+def _state(text: str, row: int, column: str) -> Any:
+    """`collecting_email` (the control state) or `state: x, recovery_email: a@b.c` (a state map)."""
     if ":" not in text:
         return text
-    try:
-        value = yaml.load("{" + text.strip().strip("{}") + "}", Loader=DecimalLoader)  # noqa: S506 - safe loader
-    except yaml.YAMLError as err:
-        raise ValueError(f"expected state {text!r} is not `state` or `name: value, ...`: "
-                         f"{getattr(err, 'problem', err)}") from None
-    return value
+    values: dict[str, Any] = {}
+    for part in _pairs(text.strip().removeprefix("{").removesuffix("}"), ":"):
+        key, _, value = part.partition(":")
+        key = key.strip()
+        if not _NAME.fullmatch(key):
+            raise ValueError(f"expected state {text!r}: `{part.strip()}` is not `name: value`")
+        if key in values:
+            raise ValueError(f"expected state {text!r}: `{key}` is given twice")
+        if key == "discarded":
+            raise ValueError(f"expected state {text!r}: write a discarded value as `discarded.NAME: value`")
+        values[key] = str(_value(value, row, column)) if key == "state" else _value(value, row, column)
+    return values
 
 
 def _phrases(text: str) -> list[str]:
@@ -117,12 +144,13 @@ def _phrases(text: str) -> list[str]:
     return [p.strip() for p in re.split(r"[\n;]", text) if p.strip()]
 
 
-def _turn(row: dict[str, str]) -> dict[str, Any]:
+def _turn(row: dict[str, str], number: int, headers: dict[str, str]) -> dict[str, Any]:
+    """One row's turn; `headers`: each field's column header as written (a value's message names its column)."""
     turn: dict[str, Any] = {}
     if row.get("question"):
         turn["user"] = row["question"]
     if row.get("event"):
-        turn["event"], args = _call(row["event"], "event")
+        turn["event"], args = _call(row["event"], "event", number, headers["event"])
         if args:
             turn["args"] = args
     if row.get("intent"):
@@ -130,11 +158,11 @@ def _turn(row: dict[str, str]) -> dict[str, Any]:
     if row.get("expected_answer"):
         turn["expected_answer"] = row["expected_answer"]  # kept with the case; mbt does not judge answer text
     if row.get("expected_state"):
-        turn["assert_state"] = _state(row["expected_state"])
+        turn["assert_state"] = _state(row["expected_state"], number, headers["expected_state"])
     if row.get("expected_tool_call"):
         calls: dict[str, Any] = {}
         for line in _phrases(row["expected_tool_call"]):
-            name, args = _call(line, "expected tool call")
+            name, args = _call(line, "expected tool call", number, headers["expected_tool_call"])
             calls[name] = args
         turn["tool_arguments"] = calls
     if row.get("must_not"):
@@ -172,6 +200,8 @@ def _cases(rows: list[tuple[int, list[str]]], shown: str, invalid: list, merged:
             invalid.append(make_invalid(shown, header_row, f"the column `{field}` is named twice in the header row; "
                                         "the sheet was skipped"))
             return
+    header_cells = next(cells for number, cells in rows if number == header_row)
+    headers = {field: header_cells[i] for i, field in columns.items()}
     current: list[tuple[int, dict[str, str]]] = []
 
     def finish() -> Iterator[GoldenCase]:
@@ -186,14 +216,15 @@ def _cases(rows: list[tuple[int, list[str]]], shown: str, invalid: list, merged:
                 if not row.get("question") and not row.get("event"):
                     raise ValueError(f"row {number} has no question (and no event): fill in the Question column, "
                                      "or leave the row entirely empty")
-            raw: dict[str, Any] = {"id": first["id"], "turns": [_turn(row) for _, row in current]}
+            raw: dict[str, Any] = {"id": first["id"], "turns": [_turn(row, number, headers)
+                                                                 for number, row in current]}
             for key in ("contract", "model", "severity"):
                 values = {row[key] for _, row in current if row.get(key)}
                 if len(values) > 1:
                     raise ValueError(f"the rows of case `{first['id']}` give several values of `{key}`")
                 if values:
                     raw[key] = values.pop()
-            case = parse_case(raw, shown, start)
+            case = msgspec.structs.replace(parse_case(raw, shown, start), sheet_cells=True)
         except ValueError as err:
             invalid.append(make_invalid(shown, start, reason(err)))
             return
