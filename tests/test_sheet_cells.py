@@ -9,6 +9,7 @@ byte for byte as Excel saves it; both must read alike.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -241,3 +242,45 @@ def test_a_cell_that_does_not_fit_says_why(vtype, text, why):
     with pytest.raises(CellError) as err:
         read_cell(text, vtype)
     assert why in str(err.value)
+
+
+# ------------------------------------------------------------------ .xlsx cells Excel stores as numbers, dates, booleans
+def test_an_xlsx_cell_reads_as_the_text_excel_displays(tmp_path):
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["No.", "Question"])
+    shown = [(2468, "2468"), (2468.0, "2468"), (42, "0042"), (-42, "-0042"), ("0042", "0042"), (1000.5, "1000.5"),
+             (0.1 + 0.2, "0.3"), (1e-7, "0.0000001"), (True, "TRUE"), (False, "FALSE"),
+             (dt.datetime(2024, 3, 1), "2024-03-01"), (dt.datetime(2024, 3, 1, 9, 30), "2024-03-01T09:30:00")]
+    for number, (value, _) in enumerate(shown, start=1):
+        sheet.append([float(number), value])
+    sheet["B4"].number_format = sheet["B5"].number_format = "0000"  # 42 and -42, shown zero-padded by Excel
+    path = tmp_path / "shown.xlsx"
+    book.save(path)
+    loaded = load_goldens([str(path)])
+    assert not loaded.invalid
+    assert [c.id for c in loaded.cases] == [str(n) for n in range(1, len(shown) + 1)]
+    assert [c.turns[0].user for c in loaded.cases] == [text for _, text in shown]
+
+
+def test_a_number_cell_for_a_string_variable_is_its_displayed_text(tmp_path, model_file):
+    # The question's digits bind the card's last four (a string) through the model's regex: whether Excel stored
+    # them as a number, as a number formatted `0000`, or as text, the variable holds the digits Excel shows.
+    rows = [["N-1", "khóa thẻ", None, "request_lock(kind=DEBIT, urgent=yes)", None, None],
+            [None, 2468, None, None, "state: card_locked, card_last4: 2468", "lock_card(last4=2468)"],
+            ["N-2", "khóa thẻ", None, "request_lock(kind=DEBIT, urgent=yes)", None, None],
+            [None, 42, None, None, "state: card_locked, card_last4: 0042", "lock_card(last4=0042)"],
+            ["N-3", "khóa thẻ", None, "request_lock(kind=DEBIT, urgent=yes)", None, None],
+            [None, "0042", None, None, "state: card_locked, card_last4: 0042", "lock_card(last4=0042)"]]
+    path = tmp_path / "numbers.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    for row in [HEADER, *rows]:
+        sheet.append(row)
+    sheet["B5"].number_format = "0000"
+    book.save(path)
+    report = coverage(model_file, path)
+    assert (report["goldens"]["valid"], report["goldens"]["unbound"]) == (3, 0), report["unbound_turns"]
+    assert report["contradictions"] == []
+    assert {k: v["card_last4"] for k, v in replayed(model_file, path).items()} == {
+        "N-1": "2468", "N-2": "0042", "N-3": "0042"}

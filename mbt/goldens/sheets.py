@@ -16,10 +16,12 @@ import csv
 import datetime as dt
 import io
 import itertools
+import math
 import re
 import unicodedata
 import warnings
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from typing import Any
 
 import msgspec
@@ -63,14 +65,29 @@ class SheetProblem(ValueError):
     """A spreadsheet that holds no usable table (empty, no header): one invalid entry for the whole sheet."""
 
 
-def _text(value: Any) -> str:
-    """A cell as text: whole numbers without `.0` (Excel stores `1` as 1.0), dates as ISO, None as empty."""
+_ZERO_PADDED = re.compile(r"0+")  # a number format such as `0000`: Excel shows 42 as 0042
+
+
+def _text(value: Any, number_format: str = "General") -> str:
+    """An .xlsx cell as the text Excel displays for it: a number in plain decimals without Excel's `.0` (it stores
+    every number as a float) and to its 15 significant digits (0.1 + 0.2 shows 0.3), zero-padded when its format
+    is `0000`-like; TRUE / FALSE; a date as ISO (`2024-03-01`, with its time when it has one); None as empty."""
     if value is None:
         return ""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, (dt.date, dt.datetime)):
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat() if value.time() == dt.time() else value.isoformat()
+    if isinstance(value, (dt.date, dt.time)):
         return value.isoformat()
+    if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
+        return format(Decimal(f"{value:.15g}"), "f")
+    if isinstance(value, (int, float)) and (not isinstance(value, float) or math.isfinite(value)):
+        whole = str(int(value))
+        if _ZERO_PADDED.fullmatch(number_format or ""):
+            sign, digits = ("-", whole[1:]) if whole.startswith("-") else ("", whole)
+            whole = sign + digits.zfill(len(number_format))
+        return whole
     return str(value).strip()
 
 
@@ -269,7 +286,7 @@ def xlsx_cases(data: bytes, shown: str, invalid: list, make_invalid) -> Iterator
     sheets = book.worksheets
     for sheet in sheets:
         where = shown if len(sheets) == 1 else f"{shown}[{sheet.title}]"
-        rows = [(r[0].row if r else n, [_text(c.value) for c in r])
+        rows = [(r[0].row if r else n, [_text(c.value, getattr(c, "number_format", "General")) for c in r])
                 for n, r in enumerate(sheet.iter_rows(), start=1)]
         if len(sheets) > 1 and not any(any(cells) for _, cells in rows):
             continue  # an empty extra sheet of a workbook; a workbook whose sheets are all empty is reported below
