@@ -58,3 +58,40 @@ def test_a_forbidden_call_no_transition_makes_is_witnessed_by_the_call_absent(tm
     model = load_paths([str(tmp_path / "cards.fsm")])[0].models[0]
     coverage = api.measure([model], load_goldens([str(tmp_path / "out" / "goldens" / "cards.gaps.jsonl")]))
     assert "forbidden:idle.ask!call:block_card" not in {r.element.id for r in coverage.models[0].uncovered()}
+
+
+# ---------------------------------------------------------------- a witness string equal to a variable's default
+
+SIGNED_IN = """
+fsm refunds {
+  var customer: string = "alice"
+  var owner: string? = none
+  state idle initial
+  state looking_up
+  state confirming
+  state refunded final
+  event ask(who: string)
+  event found(o: string)
+  event confirm
+  bind regex "(?i)refund for (?P<who>[a-z]+[0-9]+)" -> ask
+  bind regex "order of (?P<o>[A-Z][0-9]+)" -> found
+  bind text "yes" -> confirm
+  idle -> looking_up on ask(w) [w == customer] / call lookup(customer = w)
+  looking_up -> confirming on found(o) [o == customer] / owner := o
+  confirming -> refunded on confirm / call issue_refund(owner = owner)
+}
+"""
+
+
+def test_renaming_for_the_bindings_keeps_the_equality_with_a_default(tmp_path: Path):
+    """`w == customer` needs `who` to be the default "alice", which the regex (letters then digits) cannot capture:
+    renaming it would break the guard. The value is kept (that step's words stay a TODO) and no test is dropped."""
+    report = api.generate([write(tmp_path, "refunds.fsm", SIGNED_IN)], [], str(tmp_path / "out"))
+    assert missing(report, "refunds") == {}
+    written = stubs(tmp_path / "out", "refunds")
+    turns = written["transition:confirming.confirm->refunded"]["turns"]
+    assert [t["args"] for t in turns[:2]] == [{"who": "alice"}, {"o": "alice"}]
+    assert turns[0]["user"].startswith("TODO(mbt):") and turns[2]["user"] == "yes"
+    model = load_paths([str(tmp_path / "refunds.fsm")])[0].models[0]
+    coverage = api.measure([model], load_goldens([str(tmp_path / "out" / "goldens" / "refunds.gaps.jsonl")]))
+    assert coverage.models[0].uncovered() == [] and not coverage.invalid_cases
