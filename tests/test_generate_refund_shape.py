@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from mbt import api
-from mbt.generate.witnesses import NoWitness, Witness, WitnessFinder
+from mbt.generate.enforced import enforcements_of
+from mbt.generate.witnesses import Witness, WitnessFinder
 from mbt.goldens.loader import load_goldens
 from mbt.parsing.loader import load_paths, parse_text
 
@@ -95,3 +96,115 @@ def test_renaming_for_the_bindings_keeps_the_equality_with_a_default(tmp_path: P
     model = load_paths([str(tmp_path / "refunds.fsm")])[0].models[0]
     coverage = api.measure([model], load_goldens([str(tmp_path / "out" / "goldens" / "refunds.gaps.jsonl")]))
     assert coverage.models[0].uncovered() == [] and not coverage.invalid_cases
+
+
+# ---------------------------------------------------------------- tool calls a policy enforces
+
+REFUNDS = """
+fsm refunds {
+  var customer: string? = none
+  var owner: string? = none
+  var amount: int[0..500] = 0
+  state idle initial
+  state looking_up
+  state confirming
+  state refunded final
+  state cancelled final
+  event ask(who: string)
+  event found(o: string, total: int[0..500])
+  event confirm
+  event cancel
+  bind text "yes" -> confirm
+  bind text "no" -> cancel
+  idle -> looking_up on ask(w) / customer := w, call lookup(customer = w)
+  looking_up -> confirming on found(o, t) / owner := o, amount := t
+  confirming -> refunded on confirm / call issue_refund(owner = owner, amount = amount)
+  confirming -> cancelled on cancel
+}
+"""
+
+ACCESS = """
+policy refund_access {
+  combining deny-unless-permit
+  subject.id: string
+  resource.owner: string
+  resource.amount: number precision 0.01 [0.01..1000]
+  action.id: enum{submit}
+  permit own_small target action.id == submit when subject.id == resource.owner and resource.amount <= 100
+  enforce call issue_refund in refunds {
+    subject.id = customer,
+    resource.owner = args.owner,
+    resource.amount = amount,
+    action.id = submit,
+  }
+}
+"""
+
+
+def test_calls_a_policy_enforces_make_requests_it_takes_and_permits(tmp_path: Path):
+    """`amount` 0 is the FSM's first readable value, but the policy's amounts start at 0.01: a stub calling
+    issue_refund with it is an invalid case on the policy. The witness must pick a valid amount, and one the policy
+    permits (an amount up to 100, the customer's own order)."""
+    paths = [write(tmp_path, "refunds.fsm", REFUNDS), write(tmp_path, "access.policy", ACCESS)]
+    report = api.generate(paths, [], str(tmp_path / "out"))
+    assert missing(report, "refunds") == {}
+    calls = [turn["tool_arguments"]["issue_refund"] for case in stubs(tmp_path / "out", "refunds").values()
+             for turn in case["turns"] if "issue_refund" in turn.get("tool_arguments", {})]
+    assert calls and all(1 <= c["amount"] <= 100 for c in calls)
+    models = [m for f in load_paths(paths) for m in f.models]
+    coverage = api.measure(models, load_goldens([str(tmp_path / "out" / "goldens" / "refunds.gaps.jsonl")]))
+    assert not coverage.invalid_cases and not coverage.contradictions
+    assert next(m for m in coverage.models if m.model == "refunds").uncovered() == []
+
+
+def test_a_call_no_run_can_make_valid_is_reported_with_the_policy(tmp_path: Path):
+    """When every amount the FSM can pass is outside the policy's range, no stub would be a valid case: the element
+    is reported, naming the policy, instead of written."""
+    fsm = REFUNDS.replace("found(o: string, total: int[0..500])", "found(o: string, total: int[0..0])")
+    paths = [write(tmp_path, "refunds.fsm", fsm), write(tmp_path, "access.policy", ACCESS)]
+    report = api.generate(paths, [], str(tmp_path / "out"))
+    reason, message = missing(report, "refunds")["transition:confirming.confirm->refunded"]
+    assert reason == "unsatisfiable" and "`refund_access`" in message and "cannot take" in message
+
+
+def test_a_call_the_policy_never_permits_is_still_witnessed_with_a_valid_request(tmp_path: Path):
+    """Every amount the FSM passes is above the policy's 100: no run makes a permitted call, but a valid one is still
+    a test; replaying its stub on the policy then reports the refusal, a finding about the two models."""
+    fsm = REFUNDS.replace("found(o: string, total: int[0..500])", "found(o: string, total: int[200..500])")
+    paths = [write(tmp_path, "refunds.fsm", fsm), write(tmp_path, "access.policy", ACCESS)]
+    report = api.generate(paths, [], str(tmp_path / "out"))
+    assert missing(report, "refunds") == {}
+    models = [m for f in load_paths(paths) for m in f.models]
+    coverage = api.measure(models, load_goldens([str(tmp_path / "out" / "goldens" / "refunds.gaps.jsonl")]))
+    assert not coverage.invalid_cases
+    assert coverage.contradictions and all(c.path == "policy.issue_refund" for c in coverage.contradictions)
+
+
+def test_an_enum_argument_is_chosen_for_the_policy_whose_enum_lists_its_values_in_another_order(tmp_path: Path):
+    fsm = """
+    fsm refunds {
+      state idle initial
+      state done final
+      event ask(kind: enum{full, partial})
+      idle -> done on ask(k) / call issue_refund(kind = k)
+    }
+    """
+    policy = """
+    policy refund_access {
+      combining deny-unless-permit
+      resource.kind: enum{other, partial, full}
+      permit partial_only when resource.kind == partial
+      enforce call issue_refund in refunds { resource.kind = args.kind }
+    }
+    """
+    paths = [write(tmp_path, "refunds.fsm", fsm), write(tmp_path, "access.policy", policy)]
+    api.generate(paths, [], str(tmp_path / "out"))
+    turns = stubs(tmp_path / "out", "refunds")["transition:idle.ask->done"]["turns"]
+    assert turns[0]["args"] == {"kind": "partial"}
+    # The same condition over a symbolic argument (what the search asks z3) admits exactly `partial`.
+    models = [m for f in load_paths(paths) for m in f.models]
+    finder = WitnessFinder(models[0], enforcements=enforcements_of(models[0], models))
+    engine = finder.engine
+    args = engine.arguments(1, "ask")
+    (condition,) = engine.takes(engine.start()[1], 0, args)
+    assert engine.solve([condition], ["@1:ask:kind"]) == {"@1:ask:kind": "partial"}
