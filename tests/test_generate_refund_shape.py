@@ -208,3 +208,53 @@ def test_an_enum_argument_is_chosen_for_the_policy_whose_enum_lists_its_values_i
     args = engine.arguments(1, "ask")
     (condition,) = engine.takes(engine.start()[1], 0, args)
     assert engine.solve([condition], ["@1:ask:kind"]) == {"@1:ask:kind": "partial"}
+
+
+# ---------------------------------------------------------------- invariant triggers without a witness
+
+CANCELLING = """
+fsm shop {
+  var amount: int[0..50000] = 0
+  var owner: string? = none
+  var steps: int[0..30] = 0
+  state idle initial
+  state confirming
+  state cancelling
+  state done final
+  event found(who: string, total: int[0..50000])
+  event wait
+  event confirm
+  event succeeded
+  idle -> confirming on found(w, t) / owner := w, amount := t
+  confirming -> confirming on wait [steps < 30] / steps := steps + 1
+  confirming -> cancelling on confirm / call cancel_order(order = "o-1")
+  cancelling -> done on succeeded / call get_order(order = "o-1")
+}
+
+invariants for shop {
+  huge: always amount > 60000 -> owner != none
+  patient: always steps == 30 -> owner != none
+  once: at most 1 call cancel_order
+  never_cancel: never call cancel_order matching "cancel the order"
+}
+"""
+
+
+def test_invariant_triggers_are_reported_for_the_real_reason(tmp_path: Path):
+    path = write(tmp_path, "shop.fsm", CANCELLING)
+    report = api.generate([path], [], str(tmp_path / "out"), criteria=["trigger"], max_depth=7)
+    found = missing(report, "shop_invariants")
+    # No value of `amount` (int[0..50000]) exceeds 60000: no run of any length triggers it, said as such.
+    reason, message = found["trigger:huge"]
+    assert reason == "infeasible" and "`amount > 60000` (its antecedent) is unsatisfiable" in message
+    # 31 steps reach `steps == 30`; the exploration went as deep as --max-depth, and says that depth.
+    reason, message = found["trigger:patient"]
+    assert reason == "depth" and "at most 7 steps" in message and "--max-depth" in message
+    assert "20" not in message and "mbt check" not in message
+    # Every run to the first cancel_order call breaks `never_cancel`: that is why, not an unassertable consequent.
+    reason, message = found["trigger:once"]
+    assert reason == "model" and "`never_cancel`" in message
+    # Coverage agrees: the impossible trigger is infeasible there too, the others stay in the denominator.
+    model = next(m for f in load_paths([path]) for m in f.models if m.kind == "invariant")
+    rows = {r.element.id: r.element for r in api.measure([model], load_goldens([])).models[0].elements}
+    assert not rows["trigger:huge"].feasible and rows["trigger:patient"].feasible

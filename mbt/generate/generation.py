@@ -305,7 +305,7 @@ class InvariantGeneration(GapGeneration):
     """Generation for invariants: a run of their FSM that triggers each untested invariant and asserts it."""
 
     def make_witnesses(self):
-        return InvariantWitnesses(self.model, self.elements)
+        return InvariantWitnesses(self.model, self.elements, self.options.max_depth)
 
     def add(self, row: ElementCoverage, found, result: ModelGeneration) -> None:
         e = row.element

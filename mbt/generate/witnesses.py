@@ -63,7 +63,8 @@ class Witness:
 @dataclass
 class NoWitness:
     """Why an element has no witness. `reason` is one of: infeasible, unusable, unreachable, unsatisfiable, depth,
-    limit, unknown, replay."""
+    limit, sampled, model, unknown, replay (user guide, section 6). Only an exhaustive search says infeasible or
+    unsatisfiable; one over sampled candidates that finds nothing says sampled."""
 
     element: str
     reason: str
