@@ -258,3 +258,64 @@ def test_invariant_triggers_are_reported_for_the_real_reason(tmp_path: Path):
     model = next(m for f in load_paths([path]) for m in f.models if m.kind == "invariant")
     rows = {r.element.id: r.element for r in api.measure([model], load_goldens([])).models[0].elements}
     assert not rows["trigger:huge"].feasible and rows["trigger:patient"].feasible
+
+
+# ---------------------------------------------------------------- policy boundaries: one notion of feasibility
+
+OVERRIDDEN = """
+policy refund_limits {
+  combining deny-overrides
+  resource.amount: number precision 0.01 [0.01..1000]
+  action.id: enum{submit}
+  permit small target action.id == submit when resource.amount <= 100
+  deny big target action.id == submit when resource.amount > 50
+}
+"""
+
+
+def test_a_boundary_no_golden_can_verify_is_infeasible_for_coverage_and_generation(tmp_path: Path):
+    """At amount 100.00 / 100.01 `big` denies anyway (deny-overrides): `small`'s comparison the other way changes
+    nothing a golden sees. z3 proves it over every request, so both commands call it infeasible."""
+    path = write(tmp_path, "limits.policy", OVERRIDDEN)
+    report = api.generate([path], [], str(tmp_path / "out"))
+    found = missing(report, "refund_limits")
+    assert {e: r for e, (r, _) in found.items()} == {"boundary:small:resource.amount=100.00": "infeasible",
+                                                      "boundary:small:resource.amount=100.01": "infeasible"}
+    model = load_paths([path])[0].models[0]
+    rows = {r.element.id: r for r in api.measure([model], load_goldens([])).models[0].elements}
+    assert not rows["boundary:small:resource.amount=100.00"].element.feasible
+    assert rows["boundary:big:resource.amount=50.00"].element.feasible
+
+
+def test_a_sampled_search_that_finds_nothing_says_so_and_coverage_agrees(tmp_path: Path, monkeypatch):
+    """When the solver cannot decide (a timeout), nothing is proven: generation says it sampled, and coverage keeps
+    the element feasible, the same notion."""
+    from mbt.analysis import policy_smt
+    from mbt.analysis.policy_checks import PolicyAnalysis
+
+    monkeypatch.setattr(policy_smt.PolicyEncoding, "check", lambda self, *conditions: policy_smt.Answer("unknown"))
+    monkeypatch.setattr(PolicyAnalysis, "SAMPLES", 200)
+    path = write(tmp_path, "limits.policy", OVERRIDDEN)
+    report = api.generate([path], [], str(tmp_path / "out"), criteria=["boundary"])
+    reason, message = missing(report, "refund_limits")["boundary:small:resource.amount=100.00"]
+    assert reason == "sampled" and "not found in" in message and "sampled requests" in message
+    assert "unsatisfiable" not in message
+    model = load_paths([path])[0].models[0]
+    rows = {r.element.id: r for r in api.measure([model], load_goldens([])).models[0].elements}
+    assert rows["boundary:small:resource.amount=100.00"].element.feasible
+
+
+def test_the_solver_finds_a_verifying_request_where_no_sample_does(monkeypatch):
+    from mbt.analysis.policy_checks import PolicyAnalysis
+    from mbt.elements.policy import boundaries
+
+    monkeypatch.setattr(PolicyAnalysis, "samples", [])
+    model = parse_text(OVERRIDDEN, "limits.policy").models[0]
+    analysis = PolicyAnalysis(model)
+    answers = {p.id: analysis.boundary_verifiable(p) for p in boundaries(model)}
+    assert {k for k, a in answers.items() if a.unsat} == {"boundary:small:resource.amount=100.00",
+                                                           "boundary:small:resource.amount=100.01"}
+    for point in boundaries(model):
+        answer = answers[point.id]
+        if not answer.unsat:
+            assert answer.request is not None and analysis.boundary_pinned(point, answer.request)
