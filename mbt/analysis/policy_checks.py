@@ -395,8 +395,8 @@ class PolicyAnalysis:
                 options.append(z3.And(now, differs, z3.Or(changes)))
         answer = enc.check(self._on_point(enc, point), _any(options))
         if answer.sat and (answer.request is None or not self.boundary_pinned(point, answer.request)):
-            answer = Answer("sat")  # did not replay: no witness, and the element stays feasible
-        return answer
+            return Answer("sat")  # did not replay: no witness, and the element stays feasible
+        return self.tidy(answer, lambda request: self.boundary_pinned(point, request)) if answer.sat else answer
 
     @staticmethod
     def _on_point(enc: PolicyEncoding, point) -> z3.BoolRef:
