@@ -275,9 +275,10 @@ def render(model_paths: list[str], output: str, golden_paths: list[str] | None =
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
     model_cov, waived = None, set()
     if golden_paths:
-        report = measure([model], load_goldens(golden_paths))
+        # Measured on every loaded model, as mbt coverage measures: a case invalid on another of them counts nowhere.
+        report = measure(models, load_goldens(golden_paths))
         report.gate = evaluate_gate(gate, report)
-        model_cov = report.models[0]
+        model_cov = next(m for m in report.models if m.model == model.name)
         waived = waived_elements(report).get(model.name, set())
     options = RenderOptions(focus=focus, depth=depth, path=keys, clusters=clusters, waived=frozenset(waived))
     data, note = views.render_bytes(model, model_cov, options, suffix)

@@ -63,7 +63,7 @@ def test_bad_input_exits_2_without_a_traceback(tmp_path):
     bad.write_text('{"id": "x1", "model": "tiny", "turns": [{"event": "go", "args": {"k": 2}, '
                    '"assert_state": {"state": "busy"}}]}\n{broken\n', encoding="utf-8")
     r = run_mbt("mutate", "--model", DATA / "tiny.fsm", "--goldens", bad)
-    assert r.returncode == 0 and "2 golden(s) read, 1 invalid" in r.stdout  # the broken line reported, the rest run
+    assert r.returncode == 0 and "2 golden(s) read (1 valid, 1 invalid)" in r.stdout  # the broken line reported, the rest run
 
 
 def test_coverage_mutants_reads_standard_input_once():

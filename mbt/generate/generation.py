@@ -38,7 +38,7 @@ from mbt.generate.witnesses import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PATHS, NoWitne
 from mbt.generate.writers import conftest_source, fsm_calls, render_jsonl, render_pytest, support_source
 from mbt.goldens.loader import GoldenSet
 from mbt.kinds import all_kinds, support
-from mbt.measure.coverage import ElementCoverage
+from mbt.measure.coverage import ElementCoverage, GoldenSummary
 from mbt.measure.run import measure
 from mbt.model.common import ModelBase
 from mbt.model.fsm import FsmModel
@@ -65,9 +65,11 @@ def generate(models: list[ModelBase], goldens: GoldenSet, out: str, options: Gen
     rows: dict[str, list[ElementCoverage]] = {}
     results: list[ModelGeneration] = []
     files: list[OutputFile] = []
+    measured: tuple[GoldenSummary, list[str]] | None = None
     if options.suite is None:
         coverage = measure(models, goldens)
         rows = {m.model: m.elements for m in coverage.models}
+        measured = coverage.goldens, [f"{i.file}:{i.line}: {i.message}" for i in coverage.invalid_cases]
     mode = "gaps" if options.suite is None else f"suite-{options.suite}"
     options.models = list(models)
     for model in models:
@@ -84,16 +86,19 @@ def generate(models: list[ModelBase], goldens: GoldenSet, out: str, options: Gen
         files += gen.files(mode)
         if options.advance is not None:
             options.advance(1)
-    return finish(out, mode, results, files, options)
+    return finish(out, mode, results, files, options, measured)
 
 
 def finish(out: str, mode: str, results: list[ModelGeneration], files: list[OutputFile],
-           options: GenerateOptions) -> GenerateReport:
-    """The shared files (fixture, driver, summary) added, everything written under `out`: the report."""
+           options: GenerateOptions, measured: tuple[GoldenSummary, list[str]] | None = None) -> GenerateReport:
+    """The shared files (fixture, driver, summary) added, everything written under `out`: the report. `measured`:
+    the goldens' figures and invalid cases, as mbt coverage counts them (None: no goldens were measured)."""
     if any(f.path.endswith(".py") for f in files):
         files.append(OutputFile("tests/conftest.py", conftest_source(), "the pytest fixture of generated tests"))
         files.append(OutputFile("tests/mbt_support.py", support_source(), "the driver generated tests run on"))
     report = GenerateReport(out=str(out), max_depth=options.max_depth, models=results)
+    if measured is not None:
+        report.goldens, report.invalid_cases = measured
     from mbt.report.generate_text import generate_text
 
     files.append(OutputFile(f"summary.{mode}.txt", generate_text(report, with_files=False),

@@ -20,17 +20,18 @@ from mbt.goldens.cases import parse_case
 from mbt.goldens.loader import GoldenSet
 from mbt.kinds import support
 from mbt.model.common import ModelBase
-from mbt.mutate.engine import killed, mutation_run
+from mbt.mutate.engine import MutationRun, killed, mutation_run
 
 
 def generate_kill(models: list[ModelBase], goldens: GoldenSet, out: str, options: GenerateOptions) -> GenerateReport:
     """The tests for the surviving mutants of the goldens on the models, written under `out`."""
-    results, files = kill_generation(models, goldens, out, options)
-    return finish(out, "kill", results, files, options)
+    results, files, run = kill_generation(models, goldens, out, options)
+    measured = None if run.goldens is None else (run.goldens, run.report.invalid_cases)
+    return finish(out, "kill", results, files, options, measured)
 
 
-def kill_generation(models: list[ModelBase], goldens: GoldenSet, out: str, options) -> tuple[list, list]:
-    """(ModelGeneration per model, files) for the surviving mutants of the goldens on the models."""
+def kill_generation(models: list[ModelBase], goldens: GoldenSet, out: str, options) -> tuple[list, list, MutationRun]:
+    """(ModelGeneration per model, files, the mutation run) for the surviving mutants of the goldens on the models."""
 
     run = mutation_run(models, goldens)
     options.models = list(models)
@@ -105,7 +106,7 @@ def kill_generation(models: list[ModelBase], goldens: GoldenSet, out: str, optio
         files += gen.files("kill") if gen is not None else (model_files(model, out, "kill", tests, stubs)
                                                             if stubs else [])
         results.append(result)
-    return results, files
+    return results, files, run
 
 
 def _fsm_kills(gen, base, replayer, mutant) -> str | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from mbt.measure.coverage import GoldenSummary
+
 SCHEMA_VERSION = "1.0"
 
 
@@ -71,6 +73,10 @@ class GenerateReport(BaseModel):
     max_depth: int
     models: list[ModelGeneration]
     files: list[WrittenFile] = []
+    # The goldens the gaps (or the surviving mutants) were measured with, counted as mbt coverage counts them; None
+    # for a full suite (--all), which reads none.
+    goldens: GoldenSummary | None = None
+    invalid_cases: list[str] = []  # file:line: message, as mbt coverage lists them
 
     @property
     def kept_edited(self) -> list[WrittenFile]:

@@ -32,6 +32,17 @@ class CaseRun:
     step_elements: dict[int, tuple[int, ...] | list[int]] = field(default_factory=dict)  # turn -> what its step exercised
     out_of_range: bool = False  # some variable left its range: every variable is re-checked after each step
     start: Snapshot | None = None  # with keep_snapshots: the configuration the case starts from
+    # The golden contradicts the FSM this model is judged with (an invariant block's, an enforced policy's): as with
+    # a contradiction here, none of its checks on this model can be trusted (it verifies and kills nothing).
+    contradicts_fsm: bool = False
+
+
+def disagrees(run: Any) -> bool:
+    """Whether the golden disagrees with the model it was replayed on: a contradiction, forbidden behaviour expected,
+    or a contradiction of the FSM the model is judged with. Such a golden verifies nothing there (coverage) and kills
+    no mutant of it (mbt mutate): one of the two is wrong, and a human decides which. `run` is a CaseRun, or what a
+    plugin kind's replayer returns (the last two fields are optional there)."""
+    return bool(run.contradictions or getattr(run, "forbidden_expected", None) or getattr(run, "contradicts_fsm", False))
 
 
 class FsmReplayer:

@@ -20,7 +20,7 @@ from mbt.elements.invariant import trigger_id
 from mbt.engine.fsm import CompiledFsm, CompiledTransition, Snapshot
 from mbt.engine.temporal import OPEN, CallAt, Judgement, Monitor, Position, judge
 from mbt.goldens.cases import GoldenCase
-from mbt.goldens.replay_fsm import CaseRun, FsmReplayer
+from mbt.goldens.replay_fsm import CaseRun, FsmReplayer, disagrees
 from mbt.goldens.results import Contradiction, Note
 from mbt.model.expr import And, Expr, Not, Or, Ref, refs
 from mbt.model.fsm import FsmModel
@@ -230,7 +230,8 @@ class InvariantReplayer:
             self._cover(c, judgement, positions, seen, run, from_initial, may_verify=verdict is None)
             if verdict is not None and (from_initial or not _needs_history(c.inv)):
                 self._violation(c.inv, verdict, positions, turns, run, case, from_initial)
-        if run.contradictions or fsm_run.contradictions or fsm_run.forbidden_expected:
+        run.contradicts_fsm = disagrees(fsm_run)
+        if disagrees(run):
             # A golden that contradicts the model (its FSM, or any of its invariants) verifies nothing on it.
             run.verified.clear()
         return run

@@ -15,7 +15,7 @@ from mbt.elements.fsm import enumerate_fsm
 from mbt.engine.fsm import CompiledFsm
 from mbt.engine.policy import APPLIES, NA, Outcome, PolicyEvaluator, compile_tri, member
 from mbt.goldens.cases import GoldenCase
-from mbt.goldens.replay_fsm import CaseRun, FsmReplayer
+from mbt.goldens.replay_fsm import CaseRun, FsmReplayer, disagrees
 from mbt.goldens.requests import PolicyRequest
 from mbt.goldens.results import Contradiction, Note
 from mbt.model.expr import atoms, compile_expr
@@ -267,8 +267,9 @@ class PolicyReplayer:
                         calls += 1
                         self._call(case, ce, number, snapshot, call.args, base, run,
                                    verified if (number, position) in checked else None)
-            if calls and (fsm_run.contradictions or fsm_run.forbidden_expected):
+            if calls and disagrees(fsm_run):
                 trusted = False
+                run.contradicts_fsm = True
                 run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=None,
                                       message=f"the golden contradicts fsm `{e.fsm}`: its `{e.tool}` calls verify "
                                               f"nothing on policy `{self.model.name}`"))

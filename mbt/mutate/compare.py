@@ -13,6 +13,7 @@ from mbt.mutate.results import CandidateValue, CompareReport
 
 
 def compare(baseline: list[GoldenProfile], candidates: list[GoldenProfile]) -> CompareReport:
+    baseline = [p for p in baseline if p.invalid is None]  # an invalid case counts nowhere, in the baseline too
     out = CompareReport(baseline=len(baseline))
     verified = set().union(*(p.verified for p in baseline)) if baseline else set()
     kills = set().union(*(p.kills for p in baseline)) if baseline else set()
@@ -21,7 +22,8 @@ def compare(baseline: list[GoldenProfile], candidates: list[GoldenProfile]) -> C
         same.setdefault(frozenset(p.verified | p.kills), []).append(p.id)
     for c in candidates:
         new_e, new_k = sorted(c.verified - verified), sorted(c.kills - kills)
-        value = CandidateValue(id=c.id, where=c.where, new_elements=new_e, new_kills=new_k, verdict="adds nothing")
+        value = CandidateValue(id=c.id, where=c.where, new_elements=new_e, new_kills=new_k, verdict="adds nothing",
+                               invalid=c.invalid)
         if new_e and new_k:
             value.verdict = "adds coverage and kills"
         elif new_e:

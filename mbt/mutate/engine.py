@@ -2,10 +2,12 @@
 
 A golden kills a mutant when replaying it on the mutant contradicts its assertions (a contradiction, or it expects
 what the mutant forbids) while it agrees with the original model. A golden that already disagrees with the original
-kills nothing. Goldens are replayed once on the original to learn which slots they step through; on a mutant, only
-the goldens that step through one of its changed slots are replayed (the others replay identically, by
-construction), and a mutant no golden kills is handed to its kind's distinguishing search, which either proves it
-equivalent (it is then left out of the score) or finds a witness golden that would kill it.
+kills nothing, and a case invalid on any model kills nothing anywhere: which cases are valid is decided by mbt
+coverage's own validation (mbt.measure.run), so every command counts the same ones. Goldens are replayed once on
+the original to learn which slots they step through; on a mutant, only the goldens that step through one of its
+changed slots are replayed (the others replay identically, by construction), and a mutant no golden kills is handed
+to its kind's distinguishing search, which either proves it equivalent (it is then left out of the score) or finds
+a witness golden that would kill it.
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ from dataclasses import dataclass, field
 
 from mbt.goldens.cases import GoldenCase
 from mbt.goldens.loader import GoldenSet
+from mbt.goldens.replay_fsm import disagrees
 from mbt.goldens.routing import applies
-from mbt.kinds import support
+from mbt.kinds import elements_of, support
+from mbt.measure.coverage import GoldenSummary, InvalidCaseReport
+from mbt.measure.run import CaseEntry, measure
 from mbt.model.common import ModelBase
 from mbt.mutate.results import ModelMutation, MutantResult, MutationReport, OperatorScore, score
 
@@ -40,10 +45,32 @@ class MutationRun:
     report: MutationReport
     profiles: dict[str, GoldenProfile]  # golden id -> profile, in file order
     criteria: dict[str, str] = field(default_factory=dict)  # `model:element` -> its criterion
+    goldens: GoldenSummary | None = None  # the goldens' figures, as mbt coverage counts them
+
+
+@dataclass
+class Screened:
+    """Which golden cases are valid, decided as mbt coverage decides it (a case invalid on any model it applies to
+    counts nowhere): the figures (read = valid + invalid), the invalid cases and why, the valid cases' ids."""
+
+    goldens: GoldenSummary
+    invalid: list[InvalidCaseReport]
+    valid: set[str]
+
+
+def screen(models: list[ModelBase], goldens: GoldenSet) -> Screened:
+    """The goldens validated by the coverage engine itself (mbt.measure.run.measure), not by a rule of this
+    module's own: every command that reads goldens counts the same cases valid and invalid."""
+    entries: list[CaseEntry] = []
+    replayable = [m for m in models if support(m.kind).replayer is not None]
+    report = measure(replayable, goldens, jobs=1, cases=entries)
+    return Screened(report.goldens, report.invalid_cases, {entry.id for entry in entries})
 
 
 def killed(run) -> bool:
-    return bool(run.contradictions) or bool(getattr(run, "forbidden_expected", None))
+    """Whether the golden disagrees with the model (or mutant) it was replayed on: on the original, such a golden
+    kills nothing; on a mutant, a golden that agreed with the original kills it."""
+    return disagrees(run)
 
 
 def mutation_run(models: list[ModelBase], goldens: GoldenSet, sample: int | None = None, seed: int = 0,
@@ -52,15 +79,23 @@ def mutation_run(models: list[ModelBase], goldens: GoldenSet, sample: int | None
     """`sample`: judge at most this many mutants per model, a seeded uniform sample kept in operator order.
     `clock`: seconds per phase are added to it (the benchmark reads them; reports never show times).
     `advance`: called with 1 as each model is done (a progress bar on a terminal)."""
-    report = MutationReport(goldens_read=len(goldens.cases) + len(goldens.invalid),
-                            goldens_invalid=len(goldens.invalid),
-                            invalid_cases=[f"{i.file}:{i.line}: {i.message}" for i in goldens.invalid])
+    screened = screen(models, goldens)
+    report = MutationReport(goldens_read=screened.goldens.read, goldens_valid=screened.goldens.valid,
+                            goldens_invalid=screened.goldens.invalid,
+                            invalid_cases=[f"{i.file}:{i.line}: {i.message}" for i in screened.invalid])
+    why = {(i.file, i.line): i.message for i in screened.invalid}
     profiles: dict[str, GoldenProfile] = {}
+    valid: list[GoldenCase] = []
     for case in goldens.cases:
-        profiles.setdefault(case.id, GoldenProfile(case.id, case.where))
+        profile = profiles.setdefault(case.id, GoldenProfile(case.id, case.where))
+        if case.id in screened.valid:
+            valid.append(case)
+        else:  # invalid at replay on some model: it counts nowhere, as in coverage
+            # coverage's message names the case first (`case `ID` on model ...`); the profile says the rest
+            profile.invalid = why.get((case.file, case.line), "").removeprefix(f"case `{case.id}` ")
     criteria: dict[str, str] = {}
     for model in models:
-        report.models.append(_model_run(model, goldens.cases, profiles, criteria, sample, seed, witnesses,
+        report.models.append(_model_run(model, valid, profiles, criteria, sample, seed, witnesses,
                                         {} if clock is None else clock))
         if advance is not None:
             advance(1)
@@ -72,7 +107,7 @@ def mutation_run(models: list[ModelBase], goldens: GoldenSet, sample: int | None
                                    sum(m.equivalent for m in ms))
     report.score = score(sum(m.killed for m in report.models), sum(m.mutants for m in report.models),
                          sum(m.equivalent for m in report.models))
-    return MutationRun(report, profiles, criteria)
+    return MutationRun(report, profiles, criteria, screened.goldens)
 
 
 def _accepts(kind, model: ModelBase, case: GoldenCase) -> bool:
@@ -94,7 +129,7 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
     if kind.replayer is None:
         out.note = f"mbt cannot replay {model.kind} models"
         return out
-    elements = kind.enumerate(model)
+    elements = elements_of(model)
     for e in elements:
         criteria[f"{model.name}:{e.id}"] = e.criterion
     base = kind.replayer(model, elements)
@@ -109,9 +144,6 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
             run, keys = ms.footprint(base, case)
         else:
             run, keys = base.replay(case), None
-        if run.invalid:
-            profiles[case.id].invalid = f"on model `{model.name}`: {run.invalid}"
-            continue
         out.goldens += 1
         profile = profiles[case.id]
         profile.verified.update(f"{model.name}:{elements[i].id}" for i in run.verified)

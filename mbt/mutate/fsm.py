@@ -34,7 +34,7 @@ from mbt.mutate.mutant import Distinction, Mutant, Operators
 OPERATORS = {
     "FTS": "wrong target state: a transition goes to the next state in declaration order instead of its target",
     "FMT": "missing transition: a transition is removed",
-    "FET": "extra transition: an event refused in a state is accepted there (a self-loop)",
+    "FET": "extra transition: an event refused in a state that is not final is accepted there (a self-loop)",
     "FGN": "guard negated: a transition's guard is replaced by its negation",
     "FRO": "relational operator replaced: < and <=, > and >=, == and != swap in one comparison of a guard",
     "FBS": "boundary shifted: an integer constant of a guard comparison moves by the declared precision (1)",
@@ -107,7 +107,9 @@ def fsm_mutants(model: FsmModel) -> list[Mutant]:
                             *_action_change(model, i, j, lambda action=action, args=args:
                                             action.model_copy(update={"args": args})), slot)
     forbidden_slots = {(f.source, f.event) for f in model.forbids}
-    for s in states:
+    # A final state has no outgoing transition by definition (the resolver refuses one): a self-loop there would
+    # not be a model at all, only a mutant no golden is expected to kill.
+    for s in (name for name in states if not model.states[name].final):
         for e in model.events:
             if (s, e) not in used and (s, e) not in forbidden_slots:
                 def extra(s=s, e=e) -> Transition:
@@ -196,9 +198,9 @@ def _without_forbid(build, f: Forbid):
 
 
 def _forbidden_behaviour(model: FsmModel, f: Forbid, first_of: dict) -> tuple[Transition, str] | None:
-    """The transition that does what `f` forbids, in its slot; None for `say` effects (the model does not speak)
-    and for forbids on any state or any event (no one slot)."""
-    if f.source is None or f.event is None or f.source not in model.states:
+    """The transition that does what `f` forbids, in its slot; None for `say` effects (the model does not speak),
+    for forbids on any state or any event (no one slot) and for forbids in a final state (no transition leaves one)."""
+    if f.source is None or f.event is None or f.source not in model.states or model.states[f.source].final:
         return None
     first = first_of.get((f.source, f.event))
     if f.target is not None:

@@ -89,6 +89,7 @@ class CandidateValue(BaseModel):
     verdict: Literal["adds coverage", "adds kills", "adds coverage and kills", "adds nothing"]
     duplicate_of: list[str] = Field(default_factory=list)  # baseline goldens with exactly its profile
     covered_by: list[str] = Field(default_factory=list)  # adds nothing: baseline goldens that verify and kill it all
+    invalid: str | None = None  # why the case is invalid (it then counts nowhere and adds nothing)
     message: str = ""
 
 
@@ -96,8 +97,9 @@ class MutationReport(BaseModel):
     models: list[ModelMutation] = Field(default_factory=list)
     kinds: dict[str, float | None] = Field(default_factory=dict)  # kind -> score over its models
     score: float | None = None
-    goldens_read: int = 0
-    goldens_invalid: int = 0
+    goldens_read: int = 0  # valid + invalid, as mbt coverage counts them
+    goldens_valid: int = 0
+    goldens_invalid: int = 0  # unreadable, or invalid on a model they apply to: they count nowhere
     invalid_cases: list[str] = Field(default_factory=list)  # file:line: message
     redundancy: Redundancy | None = None
 

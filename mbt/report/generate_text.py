@@ -4,6 +4,7 @@ reason), suite figures against their bounds, and what happened to each file."""
 from __future__ import annotations
 
 from mbt.generate.report import GenerateReport, ModelGeneration
+from mbt.measure.coverage import GoldenSummary
 from mbt.report.style import PLAIN, Style
 
 
@@ -14,6 +15,7 @@ def _plural(n: int, word: str) -> str:
 def generate_text(report: GenerateReport, style: Style = PLAIN, with_files: bool = True) -> str:
     lines = [style(f"mbt generate: {_plural(len(report.models), 'model')} -> {report.out} "
                    f"(--max-depth {report.max_depth})", "bold")]
+    lines += goldens_lines(report.goldens, report.invalid_cases, style)
     for m in report.models:
         lines += [""] + _model(m, style)
     if with_files and report.files:
@@ -25,6 +27,19 @@ def generate_text(report: GenerateReport, style: Style = PLAIN, with_files: bool
             else:
                 lines.append(f"  {f.status:<11} {f.path}")
     return "\n".join(lines) + "\n"
+
+
+def goldens_lines(goldens: GoldenSummary | None, invalid_cases: list[str], style: Style = PLAIN) -> list[str]:
+    """The goldens' figures as mbt coverage counts them (read = valid + invalid), and the invalid cases, which
+    count nowhere (also mbt mutate's and mbt compare's)."""
+    if goldens is None:
+        return []
+    lines = [f"goldens: {goldens.read} golden case(s) read ({goldens.valid} valid, {goldens.invalid} invalid)"]
+    if invalid_cases:
+        lines.append(style(f"Invalid cases ({len(invalid_cases)}): reported and skipped; the rest were processed",
+                           "yellow"))
+        lines += [f"  {line}" for line in invalid_cases]
+    return lines
 
 
 def _model(m: ModelGeneration, style: Style) -> list[str]:

@@ -16,9 +16,10 @@ def _score(m: ModelMutation) -> str:
 
 def mutation_text(report: MutationReport, limit: int | None = SURVIVORS_SHOWN) -> str:
     lines = [f"mbt mutate: mutation score {percent_text(report.score)} over {len(report.models)} model(s); "
-             f"{report.goldens_read} golden(s) read, {report.goldens_invalid} invalid"]
+             f"{report.goldens_read} golden(s) read ({report.goldens_valid} valid, {report.goldens_invalid} invalid)"]
     for kind, value in report.kinds.items():
         lines.append(f"  {kind}.mutation: {percent_text(value)}")
+    lines += _invalid_lines(report)
     for m in report.models:
         lines.append("")
         lines.append(f"model `{m.model}` ({m.kind}, {m.file})")
@@ -97,10 +98,22 @@ def mutation_markdown(report: MutationReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _invalid_lines(report: MutationReport) -> list[str]:
+    """The invalid cases, as mbt coverage lists them: they count nowhere."""
+    if not report.invalid_cases:
+        return []
+    return ([f"  invalid cases ({report.goldens_invalid}): reported and skipped; the rest were processed"]
+            + [f"    {line}" for line in report.invalid_cases])
+
+
 def compare_text(report: CompareReport) -> str:
-    lines = [f"mbt compare: {len(report.candidates)} candidate golden(s) against {report.baseline} baseline golden(s): "
-             f"{report.adds_coverage} add coverage, {report.adds_kills} add kills, {report.adds_nothing} add nothing "
-             f"({report.duplicates} duplicate(s) of a baseline golden)"]
+    lines = [f"mbt compare: {len(report.candidates)} candidate golden(s) against {report.baseline} valid baseline "
+             f"golden(s): {report.adds_coverage} add coverage, {report.adds_kills} add kills, {report.adds_nothing} "
+             f"add nothing ({report.duplicates} duplicate(s) of a baseline golden)"]
+    if report.mutation is not None:
+        m = report.mutation
+        lines.append(f"  {m.goldens_read} golden(s) read ({m.goldens_valid} valid, {m.goldens_invalid} invalid)")
+        lines += _invalid_lines(m)
     for c in report.candidates:
         lines.append(f"  {c.id} ({c.where}): {c.message}")
         for e in c.new_elements:

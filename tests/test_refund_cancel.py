@@ -1,0 +1,105 @@
+"""A newcomer's refund-and-cancellation model (tests/data/refund-cancel: an fsm, its eligibility table and the policy
+that `enforce`s its refunds) through every command: the defects issue 32 found on such a model, each kept fixed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli_runner import run_mbt
+
+DATA = Path(__file__).parent / "data" / "refund-cancel"
+FSM, TABLE, POLICY = DATA / "refund-cancel.fsm", DATA / "refund-cancel.dt", DATA / "refund-cancel.policy"
+MODELS = ["--model", FSM, TABLE, POLICY]
+GOLDENS = DATA / "goldens"
+CONVERSATIONS, DECISIONS = GOLDENS / "conversations.yaml", GOLDENS / "eligibility.jsonl"
+# The goldens that disagree with a model they apply to, and the ones no command may count as valid.
+CONTRADICTING = {"RC-WRONG-STATE", "RC-WRONG-AMOUNT", "RC-WRONG-DECISION", "EL-4"}
+INVALID = {"RC-BAD-INPUT", "EL-1"}
+
+
+def _json(*args) -> dict:
+    r = run_mbt(*args, "--format", "json")
+    assert r.returncode in (0, 1), r.stderr
+    return json.loads(r.stdout)
+
+
+def _kills(report: dict) -> dict[str, set[str]]:
+    """Golden id -> the `model:mutant` it kills, from a mutation report."""
+    kills: dict[str, set[str]] = {}
+    for model in report["models"]:
+        for result in model["results"]:
+            for golden in result["killed_by"]:
+                kills.setdefault(golden, set()).add(f"{model['model']}:{result['id']}")
+    return kills
+
+
+def test_a_golden_that_contradicts_the_model_kills_nothing():
+    """RC-WRONG-AMOUNT contradicts the fsm after a refund the policy permits: coverage trusts none of its checks on
+    the policy (docs/coverage-rules/policy.md), so it may not kill the policy's mutants either."""
+    coverage = _json("coverage", *MODELS, "--goldens", GOLDENS, "--no-gate")
+    contradicting = {(c["case"], c["model"]) for c in coverage["contradictions"]}
+    assert ("RC-WRONG-AMOUNT", "refund_cancel") in contradicting
+    mutation = _json("mutate", *MODELS, "--goldens", GOLDENS)
+    kills = _kills(mutation)
+    assert kills.get("RC-WRONG-AMOUNT", set()) == set()
+    assert kills.get("RC-WRONG-STATE", set()) == set()
+    # Each model on its own, as coverage measures it: contradicting the table does not distrust the fsm's checks.
+    assert {k.split(":")[0] for k in kills["RC-WRONG-DECISION"]} == {"refund_cancel", "refund_rights"}
+    assert kills["RC-REFUND"] & {k for k in kills["RC-REFUND"] if k.startswith("refund_rights:")}
+    # A candidate that contradicts the model adds nothing, however many mutants its replay would tell apart.
+    compare = _json("compare", *MODELS, "--baseline-goldens", DECISIONS, "--goldens", CONVERSATIONS)
+    by_id = {c["id"]: c for c in compare["candidates"]}
+    assert by_id["RC-WRONG-AMOUNT"]["new_kills"] == [] and by_id["RC-WRONG-STATE"]["new_kills"] == []
+
+
+def test_every_command_counts_the_same_invalid_cases(tmp_path):
+    """One validation for every command: a case invalid on any model it applies to (RC-BAD-INPUT's `reason` is
+    outside the table's domain) is invalid for coverage, mutate, compare, generate and runs alike, and in each
+    read = valid + invalid."""
+    coverage = _json("coverage", *MODELS, "--goldens", GOLDENS, "--no-gate")["goldens"]
+    assert coverage["invalid"] == len(INVALID) and coverage["read"] == coverage["valid"] + coverage["invalid"]
+    figures = {"coverage": (coverage["read"], coverage["valid"], coverage["invalid"])}
+    mutation = _json("mutate", *MODELS, "--goldens", GOLDENS)
+    figures["mutate"] = (mutation["goldens_read"], mutation["goldens_valid"], mutation["goldens_invalid"])
+    assert {line.split(": ")[0].rsplit(":", 1)[0] for line in mutation["invalid_cases"]} == {
+        str(CONVERSATIONS), str(DECISIONS)}
+    compare = _json("compare", *MODELS, "--baseline-goldens", DECISIONS, "--goldens", CONVERSATIONS)
+    figures["compare"] = (compare["mutation"]["goldens_read"], compare["mutation"]["goldens_valid"],
+                          compare["mutation"]["goldens_invalid"])
+    valid_candidates = [c for c in compare["candidates"] if c["invalid"] is None]
+    assert compare["baseline"] + len(valid_candidates) == compare["mutation"]["goldens_valid"]
+    assert {c["id"] for c in compare["candidates"] if c["invalid"]} == {"RC-BAD-INPUT"}
+    generate = _json("generate", *MODELS, "--goldens", GOLDENS, "--out", tmp_path / "gen")["goldens"]
+    figures["generate"] = (generate["read"], generate["valid"], generate["invalid"])
+    runs = _json("runs", *MODELS, "--runs", DATA / "runs", "--goldens", GOLDENS, "--no-gate")["coverage"]["goldens"]
+    figures["runs"] = (runs["read"], runs["valid"], runs["invalid"])
+    for command, (read, valid, invalid) in figures.items():
+        assert read == valid + invalid, command
+    assert len(set(figures.values())) == 1, figures
+    # Invalid is invalid everywhere: it kills nothing and is never kept in the smallest equivalent set.
+    kills = _kills(mutation)
+    assert all(kills.get(golden, set()) == set() for golden in INVALID)
+    assert not INVALID & set(mutation["redundancy"]["kept"])
+
+
+def test_no_extra_transition_out_of_a_final_state():
+    """A final state has no outgoing transition by definition: the extra-transition operator (FET) never adds one."""
+    mutation = _json("mutate", "--model", FSM, "--goldens", GOLDENS)
+    fsm = next(m for m in mutation["models"] if m["model"] == "refund_cancel")
+    extra = [r["id"] for r in fsm["results"] if r["operator"] == "FET"]
+    assert extra, "the operator still applies to the other states"
+    finals = ("refunded", "cancelled", "refused")
+    assert [m for m in extra if m.split("@")[1].split(".")[0] in finals] == []
+
+
+def test_no_forbid_removed_out_of_a_final_state(tmp_path):
+    """Removing a forbid that speaks of a final state would add a transition out of it (FFR): not made either."""
+    model = tmp_path / "fin.fsm"
+    model.write_text("fsm fin {\n  state a initial\n  state done final\n  event go\n  event again\n"
+                     "  a -> done on go\n  forbid done on again\n  forbid a on again\n}\n", encoding="utf-8")
+    goldens = tmp_path / "none.jsonl"
+    goldens.write_text("", encoding="utf-8")
+    mutation = _json("mutate", "--model", model, "--goldens", goldens)
+    removed = [r["id"] for r in mutation["models"][0]["results"] if r["operator"] == "FFR"]
+    assert removed == ["FFR@forbidden:a.again"]
