@@ -103,3 +103,30 @@ def test_no_forbid_removed_out_of_a_final_state(tmp_path):
     mutation = _json("mutate", "--model", model, "--goldens", goldens)
     removed = [r["id"] for r in mutation["models"][0]["results"] if r["operator"] == "FFR"]
     assert removed == ["FFR@forbidden:a.again"]
+
+
+def test_a_final_tool_check_of_an_earlier_call_expects_nothing_forbidden():
+    """RC-CANCEL-CHECKED's final `tool_arguments: {lookup_order: ...}` speaks of the lookup made at turn 1 (the latest
+    call of the tool): it does not expect the second lookup `forbid deciding on cancel effect call lookup_order`
+    forbids at the last turn, and it verifies that forbid with its `must_not_call` there."""
+    report = _json("coverage", *MODELS, "--goldens", CONVERSATIONS, "--no-gate")
+    assert [f for f in report["forbidden_expected"] if f["case"] == "RC-CANCEL-CHECKED"] == []
+    assert [c for c in report["contradictions"] if c["case"] == "RC-CANCEL-CHECKED"] == []
+    fsm = next(m for m in report["models"] if m["model"] == "refund_cancel")
+    columns = report["element_columns"]
+    rows = {row[0]: dict(zip(columns, row)) for row in fsm["elements"]}
+    verified_by = [report["golden_ids"][i] for i in rows["forbidden:no_second_lookup"].get("verified_by", [])]
+    assert "RC-CANCEL-CHECKED" in verified_by
+
+
+def test_a_final_tool_check_of_the_forbidden_call_itself_still_expects_it(tmp_path):
+    """The same final check where the last turn's own step makes the call is the forbidden call expected."""
+    model = tmp_path / "again.fsm"
+    model.write_text("fsm again {\n  state a initial\n  state b\n  state c final\n  event go\n  event stop\n"
+                     "  a -> b on go / call look(n = 1)\n  b -> c on stop / call look(n = 2)\n"
+                     "  forbid b on stop effect call look\n}\n", encoding="utf-8")
+    goldens = tmp_path / "g.jsonl"
+    goldens.write_text('{"id": "G", "turns": [{"event": "go"}, {"event": "stop"}], '
+                       '"final_assertions": {"tool_arguments": {"look": {"n": 2}}}}\n', encoding="utf-8")
+    report = _json("coverage", "--model", model, "--goldens", goldens, "--no-gate")
+    assert [f["case"] for f in report["forbidden_expected"]] == ["G"]

@@ -158,7 +158,7 @@ class FsmReplayer:
             # state, which says nothing of a forbid without a target): else none of them needs a look.
             forbids = done.forbids and _forbids_judged(checks, c._slots[(done.state_before, event)], taken is None)
             if forbids and (expect.must_have or not quiet or (last and (not final_quiet or final_must_have))):
-                self._expects_forbidden(done, checks, turn.rejected, variables, number, run)
+                self._expects_forbidden(done, checks, turn.rejected, variables, number, run, all_calls)
             if quiet and not turn.rejected and (final_quiet or not last):
                 if taken is None:
                     run.divergences.append(self._divergence(case, number, done))
@@ -401,10 +401,10 @@ class FsmReplayer:
         return not cf.condition(env)
 
     def _expects_forbidden(self, step: Step, checks: list[Assertions], rejected: bool, variables: dict, number: int,
-                           run: CaseRun) -> None:
+                           run: CaseRun, all_calls: list[ToolCallMade]) -> None:
         """Findings for the forbids exercised at this step whose forbidden outcome the golden expects."""
         for cf in step.forbids:
-            expected = self._expected_outcome(cf, checks, rejected, step, variables)
+            expected = self._expected_outcome(cf, checks, rejected, step, variables, all_calls, number)
             if expected is None:
                 continue
             f, case = cf.f, run.case
@@ -415,10 +415,11 @@ class FsmReplayer:
                         f"on `{step.event}`), which `forbid {f.label()}` ({f.loc}, severity {cf.severity}) forbids"))
 
     def _expected_outcome(self, cf: CompiledForbid, checks: list[Assertions], rejected: bool, step: Step,
-                          variables: dict) -> str | None:
-        """What the golden expects that the forbid forbids, in words; None when it expects nothing forbidden."""
+                          variables: dict, all_calls: list[ToolCallMade], number: int) -> str | None:
+        """What the golden expects that the forbid forbids at step `number`, in words; None when it expects nothing
+        forbidden. `checks`: the turn's assertions, then (at the last turn) the final ones."""
         target, tool = cf.f.target, cf.call_tool
-        for a in checks:
+        for position, a in enumerate(checks):
             if cf.phrases and a.must_have and any(p in item.casefold() for item in a.must_have for p in cf.phrases):
                 return f"saying {next(i for i in a.must_have if any(p in i.casefold() for p in cf.phrases))!r}"
             if target is not None and a.state == target:
@@ -428,6 +429,8 @@ class FsmReplayer:
             if tool is not None:
                 if tool not in a.tool_arguments or not isinstance(a.tool_arguments[tool], dict):
                     continue
+                if position > 0 and self._speaks_of_earlier_call(a.tool_arguments, tool, all_calls, number):
+                    continue  # a final check of a call made before this step expects nothing of this step
                 if cf.condition is None:
                     return f"a call to {tool}"
                 # A conditional forbid: the expected call is forbidden when the asserted arguments make the condition
@@ -440,6 +443,23 @@ class FsmReplayer:
                     if cf.condition(env):
                         return f"a call {tool}({_args_text(asserted)})"
         return None
+
+    def _speaks_of_earlier_call(self, tool_arguments: dict, tool: str, all_calls: list[ToolCallMade],
+                                number: int) -> bool:
+        """Whether a final `tool_arguments` check of `tool` resolves, for every argument it asserts, to a call the
+        run made before step `number` (the latest call of the tool that has the argument, as _check reads it): it
+        then speaks of that call, not of one at this step."""
+        steps = []
+        for t, arg, _ in self._expected_args(tool_arguments):
+            if t != tool:
+                continue
+            if arg is None:
+                made = next((c for c in reversed(all_calls) if c.tool == tool), None)
+                steps.append(made.step if made is not None else None)
+            else:
+                found = _latest_arg(all_calls, tool, arg)
+                steps.append(None if found is _MISSING else found[2])
+        return bool(steps) and all(s is not None and s < number for s in steps)
 
     def _forbid_verified_by_final(self, cf: CompiledForbid, final: Assertions) -> bool:
         if cf.phrases and any(p in item.casefold() for item in final.must_not for p in cf.phrases):

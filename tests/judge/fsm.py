@@ -205,7 +205,24 @@ def contradicts(model: FsmModel, a, step: Step, scope: list[tuple[int, str, dict
     return rejected and step.taken is not None
 
 
-def forbidden_outcome_expected(model: FsmModel, f, a, step: Step, rejected: bool) -> bool:
+def resolved_before(model: FsmModel, a, tool: str, calls: list[tuple[int, str, dict]], k: int) -> bool:
+    """A final check of `tool` whose every asserted argument (or the call itself) resolves to a call made before
+    step k: it speaks of that call, not of one at step k."""
+    steps = []
+    for name, arg, _ in expected_calls(model, a.tool_arguments):
+        if name != tool:
+            continue
+        if arg is None:
+            made = [step for step, called, _ in calls if called == tool]
+            steps.append(made[-1] if made else None)
+        else:
+            hit = latest(calls, tool, arg)
+            steps.append(hit[0] if hit else None)
+    return bool(steps) and all(s is not None and s < k for s in steps)
+
+
+def forbidden_outcome_expected(model: FsmModel, f, a, step: Step, rejected: bool, earlier: bool = False) -> bool:
+    """`earlier`: the assertions are the final ones and their check of the forbid's tool speaks of an earlier call."""
     phrases = [p.casefold() for p in (f.effect.matching if f.effect is not None else [])]
     if phrases and any(p in item.casefold() for item in a.must_have for p in phrases):
         return True
@@ -214,6 +231,8 @@ def forbidden_outcome_expected(model: FsmModel, f, a, step: Step, rejected: bool
     if f.effect is None and f.target is None and not rejected and a.state is not None and a.state != step.before:
         return True
     if f.effect is not None and f.effect.kind == "call" and isinstance(a.tool_arguments.get(f.effect.tool), dict):
+        if earlier:
+            return False
         condition = f.effect.condition
         if condition is None:
             return True
@@ -284,7 +303,11 @@ def judge(model: FsmModel, case: GoldenCase) -> Verdict:
             if contradicts(model, a, step, scope, turn.rejected and a is turn.expect):
                 verdict.contradicted = True
         for f in step.forbids:
-            if any(forbidden_outcome_expected(model, f, a, step, turn.rejected) for a, _ in checks):
+            tool = f.effect.tool if f.effect is not None and f.effect.kind == "call" else None
+            # checks[1], when there is one, holds the final assertions
+            if any(forbidden_outcome_expected(model, f, a, step, turn.rejected, position > 0 and tool is not None
+                                              and resolved_before(model, a, tool, all_calls, k))
+                   for position, (a, _) in enumerate(checks)):
                 verdict.expected_forbidden.add((k, ids.forbidden_id(f)))
             if any(forbid_checked(model, f, a, step, turn.rejected) for a, _ in checks):
                 verified.add(ids.forbidden_id(f))
