@@ -384,7 +384,7 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
             rules = gate.coverage_rules() if gate else DEFAULT_GATE.rules
             coverage_gate = evaluate_gate(Gate(rules, gate.source if gate else None, gate.waivers if gate else [],
                                                gate.exclusions if gate else [],
-                                               gate.implicit_forbidden if gate else True), coverage_report)
+                                               gate.implicit if gate else DEFAULT_GATE.implicit), coverage_report)
             failures.extend(coverage_gate.failures)
         elif gate is not None:  # a written coverage rule cannot be met without goldens
             failures.extend(GateFailure(rule=r.key, expected=r.describe(), actual=None,

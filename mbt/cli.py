@@ -262,7 +262,8 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
 @click.option("--show-sources", is_flag=True,
               help="Add source-document coverage to the text report (units not modelled, unspecified parts).")
 @click.option("--baseline", "baseline", default=None, type=click.Path(), metavar="FILE",
-              help="Ratchet: fail only where coverage falls below this saved baseline (see --save-baseline).")
+              help="Ratchet: fail only where this run is worse than this saved baseline (see --save-baseline); "
+                   "its figures replace the default limits, a gate file's written limits still apply.")
 @click.option("--save-baseline", "save_baseline", default=None, type=click.Path(), metavar="FILE",
               help="Save this run's coverage per model and criterion as a baseline for --baseline.")
 @click.option("--jobs", "jobs", default=None, type=click.IntRange(min=1), metavar="N",

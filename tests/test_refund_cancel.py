@@ -130,3 +130,33 @@ def test_a_final_tool_check_of_the_forbidden_call_itself_still_expects_it(tmp_pa
                        '"final_assertions": {"tool_arguments": {"look": {"n": 2}}}}\n', encoding="utf-8")
     report = _json("coverage", "--model", model, "--goldens", goldens, "--no-gate")
     assert [f["case"] for f in report["forbidden_expected"]] == ["G"]
+
+
+FORBIDDEN_EXPECTED = ('{"id": "RC-EXPECTS-REFUND", "model": "refund_cancel", "turns": [{"event": "ask", "args": '
+                      '{"customer": "c-6"}}, {"event": "order_found", "args": {"owner": "c-9", "total": 5}, '
+                      '"tool_arguments": {"issue_refund": {}}}]}\n')
+
+
+def test_an_unchanged_run_passes_its_own_ratchet(tmp_path):
+    """`--baseline` compares with the baseline's figures: the default limits (no contradiction, no invalid case, no
+    golden expecting forbidden behaviour) are for runs without one, so a run that is no worse passes."""
+    more = tmp_path / "more.jsonl"
+    more.write_text(FORBIDDEN_EXPECTED, encoding="utf-8")
+    base = tmp_path / "baseline.json"
+    first = run_mbt("coverage", *MODELS, "--goldens", GOLDENS, more, "--save-baseline", base)
+    assert first.returncode == 1 and "contradictions is 5" in first.stdout  # the default gate, without a baseline
+    assert json.loads(base.read_text(encoding="utf-8"))["counts"]["forbidden_expected"] == 1
+    again = run_mbt("coverage", *MODELS, "--goldens", GOLDENS, more, "--baseline", base)
+    assert again.returncode == 0, again.stdout
+    # Worse than the baseline: one contradiction more fails, with the baseline's figure as the limit.
+    worse = tmp_path / "worse.jsonl"
+    worse.write_text(FORBIDDEN_EXPECTED + '{"id": "RC-ONE-MORE", "model": "refund_cancel", "turns": [{"event": "ask", '
+                     '"args": {"customer": "c-7"}, "assert_state": {"state": "idle"}}]}\n', encoding="utf-8")
+    worse_run = run_mbt("coverage", *MODELS, "--goldens", GOLDENS, worse, "--baseline", base)
+    assert worse_run.returncode == 1 and "contradictions rose from 5 to 6" in worse_run.stdout
+    # A limit written in a gate file still applies: the user asked for it.
+    gate = tmp_path / "gate.yaml"
+    gate.write_text("contradictions: 0\n", encoding="utf-8")
+    strict = run_mbt("coverage", *MODELS, "--goldens", GOLDENS, more, "--baseline", base, "--gate", gate)
+    assert strict.returncode == 1 and "contradictions is 5, the gate requires <= 0" in strict.stdout
+    assert "invalid_cases is" not in strict.stdout  # not written there: the baseline's figure replaces it

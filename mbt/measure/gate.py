@@ -51,7 +51,8 @@ class Gate:
     source: str | None = None
     waivers: list[Waiver] = field(default_factory=list)
     exclusions: list = field(default_factory=list)  # mbt.measure.sources.Exclusion: source units left out
-    implicit_forbidden: bool = False  # the default forbidden rule was added, not written (a baseline replaces it)
+    # The default limits (DEFAULT_COUNTS) that were added, not written: with a baseline, its figures replace them.
+    implicit: tuple[str, ...] = ()
     required_suites: list[str] = field(default_factory=list)  # seed 000: every one needs runs, and meets the thresholds
     report_separately: list[str] = field(default_factory=list)  # seed 000: figures shown, never gated
     handoff_suites: list[str] = field(default_factory=list)  # suites whose task a correct hand-off completes
@@ -64,7 +65,7 @@ class Gate:
         return [r for r in self.rules if r.key not in RUN_METRICS and r.key not in RUN_COUNTS]
 
 
-DEFAULT_GATE = Gate([Rule(key, "<=", 0, 0) for key in DEFAULT_COUNTS], implicit_forbidden=True)
+DEFAULT_GATE = Gate([Rule(key, "<=", 0, 0) for key in DEFAULT_COUNTS], implicit=DEFAULT_COUNTS)
 
 
 def load_gate(path: str) -> Gate:
@@ -153,7 +154,7 @@ def load_gate(path: str) -> Gate:
         raise LocatedError(problems)
     written = {r.key for r in rules}
     rules = [r for r in DEFAULT_GATE.rules if r.key not in written] + rules
-    return Gate(rules, path, waivers, exclusions, "forbidden_uncovered" not in written,
+    return Gate(rules, path, waivers, exclusions, tuple(key for key in DEFAULT_COUNTS if key not in written),
                 lists["required_suites"], lists["report_separately"], lists["handoff_suites"], turn_loop)
 
 
@@ -201,7 +202,7 @@ def with_fail_under(gate: Gate, percent: float) -> Gate:
     """The gate plus `--fail-under PCT`: every model's every criterion verified at PCT percent or more (kinds and
     models are never summed, so there is no total to compare, as coverage.py has)."""
     return Gate([*gate.rules, Rule(FAIL_UNDER, ">=", percent / 100, 0)], gate.source, gate.waivers, gate.exclusions,
-                gate.implicit_forbidden)
+                gate.implicit)
 
 
 FAIL_UNDER = "fail_under"
@@ -210,7 +211,9 @@ FAIL_UNDER = "fail_under"
 def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = None,
                   baseline=None, baseline_source: str | None = None) -> GateResult:
     """Apply the rules; waived elements (in force) neither fail a rule nor count against a threshold.
-    With a baseline (mbt.measure.baseline) the ratchet replaces the implicit default forbidden rule."""
+    With a baseline (mbt.measure.baseline) the ratchet replaces the default limits the gate file did not write, each
+    by the baseline's figure (a baseline without the figure leaves its default limit in force); limits written in a
+    gate file still apply as written."""
     failures: list[GateFailure] = []
     states = waiver_states(gate.waivers, report, today or dt.date.today())
     waived = active_waivers(states)
@@ -228,10 +231,10 @@ def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = No
                                                 "has (renamed or removed?)"))
     rules = gate.rules
     if baseline is not None:
-        from mbt.measure.baseline import ratchet
+        from mbt.measure.baseline import ratchet, ratcheted
 
-        if gate.implicit_forbidden:
-            rules = [r for r in rules if r.key != "forbidden_uncovered"]
+        replaced = ratcheted(baseline) & set(gate.implicit)
+        rules = [r for r in rules if r.key not in replaced]
         failures.extend(ratchet(baseline, baseline_source or "baseline", report, waived))
     for rule in rules:
         if rule.key in RUN_METRICS or rule.key in RUN_COUNTS:

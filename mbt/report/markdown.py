@@ -121,7 +121,9 @@ def coverage_markdown(report: CoverageReport) -> str:
         if report.forbidden_expected:
             out.append("")
     if gate is not None:
-        out += [f"### Gate: {'passed' if gate.passed else 'FAILED'} ({code(gate.source or 'default gate')})", ""]
+        source = code(gate.source or 'default gate') if not gate.baseline else \
+            f"{code(gate.source) + '; ' if gate.source else ''}ratchet on baseline {code(gate.baseline)}"
+        out += [f"### Gate: {'passed' if gate.passed else 'FAILED'} ({source})", ""]
         for f in gate.failures:
             out.append(f"- ❌ {cell(f.message)}")
         active = [w for w in gate.waivers if w.status == "active"]

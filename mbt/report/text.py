@@ -167,6 +167,8 @@ def _findings_counts(report: CoverageReport) -> list[str]:
 def _gate_section(report: CoverageReport, style: Style) -> list[str]:
     gate = report.gate
     source = gate.source or "default gate: no uncovered forbidden element"
+    if gate.baseline:  # the ratchet replaced the default limits the gate file did not write
+        source = f"{gate.source + '; ' if gate.source else ''}ratchet on baseline {gate.baseline}: no worse than it"
     if gate.passed:
         return [style(f"Gate ({source}): passed", "green")]
     lines = [style(f"Gate ({source}): FAILED", "red")]
