@@ -144,7 +144,7 @@ def test_an_unchanged_run_passes_its_own_ratchet(tmp_path):
     more.write_text(FORBIDDEN_EXPECTED, encoding="utf-8")
     base = tmp_path / "baseline.json"
     first = run_mbt("coverage", *MODELS, "--goldens", GOLDENS, more, "--save-baseline", base)
-    assert first.returncode == 1 and "contradictions is 5" in first.stdout  # the default gate, without a baseline
+    assert first.returncode == 1 and "contradictions is 6" in first.stdout  # the default gate, without a baseline
     assert json.loads(base.read_text(encoding="utf-8"))["counts"]["forbidden_expected"] == 1
     again = run_mbt("coverage", *MODELS, "--goldens", GOLDENS, more, "--baseline", base)
     assert again.returncode == 0, again.stdout
@@ -153,10 +153,45 @@ def test_an_unchanged_run_passes_its_own_ratchet(tmp_path):
     worse.write_text(FORBIDDEN_EXPECTED + '{"id": "RC-ONE-MORE", "model": "refund_cancel", "turns": [{"event": "ask", '
                      '"args": {"customer": "c-7"}, "assert_state": {"state": "idle"}}]}\n', encoding="utf-8")
     worse_run = run_mbt("coverage", *MODELS, "--goldens", GOLDENS, worse, "--baseline", base)
-    assert worse_run.returncode == 1 and "contradictions rose from 5 to 6" in worse_run.stdout
+    assert worse_run.returncode == 1 and "contradictions rose from 6 to 7" in worse_run.stdout
     # A limit written in a gate file still applies: the user asked for it.
     gate = tmp_path / "gate.yaml"
     gate.write_text("contradictions: 0\n", encoding="utf-8")
     strict = run_mbt("coverage", *MODELS, "--goldens", GOLDENS, more, "--baseline", base, "--gate", gate)
-    assert strict.returncode == 1 and "contradictions is 5, the gate requires <= 0" in strict.stdout
+    assert strict.returncode == 1 and "contradictions is 6 (in 5 goldens), the gate requires <= 0" in strict.stdout
     assert "invalid_cases is" not in strict.stdout  # not written there: the baseline's figure replaces it
+
+
+def test_findings_are_counted_per_expectation_and_per_golden(tmp_path):
+    """5 contradictions in 4 goldens (RC-WRONG-AMOUNT holds two): every format says both figures, and the HTML card
+    for goldens contradicting a model counts goldens."""
+    report = _json("coverage", *MODELS, "--goldens", GOLDENS, "--no-gate")
+    assert len(report["contradictions"]) == 5 and report["goldens"]["contradicting"] == 4
+    text = run_mbt("coverage", *MODELS, "--goldens", GOLDENS).stdout
+    assert "Contradictions (5 in 4 goldens)" in text
+    assert "contradictions is 5 (in 4 goldens), the gate requires <= 0" in text
+    assert "5 contradictions in 4 goldens" in run_mbt("coverage", *MODELS, "--goldens", GOLDENS, "-q").stdout
+    markdown = run_mbt("coverage", *MODELS, "--goldens", GOLDENS, "--format", "markdown").stdout
+    assert "| Contradictions | 5 in 4 goldens |" in markdown
+    html = tmp_path / "html"
+    run_mbt("coverage", *MODELS, "--goldens", GOLDENS, "--format", f"html:{html}")
+    index = (html / "index.html").read_text(encoding="utf-8")
+    card = index[index.index('<div class="card', index.index("forbidden behaviours not tested")):]
+    card = card[:card.index("</section>")]
+    assert '<div class="big">4</div>' in card and "goldens contradicting a model" in card
+    assert "5 contradictions in 4 goldens" in card
+    assert "5 contradictions in 4 goldens" in index[index.index("<h2>Findings</h2>"):]
+    findings = (html / "findings.html").read_text(encoding="utf-8")
+    assert "<h2>Contradictions (5 in 4 goldens)</h2>" in findings
+
+
+def test_a_waived_element_is_marked_waived(tmp_path):
+    """The gate file waives transition:deciding.refuse->refused: the text and Markdown reports say so beside it."""
+    gate = DATA / "gates" / "release.yaml"
+    text = run_mbt("coverage", *MODELS, "--goldens", GOLDENS, "--gate", gate).stdout
+    line = next(row for row in text.splitlines() if row.strip().startswith("transition:deciding.refuse->refused"))
+    assert "waived until 2099-12-31: RC-77: refusals get their golden next sprint" in line
+    pair = next(row for row in text.splitlines() if row.strip().startswith("transition-pair:"))
+    assert "waived" not in pair
+    markdown = run_mbt("coverage", *MODELS, "--goldens", GOLDENS, "--gate", gate, "--format", "markdown").stdout
+    assert "`transition:deciding.refuse->refused` (transition, not reached) *(waived)*" in markdown

@@ -118,6 +118,8 @@ def test_findings_past_the_cap_are_counted_not_listed_and_count_everywhere(golde
             listed = getattr(capped, name)
             assert listed == getattr(whole, name)[:3], (name, jobs)
             assert capped.count(name) == count and getattr(capped, f"{name}_more") == max(0, count - 3)
+        # the goldens holding them are counted once each, however the run was split
+        assert capped.goldens.contradicting == whole.goldens.contradicting > 3
     from mbt.measure.gate import DEFAULT_GATE, evaluate_gate
     from mbt.report import text as text_report
 
@@ -125,7 +127,7 @@ def test_findings_past_the_cap_are_counted_not_listed_and_count_everywhere(golde
     assert [(f.rule, f.actual) for f in gate.failures] == [(f.rule, f.actual) for f in again.failures]
     assert any(f.rule == "contradictions" and f.actual == found["contradictions"] for f in gate.failures)
     shown = "\n".join(text_report._findings_sections(capped, lambda s, *_: s))
-    assert f"Contradictions ({found['contradictions']})" in shown
+    assert f"Contradictions ({found['contradictions']} in {whole.goldens.contradicting} goldens)" in shown
     assert f"... and {found['contradictions'] - 3:,} more" in shown
 
 

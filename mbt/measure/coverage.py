@@ -141,6 +141,10 @@ class GoldenSummary(BaseModel):
     bound: int  # valid cases whose every turn bound to an event
     unbound: int  # valid cases with at least one unbound turn
     not_applicable: int  # valid cases no loaded model applies to (other contract / model)
+    # Valid cases with at least one contradiction, or one forbidden expectation, on some model: a golden counts once
+    # however many expectations it holds (the findings are listed and counted per expectation).
+    contradicting: int = 0
+    expecting_forbidden: int = 0
 
 
 class GateFailure(BaseModel):

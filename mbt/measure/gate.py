@@ -12,6 +12,7 @@ import yaml
 
 from mbt.errors import LocatedError, Problem
 from mbt.measure.coverage import CoverageReport, GateFailure, GateResult, numbers_for
+from mbt.measure.numbers import goldens_text
 from mbt.measure.waivers import Waiver, active_waivers, parse_waivers, waiver_states
 from mbt.parsing.reader import read_text
 
@@ -24,6 +25,8 @@ NEEDS_MUTANTS = ("duplicates",)  # counts that `coverage --mutants` computes
 # What fails without a gate file, and what a gate file keeps failing on unless it names the key with its own limit:
 # untested forbidden behaviour, goldens expecting forbidden behaviour, goldens contradicting the model, broken cases.
 DEFAULT_COUNTS = ("forbidden_uncovered", "forbidden_expected", "contradictions", "invalid_cases")
+# Counts of findings per expectation, and the GoldenSummary field counting the goldens that hold them.
+GOLDENS_HOLDING = {"contradictions": "contradicting", "forbidden_expected": "expecting_forbidden"}
 # Observed-run figures (mbt runs, docs/runs.md): ratios, and counts a bare number limits.
 RUN_METRICS = ("intent_accuracy", "task_completion_rate", "escalation_success_rate")
 RUN_COUNTS = ("critical_failures", "deviations", "invalid_runs", "not_judged_runs")
@@ -249,8 +252,12 @@ def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = No
         if rule.key in COUNTS:
             actual, elements = _count(rule.key, report, waived)
             if not _OPS[rule.op](actual, rule.threshold):
+                # Counted per expectation; the goldens holding them are said beside (a golden may hold several).
+                holding = GOLDENS_HOLDING.get(rule.key)
+                held = f" (in {goldens_text(getattr(report.goldens, holding))})" if holding else ""
                 failures.append(GateFailure(rule=rule.key, expected=f"{rule.op} {rule.threshold:g}", actual=actual,
-                                            message=f"{rule.key} is {actual}, the gate requires {rule.op} {rule.threshold:g}",
+                                            message=f"{rule.key} is {actual}{held}, the gate requires {rule.op} "
+                                                    f"{rule.threshold:g}",
                                             elements=elements))
             continue
         if rule.key == FAIL_UNDER:

@@ -40,3 +40,16 @@ def percent_text(value: float | None) -> str:
 def percent(value: float | None) -> str:
     """percent_text right-aligned for the text tables."""
     return f"{percent_text(value):>6}"
+
+
+
+def goldens_text(count: int) -> str:
+    """`1 golden`, `8 goldens`."""
+    return f"{count} golden{'' if count == 1 else 's'}"
+
+
+def in_goldens(count: int, goldens: int, noun: str = "") -> str:
+    """A finding counted per expectation beside the goldens that hold one, as every format says it: `13
+    contradictions in 8 goldens` (`noun` "contradiction"), or `13 in 8 goldens` without a noun."""
+    what = f" {noun}{'' if count == 1 else 's'}" if noun else ""
+    return f"{count}{what} in {goldens_text(goldens)}"

@@ -284,6 +284,7 @@ class RunTally:
         self.tallies = tallies
         self.known_models = {name for t in tallies for name in (t.model.name, getattr(t.model, "fsm", None)) if name}
         self.valid = self.applicable = self.unbound = 0
+        self.contradicting = self.expecting_forbidden = 0  # valid cases with such a finding, each counted once
         self.invalid_cap = invalid_cap
         self.invalid_at_replay: list[InvalidCaseReport] = []  # in case order, the first `invalid_cap`
         self.invalid_more = 0
@@ -329,18 +330,22 @@ class RunTally:
         for table in tables:
             if table not in known_models and table != model_name:
                 self.unknown_tables.setdefault(table, [0, case_id, f"{file}:{line}"])[0] += 1
-        applicable = unbound = False
+        applicable = unbound = contradicting = expecting_forbidden = False
         for tally, outcome in zip(tallies, outcomes):
             if outcome is None:
                 continue
             applicable = True
             tally.record(case_id, outcome)
             unbound = unbound or bool(outcome.unbound)
+            contradicting = contradicting or bool(outcome.contradictions)
+            expecting_forbidden = expecting_forbidden or bool(outcome.forbidden_expected)
         self.applicable += applicable
         self.unbound += unbound
+        self.contradicting += contradicting
+        self.expecting_forbidden += expecting_forbidden
 
-    COUNTS = ("valid", "applicable", "unbound", "invalid_at_replay", "invalid_more", "unknown_models",
-              "unknown_tables", "cases")
+    COUNTS = ("valid", "applicable", "unbound", "contradicting", "expecting_forbidden", "invalid_at_replay",
+              "invalid_more", "unknown_models", "unknown_tables", "cases")
 
     def counts(self) -> dict[str, Any]:
         """This part's figures as plain data (what a worker sends back)."""
@@ -353,6 +358,8 @@ class RunTally:
         self.valid += counts["valid"]
         self.applicable += counts["applicable"]
         self.unbound += counts["unbound"]
+        self.contradicting += counts["contradicting"]
+        self.expecting_forbidden += counts["expecting_forbidden"]
         room = len(counts["invalid_at_replay"]) if self.invalid_cap is None else \
             max(0, self.invalid_cap - len(self.invalid_at_replay))
         self.invalid_at_replay += counts["invalid_at_replay"][:room]
@@ -454,7 +461,8 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
     valid = run.valid
     summary = GoldenSummary(
         files=goldens.files, read=valid + invalid_count, valid=valid, invalid=invalid_count,
-        bound=run.applicable - run.unbound, unbound=run.unbound, not_applicable=valid - run.applicable)
+        bound=run.applicable - run.unbound, unbound=run.unbound, not_applicable=valid - run.applicable,
+        contradicting=run.contradicting, expecting_forbidden=run.expecting_forbidden)
     tallies = run.tallies
     known_models = run.known_models
     listed = {name: _listed(tallies, name, invalid_cap) for name in ModelTally.FINDINGS}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from mbt.measure.coverage import CoverageReport
-from mbt.measure.numbers import Numbers, percent_text
+from mbt.measure.numbers import Numbers, in_goldens, percent_text
 from mbt.measure.review import TraceRow
 
 UNCOVERED_SHOWN = 10
@@ -82,8 +82,9 @@ def coverage_markdown(report: CoverageReport) -> str:
         if others:
             out += ["", f"<details><summary>Other uncovered elements ({len(others)})</summary>", ""]
             for ec in others[:UNCOVERED_SHOWN * 5]:
+                tag = " *(waived)*" if ec.element.id in waived else ""
                 out.append(f"- {code(ec.element.id)} ({ec.element.criterion}, "
-                           f"{'exercised' if ec.exercised else 'not reached'})")
+                           f"{'exercised' if ec.exercised else 'not reached'}){tag}")
             if len(others) > UNCOVERED_SHOWN * 5:
                 out.append(f"- ... and {len(others) - UNCOVERED_SHOWN * 5} more")
             out += ["", "</details>"]
@@ -102,14 +103,16 @@ def coverage_markdown(report: CoverageReport) -> str:
             out.append("")
             out.append(f"{len(report.sources.silent)} model part(s) marked `unspecified` (the document is silent).")
         out.append("")
-    findings = [("Contradictions", report.count("contradictions")),
-                ("Goldens expecting forbidden behaviour", report.count("forbidden_expected")),
-                ("Divergences", report.count("divergences")),
-                ("Unbound turns", report.count("unbound_turns")),
-                ("Invalid cases", report.count("invalid_cases"))]
-    if any(n for _, n in findings):
+    findings = [("Contradictions", report.count("contradictions"), g.contradicting),
+                ("Goldens expecting forbidden behaviour", report.count("forbidden_expected"), g.expecting_forbidden),
+                ("Divergences", report.count("divergences"), None),
+                ("Unbound turns", report.count("unbound_turns"), None),
+                ("Invalid cases", report.count("invalid_cases"), None)]
+    if any(n for _, n, _ in findings):
         out += ["### Findings", "", "| finding | count |", "|---|---:|"]
-        out += [f"| {name} | {n} |" for name, n in findings if n]
+        # Contradictions and forbidden expectations are counted per expectation: the goldens holding them beside.
+        out += [f"| {name} | {n if goldens is None else in_goldens(n, goldens)} |" for name, n, goldens in findings
+                if n]
         out.append("")
         for c in report.contradictions[:UNCOVERED_SHOWN]:
             out.append(f"- **{cell(c.case)}** ({code(c.where)}): {cell(c.message)} — expected {code(_v(c.expected))}, "

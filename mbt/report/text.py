@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from mbt.analysis.findings import CheckReport
 from mbt.elements.base import Element, ElementsReport
-from mbt.measure.coverage import CoverageReport, ElementCoverage, ModelCoverage
-from mbt.measure.numbers import Numbers, percent
+from mbt.measure.coverage import CoverageReport, ElementCoverage, ModelCoverage, WaiverState
+from mbt.measure.numbers import Numbers, in_goldens, percent
 from mbt.report.style import PLAIN, Style
 
 
@@ -34,8 +34,9 @@ def coverage_text(report: CoverageReport, style: Style = PLAIN, show_covering: b
         "Coverage counts elements a golden *verifies* (drives there and checks the outcome); "
         "exercised = reached without a check.",
     ]
+    waived = report.waived()
     for m in report.models:
-        section = _model_section(m, style, show_covering, uncovered_limit)
+        section = _model_section(m, style, show_covering, uncovered_limit, waived)
         lines += [""] + (section[:2 + len(m.criteria)] if quiet else section)
     lines += _findings_counts(report) if quiet else _findings_sections(report, style)
     if report.gate is not None:
@@ -43,7 +44,8 @@ def coverage_text(report: CoverageReport, style: Style = PLAIN, show_covering: b
     return "\n".join(lines) + "\n"
 
 
-def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: int | None) -> list[str]:
+def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: int | None,
+                   waived: dict[tuple[str, str], WaiverState]) -> list[str]:
     lines = [style(f"{m.model}  ({m.kind}, {m.file}), {_plural(m.goldens_replayed, 'golden')} replayed", "bold"),
              f"  {'criterion':<16} {'verified':>18} {'weighted':>9}   {'exercised':>18}"]
     for c in m.criteria:
@@ -62,7 +64,7 @@ def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: i
     if forbidden:
         lines += ["", style(f"  Uncovered forbidden elements ({len(forbidden)}): behaviour that must never happen "
                             "and no golden checks", "red")]
-        lines += _element_lines(forbidden, show_covering, None)
+        lines += _element_lines(forbidden, show_covering, None, m.model, waived)
     others = [e for e in m.uncovered() if e.element.criterion != "forbidden"]
     if others:
         lines += ["", f"  Uncovered elements ({len(others)}; verified by no golden), by criterion:"]
@@ -70,7 +72,7 @@ def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: i
             mine = [e for e in others if e.element.criterion == c.criterion]
             if mine:
                 lines.append(f"   {c.criterion} ({len(mine)})")
-                lines += _element_lines(mine, show_covering, limit)
+                lines += _element_lines(mine, show_covering, limit, m.model, waived)
     if show_covering:
         covered = [e for e in m.elements if e.verified or e.exercised]
         if covered:
@@ -89,12 +91,17 @@ def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: i
     return lines
 
 
-def _element_lines(rows: list[ElementCoverage], show_covering: bool, limit: int | None) -> list[str]:
+def _element_lines(rows: list[ElementCoverage], show_covering: bool, limit: int | None, model: str,
+                   waived: dict[tuple[str, str], WaiverState]) -> list[str]:
+    """Uncovered elements, each with its state, severity and place; a waived one says so, with its waiver."""
     out = []
     shown = rows if limit is None else rows[:limit]
     for ec in shown:
         e = ec.element
         state = "exercised, not verified" if ec.exercised else "not reached"
+        waiver = waived.get((model, e.id))
+        if waiver is not None:
+            state += f"; waived until {waiver.expires}: {waiver.reason}"
         out.append(f"    {e.id}  ({state}; {e.severity.value})  {e.location}")
         if e.criterion in ("forbidden", "guard", "trigger", "conflict", "boundary"):
             out.append(f"        {e.label}")
@@ -114,15 +121,17 @@ def _more(count: int) -> str:
 def _findings_sections(report: CoverageReport, style: Style) -> list[str]:
     lines: list[str] = []
     if report.contradictions:
-        lines += ["", style(f"Contradictions ({report.count('contradictions')}): the golden and the model disagree; "
-                            "one of them is wrong", "red")]
+        found = in_goldens(report.count("contradictions"), report.goldens.contradicting)
+        lines += ["", style(f"Contradictions ({found}): the golden and the model disagree; one of them is wrong",
+                            "red")]
         for c in report.contradictions:
             lines.append(f"  {c.case} ({c.where}) on {c.model}: {c.message}")
             lines.append(f"      expected {_value(c.expected)}, model gives {_value(c.actual)}")
         lines += _listed_more(report.contradictions_more)
     if report.forbidden_expected:
-        lines += ["", style(f"Goldens expecting forbidden behaviour ({report.count('forbidden_expected')}): they verify "
-                            "nothing; the golden or the forbid is wrong", "red")]
+        found = in_goldens(report.count("forbidden_expected"), report.goldens.expecting_forbidden)
+        lines += ["", style(f"Goldens expecting forbidden behaviour ({found}): they verify nothing; the golden or the "
+                            "forbid is wrong", "red")]
         for f in report.forbidden_expected:
             lines.append(f"  {f.case} ({f.where}) on {f.model}: {f.message}")
         lines += _listed_more(report.forbidden_expected_more)
@@ -157,10 +166,13 @@ def _listed_more(count: int) -> list[str]:
 
 
 def _findings_counts(report: CoverageReport) -> list[str]:
-    counts = [(report.count("contradictions"), "contradiction"), (report.count("forbidden_expected"), "forbidden expectation"),
-              (report.count("divergences"), "divergence"), (report.count("unbound_turns"), "unbound turn"),
+    g = report.goldens
+    found = [in_goldens(n, goldens, what) for n, goldens, what in (
+        (report.count("contradictions"), g.contradicting, "contradiction"),
+        (report.count("forbidden_expected"), g.expecting_forbidden, "forbidden expectation")) if n]
+    counts = [(report.count("divergences"), "divergence"), (report.count("unbound_turns"), "unbound turn"),
               (report.count("notes"), "unchecked part"), (report.count("invalid_cases"), "invalid case")]
-    found = [_plural(n, what) for n, what in counts if n]
+    found += [_plural(n, what) for n, what in counts if n]
     return ["", "Findings: " + ", ".join(found) + " (listed without -q)"] if found else []
 
 

@@ -11,7 +11,7 @@ from markupsafe import Markup, escape
 
 from mbt import __version__
 from mbt.measure.coverage import CoverageReport, ModelCoverage
-from mbt.measure.numbers import percent_text
+from mbt.measure.numbers import in_goldens, percent_text
 from mbt.measure.review import DocumentCoverage, TraceRow
 from mbt.render.dot import anchor
 from mbt.render.table import ticks
@@ -50,6 +50,7 @@ def _env() -> jinja2.Environment:
     env.filters["anchor"] = anchor
     env.filters["ticks"] = ticks
     env.filters["value"] = value
+    env.globals["in_goldens"] = in_goldens
     return env
 
 
@@ -95,6 +96,8 @@ def html_files(run) -> dict[str, bytes]:
 
     counts = {"contradictions": report.count("contradictions"), "divergences": report.count("divergences"),
               "forbidden_expected": report.count("forbidden_expected"),
+              # per expectation above; the goldens holding them here (a golden may hold several)
+              "contradicting": report.goldens.contradicting, "expecting_forbidden": report.goldens.expecting_forbidden,
               "unbound_turns": report.count("unbound_turns"), "invalid_cases": report.count("invalid_cases"),
               "notes": report.count("notes"),
               "silent": len(report.sources.silent) if report.sources else 0}
