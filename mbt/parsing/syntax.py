@@ -39,6 +39,9 @@ FSM_ITEM_WORDS = ("title", "contract", "complete", "var", "state", "event", "bin
 TYPE_TERMINALS = {"BOOL", "ENUM"}  # plus the anonymous "string" and "int", found by their text
 TYPES_HINT = "the types are bool, string, int[LOW..HIGH], enum{A, B} (add ? to allow none)"
 CLOSERS = {"{": "}", "[": "]", "(": ")"}
+# Tokens that can start an item of a comma-separated list (a mapping, an argument, an enum value, a string), besides
+# keywords (a policy mapping starts with `subject`, `resource`, ...).
+ITEM_STARTS = {"NAME", "STRING", "INT", "DECIMAL"}
 
 
 @dataclass
@@ -156,6 +159,13 @@ def _bad_token(err: UnexpectedToken, text: str) -> Failure:
         name, model_line = open_model
         return Failure(line, column, f"a `}}` is missing: the model `{name}` (line {model_line}) is not closed "
                                      f"before this `{value}`")
+
+    # A comma-separated list whose next item starts without its `,` (the parser can only say it wanted `,` or the
+    # closing bracket): the `,` belongs right after the previous item, not a bracket at the end of the line.
+    opened = _unclosed(text, start)
+    if (opened and literal == {",", CLOSERS[opened[-1][0]]} and previous is not None
+            and (token.type in ITEM_STARTS or _is_word(value[:1]))):
+        return _missing_comma(text, start, previous[0])
 
     # A closing bracket is expected but the text goes on elsewhere: point at where the bracket belongs.
     if on_later_line or value in CLOSERS.values():
@@ -303,6 +313,18 @@ def _after_item_word(previous: tuple[str, int], token, text: str) -> Failure:
     return Failure(tline, tcol, f"expected `->` after `{word}`, found {_show(token)}",
                    "a transition is written `SOURCE -> TARGET on EVENT`; other lines start with a keyword "
                    "(" + ", ".join(FSM_ITEM_WORDS) + ")")
+
+
+def _missing_comma(text: str, pos: int, previous: str) -> Failure:
+    """The `,` missing before the list item at `pos`, located where it belongs: just after the previous item."""
+    line, column = _content_end(text, pos)
+    char, oline, ocol = _unclosed(text, pos)[-1]
+    before = text[:_pos_of(text, oline, ocol)]
+    if char == "{" and re.search(r"\benforce\b[^{}]*$", before):
+        items = "the mappings of the `enforce` block"
+    else:
+        items = f"the items of the `{char}` at line {oline}, column {ocol}"
+    return Failure(line, column, f"a `,` is missing after `{previous}`", f"separate {items} with `,`")
 
 
 def _missing_closer(text: str, pos: int, literal: set[str]) -> Failure | None:
