@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
+import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -15,6 +18,7 @@ from mbt.api import coverage, generate, load_models, mutate
 from mbt.generate.adapter import ReferenceAdapter
 from mbt.goldens.cases import parse_case
 from mbt.kinds import support
+from tests.cli_runner import run_mbt
 from tests.judge.fsm import judge
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,3 +63,18 @@ def test_generate_kill_writes_the_test_that_kills_it(tmp_path):
     finally:
         sys.path.remove(str(tests))
         sys.modules.pop("mbt_support", None)
+
+
+def test_the_user_guides_worked_example_runs_as_written(tmp_path):
+    """docs/user-guide.md's worked example: its commands, taken from the guide's text, run as written from a copy of
+    the examples. None is unusable input (exit 2), and compare says the generated goldens add kills."""
+    guide = (ROOT / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    section = guide[guide.index("### Worked example"):]
+    section = section[:section.index("\n## ", 1) if "\n## " in section else None]
+    commands = re.findall(r"^\$ (mbt .+)$", section, re.M) + re.findall(r"`(mbt compare [^`]+)`", section)
+    assert [shlex.split(c)[1] for c in commands] == ["mutate", "generate", "compare"], commands
+    shutil.copytree(ROOT / "models", tmp_path / "models")
+    for command in commands:
+        result = run_mbt(*shlex.split(command)[1:], cwd=tmp_path)
+        assert result.returncode in (0, 1), (command, result.stderr)
+    assert re.search(r"[1-9][0-9]* add kills", result.stdout), result.stdout
