@@ -25,6 +25,7 @@ from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate, with_fail_u
 from mbt.measure.run import INVALID_CAP, CaseEntry, measure
 from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile, load_paths
+from mbt.paths import left_out
 from mbt.progress import Progress
 from mbt.provenance import Provenance, provenance
 
@@ -137,10 +138,12 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
                  fail_under: float | None = None, command: list[str] | None = None,
                  progress: Progress | None = None, jobs: int | None = None, use_cache: bool = True,
                  covering_cap: int | None = None, mutants: bool = False, sample: int | None = None,
-                 seed: int = 0, engine: str = "local", scheduler: str | None = None) -> CoverageRun:
+                 seed: int = 0, engine: str = "local", scheduler: str | None = None,
+                 sorted_folders: list[str] | None = None) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
     (`review`), diagrams for the HTML report (`diagrams`), the per-case results (`cases`) and the mutation run
-    (`mutants`, before the gate: `<kind>.mutation` and `duplicates` rules read it)."""
+    (`mutants`, before the gate: `<kind>.mutation` and `duplicates` rules read it). `sorted_folders`: golden folders
+    given as positional paths, whose files that are not golden cases are left out (mbt.paths.left_out)."""
     from mbt.measure.baseline import load_baseline
 
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
@@ -151,10 +154,12 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
     models = loaded.models
     # Replayed as read, the cases never all in memory at once; the mutation run needs them all (and standard input
     # can be read only once), so with `mutants` they are loaded first and both runs use them.
-    held = load_goldens(golden_paths) if mutants else None
+    not_goldens = left_out(sorted_folders or [], models)
+    held = load_goldens(golden_paths, not_goldens) if mutants else None
     # Capped ids (the CLI's default), and no per-case view listing every case: a capped list of invalid cases too.
     invalid_cap = None if covering_cap is None or cases or held is not None else INVALID_CAP
-    goldens: GoldenSet | GoldenStream = held if held is not None else GoldenStream(golden_paths, invalid_cap)
+    goldens: GoldenSet | GoldenStream = held if held is not None else GoldenStream(golden_paths, invalid_cap,
+                                                                                   not_goldens)
     if progress is not None and isinstance(goldens, GoldenStream):
         goldens.on_read = progress.stage("goldens", goldens.size, "B", scale=True)
     entries: list[CaseEntry] | None = [] if cases else None
@@ -403,15 +408,17 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
 
 @collector_paused
 def mutate(model_paths: list[str], golden_paths: list[str], sample: int | None = None, seed: int = 0,
-           time_limit: float | None = None, progress: Progress | None = None):
+           time_limit: float | None = None, progress: Progress | None = None,
+           sorted_folders: list[str] | None = None):
     """Mutation adequacy of the goldens on the models, with their redundancy and the smallest equivalent set
-    (mbt.mutate); returns the mbt.mutate.engine.MutationRun."""
+    (mbt.mutate); returns the mbt.mutate.engine.MutationRun. `sorted_folders`: as for coverage_run."""
     from mbt.mutate.engine import mutation_run
     from mbt.mutate.redundancy import DEFAULT_TIME_LIMIT, redundancy
 
     _, models = load_models(model_paths)
     advance = progress.stage("models", len(models), "model") if progress is not None else None
-    run = mutation_run(models, load_goldens(golden_paths), sample=sample, seed=seed, advance=advance)
+    goldens = load_goldens(golden_paths, left_out(sorted_folders or [], models))
+    run = mutation_run(models, goldens, sample=sample, seed=seed, advance=advance)
     if progress is not None:
         progress.close()
     limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
@@ -421,15 +428,17 @@ def mutate(model_paths: list[str], golden_paths: list[str], sample: int | None =
 
 @collector_paused
 def compare(model_paths: list[str], baseline_paths: list[str], golden_paths: list[str], sample: int | None = None,
-            seed: int = 0):
-    """The marginal value of each golden of `golden_paths` over the baseline goldens (mbt.mutate.compare)."""
+            seed: int = 0, sorted_folders: list[str] | None = None):
+    """The marginal value of each golden of `golden_paths` over the baseline goldens (mbt.mutate.compare).
+    `sorted_folders`: candidate folders given as positional paths, as for coverage_run."""
     from mbt.errors import MbtError
     from mbt.mutate.compare import compare as judge
     from mbt.mutate.engine import mutation_run
 
     _, models = load_models(model_paths)
-    old, new = load_goldens(baseline_paths), load_goldens(golden_paths)
-    both = GoldenSet(cases=old.cases + new.cases, invalid=old.invalid + new.invalid, files=old.files + new.files)
+    old, new = load_goldens(baseline_paths), load_goldens(golden_paths, left_out(sorted_folders or [], models))
+    both = GoldenSet(cases=old.cases + new.cases, invalid=old.invalid + new.invalid, files=old.files + new.files,
+                     left_out=new.left_out)
     clash = {c.id for c in old.cases} & {c.id for c in new.cases}
     if clash:
         raise MbtError(f"error: {len(clash)} candidate golden id(s) are baseline ids too ({', '.join(sorted(clash)[:5])}"

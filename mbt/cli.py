@@ -67,8 +67,10 @@ class Paths(click.Option):
             option.process = take_all
 
 
-def _models_and_goldens(paths, models, goldens, goldens_needed: bool = True) -> tuple[list[str], list[str]]:
-    """Positional paths sorted into models and goldens (mbt.paths), then --model / --goldens, globs expanded.
+def _models_and_goldens(paths, models, goldens,
+                        goldens_needed: bool = True) -> tuple[list[str], list[str], list[str]]:
+    """Positional paths sorted into models and goldens (mbt.paths), then --model / --goldens, globs expanded; and
+    the golden folders given as positional paths (their files are sorted before they are read as goldens).
     Models and goldens from the configuration file count only when no path is given on the command line."""
     from mbt.paths import expand, split_positional
 
@@ -78,12 +80,12 @@ def _models_and_goldens(paths, models, goldens, goldens_needed: bool = True) -> 
         if ctx.get_parameter_source("goldens") == click.core.ParameterSource.DEFAULT_MAP:
             goldens = ()
 
-    found_models, found_goldens = split_positional(list(paths)) if paths else ([], [])
-    found_models += expand(list(models), "--model")
-    found_goldens += expand(list(goldens), "--goldens")
+    positional = split_positional(list(paths))
+    found_models = positional.models + expand(list(models), "--model")
+    found_goldens = positional.goldens + expand(list(goldens), "--goldens")
     if not found_models:
         raise MbtError("error: no model given: name model files or folders with --model PATH (or as arguments)")
-    return found_models, found_goldens
+    return found_models, found_goldens, positional.folders
 
 format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
                              show_default=True, help="Report format (JSON follows docs/schemas/).")
@@ -237,7 +239,7 @@ def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], o
 @output_option
 def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str, output: str | None) -> None:
     """List the coverage elements of models per criterion, with stable ids, spans, status and weights."""
-    found, _ = _models_and_goldens(paths, models, ())
+    found, _, _ = _models_and_goldens(paths, models, ())
     report = _api().elements(found, list(criteria) or None)
     from mbt.report import text as text_report
 
@@ -302,7 +304,7 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
     percent = _percent(fail_under)
     _check_verbosity(quiet, verbose)
     targets = parse_targets(formats, output, "coverage")
-    models, goldens = _models_and_goldens(paths, models, goldens)
+    models, goldens, folders = _models_and_goldens(paths, models, goldens)
     from mbt.progress import Progress
 
     progress = Progress.for_terminal(quiet)  # a bar on stderr, only on a terminal
@@ -313,7 +315,7 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
                               review=show_sources or any(t.format.review for t in targets),
                               cases=any(t.format.cases for t in targets), fail_under=percent,
                               command=COMMAND_LINE, progress=progress, mutants=mutants, sample=sample,
-                              seed=seed)
+                              seed=seed, sorted_folders=folders)
     limit = None if show_uncovered == "all" or verbose else 25
     full = _full_report(targets)
 
@@ -413,7 +415,7 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate, qu
     """Draw a model for review (a state machine as a diagram), with coverage painted on it when goldens are given."""
     if depth != 1 and focus is None:
         raise MbtError("error: --depth needs --focus STATE")
-    models, goldens = _models_and_goldens((), models, goldens)
+    models, goldens, _ = _models_and_goldens((), models, goldens)
     rendered = _api().render(models, output, goldens or None, name=name, focus=focus, depth=depth,
                           path=path, clusters=clusters, gate_path=gate)
     emit(rendered.data, output)
@@ -456,7 +458,7 @@ def generate(models, goldens, out, criteria, full, max_depth, max_paths, precond
         if len(criteria) > 1:
             raise MbtError("error: --all takes one --criterion (transition or transition-pair)")
         suite = criteria[0] if criteria else "transition"
-    models, goldens = _models_and_goldens((), models, goldens)
+    models, goldens, _ = _models_and_goldens((), models, goldens)
     report = _api().generate(models, goldens, out, criteria=None if full else list(criteria) or None,
                           suite=suite, max_depth=max_depth, max_paths=max_paths,
                           preconditions=[_mapping(p) for p in preconditions], force=force, kill=kill,
@@ -517,9 +519,9 @@ def mutate(paths, models, goldens, sample, seed, time_limit, show_survivors, fmt
     mutant with a witness that would kill it, redundant goldens and the smallest equivalent golden set."""
     from mbt.report.mutation import mutation_markdown, mutation_text
 
-    models, goldens = _models_and_goldens(paths, models, goldens)
+    models, goldens, folders = _models_and_goldens(paths, models, goldens)
     run = _api().mutate(models, goldens, sample=sample, seed=seed, time_limit=time_limit,
-                        progress=_progress())
+                        progress=_progress(), sorted_folders=folders)
     report = run.report
     if fmt == "json":
         emit(report.model_dump_json(indent=2 if _pretty(output) else None) + "\n", output)
@@ -548,8 +550,9 @@ def compare(paths, models, baseline, goldens, sample, seed, fmt, output) -> None
     from mbt.paths import expand
     from mbt.report.mutation import compare_markdown, compare_text
 
-    models, goldens = _models_and_goldens(paths, models, goldens)
-    report = _api().compare(models, expand(list(baseline), "--baseline-goldens"), goldens, sample=sample, seed=seed)
+    models, goldens, folders = _models_and_goldens(paths, models, goldens)
+    report = _api().compare(models, expand(list(baseline), "--baseline-goldens"), goldens, sample=sample, seed=seed,
+                            sorted_folders=folders)
     if fmt == "json":
         emit(report.model_dump_json(indent=2 if _pretty(output) else None) + "\n", output)
     elif fmt == "markdown":

@@ -1,13 +1,21 @@
-"""Paths as people type them: quoted shell globs expanded, and positional paths told apart into models and goldens."""
+"""Paths as people type them: quoted shell globs expanded, and positional paths told apart into models and goldens
+(in a folder given so, the files that are not golden cases left out, each with why)."""
 
 from __future__ import annotations
 
 import glob
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import yaml
 
 from mbt.errors import MbtError
 from mbt.goldens.loader import GOLDEN_SUFFIXES
 from mbt.kinds import model_suffixes
+from mbt.model.common import ModelBase
+from mbt.sources import source_path
 
 GLOB_CHARS = frozenset("*?[")
 # Model files that are not DSL files: read with --model (positional .json files are goldens, see split_positional).
@@ -29,11 +37,21 @@ def expand(paths: list[str], what: str) -> list[str]:
     return out
 
 
-def split_positional(paths: list[str]) -> tuple[list[str], list[str]]:
+@dataclass
+class Positional:
+    """Positional paths told apart: model paths, golden paths, and the folders among the golden paths, whose files
+    are sorted (`left_out`) before they are read as goldens."""
+
+    models: list[str] = field(default_factory=list)
+    goldens: list[str] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)
+
+
+def split_positional(paths: list[str]) -> Positional:
     """`mbt coverage models/ goldens/ x.fsm g.jsonl`: model files go to the models, golden files to the goldens, a
     folder to whichever it holds (both when it holds both: a folder of examples with their goldens)."""
-    models: list[str] = []
-    goldens: list[str] = []
+    found = Positional()
+    models, goldens = found.models, found.goldens
     model_kinds = (*model_suffixes(), *IMPORTED_MODEL_SUFFIXES)
     for raw in expand(paths, "path"):
         p = Path(raw)
@@ -50,9 +68,70 @@ def split_positional(paths: list[str]) -> tuple[list[str], list[str]]:
                 models.append(raw)
             if has_goldens or not has_models:
                 goldens.append(raw)
+                found.folders.append(raw)
         elif not p.exists():
             raise MbtError(f"error: {raw}: no such file or folder")
         else:
             raise MbtError(f"error: {raw}: neither a model file ({', '.join(model_kinds)}) nor a golden file "
                            f"({', '.join(GOLDEN_SUFFIXES)})")
-    return models, goldens
+    return found
+
+
+# In a folder given as a positional path, these subfolders hold no golden cases by the layout mbt's examples use.
+NOT_GOLDEN_FOLDERS = {"gates": "in a `gates/` folder: gate files, for --gate",
+                      "runs": "in a `runs/` folder: observed runs, for `mbt runs --runs`"}
+GATE_FILE = "a gate file, for --gate"
+TRACE_FILE = "an OpenTelemetry trace, for `mbt runs --runs`"
+SNIFF_GATE_BYTES = 1024 * 1024  # gate files are small: a larger YAML file is not opened to be told apart
+SNIFF_JSON_BYTES = 64 * 1024 * 1024  # a .json file larger than this is read as goldens without a look
+
+
+def left_out(folders: Iterable[str], models: list[ModelBase]) -> dict[str, str]:
+    """The files of `folders` (given as positional paths, where mbt decides what each file is) that are not golden
+    cases, each with why, by resolved path: those under a `gates/` or `runs/` subfolder, the source documents a
+    loaded model cites, and files whose content is a gate file or an OpenTelemetry trace. A file named on the command
+    line, or a folder given with --goldens, is read as goldens whatever it holds (docs/user-guide.md)."""
+    cited: dict[str, str] = {}
+    for model in models:
+        for decl in model.sources.values():
+            cited.setdefault(str(source_path(model.file, decl).resolve()), f"a source document of model `{model.name}`")
+    out: dict[str, str] = {}
+    for folder in folders:
+        root = Path(folder)
+        for path in sorted(root.rglob("*")):
+            inside = path.relative_to(root).parts
+            if not path.is_file() or path.suffix.lower() not in GOLDEN_SUFFIXES or any(
+                    part.startswith(".") for part in inside):
+                continue
+            key = str(path.resolve())
+            folder_rule = next((NOT_GOLDEN_FOLDERS[part] for part in inside[:-1] if part in NOT_GOLDEN_FOLDERS), None)
+            reason = folder_rule or cited.get(key) or _content(path)
+            if reason is not None:
+                out[key] = reason
+    return out
+
+
+def _content(path: Path) -> str | None:
+    """GATE_FILE or TRACE_FILE when the file's content is one (looked at within the sizes above), else None."""
+    from mbt.importers import run_reader_for
+    from mbt.measure.gate import is_gate_file
+
+    suffix, size = path.suffix.lower(), path.stat().st_size
+    try:
+        if suffix in (".yaml", ".yml") and size <= SNIFF_GATE_BYTES:
+            return GATE_FILE if is_gate_file(yaml.safe_load(path.read_text(encoding="utf-8"))) else None
+        if suffix == ".json" and size <= SNIFF_JSON_BYTES:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        elif suffix == ".jsonl":
+            with path.open(encoding="utf-8") as lines:
+                first = next((line for line in lines if line.strip()), "")
+            value = json.loads(first) if first else None
+        else:
+            return None
+    except (OSError, ValueError, RecursionError, yaml.YAMLError):
+        return None  # unreadable as such: it is read as goldens, and any problem is reported there
+    if suffix == ".json" and is_gate_file(value):
+        return GATE_FILE
+    reader = run_reader_for(value)
+    # Only a trace is told by its content: a transcript has the shape of a golden conversation too.
+    return TRACE_FILE if reader is not None and reader.name == "otlp" else None

@@ -130,3 +130,43 @@ def test_verbose_lists_everything_and_quiet_silences_notes(tmp_path):
     assert "wrote" in loud.stderr and silent.stderr == "" and silent.returncode == 0
     checked = run_mbt("check", "models/", "-q", cwd=ROOT)
     assert "warning:" not in checked.stdout and checked.stdout.startswith("mbt check:")
+
+
+def test_a_positional_folder_leaves_gate_files_runs_and_source_documents_out_and_says_so():
+    """`mbt coverage models/`: the gate files (gates/), the observed runs (runs/) and the contract YAML the recovery
+    model cites as a source are not golden cases; they are left out, and one note per folder says which and why."""
+    positional = json.loads(coverage_json("models/").stdout)
+    flags = json.loads(coverage_json("--model", "models/", "--goldens", "models/goldens/").stdout)
+    assert positional["goldens"] == {**flags["goldens"], "files": positional["goldens"]["files"]}
+    assert positional["invalid_cases"] == flags["invalid_cases"]  # the broken line of broken.jsonl, nothing else
+    assert not [f for f in positional["goldens"]["files"] if not f.startswith("models/goldens/")]
+    (note,) = [n["message"] for n in positional["notes"] if n["message"].startswith("not read as goldens")]
+    for said in ("models/gates/release.yaml", "models/runs/orders-spans.jsonl",
+                 "models/runs/transcripts/chat-ORD-0031.json", "in a `gates/` folder", "in a `runs/` folder",
+                 "models/contracts/password-reset.yaml", "a source document of model `recovery`", "--goldens"):
+        assert said in note, (said, note)
+    # mutate and compare sort a positional folder the same way, and say so too.
+    mutation = run_mbt("mutate", "models/refund-chat.fsm", "models/", "--show-survivors", "none", cwd=ROOT)
+    assert "not read as goldens" in mutation.stdout
+    mutated = json.loads(run_mbt("mutate", "models/refund-chat.fsm", "models/", "--format", "json", cwd=ROOT).stdout)
+    assert (mutated["goldens_read"], mutated["goldens_invalid"]) == (flags["goldens"]["read"], flags["goldens"]["invalid"])
+
+
+def test_gate_files_and_traces_are_told_by_their_content_in_a_positional_folder(tmp_path):
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    (folder / "m.fsm").write_text((ROOT / "tests/data/refund-cancel/refund-cancel.fsm").read_text(encoding="utf-8"),
+                                  encoding="utf-8")
+    (folder / "cases.jsonl").write_text('{"id": "A", "model": "refund_cancel", "turns": [{"event": "ask", "args": '
+                                        '{"customer": "c"}, "assert_state": {"state": "looking_up"}}]}\n',
+                                        encoding="utf-8")
+    (folder / "release.yaml").write_text('thresholds:\n  fsm.state: ">= 0.5"\ncontradictions: 0\n', encoding="utf-8")
+    (folder / "trace.jsonl").write_text((ROOT / "models/runs/orders-spans.jsonl").read_text(encoding="utf-8"),
+                                        encoding="utf-8")
+    report = json.loads(coverage_json(str(folder)).stdout)
+    assert report["goldens"]["read"] == 1 and report["goldens"]["invalid"] == 0
+    (note,) = [n["message"] for n in report["notes"] if n["message"].startswith("not read as goldens")]
+    assert "release.yaml (a gate file" in note and "trace.jsonl (an OpenTelemetry trace" in note
+    # Given with --goldens, a folder is read whole: the user said these are goldens.
+    named = json.loads(coverage_json("--model", str(folder / "m.fsm"), "--goldens", str(folder)).stdout)
+    assert named["goldens"]["invalid"] > 0

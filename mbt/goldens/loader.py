@@ -7,7 +7,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -85,6 +85,7 @@ class GoldenSet:
     cases: list[GoldenCase] = field(default_factory=list)
     invalid: list[InvalidCase] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    left_out: list[tuple[str, str, str]] = field(default_factory=list)  # (folder, file, why): see GoldenStream
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -278,12 +279,14 @@ STDIN = "-"
 
 
 def expand(paths: list[str], empty_folders: list[str] | None = None,
-           skipped: list[tuple[str, str]] | None = None) -> list[Path]:
+           skipped: list[tuple[str, str]] | None = None, not_goldens: Mapping[str, str] | None = None,
+           left_out: list[tuple[str, str, str]] | None = None) -> list[Path]:
     """Files as given, and golden files found (recursively, sorted) in the folders given; folders holding none are
     added to `empty_folders`, and other files found there (not hidden ones) to `skipped` as (folder, file): never
-    passed over without a word (an .xls or .ods sheet, a .txt export). A file reached twice (`models/
-    models/goldens/`, a folder and a file in it) is read once, where it is first reached: else each of its cases
-    would be reported as a duplicate of itself."""
+    passed over without a word (an .xls or .ods sheet, a .txt export). A file found in a folder whose resolved path
+    `not_goldens` names (mbt.paths.left_out: a gate file, a run, a source document) is not read, and added to
+    `left_out` as (folder, file, why). A file reached twice (`models/ models/goldens/`, a folder and a file in it)
+    is read once, where it is first reached: else each of its cases would be reported as a duplicate of itself."""
     found: list[Path] = []
     seen: set[Path] = set()
     for raw in paths:
@@ -292,6 +295,11 @@ def expand(paths: list[str], empty_folders: list[str] | None = None,
             files = sorted(q for q in p.rglob("*") if q.is_file()
                            and not any(part.startswith(".") for part in q.relative_to(p).parts))
             inside = [q for q in files if q.suffix.lower() in GOLDEN_SUFFIXES]
+            if not_goldens:
+                why = {q: not_goldens.get(str(q.resolve())) for q in inside}
+                if left_out is not None:
+                    left_out.extend((raw, str(q), reason) for q, reason in why.items() if reason is not None)
+                inside = [q for q in inside if why[q] is None]
             if not inside and empty_folders is not None:
                 empty_folders.append(raw)
             if skipped is not None:
@@ -312,11 +320,12 @@ def _stdin_suffix(text: str) -> str:
     return ".jsonl" if start == "{" else ".json" if start == "[" else ".yaml"
 
 
-def load_goldens(paths: list[str]) -> GoldenSet:
-    """All cases of all files; unreadable files are unusable input (exit 2), broken cases are reported and skipped."""
-    stream = GoldenStream(paths)
+def load_goldens(paths: list[str], not_goldens: Mapping[str, str] | None = None) -> GoldenSet:
+    """All cases of all files; unreadable files are unusable input (exit 2), broken cases are reported and skipped.
+    `not_goldens`: files of the folders that are not read (GoldenStream)."""
+    stream = GoldenStream(paths, not_goldens=not_goldens)
     cases = list(stream.cases)
-    return GoldenSet(cases, stream.invalid, stream.files)
+    return GoldenSet(cases, stream.invalid, stream.files, stream.left_out)
 
 
 @dataclass(frozen=True)
@@ -444,8 +453,10 @@ class GoldenStream:
     # Told the bytes (characters, for text in memory) of each piece as it is read (a progress bar).
     on_read: Callable[[int], None] | None = None
 
-    def __init__(self, paths: list[str], invalid_cap: int | None = None):
-        """`invalid_cap`: at most this many invalid cases kept, the first by place (`invalid_count` counts all)."""
+    def __init__(self, paths: list[str], invalid_cap: int | None = None, not_goldens: Mapping[str, str] | None = None):
+        """`invalid_cap`: at most this many invalid cases kept, the first by place (`invalid_count` counts all).
+        `not_goldens`: files found in the folders that are not read, by resolved path, with why (mbt.paths.left_out:
+        in a folder given as a positional path, gate files, observed runs, source documents)."""
         self.invalid_cap = invalid_cap
         self.files: list[str] = []
         self._bad: dict[str, dict[int, str]] = {}  # per text in memory: the lines that are not text (bad bytes, NUL)
@@ -453,7 +464,8 @@ class GoldenStream:
         problems: list[Problem] = []
         self.empty_folders: list[str] = []  # folders given that hold no golden file (the report says so)
         self.skipped_files: list[tuple[str, str]] = []  # (folder, file) found there that is not a golden file
-        for path in expand(paths, self.empty_folders, self.skipped_files):
+        self.left_out: list[tuple[str, str, str]] = []  # (folder, file, why) found there and not read (not_goldens)
+        for path in expand(paths, self.empty_folders, self.skipped_files, not_goldens, self.left_out):
             shown = shown_path(path)
             if shown == STDIN:  # read whole: standard input can be neither read twice nor split
                 stdin = getattr(sys.stdin, "buffer", None)
@@ -567,6 +579,7 @@ class GoldenStream:
         as `bad_lines` gives them): what a split-off part is, here or on a Dask worker."""
         stream = GoldenStream.__new__(GoldenStream)
         stream.files, stream.empty_folders, stream.skipped_files, stream._texts = [], [], [], list(pieces)
+        stream.left_out = []
         stream.invalid_cap = invalid_cap
         stream._broken, stream._duplicates = InvalidList(invalid_cap), InvalidList(invalid_cap)
         stream._seen = SeenIds()

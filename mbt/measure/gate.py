@@ -37,6 +37,20 @@ DEFAULT_RUN_COUNTS = ("critical_failures", "invalid_runs", "not_judged_runs")
 REQUIREMENT = "requirement"
 
 
+# The keys a gate file may hold besides `kind.criterion` rules (load_gate reads each).
+GATE_FILE_KEYS = frozenset({"gate", "release_gate", "thresholds", "waivers", "exclude_units", "required_suites",
+                            "report_separately", "critical_failures_allowed", *COUNTS, *RUN_METRICS, *RUN_COUNTS})
+
+
+def is_gate_file(value: object) -> bool:
+    """Whether a decoded YAML document is a gate file: a mapping whose every key is a gate key (`thresholds`,
+    `waivers`, a limit, or a `kind.criterion` rule). A golden case always has keys of its own (`id`, `turns`)."""
+    if not isinstance(value, dict) or not value:
+        return False
+    return all(isinstance(key, str) and (key in GATE_FILE_KEYS or re.fullmatch(r"[A-Za-z_][\w-]*\.[\w.-]+", key)
+                                         is not None) for key in value)
+
+
 @dataclass(frozen=True)
 class Rule:
     key: str  # e.g. fsm.transition, password_reset.guard.weighted, contradictions

@@ -471,6 +471,7 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
                    message=f"the goldens folder {folder} holds no golden file (.jsonl, .json, .yaml, .yml, .xlsx, .csv)")
               for folder in (stream.empty_folders if stream is not None else [])]
     notes += _not_read_notes(stream.skipped_files if stream is not None else [])
+    notes += left_out_notes(goldens.left_out)
     notes += [_unknown_model_note(name, count, first_id, first_where, known_models)
               for name, (count, first_id, first_where) in sorted(run.unknown_models.items())]
     notes += [_unknown_model_note(name, count, first_id, first_where, known_models, "check decision table")
@@ -512,6 +513,23 @@ def _not_read_notes(skipped: list[tuple[str, str]]) -> list[Note]:
                           message=f"not read: {len(paths)} file(s) in {folder} that are not golden files ({named}); "
                                   "mbt reads .jsonl, .json, .yaml, .yml, .xlsx and .csv (save an .xls or .ods sheet "
                                   "as .xlsx)"))
+    return notes
+
+
+def left_out_notes(left_out: list[tuple[str, str, str]]) -> list[Note]:
+    """One note per folder naming the files found there that were not read as goldens (mbt.paths.left_out), grouped
+    by why (the first five of each, and a count): a folder given as a positional path is sorted, never silently."""
+    by_folder: dict[str, dict[str, list[str]]] = {}
+    for folder, path, why in left_out:
+        by_folder.setdefault(folder, {}).setdefault(why, []).append(path)
+    notes = []
+    for folder, reasons in by_folder.items():
+        count = sum(len(paths) for paths in reasons.values())
+        groups = "; ".join(", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+                           + f" ({why})" for why, paths in reasons.items())
+        notes.append(Note(case="", where=folder, model="", turn=None,
+                          message=f"not read as goldens: {count} file(s) in {folder}, given as a positional path, are "
+                                  f"not golden cases: {groups}; name a file with --goldens to read it as goldens"))
     return notes
 
 

@@ -24,7 +24,7 @@ from mbt.goldens.replay_fsm import disagrees
 from mbt.goldens.routing import applies
 from mbt.kinds import elements_of, support
 from mbt.measure.coverage import GoldenSummary, InvalidCaseReport
-from mbt.measure.run import CaseEntry, measure
+from mbt.measure.run import CaseEntry, left_out_notes, measure
 from mbt.model.common import ModelBase
 from mbt.mutate.results import ModelMutation, MutantResult, MutationReport, OperatorScore, score
 
@@ -82,7 +82,8 @@ def mutation_run(models: list[ModelBase], goldens: GoldenSet, sample: int | None
     screened = screen(models, goldens)
     report = MutationReport(goldens_read=screened.goldens.read, goldens_valid=screened.goldens.valid,
                             goldens_invalid=screened.goldens.invalid,
-                            invalid_cases=[f"{i.file}:{i.line}: {i.message}" for i in screened.invalid])
+                            invalid_cases=[f"{i.file}:{i.line}: {i.message}" for i in screened.invalid],
+                            notes=[note.message for note in left_out_notes(goldens.left_out)])
     why = {(i.file, i.line): i.message for i in screened.invalid}
     profiles: dict[str, GoldenProfile] = {}
     valid: list[GoldenCase] = []

@@ -101,6 +101,7 @@ class MutationReport(BaseModel):
     goldens_valid: int = 0
     goldens_invalid: int = 0  # unreadable, or invalid on a model they apply to: they count nowhere
     invalid_cases: list[str] = Field(default_factory=list)  # file:line: message
+    notes: list[str] = Field(default_factory=list)  # files of the golden folders not read as goldens, and why
     redundancy: Redundancy | None = None
 
     def survivors(self) -> list[tuple[ModelMutation, MutantResult]]:

@@ -99,11 +99,12 @@ def mutation_markdown(report: MutationReport) -> str:
 
 
 def _invalid_lines(report: MutationReport) -> list[str]:
-    """The invalid cases, as mbt coverage lists them: they count nowhere."""
+    """The invalid cases, as mbt coverage lists them: they count nowhere; and the files not read as goldens."""
+    lines = [f"  note: {note}" for note in report.notes]
     if not report.invalid_cases:
-        return []
-    return ([f"  invalid cases ({report.goldens_invalid}): reported and skipped; the rest were processed"]
-            + [f"    {line}" for line in report.invalid_cases])
+        return lines
+    return lines + ([f"  invalid cases ({report.goldens_invalid}): reported and skipped; the rest were processed"]
+                    + [f"    {line}" for line in report.invalid_cases])
 
 
 def compare_text(report: CompareReport) -> str:
