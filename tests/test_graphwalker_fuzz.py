@@ -106,3 +106,48 @@ def test_a_lone_surrogate_is_refused_where_it_is_and_a_pair_is_text(tmp_path: Pa
     pair.write_text('{"models": [{"name": "M", "startElementId": "a", "vertices": [{"id": "a", "name": "v_A", '
                     '"requirements": ["\\ud83d\\ude00 smile"]}]}]}', encoding="utf-8")
     assert 'tag "\U0001f600 smile"' in import_graphwalker(pair).text
+
+
+HUGE = "9" * 5000  # past Python's 4,300-digit limit for int()
+
+
+@pytest.mark.parametrize("where", ["a JSON number", "a guard", "an edge action", "a model action"])
+def test_a_5000_digit_number_is_a_located_error(tmp_path: Path, where: str):
+    """A number longer than mbt reads (jsonread.MAX_DIGITS), in the JSON or in a guard or action's JavaScript, is one
+    located error (exit 2 at the command line), never an internal error."""
+    doc = json.loads((DATA / "login.json").read_text(encoding="utf-8"))
+    login = doc["models"][0]
+    edge = next(e for e in login["edges"] if e["id"] == "e4")
+    if where == "a guard":
+        edge["guard"] = f"attempts < {HUGE}"
+    elif where == "an edge action":
+        edge["actions"] = [f"attempts = {HUGE};"]
+    elif where == "a model action":
+        login["actions"] = [f"attempts = {HUGE};"]
+    path = tmp_path / "huge.json"
+    text = json.dumps(doc, indent=1)
+    path.write_text(text.replace('"generator"', f'"weight": {HUGE}, "generator"', 1) if where == "a JSON number"
+                    else text, encoding="utf-8")
+    with pytest.raises(LocatedError) as err:
+        import_graphwalker(path)
+    problem = err.value.problems[0]
+    assert "a number of 5000" in problem.message and "mbt reads numbers of up to 1000" in problem.message
+    line = text.splitlines()[problem.line - 1] if where != "a JSON number" else ""
+    assert where == "a JSON number" or HUGE in line, (problem, line[:80])
+    from tests.cli_runner import run_mbt
+
+    result = run_mbt("check", path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert result.stderr.startswith(f"{path}:{problem.line}:{problem.column}: error: ")
+
+
+@pytest.mark.parametrize("label", [f"e_Go\nweight={HUGE}", f"e_Go\ndependency={HUGE}", f"e_Go [x &lt; {HUGE}]"])
+def test_a_5000_digit_number_in_a_graphml_label_is_a_located_error(tmp_path: Path, label: str):
+    text = (DATA / "login.graphml").read_text(encoding="utf-8")
+    at = text.index("Label>", text.index("<edge")) + len("Label>")
+    end = text.index("<", at)
+    path = tmp_path / "huge.graphml"
+    path.write_text(text[:at] + label + text[end:], encoding="utf-8")
+    with pytest.raises(LocatedError) as err:
+        import_graphwalker(path)
+    assert "a number of 5000" in err.value.problems[0].message

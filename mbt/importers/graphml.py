@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mbt.errors import LocatedError, Problem, problem_at
+from mbt.importers.jsonread import long_number
 from mbt.importers.xmlread import parse_xml, position
 
 GRAPHML = "{http://graphml.graphdrawing.org/xmlns}"
@@ -111,6 +112,8 @@ def parse_label(text: str, vertex: bool) -> dict:
                 number = re.match(r"\d+(?:\.\d+)?|\.\d+", rest)
                 if number is None:
                     raise LabelError(f"`{word}` needs a number")
+                if long_number(number.group()) is not None:  # the JSON's limit: float() would make it infinite
+                    raise LabelError(f"`{word}`: {long_number(number.group())}")
                 out[upper.lower()] = float(number.group()) if upper == "WEIGHT" else int(float(number.group()))
                 i += number.end()
             else:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mbt.errors import LocatedError, Problem, problem_at
-from mbt.importers.jsonread import Ends, Path_, Positions, read_json
+from mbt.importers.jsonread import Ends, Path_, Positions, long_number, read_json
 from mbt.model.common import Location
 from mbt.parsing.grammar import EXPRESSION_PREFIXES, reserved_words
 
@@ -536,6 +536,15 @@ class _Converter:
         if not isinstance(value, kind) or isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple)
                                                                                    else (kind,)):
             raise self.fail(place, message)
+        if isinstance(value, str):
+            self.readable(place, value)
+
+    def readable(self, place: Path_, text: str) -> None:
+        """A string the importer reads as code (a guard, an action) holds no number past the JSON's own limit: it
+        is refused where it is rather than converted without bound."""
+        problem = long_number(text)
+        if problem is not None:
+            raise self.fail(place, problem)
 
     def note(self, place: Path_, message: str) -> None:
         doc, line, column = self.where(place)
@@ -607,6 +616,7 @@ class _Converter:
         if value is None:
             return []
         if isinstance(value, str):
+            self.readable(place, value)
             return [value]
         self.need(place, value, list, f"{what} must be a list of strings")
         for i, item in enumerate(value):

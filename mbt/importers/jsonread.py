@@ -2,7 +2,8 @@
 
 GraphWalker's reader accepts `/* */` and `//` comments (licence headers are common), so they are read as white
 space. Too deep nesting and huge numbers are refused with their position, so `json` never recurses or converts
-without bound; a lone UTF-16 surrogate is refused where it is. Positions are (line, column), columns counted in
+without bound (`long_number` applies the same limit to the numbers in a string's code: guards, actions, labels); a
+lone UTF-16 surrogate is refused where it is. Positions are (line, column), columns counted in
 characters from 1, so a minified file (every value on line 1) still tells each value's place apart.
 """
 
@@ -19,6 +20,19 @@ MAX_DIGITS = 1000  # a longer number literal is refused (Python's int() stops at
 MAX_PATH = 6  # values deeper than this (inside guards' lists, properties' objects) get no position of their own
 _JSON_TOKEN = re.compile(r'\s+|/\*.*?\*/|//[^\n]*|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|[{}\[\]:,]|-?[0-9][0-9.eE+\-]*|[A-Za-z]+',
                          re.S)
+
+_LONG_NUMBER = re.compile(rf"[0-9]{{{MAX_DIGITS + 1},}}")
+
+
+def long_number(text: str) -> str | None:
+    """Why `text` (a string of the document: a guard, an action, a label) cannot be read when it holds a number
+    longer than MAX_DIGITS digits, else None: the one limit for every number an importer reads, in the JSON or in
+    the code its strings hold (Python's int() refuses more than 4,300 digits)."""
+    found = _LONG_NUMBER.search(text)
+    if found is None:
+        return None
+    return f"a number of {found.end() - found.start()} digits; mbt reads numbers of up to {MAX_DIGITS}"
+
 
 Path_ = tuple  # a place in the JSON document: ("models", 0, "edges", 3, "id")
 Positions = dict  # Path_ -> (line, column) where the value there starts (objects, arrays, scalars)
