@@ -148,6 +148,7 @@ def test_an_unchanged_run_passes_its_own_ratchet(tmp_path):
     assert json.loads(base.read_text(encoding="utf-8"))["counts"]["forbidden_expected"] == 1
     again = run_mbt("coverage", *MODELS, "--goldens", GOLDENS, more, "--baseline", base)
     assert again.returncode == 0, again.stdout
+    assert f"Gate (ratchet on baseline {base}: no worse than it): passed" in again.stdout
     # Worse than the baseline: one contradiction more fails, with the baseline's figure as the limit.
     worse = tmp_path / "worse.jsonl"
     worse.write_text(FORBIDDEN_EXPECTED + '{"id": "RC-ONE-MORE", "model": "refund_cancel", "turns": [{"event": "ask", '
