@@ -160,7 +160,8 @@ def test_gate_files_and_traces_are_told_by_their_content_in_a_positional_folder(
     (folder / "cases.jsonl").write_text('{"id": "A", "model": "refund_cancel", "turns": [{"event": "ask", "args": '
                                         '{"customer": "c"}, "assert_state": {"state": "looking_up"}}]}\n',
                                         encoding="utf-8")
-    (folder / "release.yaml").write_text('thresholds:\n  fsm.state: ">= 0.5"\ncontradictions: 0\n', encoding="utf-8")
+    (folder / "release.yaml").write_text('thresholds:\n  fsm.state: ">= 0.5"\ncontradictions: 0\n'
+                                         'handoff_suites: [human_handoff]\nturn_loop: {max_turns: 8}\n', encoding="utf-8")
     (folder / "trace.jsonl").write_text((ROOT / "models/runs/orders-spans.jsonl").read_text(encoding="utf-8"),
                                         encoding="utf-8")
     report = json.loads(coverage_json(str(folder)).stdout)

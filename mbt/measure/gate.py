@@ -39,7 +39,8 @@ REQUIREMENT = "requirement"
 
 # The keys a gate file may hold besides `kind.criterion` rules (load_gate reads each).
 GATE_FILE_KEYS = frozenset({"gate", "release_gate", "thresholds", "waivers", "exclude_units", "required_suites",
-                            "report_separately", "critical_failures_allowed", *COUNTS, *RUN_METRICS, *RUN_COUNTS})
+                            "report_separately", "handoff_suites", "turn_loop", "critical_failures_allowed",
+                            *COUNTS, *RUN_METRICS, *RUN_COUNTS})
 
 
 def is_gate_file(value: object) -> bool:
