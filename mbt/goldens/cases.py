@@ -11,6 +11,7 @@ import msgspec
 
 from mbt.goldens.decisions import DecisionCheck, normalise_decisions
 from mbt.goldens.requests import PolicyRequest, normalise_request
+from mbt.goldens.results import Note
 
 # The cases are msgspec structs, not pydantic models: a large golden set makes millions of them, and a struct costs
 # a fraction of a model's time and memory (tests/bench). pydantic stays for the reports and published schemas. Unknown
@@ -88,6 +89,46 @@ class GoldenCase(msgspec.Struct):
 ASSERTION_FIELDS = frozenset(Assertions.__struct_fields__) - {"extra"}
 TURN_FIELDS = frozenset(Turn.__struct_fields__) - {"extra"}
 CASE_FIELDS = frozenset(GoldenCase.__struct_fields__) - {"extra"}
+
+
+# Keys of a case that describe it rather than expect anything of the model: the element an `mbt generate` stub was
+# made for (`element`, `also_covers`) and the source it cites (`source`). Never a "Not checked" note.
+DESCRIPTIVE_KEYS = frozenset(("element", "also_covers", "source"))
+# Expectations written on the case itself, where nothing reads them: the note says where they belong.
+_MISPLACED = frozenset(("must_not", "must_have", "must_not_call", "tool_arguments", "discarded", "state",
+                        "assert_state", "intent"))
+
+
+def unchecked_key_notes(case: GoldenCase, model: str = "", read: frozenset[str] = frozenset()) -> list[Note]:
+    """A "Not checked" note for every key of the case that the golden format does not read (kept as `extra` on the
+    case, a turn or the final assertions): never dropped without a word. `read`: keys of the case itself that a kind
+    replaying it reads (KindSupport.golden_keys); DESCRIPTIVE_KEYS are words about the case, not expectations."""
+    notes = []
+
+    def note(turn: int | None, message: str) -> None:
+        notes.append(Note(case=case.id, where=case.where, model=model, turn=turn, message=message))
+
+    for key in case.extra:
+        if key in read or key in DESCRIPTIVE_KEYS:
+            continue
+        if key in _MISPLACED:
+            note(None, f"`{key}` outside `assertions` is not checked: put it under `assertions` (or on a turn)")
+        else:
+            note(None, f"`{key}` is not checked (mbt does not read this key)")
+    number = 0
+    for turn in case.turns:
+        number += 1
+        for key in turn.extra:
+            why = "mbt does not judge answer text" if key == "expected_answer" else "mbt does not read this key"
+            note(number, f"turn {number}: `{key}` is not checked ({why})")
+    for key in case.final.extra:
+        note(None, f"final assertions: `{key}` is not checked (mbt does not read this key)")
+    return notes
+
+
+def has_unread_keys(case: GoldenCase) -> bool:
+    """Whether the case holds a key the golden format does not read (most cases hold none)."""
+    return bool(case.extra or case.final.extra or any(turn.extra for turn in case.turns))
 
 
 def _known(data: dict[str, Any], fields: frozenset[str]) -> dict[str, Any]:

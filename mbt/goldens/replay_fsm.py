@@ -38,6 +38,9 @@ class FsmReplayer:
         self.model = compiled.model
         self.binder = Binder(compiled.model)
         self.types = {name: v.type for name, v in compiled.model.variables.items()}
+        # What a `must_not` / `must_have` phrase can name: a forbid's `matching` phrase (folded), or a claim's.
+        self.forbid_phrases = tuple(dict.fromkeys(p for cf in compiled.forbids for p in cf.phrases))
+        self.claim_phrases = [(p.casefold(), claim.state) for claim in compiled.model.claims for p in claim.phrases]
 
     # ---- entry point
     def replay(self, case: GoldenCase, keep_snapshots: bool = False) -> CaseRun:
@@ -47,6 +50,7 @@ class FsmReplayer:
         if start is None:
             return run
         state, variables = start
+        self._phrase_notes(case, run)
         c = self.c
         if keep_snapshots:
             run.start = engine.snapshot(state, variables)
@@ -195,6 +199,29 @@ class FsmReplayer:
                 if problem is not None:
                     return problem
         return _null_tool_arguments("final", case.final, tools) if case.final.tool_arguments else None
+
+    def _phrase_notes(self, case: GoldenCase, run: CaseRun) -> None:
+        """A note for each `must_not` / `must_have` phrase that names no forbid of the model: golden replay checks
+        what is said only through the forbids' `matching` phrases, so such a phrase is checked by nothing."""
+        number = 0
+        for turn in case.turns:
+            number += 1
+            expect = turn.expect
+            if expect is not _NO_EXPECTATIONS and (expect.must_not or expect.must_have):
+                self._unmatched_phrases(expect, run, number)
+        if case.final.must_not or case.final.must_have:
+            self._unmatched_phrases(case.final, run, None)
+
+    def _unmatched_phrases(self, a: Assertions, run: CaseRun, turn: int | None) -> None:
+        for key, items in (("must_not", a.must_not), ("must_have", a.must_have)):
+            for item in items:
+                folded = item.casefold()
+                if any(p in folded for p in self.forbid_phrases):
+                    continue
+                claimed = next((state for p, state in self.claim_phrases if p in folded), None)
+                why = "not checked" if claimed is None else \
+                    f"not checked: it names claim `{claimed}`, judged on observed runs (`mbt runs`), not on goldens"
+                self._note(run, turn, turn or 0, f"`{key}` {_quoted(item)} names no forbid of the model ({why})")
 
     def _divergence(self, case: GoldenCase, number: int, step: Step) -> Divergence:
         return Divergence(case=case.id, where=case.where, model=self.model.name, turn=number, state=step.state_before,
@@ -441,6 +468,11 @@ def _null_tool_arguments(label: str, a: Assertions, tools: set[str]) -> str | No
             return (f"{label}: `tool_arguments: {{{key}: null}}` is ambiguous: write `must_not_call: [{key}]` "
                     f"to assert that {key} is not called, or `{{{key}: {{}}}}` that it is called")
     return None
+
+
+def _quoted(text: str) -> str:
+    """A phrase in a message, in double quotes as the DSL writes them (json.dumps would escape CJK text)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _args_text(args: dict[str, Any]) -> str:
