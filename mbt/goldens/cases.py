@@ -18,10 +18,21 @@ from mbt.goldens.results import Note
 # keys of a case, a turn or its assertions are kept, not interpreted, in `extra` (`model_extra`, as pydantic said).
 
 
+class OneOf(msgspec.Struct, frozen=True):
+    """A set-valued expectation: the model's value may be any of `values` (`{in: [...]}` in a golden; for the control
+    state, a list of states too). A list of one value is read as that value."""
+
+    values: tuple[Any, ...]
+
+    def written(self) -> dict[str, list[Any]]:
+        """As a golden writes it (and reports show it): `{"in": [...]}`."""
+        return {"in": list(self.values)}
+
+
 class Assertions(msgspec.Struct):
     """What a golden expects of the configuration after a turn (or after the last turn)."""
 
-    state: str | None = None  # the control state
+    state: str | OneOf | None = None  # the control state, or the states any of which is accepted
     variables: dict[str, Any] = {}
     discarded: dict[str, Any] = {}
     tool_arguments: dict[str, Any] = {}
@@ -141,24 +152,57 @@ def _known(data: dict[str, Any], fields: frozenset[str]) -> dict[str, Any]:
     return known
 
 
+def _is_set(value: Any) -> bool:
+    """`{in: ...}`: a set of accepted values (`in` is a reserved word of the DSL: no variable, state or argument
+    has that name, so the mapping cannot mean anything else)."""
+    return type(value) is dict and len(value) == 1 and "in" in value
+
+
+def expected_value(name: str, value: Any) -> Any:
+    """The value a golden expects of a variable, a discarded value or a tool argument: `{in: [...]}` is a OneOf."""
+    if not _is_set(value):
+        return value
+    items = value["in"]
+    if not isinstance(items, list):
+        raise ValueError(f"`{name}: {{in: ...}}` must be a list of values, not {_kind(items)}")
+    if not items:
+        raise ValueError(f"`{name}: {{in: []}}` lists no value")
+    return items[0] if len(items) == 1 else OneOf(tuple(items))
+
+
+def expected_state(value: Any, key: str = "state") -> str | OneOf | None:
+    """The control state a golden expects: a state name, or a list of them (`{in: [...]}` too), any of which is
+    accepted."""
+    if value is None or isinstance(value, str):
+        return value
+    if _is_set(value):
+        value = value["in"]
+    if not isinstance(value, list):
+        raise ValueError(f"`{key}` must be a state name or a list of state names, not {_kind(value)}")
+    if not value:
+        raise ValueError(f"`{key}` lists no state: write one, or several in a list")
+    bad = [item for item in value if not isinstance(item, str)]
+    if bad:
+        raise ValueError(f"`{key}` must list state names, not {_kind(bad[0])}")
+    return value[0] if len(value) == 1 else OneOf(tuple(value))
+
+
 def split_state_map(raw: dict[str, Any]) -> dict[str, Any]:
     """An assert_state / state map -> Assertions fields: `state` is the control state, `discarded.X` and
-    `discarded: {X: ..}` the discarded values, anything else a variable."""
+    `discarded: {X: ..}` the discarded values, anything else a variable. A value may be a set (`{in: [...]}`)."""
     if not isinstance(raw, dict):
         raise ValueError("expected a mapping of names to values")
     out: dict[str, Any] = {"variables": {}, "discarded": {}}
     for key, value in raw.items():
         key = str(key)
         if key == "state":
-            if value is not None and not isinstance(value, str):
-                raise ValueError(f"`state` must be a state name, not {_kind(value)}")
-            out["state"] = value
-        elif key == "discarded" and isinstance(value, dict):
-            out["discarded"].update({str(k): v for k, v in value.items()})
+            out["state"] = expected_state(value)
+        elif key == "discarded" and isinstance(value, dict) and not _is_set(value):
+            out["discarded"].update({str(k): expected_value(str(k), v) for k, v in value.items()})
         elif key.startswith("discarded."):
-            out["discarded"][key[len("discarded."):]] = value
+            out["discarded"][key[len("discarded."):]] = expected_value(key, value)
         else:
-            out["variables"][key] = value
+            out["variables"][key] = expected_value(key, value)
     return out
 
 
@@ -171,9 +215,12 @@ def assertions_from(raw: dict[str, Any] | None, state_key: str, what: str = "ass
     state = raw.pop(state_key, None)
     if isinstance(state, str):
         fields["state"] = state
+    elif isinstance(state, list) or _is_set(state):  # the states any of which is accepted
+        fields["state"] = expected_state(state, state_key)
     elif state is not None:
         if not isinstance(state, dict):
-            raise ValueError(f"`{state_key}` must be a state name or a mapping of names to values, not {_kind(state)}")
+            raise ValueError(f"`{state_key}` must be a state name, a list of them or a mapping of names to values, "
+                             f"not {_kind(state)}")
         parts = split_state_map(state)
         fields["variables"].update(parts["variables"])
         fields["discarded"].update(parts["discarded"])
@@ -183,7 +230,7 @@ def assertions_from(raw: dict[str, Any] | None, state_key: str, what: str = "ass
     if discarded is not None:
         if not isinstance(discarded, dict):
             raise ValueError("`discarded` must map variable names to values")
-        fields["discarded"].update({str(k): v for k, v in discarded.items()})
+        fields["discarded"].update({str(k): expected_value(str(k), v) for k, v in discarded.items()})
     fields.update(raw)  # tool_arguments, must_not, must_have, intent; other keys are kept, not interpreted
     try:
         return msgspec.convert(_known(fields, ASSERTION_FIELDS), Assertions)

@@ -9,7 +9,7 @@ from typing import Any
 from mbt.engine import fsm as engine
 from mbt.engine.fsm import CompiledForbid, CompiledFsm, CompiledTransition, Slot, Snapshot, Step, ToolCallMade
 from mbt.goldens.binding import Binder
-from mbt.goldens.cases import _NO_EXPECTATIONS, Assertions, GoldenCase, Turn
+from mbt.goldens.cases import _NO_EXPECTATIONS, Assertions, GoldenCase, OneOf, Turn
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 
 # ------------------------------------------------------------------ replay of one case
@@ -271,26 +271,31 @@ class FsmReplayer:
             if not checked:
                 checked = a.checks_outcome()
             if a.state is not None:
-                if a.state not in model.states:
-                    self._note(run, turn, number, f"asserted state `{a.state}` is not a state of the model")
-                elif a.state != state:
-                    agree = self._contradict(run, turn, number, "state", a.state, state,
-                                             f"golden expects state `{a.state}`, the model is in `{state}`")
+                wanted = a.state.values if type(a.state) is OneOf else (a.state,)
+                for name in wanted:
+                    if name not in model.states:
+                        self._note(run, turn, number, f"asserted state `{name}` is not a state of the model")
+                # A set is judged on the states the model has: one of them must be the model's.
+                if state not in wanted and any(name in model.states for name in wanted):
+                    agree = self._contradict(run, turn, number, "state", _written(a.state), state,
+                                             f"golden expects state {_states_text(a.state)}, the model is in "
+                                             f"`{state}`")
             if a.variables or a.discarded:  # most assertions name a state only
                 for name, expected in a.variables.items():
                     if name not in model.variables:
                         self._note(run, turn, number, f"`{name}` is not a variable of the model (not checked)")
-                    elif not _same(variables[name], expected):
-                        agree = self._contradict(run, turn, number, f"variables.{name}", expected, variables[name],
-                                                 f"golden expects {name} = {expected!r}, the model has {variables[name]!r}")
+                    elif not _accepts(expected, variables[name]):
+                        agree = self._contradict(run, turn, number, f"variables.{name}", _written(expected),
+                                                 variables[name], f"golden expects {name}{_value_text(expected)}, "
+                                                 f"the model has {variables[name]!r}")
                 for name, expected in a.discarded.items():
                     key = f"discarded.{name}"
                     if key not in variables:
                         self._note(run, turn, number, f"the model never discards `{name}` (not checked)")
-                    elif not _same(variables[key], expected):
-                        agree = self._contradict(run, turn, number, key, expected, variables[key],
-                                                 f"golden expects discarded {name} = {expected!r}, the model has "
-                                                 f"{variables[key]!r}")
+                    elif not _accepts(expected, variables[key]):
+                        agree = self._contradict(run, turn, number, key, _written(expected), variables[key],
+                                                 f"golden expects discarded {name}{_value_text(expected)}, the model "
+                                                 f"has {variables[key]!r}")
             calls = step.calls if turn else all_calls
             for banned in a.must_not_call:
                 if banned not in self.c.tools:
@@ -370,8 +375,8 @@ class FsmReplayer:
                 return True
             if cf.condition is not None and a.tool_arguments and self._pins_allowed_call(cf, a, step, variables):
                 return True
-            if target is not None and a.state is not None and a.state != target:
-                return True
+            if target is not None and a.state is not None and not _state_accepted(a.state, target):
+                return True  # the golden accepts no state the forbidden move leads to
         # A forbid on the event itself (no target, no effect): the golden expects the refusal, or asserts that the
         # state did not change.
         if cf.bare and step.refused:
@@ -423,10 +428,10 @@ class FsmReplayer:
         for a in checks:
             if cf.phrases and a.must_have and any(p in item.casefold() for item in a.must_have for p in cf.phrases):
                 return f"saying {next(i for i in a.must_have if any(p in i.casefold() for p in cf.phrases))!r}"
-            if target is not None and a.state == target:
-                return f"the move to `{target}`"
-            if cf.bare and not rejected and a.state is not None and a.state != step.state_before:
-                return f"`{step.event}` accepted (state `{a.state}`)"
+            if target is not None and a.state is not None and _state_accepted(a.state, target):
+                return f"the move to `{target}`" + (" (among the states it accepts)" if type(a.state) is OneOf else "")
+            if cf.bare and not rejected and a.state is not None and not _state_accepted(a.state, step.state_before):
+                return f"`{step.event}` accepted (state {_states_text(a.state)})"
             if tool is not None:
                 if tool not in a.tool_arguments or not isinstance(a.tool_arguments[tool], dict):
                     continue
@@ -484,6 +489,35 @@ def _latest_arg(calls: list[ToolCallMade], tool: str | None, arg: str):
         if (tool is None or call.tool == tool) and arg in call.args:
             return call.args[arg], call.tool, call.step
     return _MISSING
+
+
+def _accepts(expected: Any, actual: Any) -> bool:
+    """The model's value agrees with the golden's: the same value, or one of a set."""
+    if type(expected) is OneOf:
+        return any(_same(actual, value) for value in expected.values)
+    return _same(actual, expected)
+
+
+def _state_accepted(expected: str | OneOf, state: str) -> bool:
+    return state in expected.values if type(expected) is OneOf else expected == state
+
+
+def _written(expected: Any) -> Any:
+    """An expected value as reports show it: a set as the golden writes it, `{"in": [...]}`."""
+    return expected.written() if type(expected) is OneOf else expected
+
+
+def _states_text(expected: str | OneOf) -> str:
+    if type(expected) is OneOf:
+        return "one of " + ", ".join(f"`{name}`" for name in expected.values)
+    return f"`{expected}`"
+
+
+def _value_text(expected: Any) -> str:
+    """` = 'x'`, or ` one of 'x', 'y'` for a set (after the name the golden checks)."""
+    if type(expected) is OneOf:
+        return " one of " + ", ".join(repr(value) for value in expected.values)
+    return f" = {expected!r}"
 
 
 def _same(actual: Any, expected: Any) -> bool:

@@ -19,7 +19,7 @@ from mbt.elements.fsm import enumerate_fsm
 from mbt.elements.invariant import trigger_id
 from mbt.engine.fsm import CompiledFsm, CompiledTransition, Snapshot
 from mbt.engine.temporal import OPEN, CallAt, Judgement, Monitor, Position, judge
-from mbt.goldens.cases import GoldenCase
+from mbt.goldens.cases import GoldenCase, OneOf
 from mbt.goldens.replay_fsm import CaseRun, FsmReplayer
 from mbt.goldens.results import Contradiction, Note
 from mbt.model.expr import And, Expr, Not, Or, Ref, refs
@@ -249,10 +249,11 @@ class InvariantReplayer:
                 position += 1
             seen, own = at[position], turns[position] == number
             for a in [turn.expect] + ([case.final] if finished and number == last else []):
-                if a.state is not None:
+                # A set of accepted values (OneOf) pins none of them: the consequent may read another one.
+                if a.state is not None and type(a.state) is not OneOf:
                     seen.state = True
-                seen.names.update(a.variables)
-                seen.names.update(f"discarded.{k}" for k in a.discarded)
+                seen.names.update(k for k, v in a.variables.items() if type(v) is not OneOf)
+                seen.names.update(f"discarded.{k}" for k, v in a.discarded.items() if type(v) is not OneOf)
                 seen.outcome |= own and a.checks_outcome()
             if own:
                 seen.not_called.update(turn.expect.must_not_call)

@@ -16,7 +16,7 @@ from typing import Any
 
 from mbt.api import load_models, measure
 from mbt.elements import fsm as ids
-from mbt.goldens.cases import GoldenCase, parse_case
+from mbt.goldens.cases import GoldenCase, OneOf, parse_case
 from mbt.goldens.loader import GoldenSet
 from mbt.model.expr import And, Arith, Compare, EnumLit, Lit, Member, Not, Or, Ref, atoms
 from mbt.model.fsm import Assign, Discard, FsmModel
@@ -61,6 +61,18 @@ def same(actual, expected) -> bool:
     if isinstance(actual, bool) or isinstance(expected, bool):
         return isinstance(actual, bool) and isinstance(expected, bool) and actual == expected
     return actual == expected
+
+
+def agrees(actual, expected) -> bool:
+    """A golden's expected value, or set of values (`{in: [...]}`, decoded as a OneOf), admits the actual one."""
+    return any(same(actual, v) for v in expected.values) if isinstance(expected, OneOf) else same(actual, expected)
+
+
+def states_of(a) -> list[str]:
+    """The control states an assertion accepts: the one it names, or each of its list; [] when it names none."""
+    if a.state is None:
+        return []
+    return list(a.state.values) if isinstance(a.state, OneOf) else [a.state]
 
 
 def not_called(a) -> list[str]:
@@ -185,11 +197,12 @@ def latest(calls: list[tuple[int, str, dict]], tool: str | None, arg: str):
 
 
 def contradicts(model: FsmModel, a, step: Step, scope: list[tuple[int, str, dict]], rejected: bool) -> bool:
-    if a.state is not None and a.state in model.states and a.state != step.after:
+    known = [name for name in states_of(a) if name in model.states]  # states the model lacks are only noted
+    if known and step.after not in known:
         return True
-    if any(name in model.variables and not same(step.variables[name], v) for name, v in a.variables.items()):
+    if any(name in model.variables and not agrees(step.variables[name], v) for name, v in a.variables.items()):
         return True
-    if any(f"discarded.{name}" in step.variables and not same(step.variables[f"discarded.{name}"], v)
+    if any(f"discarded.{name}" in step.variables and not agrees(step.variables[f"discarded.{name}"], v)
            for name, v in a.discarded.items()):
         return True
     if any(name == tool for tool in not_called(a) for _, name, _ in scope):
@@ -209,9 +222,9 @@ def forbidden_outcome_expected(model: FsmModel, f, a, step: Step, rejected: bool
     phrases = [p.casefold() for p in (f.effect.matching if f.effect is not None else [])]
     if phrases and any(p in item.casefold() for item in a.must_have for p in phrases):
         return True
-    if f.target is not None and a.state == f.target:
+    if f.target is not None and f.target in states_of(a):  # among the states the golden accepts
         return True
-    if f.effect is None and f.target is None and not rejected and a.state is not None and a.state != step.before:
+    if f.effect is None and f.target is None and not rejected and states_of(a) and step.before not in states_of(a):
         return True
     if f.effect is not None and f.effect.kind == "call" and isinstance(a.tool_arguments.get(f.effect.tool), dict):
         condition = f.effect.condition
@@ -253,10 +266,10 @@ def forbid_checked(model: FsmModel, f, a, step: Step, rejected: bool) -> bool:
                     env.update({f"args.{k}": v for k, v in made[0].items()})
                     if not value_of(f.effect.condition, env):
                         return True
-    if f.target is not None and a.state is not None and a.state != f.target:
+    if f.target is not None and states_of(a) and f.target not in states_of(a):
         return True
     if f.effect is None and f.target is None and step.taken is None:
-        return rejected or a.state == step.before
+        return rejected or states_of(a) == [step.before]  # the unchanged state, and only it
     return False
 
 
@@ -392,10 +405,14 @@ def random_assertions(rng: random.Random, model: FsmModel, step: Step | None, al
     variables = step.variables if step else {}
     if rng.random() < 0.4:
         state = truth_state if rng.random() < 0.7 else rng.choice(list(model.states))
+        if rng.random() < 0.2:  # a set of accepted states (`state: [a, b]`)
+            state = [state, rng.choice(list(model.states) + ["nowhere"])]
         out["state" if final else "assert_state"] = {"state": state}
     if rng.random() < 0.3 and variables:
         name = rng.choice(["n", "flag", "mode", "email"])
         value = variables[name] if rng.random() < 0.7 else rng.choice([0, 1, True, False, "a", "a@x", None])
+        if rng.random() < 0.2:  # a set of accepted values (`{in: [...]}`)
+            value = {"in": [value, rng.choice([0, 1, True, "a", "a@x", None])]}
         target = out.setdefault("state" if final else "assert_state", {})
         if isinstance(target, dict):
             target[name] = value

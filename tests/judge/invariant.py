@@ -18,7 +18,7 @@ from typing import Any
 
 from mbt.elements.fsm import enumerate_fsm
 from mbt.engine.fsm import CompiledFsm
-from mbt.goldens.cases import GoldenCase, parse_case
+from mbt.goldens.cases import GoldenCase, OneOf, parse_case
 from mbt.goldens.replay_fsm import FsmReplayer
 from mbt.kinds import support
 from mbt.model.expr import And, Not, Or, Ref
@@ -26,7 +26,7 @@ from mbt.model.fsm import Assign, Discard, FsmModel
 from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel
 from mbt.parsing.loader import parse_text
 from tests.judge.common import EXERCISED, VERIFIED, Campaign, mbt_statuses_many
-from tests.judge.fsm import value_of
+from tests.judge.fsm import agrees, states_of, value_of
 
 # ------------------------------------------------------------------ values (the expression language)
 
@@ -153,11 +153,12 @@ def resolve(tool_arguments: dict, calls: list[Call], tools: set[str]) -> list[tu
 
 def contradicts(fsm: FsmModel, a, config: dict, calls: list[Call], rejected_but_taken: bool) -> bool:
     tools = set(fsm.tools())
-    if a.state is not None and a.state in fsm.states and a.state != config["state"]:
+    known = [name for name in states_of(a) if name in fsm.states]
+    if known and config["state"] not in known:
         return True
-    if any(n in fsm.variables and not same(config[n], v) for n, v in a.variables.items()):
+    if any(n in fsm.variables and not agrees(config[n], v) for n, v in a.variables.items()):
         return True
-    if any(f"discarded.{n}" in config and not same(config[f"discarded.{n}"], v) for n, v in a.discarded.items()):
+    if any(f"discarded.{n}" in config and not agrees(config[f"discarded.{n}"], v) for n, v in a.discarded.items()):
         return True
     if any(c.tool in must_not_call(a) for c in calls):
         return True
@@ -323,8 +324,10 @@ def seen_at(fsm: FsmModel, case: GoldenCase, run: Run) -> list[Seen]:
         at = seen[where]
         parts = [turn.expect] + ([case.final] if run.finished and number == len(case.turns) else [])
         for a in parts:
-            at.state |= a.state is not None
-            at.names |= set(a.variables) | {f"discarded.{x}" for x in a.discarded}
+            # A set of accepted values checks none of them: only a single value pins what the consequent reads.
+            at.state |= a.state is not None and not isinstance(a.state, OneOf)
+            at.names |= {n for n, v in a.variables.items() if not isinstance(v, OneOf)}
+            at.names |= {f"discarded.{x}" for x, v in a.discarded.items() if not isinstance(v, OneOf)}
             if own and outcome_checked(a):
                 at.outcome = True
         if own:
