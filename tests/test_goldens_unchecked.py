@@ -46,7 +46,7 @@ def notes_of(report):
 
 def test_every_part_of_seed_000_goldens_the_model_cannot_check_is_a_note_with_its_place():
     report = coverage([MODEL], [GOLDENS])
-    assert report.goldens.valid == 3 and report.goldens.invalid == 0
+    assert report.goldens.valid == 5 and report.goldens.invalid == 0  # the hand-off goldens add no note
     assert sorted(notes_of(report), key=str) == sorted(EXPECTED, key=str)
 
 

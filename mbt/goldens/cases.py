@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 
+from mbt.argpaths import flatten
 from mbt.goldens.decisions import DecisionCheck, normalise_decisions
 from mbt.goldens.requests import PolicyRequest, normalise_request
 from mbt.goldens.results import Note
@@ -187,6 +188,43 @@ def expected_state(value: Any, key: str = "state") -> str | OneOf | None:
     return value[0] if len(value) == 1 else OneOf(tuple(value))
 
 
+def tool_paths(raw: dict[str, Any]) -> dict[str, Any]:
+    """`tool_arguments` as dotted paths, the one reading of them (mbt/argpaths.flatten): `{TOOL: {ARG: v}}`,
+    `{"TOOL.ARG": v}`, `{TOOL: {FIELD: {SUB: v}}}` and `{"TOOL.FIELD.SUB": v}` are one check each; a set
+    (`{in: [...]}`) is a value, not a field; `{TOOL: {}}` (the call itself) stays as it is."""
+    try:
+        return flatten(_sets_as_values(raw, ""))
+    except ValueError as err:
+        raise ValueError(f"tool_arguments: {err}") from None
+
+
+def _sets_as_values(mapping: dict[str, Any], prefix: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in mapping.items():
+        if type(value) is dict and value:
+            out[key] = expected_value(f"{prefix}{key}", value) if _is_set(value) else \
+                _sets_as_values(value, f"{prefix}{key}.")
+        else:
+            out[key] = value
+    return out
+
+
+def tool_checks(tool_arguments: dict[str, Any], tools: Any) -> list[tuple[str | None, str | None, Any]]:
+    """A `tool_arguments` check (dotted paths, `tool_paths`) as (tool, argument path, expected value) per entry: a
+    path starting with a tool of the model checks that tool's latest call (`{TOOL: {}}`: the call itself, argument
+    None); any other path, the latest call of any tool passing it (tool None). Every replayer reads them so."""
+    out: list[tuple[str | None, str | None, Any]] = []
+    for path, value in tool_arguments.items():
+        tool, dot, rest = path.partition(".")
+        if tool in tools and dot:
+            out.append((tool, rest, value))
+        elif tool in tools and type(value) is dict and not value:
+            out.append((tool, None, None))
+        else:
+            out.append((None, path, value))
+    return out
+
+
 def split_state_map(raw: dict[str, Any]) -> dict[str, Any]:
     """An assert_state / state map -> Assertions fields: `state` is the control state, `discarded.X` and
     `discarded: {X: ..}` the discarded values, anything else a variable. A value may be a set (`{in: [...]}`)."""
@@ -232,6 +270,8 @@ def assertions_from(raw: dict[str, Any] | None, state_key: str, what: str = "ass
             raise ValueError("`discarded` must map variable names to values")
         fields["discarded"].update({str(k): expected_value(str(k), v) for k, v in discarded.items()})
     fields.update(raw)  # tool_arguments, must_not, must_have, intent; other keys are kept, not interpreted
+    if type(fields.get("tool_arguments")) is dict:
+        fields["tool_arguments"] = tool_paths(fields["tool_arguments"])
     try:
         return msgspec.convert(_known(fields, ASSERTION_FIELDS), Assertions)
     except msgspec.ValidationError as err:

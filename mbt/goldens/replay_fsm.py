@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mbt.argpaths import lookup
 from mbt.engine import fsm as engine
 from mbt.engine.fsm import CompiledForbid, CompiledFsm, CompiledTransition, Slot, Snapshot, Step, ToolCallMade
 from mbt.goldens.binding import Binder
-from mbt.goldens.cases import _NO_EXPECTATIONS, Assertions, GoldenCase, OneOf, Turn
+from mbt.goldens.cases import _NO_EXPECTATIONS, Assertions, GoldenCase, OneOf, Turn, tool_checks
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 
 # ------------------------------------------------------------------ replay of one case
@@ -321,15 +322,19 @@ class FsmReplayer:
                             run.verified.update(run.step_elements.get(made.step, ()))
                         continue
                     actual = _latest_arg(calls, tool, arg)
-                    path = f"tool_arguments.{tool + '.' if tool else ''}{arg}"
+                    # The path as the golden names it (its tool, when it names one), in the message as in `path`.
+                    named = f"{tool}.{arg}" if tool else arg
                     if actual is _MISSING:
-                        agree = self._contradict(run, turn, number, path, expected, None,
-                                                 f"golden expects a tool call with {arg} = {expected!r}, the model "
-                                                 "makes none" + ("" if turn is None else " in this turn"))
-                    elif not _same(actual[0], expected):
-                        agree = self._contradict(run, turn, number, path, expected, actual[0],
-                                                 f"golden expects {arg} = {expected!r} in the call to {actual[1]}, "
-                                                 f"the model passes {actual[0]!r}")
+                        to = f"to {tool} " if tool else ""
+                        agree = self._contradict(run, turn, number, f"tool_arguments.{named}", _written(expected),
+                                                 None, f"tool_arguments {named}: expected {_expected_text(expected)}, "
+                                                 f"the model makes no call {to}passing it"
+                                                 + ("" if turn is None else " in this turn"))
+                    elif not _accepts(expected, actual[0]):
+                        call = "" if tool else f" (to {actual[1]})"
+                        agree = self._contradict(run, turn, number, f"tool_arguments.{named}", _written(expected),
+                                                 actual[0], f"tool_arguments {named}: expected "
+                                                 f"{_expected_text(expected)}, the model passes {actual[0]!r}{call}")
                     elif turn is None:
                         # The step that made the checked call is verified too.
                         run.verified.update(run.step_elements.get(actual[2], ()))
@@ -351,17 +356,9 @@ class FsmReplayer:
                               message=f"{label}: {what}"))
 
     def _expected_args(self, tool_arguments: dict) -> list[tuple[str | None, str | None, Any]]:
-        """(tool or None, argument or None, value): None as the argument asserts the call itself (`{TOOL: {}}`)."""
-        tools = self.c.tools
-        out: list[tuple[str | None, str | None, Any]] = []
-        for key, value in tool_arguments.items():
-            if key in tools and isinstance(value, dict):
-                out.extend((key, arg, v) for arg, v in value.items())
-                if not value:
-                    out.append((key, None, None))  # the call itself is asserted
-            else:
-                out.append((None, key, value))
-        return out
+        """(tool or None, argument path or None, value): None as the argument asserts the call itself
+        (`{TOOL: {}}`); cases.tool_checks reads them for every replayer."""
+        return tool_checks(tool_arguments, self.c.tools)
 
     # ---- forbidden elements
     def _forbid_verified(self, cf: CompiledForbid, checks: list[Assertions], step: Step, rejected: bool,
@@ -396,12 +393,14 @@ class FsmReplayer:
         call = made[0]
         asserted = {}
         for t, arg, expected in self._expected_args(a.tool_arguments):
-            if arg is None or t not in (None, tool) or arg not in call.args:
+            # A set of accepted values pins no value of the argument: it cannot show `cond` false.
+            if arg is None or t not in (None, tool) or type(expected) is OneOf or not lookup(call.args, arg)[0]:
                 continue
             if t is None and _latest_arg(step.calls, None, arg)[1] != tool:
                 continue  # a plain argument check that speaks of another tool's call
             asserted[arg] = expected
-        if not cf.condition_args <= asserted.keys() or not all(_same(call.args[k], v) for k, v in asserted.items()):
+        if not cf.condition_args <= asserted.keys() or \
+                not all(_same(lookup(call.args, k)[1], v) for k, v in asserted.items()):
             return False
         env = dict(variables)
         env.update({f"args.{k}": v for k, v in call.args.items()})
@@ -433,14 +432,15 @@ class FsmReplayer:
             if cf.bare and not rejected and a.state is not None and not _state_accepted(a.state, step.state_before):
                 return f"`{step.event}` accepted (state {_states_text(a.state)})"
             if tool is not None:
-                if tool not in a.tool_arguments or not isinstance(a.tool_arguments[tool], dict):
+                mine = [(arg, value) for t, arg, value in self._expected_args(a.tool_arguments) if t == tool]
+                if not mine:  # only a check naming the tool (`{TOOL: {...}}`) expects its call
                     continue
                 if cf.condition is None:
                     return f"a call to {tool}"
                 # A conditional forbid: the expected call is forbidden when the asserted arguments make the condition
-                # true; when the golden leaves an argument the condition reads unasserted, it cannot be told.
-                asserted = {arg: value for t, arg, value in self._expected_args(a.tool_arguments)
-                            if t == tool and arg is not None}
+                # true; when the golden leaves an argument the condition reads unasserted (or accepts a set of
+                # values), it cannot be told.
+                asserted = {arg: value for arg, value in mine if arg is not None and type(value) is not OneOf}
                 if cf.condition_args <= asserted.keys():
                     env = dict(variables)
                     env.update({f"args.{k}": v for k, v in asserted.items()})
@@ -485,9 +485,12 @@ def _args_text(args: dict[str, Any]) -> str:
 
 
 def _latest_arg(calls: list[ToolCallMade], tool: str | None, arg: str):
+    """(value, tool, step) of the latest call (of `tool`, if given) passing the argument path `arg`, or _MISSING."""
     for call in reversed(calls):
-        if (tool is None or call.tool == tool) and arg in call.args:
-            return call.args[arg], call.tool, call.step
+        if tool is None or call.tool == tool:
+            found, value = lookup(call.args, arg)
+            if found:
+                return value, call.tool, call.step
     return _MISSING
 
 
@@ -511,6 +514,13 @@ def _states_text(expected: str | OneOf) -> str:
     if type(expected) is OneOf:
         return "one of " + ", ".join(f"`{name}`" for name in expected.values)
     return f"`{expected}`"
+
+
+def _expected_text(expected: Any) -> str:
+    """`'x'`, or `one of 'x', 'y'` for a set."""
+    if type(expected) is OneOf:
+        return "one of " + ", ".join(repr(value) for value in expected.values)
+    return repr(expected)
 
 
 def _value_text(expected: Any) -> str:

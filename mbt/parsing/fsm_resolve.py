@@ -239,6 +239,7 @@ class Resolver:
                                       f"`discard {action.target}` needs an optional variable (it becomes none)",
                                       f"declare it as `{var.type.text()}?`")
             elif isinstance(action, ToolCall):
+                self.check_arg_paths(action)
                 known = tool_args.setdefault(action.tool, {})
                 args = []
                 for name, value in action.args:
@@ -248,6 +249,19 @@ class Resolver:
                 action.args = args
             out.append(action)
         return out
+
+    def check_arg_paths(self, call: ToolCall) -> None:
+        """One value per argument path in a call: not `x` twice, nor `a` beside its field `a.b` (what would the tool
+        receive?)."""
+        names = [name for name, _ in call.args]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise TypeProblem(Ref(name, line=call.loc.line, column=call.loc.column),
+                                  f"argument `{name}` is given twice in this call")
+            fields = [other for other in names if other.startswith(name + ".")]
+            if fields:
+                raise TypeProblem(Ref(name, line=call.loc.line, column=call.loc.column),
+                                  f"argument `{name}` is given a value and fields (`{fields[0]}`) in this call")
 
     def check_forbids(self, tool_args) -> None:
         m = self.model

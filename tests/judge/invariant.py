@@ -26,7 +26,7 @@ from mbt.model.fsm import Assign, Discard, FsmModel
 from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel
 from mbt.parsing.loader import parse_text
 from tests.judge.common import EXERCISED, VERIFIED, Campaign, mbt_statuses_many
-from tests.judge.fsm import agrees, states_of, value_of
+from tests.judge.fsm import agrees, expected_calls_of, states_of, value_of
 
 # ------------------------------------------------------------------ values (the expression language)
 
@@ -138,16 +138,13 @@ def run_of(fsm: FsmModel, case: GoldenCase) -> Run | None:
 def resolve(tool_arguments: dict, calls: list[Call], tools: set[str]) -> list[tuple[int | None, str | None, Any]]:
     """Each entry: (index of the call it speaks of or None, the argument or None for `{T: {}}`, the expected value)."""
     out = []
-    for key, value in tool_arguments.items():
-        entries = [(key, arg, v) for arg, v in value.items()] or [(key, None, None)] \
-            if key in tools and isinstance(value, dict) else [(None, key, value)]
-        for tool, arg, expected in entries:
-            hit = None
-            for i in range(len(calls) - 1, -1, -1):
-                if (tool is None or calls[i].tool == tool) and (arg is None or arg in calls[i].args):
-                    hit = i
-                    break
-            out.append((hit, arg, expected))
+    for tool, arg, expected in expected_calls_of(tools, tool_arguments):
+        hit = None
+        for i in range(len(calls) - 1, -1, -1):
+            if (tool is None or calls[i].tool == tool) and (arg is None or arg in calls[i].args):
+                hit = i
+                break
+        out.append((hit, arg, expected))
     return out
 
 
@@ -163,7 +160,7 @@ def contradicts(fsm: FsmModel, a, config: dict, calls: list[Call], rejected_but_
     if any(c.tool in must_not_call(a) for c in calls):
         return True
     for hit, arg, expected in resolve(a.tool_arguments, calls, tools):
-        if hit is None or (arg is not None and not same(calls[hit].args[arg], expected)):
+        if hit is None or (arg is not None and not agrees(calls[hit].args[arg], expected)):
             return True
     return rejected_but_taken
 
