@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from mbt.argpaths import flatten, lookup
+from mbt.argpaths import flatten, leaves, lookup
 
 HANDOFF = {"user_goal": "recover_account_access",
            "confirmed_fields": {"recovery_email": "lin@example.com"},
@@ -31,9 +29,15 @@ def test_leaves_are_values_lists_and_empty_mappings_included():
     assert flatten({1: {"a": 2}}) == {"1.a": 2}  # YAML keys that are not text are named as text
 
 
-def test_two_spellings_of_one_path_are_refused_not_guessed():
-    with pytest.raises(ValueError, match=r"`a\.b` is given twice"):
-        flatten({"a.b": 1, "a": {"b": 2}})
+def test_a_path_given_two_ways_has_the_value_lookup_finds_and_leaves_show_both():
+    """A run may carry both spellings: flatten never fails on it, and agrees with lookup; a golden, which must not
+    guess, sees the repetition in `leaves`."""
+    for args in ({"a.b": 1, "a": {"b": 2}}, {"a": {"b": 2}, "a.b": 1}, {"x": {"a.b": 1, "a": {"b": 2}}}):
+        flat = flatten(args)
+        assert all(flat[path] == lookup(args, path)[1] for path in flat)
+        assert list(flat.values()) == [1]
+        assert sorted(value for _, value in leaves(args)) == [1, 2]  # the path twice
+    assert list(leaves({"b": 1, "a": {"y": 2, "x": {}}})) == [("b", 1), ("a.y", 2), ("a.x", {})]  # as written
 
 
 def test_flatten_does_not_recurse_on_deep_data():

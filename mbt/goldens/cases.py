@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from mbt.argpaths import flatten
+from mbt.argpaths import flatten, leaves
 from mbt.goldens.decisions import DecisionCheck, normalise_decisions
 from mbt.goldens.requests import PolicyRequest, normalise_request
 from mbt.goldens.results import Note
@@ -192,10 +192,13 @@ def tool_paths(raw: dict[str, Any]) -> dict[str, Any]:
     """`tool_arguments` as dotted paths, the one reading of them (mbt/argpaths.flatten): `{TOOL: {ARG: v}}`,
     `{"TOOL.ARG": v}`, `{TOOL: {FIELD: {SUB: v}}}` and `{"TOOL.FIELD.SUB": v}` are one check each; a set
     (`{in: [...]}`) is a value, not a field; `{TOOL: {}}` (the call itself) stays as it is."""
-    try:
-        return flatten(_sets_as_values(raw, ""))
-    except ValueError as err:
-        raise ValueError(f"tool_arguments: {err}") from None
+    given = _sets_as_values(raw, "")
+    seen: set[str] = set()
+    for path, _ in leaves(given):  # one path written both ways: which value counts would be a guess
+        if path in seen:
+            raise ValueError(f"tool_arguments: `{path}` is given twice (as a dotted key and as nested fields)")
+        seen.add(path)
+    return flatten(given)
 
 
 def _sets_as_values(mapping: dict[str, Any], prefix: str) -> dict[str, Any]:
