@@ -337,17 +337,20 @@ def import_graphwalker(paths: str | list[str], output: str | None = None):
 def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] | None = None,
          gate_path: str | None = None, use_gate: bool = True, regressions: str | None = None,
          redact: list[str] | None = None, redact_mode: str = "hash", engine: str = "local",
-         scheduler: str | None = None, jobs: int | None = None, use_cache: bool = True):
+         scheduler: str | None = None, jobs: int | None = None, use_cache: bool = True, group_by: str | None = None):
     """Observed runs judged on the models (mbt.runs): verdicts, first deviations, run metrics, usage-weighted
     coverage beside the goldens' coverage, the gate, and regression goldens written under `regressions`. The runs'
     files are judged in parts at once: by `jobs` processes (default: the machine's cores) when they are large, or with
     `engine` "dask" on a Dask cluster (`scheduler`, or a local one of `jobs` workers); the report is the same. The
-    compiled models come from the cache (mbt/cache.py) unless `use_cache` is False."""
+    compiled models come from the cache (mbt/cache.py) unless `use_cache` is False. `group_by` (a key of
+    mbt.runs.steps.GROUP_KEYS) adds every run metric and the first-deviation distribution per value."""
     from mbt.measure.coverage import GateFailure, GateResult
     from mbt.runs.gate import evaluate_runs
+    from mbt.runs.loop import LoopRules
     from mbt.runs.parts import judge_in_parts
     from mbt.runs.redact import DEFAULT_KINDS, Redaction
     from mbt.runs.regression import regression_goldens, write_regressions
+    from mbt.runs.steps import GROUP_KEYS
 
     gate = load_gate(gate_path) if gate_path else None
     loaded = load_compiled(model_paths, use_cache)
@@ -356,16 +359,20 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
         raise MbtError(f"error: unknown engine `{engine}` (local, dask)")
     if scheduler is not None and engine != "dask":
         raise MbtError("error: --scheduler is an address for --engine dask; add --engine dask")
+    if group_by is not None and group_by not in GROUP_KEYS:
+        raise MbtError(f"error: unknown --group-by `{group_by}` ({', '.join(GROUP_KEYS)})")
     separately, required = (gate.report_separately, gate.required_suites) if gate else ([], [])
+    loop = LoopRules(**gate.turn_loop) if gate else LoopRules()
+    handoff = frozenset(gate.handoff_suites) if gate else frozenset()
     goldens = GoldenStream(golden_paths) if golden_paths else GoldenSet()
     coverage_report = measure(models, goldens)
     coverage_report.notes += _cache_notes(loaded)
     if engine == "dask":
         with DaskEngine(model_paths, scheduler, jobs, use_cache) as cluster:
-            runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, coverage_report)
+            runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, coverage_report, loop=loop)
     else:
-        runset, tally = judge_in_parts(None, models, model_paths, run_paths, coverage_report, jobs)
-    report = tally.report(runset, coverage_report if golden_paths else None, separately, required)
+        runset, tally = judge_in_parts(None, models, model_paths, run_paths, coverage_report, jobs, loop=loop)
+    report = tally.report(runset, coverage_report if golden_paths else None, separately, required, handoff, group_by)
     if use_gate:
         failures = evaluate_runs(gate, report.metrics, report.suites, len(runset.invalid) + sum(
             r.verdict == "invalid" for r in report.runs))

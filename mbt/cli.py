@@ -334,7 +334,8 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
 
 @cli.command(epilog=epilog("mbt runs --model models/orders.fsm --runs models/runs/",
                            "mbt runs --model models/orders.fsm --runs models/runs/ --gate models/gates/seed-000-release.yaml",
-                           "mbt runs --model models/orders.fsm --runs traces/ --regressions out/ --format json -o runs.json"))
+                           "mbt runs --model models/orders.fsm --runs traces/ --regressions out/ --format json -o runs.json",
+                           "mbt runs --model models/orders.fsm --runs traces/ --group-by version"))
 @click.option("--model", "models", cls=Paths, required=True, help="Model files or folders (several after one flag).")
 @click.option("--runs", "run_paths", cls=Paths, required=True,
               help="Observed runs: OTLP/JSON traces, JSON Lines of spans, chat transcripts (files or folders).")
@@ -357,10 +358,15 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
                    "--engine dask, the local cluster's workers, or the parts for a --scheduler.")
 @click.option("--no-cache", "no_cache", is_flag=True,
               help="Parse and enumerate the models afresh, without the compiled-model cache (also MBT_NO_CACHE=1).")
+@click.option("--group-by", "group_by", default=None,
+              type=click.Choice(["version", "model", "request_model", "prompt", "tool_schema", "environment",
+                                 "service", "suite"]),
+              help="Every run metric and the first-deviation distribution per value: the agent's version "
+                   "(service.version), the model, the prompt version, ...")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @output_option
 def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_mode, engine, scheduler, jobs, no_cache,
-         fmt, output) -> None:
+         group_by, fmt, output) -> None:
     """Judge observed runs (traces, transcripts) on models: first deviations, run metrics, usage-weighted coverage,
     the release gate, regression goldens for failing runs."""
     if gate and no_gate:
@@ -371,7 +377,7 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
                          expand(list(goldens), "--goldens") if goldens else None,
                          gate_path=gate, use_gate=not no_gate, regressions=regressions,
                          redact=list(redact) if redact else None, redact_mode=redact_mode, engine=engine,
-                         scheduler=scheduler, jobs=jobs, use_cache=not no_cache)
+                         scheduler=scheduler, jobs=jobs, use_cache=not no_cache, group_by=group_by)
     if fmt == "json":
         from mbt.report.jsonout import with_coverage_json
 

@@ -152,3 +152,20 @@ def test_the_seed_golden_set_reads_and_agrees_with_nothing_dropped():
     assert (report.goldens.read, report.goldens.valid, report.goldens.invalid) == (5, 5, 0)
     assert not report.contradictions and not report.forbidden_expected
     assert not [n for n in report.notes if n.case.startswith("HANDOFF")]
+
+
+@pytest.mark.parametrize("path, error", [("args.confirmed_fields.recovery_email", None),
+                                         ("args.confirmed_fields", None),
+                                         ("args.phone", "tool `handoff` is never called with argument `phone`")])
+def test_a_forbid_by_argument_source_names_a_field_of_a_structured_argument(tmp_path, path, error):
+    """`when args.PATH from SOURCE` (docs/runs.md) takes the paths a call passes, fields of structured arguments too."""
+    model = MODEL_PATH.read_text(encoding="utf-8").replace(
+        "    severity critical id discarded_email_handed_off\n",
+        f"    severity critical id discarded_email_handed_off\n"
+        f"  forbid any on * effect call handoff when {path} from model_inference severity high\n")
+    (tmp_path / "m.fsm").write_text(model, encoding="utf-8")
+    done = run_mbt("check", tmp_path / "m.fsm")
+    if error is None:
+        assert done.returncode == 0 and " 0 errors" in done.stdout, done.stdout + done.stderr
+    else:
+        assert done.returncode == 2 and error in done.stderr, done.stdout + done.stderr

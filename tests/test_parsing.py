@@ -236,6 +236,8 @@ NOT_RESERVED = {
     # transition line, which the syntax error says)
     "source", "title", "contract", "complete", "initial", "final", "on", "effect", "say", "matching", "claim",
     "escalation",
+    # `when args.NAME from SOURCE` (a forbid's call effect): keywords only after a call effect's `when`
+    "args", "from",
     "stated", "inferred", "unspecified", "severity", "id", "tag",
     # decision tables: keywords only inside a `table` body, where names never start an item
     "table", "hit", "mcdc", "input", "output", "number", "integer", "boolean", "date", "precision", "default",

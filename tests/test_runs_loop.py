@@ -53,7 +53,12 @@ def test_reference_run_recorded_as_a_transcript_reads_back_and_passes(tmp_path, 
         ("tool_call", "cancel_order"), ("tool_result", "cancel_order"), ("tool_call", "get_order"),
         ("tool_result", "get_order")]
     verdict = judge.judge(run)
-    assert verdict.deviation is None and verdict.completed
+    # Every step agrees with the model, but mbt's reference machine says nothing: the model's claims cannot be judged
+    # on a run without assistant texts, so the run is not judged (and not completed), never a pass.
+    assert verdict.deviation is None and verdict.final_state == "cancelled"
+    assert verdict.not_judged and not verdict.passed and not verdict.completed
+    assert [g.split(": ", 1)[1] for g in verdict.gaps] == [
+        "the run records no assistant text: the model's claims and `say` forbids are not judged"]
 
 
 class FakeAgent:

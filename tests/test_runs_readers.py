@@ -236,9 +236,12 @@ def test_direct_span_reading_agrees_with_opentelemetry_proto():
     odd = dict(spans[0], attributes=[attr("n", 3), {"key": "d", "value": {"doubleValue": 1}},
                                      {"key": "a", "value": {"arrayValue": {"values": [{"boolValue": True}]}}}],
                startTimeUnixNano=17, status={"code": "STATUS_CODE_ERROR", "message": "x"})
-    for raw in spans + [odd]:
+    with_events = dict(spans[0], events=[{"timeUnixNano": "5", "name": "gen_ai.user.message",
+                                          "attributes": [attr("gen_ai.event.content", '{"content": "hi"}')]},
+                                         {"name": "e"}])
+    for raw in spans + [odd, with_events]:
         assert _plain_span(raw) == proto_span(raw)
-    for unusual in (dict(spans[0], events=[{"name": "e"}]), dict(spans[0], kind="SPAN_KIND_CLIENT"),
+    for unusual in (dict(spans[0], events=[{"name": 5}]), dict(spans[0], kind="SPAN_KIND_CLIENT"),
                     dict(spans[0], attributes=[{"key": "b", "value": {"bytesValue": "AA=="}}]),
                     dict(spans[0], name=7), dict(spans[0], startTimeUnixNano="soon")):
         assert _plain_span(unusual) is None

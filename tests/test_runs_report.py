@@ -56,7 +56,8 @@ def test_first_deviation_distribution(report, reference):
     assert report.first_deviations.by_type == dict(sorted(Counter(v.type for _, v in pairs if v.type).items(),
                                                           key=lambda kv: (-kv[1], kv[0])))
     assert sum(report.first_deviations.by_element.values()) == sum(v.type is not None for _, v in pairs)
-    assert Counter(v.element for _, v in pairs if v.type) == Counter(report.first_deviations.by_element)
+    assert Counter(v.element or "(no model element)" for _, v in pairs if v.type) == Counter(
+        report.first_deviations.by_element)
 
 
 def test_seed_000_gate_file_is_seed_000s(report):
@@ -78,20 +79,20 @@ def test_seed_000_gate_file_is_seed_000s(report):
 
 def test_gate_thresholds_apply_per_required_suite(tmp_path):
     gate = tmp_path / "g.yaml"
-    gate.write_text("release_gate:\n  critical_failures_allowed: 100\n  required_suites: [human_handoff]\n"
-                    "  thresholds:\n    intent_accuracy: '>= 0.5'\n")
+    gate.write_text("release_gate:\n  critical_failures_allowed: 100\n  not_judged_runs: 1\n"
+                    "  required_suites: [human_handoff]\n  thresholds:\n    intent_accuracy: '>= 0.5'\n")
     result = runs_api([MODEL], [RUNS], gate_path=str(gate))
     assert result.gate.passed, [f.message for f in result.gate.failures]
-    gate.write_text("release_gate:\n  critical_failures_allowed: 100\n  required_suites: [authorization]\n"
-                    "  thresholds:\n    intent_accuracy: '>= 0.6'\n")
+    gate.write_text("release_gate:\n  critical_failures_allowed: 100\n  not_judged_runs: 1\n"
+                    "  required_suites: [authorization]\n  thresholds:\n    intent_accuracy: '>= 0.6'\n")
     result = runs_api([MODEL], [RUNS], gate_path=str(gate))
     assert [f.message for f in result.gate.failures] == [
         "suite authorization: intent_accuracy is 50.0%, the gate requires >= 60.0%"]
 
 
-def test_default_gate_fails_on_critical_failures_only(tmp_path):
+def test_default_gate_fails_on_critical_failures_and_runs_not_judged_only(tmp_path):
     result = runs_api([MODEL], [RUNS])
-    assert [f.rule for f in result.gate.failures] == ["critical_failures"]
+    assert [f.rule for f in result.gate.failures] == ["critical_failures", "not_judged_runs"]
     assert result.gate.failures[0].actual == result.metrics.critical_failures > 0
 
 
@@ -148,7 +149,9 @@ def test_regression_goldens_replay_redact_and_collapse(tmp_path, capsys):
     assert EMAIL.search(text) is None  # chat-ORD-0032 gives an e-mail address: redacted by default
     assert "<email:" in text
     cases = [json.loads(line) for line in text.splitlines()]
-    failing = [r for r in result.runs if r.deviation is not None and r.deviation.type != "unbound_step"]
+    failing = [r for r in result.runs if r.deviation is not None and r.deviation.type != "unbound_step"
+               and r.deviation.element is not None]  # turn-loop deviations concern no model element: no golden
+    assert any("turn-loop deviation" in s for s in result.regressions_skipped)
     assert sum(len(c["traces"]) for c in cases) == len(failing)
     collapsed = [c for c in cases if len(c["traces"]) > 1]
     assert [sorted(t["run"][-2:] for t in c["traces"]) for c in collapsed] == [["02", "0e"]]

@@ -13,10 +13,13 @@ import json
 import os
 from pathlib import Path
 
+import msgspec
 import openpyxl
 import pytest
 
+from mbt.goldens.cells import declared_types, typed_case
 from mbt.goldens.loader import load_goldens, parse_case
+from mbt.parsing.loader import load_paths
 from tests.cli_runner import run_mbt
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,19 +93,15 @@ def by_hand(rows: list[list], first_row: int) -> list[dict]:
         if must_not:
             turn["must_not"] = [must_not]
         cases[-1]["turns"].append(turn)
-    for case in cases:
-        for turn in case["turns"]:
-            state = turn.get("assert_state")
-            if isinstance(state, dict) and "email_confirmed" in state:
-                state["email_confirmed"] = state["email_confirmed"] == "true"
     return cases
 
 
 def same_cases(loaded, expected: list[dict], file: str) -> None:
+    """The sheet's cases are the hand-written ones, their values still text (a model's replay types them)."""
     assert [c.id for c in loaded.cases] == [e["id"] for e in expected]
     for case, raw in zip(loaded.cases, expected):
         row = raw.pop("_row")
-        assert case == parse_case(raw, file, row)
+        assert case == msgspec.structs.replace(parse_case(raw, file, row), sheet_cells=True)
 
 
 def test_the_shipped_example_is_built_from_its_rows():
@@ -119,6 +118,12 @@ def test_the_template_reads_as_the_cases_written_by_hand(tmp_path):
     assert not loaded.invalid
     same_cases(loaded, by_hand(EXAMPLE, 2), str(path))
     assert [len(c.turns) for c in loaded.cases] == [1, 4, 4, 1, 3]
+    # Read by models/recovery.fsm's declarations: `email_confirmed: true` is the bool, the e-mails stay text.
+    (recovery,) = [m for f in load_paths([str(ROOT / "models" / "recovery.fsm")]) for m in f.models]
+    typed = typed_case(loaded.cases[1], declared_types(recovery))
+    assert typed.turns[2].expect.variables == {"email_confirmed": True}
+    assert typed.turns[2].expect.tool_arguments == {"start_password_reset.recovery_email": "lin@example.com",
+                                                    "start_password_reset.channel": "EMAIL"}  # argument paths
 
 
 def test_the_shipped_example_is_valid_bound_and_agrees_with_the_model():
@@ -252,3 +257,71 @@ def test_a_no_merged_down_its_rows_groups_the_turns(tmp_path):
     book.save(path)
     loaded = load_goldens([str(path)])
     assert not loaded.invalid and [(c.id, c.line, len(c.turns)) for c in loaded.cases] == [("1", 2, 2), ("2", 4, 1)]
+
+
+# ------------------------------------------------------------------ CSV exactly as Excel saves it
+# Issue 32, item 8: Excel quotes a cell only when it holds the separator, a quote or a line break, doubles the quotes
+# inside it, ends rows with CRLF and a line break inside a cell with LF, and starts "CSV UTF-8" with a BOM; where the
+# decimal point is a comma (vi-VN, de-DE) its separator is `;`. Each file below is written byte for byte as Excel
+# writes that sheet, and must give the same cases as the same sheet saved as .xlsx.
+CARD_HEADER = ["No.", "Question", "Expected answer", "Event", "Expected state", "Expected tool call"]
+CARD_ROWS = [
+    ["TC-01", 'Khách nói "khóa thẻ" ngay', "Hỏi 4 số cuối của thẻ,\nrồi xác nhận", None, "awaiting_last4", None],
+    [None, "4 số cuối là 2468", "Xác nhận và khóa thẻ", None, "state: card_locked, card_last4: 2468",
+     'lock_card(last4=2468, reason="mất thẻ")'],
+    ["TC-02", '"Tôi mất thẻ rồi"', 'Trả lời: "Tôi sẽ khóa thẻ giúp bạn"', None, "awaiting_last4", None],
+]
+EXCEL_CSV_COMMA = (
+    b"\xef\xbb\xbfNo.,Question,Expected answer,Event,Expected state,Expected tool call\r\n"
+    b'TC-01,"Kh\xc3\xa1ch n\xc3\xb3i ""kh\xc3\xb3a th\xe1\xba\xbb"" ngay","H\xe1\xbb\x8fi 4 s\xe1\xbb\x91 cu\xe1\xbb\x91i '
+    b'c\xe1\xbb\xa7a th\xe1\xba\xbb,\nr\xe1\xbb\x93i x\xc3\xa1c nh\xe1\xba\xadn",,awaiting_last4,\r\n'
+    b",4 s\xe1\xbb\x91 cu\xe1\xbb\x91i l\xc3\xa0 2468,X\xc3\xa1c nh\xe1\xba\xadn v\xc3\xa0 kh\xc3\xb3a th\xe1\xba\xbb,,"
+    b'"state: card_locked, card_last4: 2468","lock_card(last4=2468, reason=""m\xe1\xba\xa5t th\xe1\xba\xbb"")"\r\n'
+    b'TC-02,"""T\xc3\xb4i m\xe1\xba\xa5t th\xe1\xba\xbb r\xe1\xbb\x93i""","Tr\xe1\xba\xa3 l\xe1\xbb\x9di: ""T\xc3\xb4i '
+    b's\xe1\xba\xbd kh\xc3\xb3a th\xe1\xba\xbb gi\xc3\xbap b\xe1\xba\xa1n""",,awaiting_last4,\r\n'
+)
+# The same sheet from Excel where the list separator is `;`: a cell holding a comma needs no quotes there.
+EXCEL_CSV_SEMICOLON = (
+    b"\xef\xbb\xbfNo.;Question;Expected answer;Event;Expected state;Expected tool call\r\n"
+    b'TC-01;"Kh\xc3\xa1ch n\xc3\xb3i ""kh\xc3\xb3a th\xe1\xba\xbb"" ngay";"H\xe1\xbb\x8fi 4 s\xe1\xbb\x91 cu\xe1\xbb\x91i '
+    b'c\xe1\xbb\xa7a th\xe1\xba\xbb,\nr\xe1\xbb\x93i x\xc3\xa1c nh\xe1\xba\xadn";;awaiting_last4;\r\n'
+    b";4 s\xe1\xbb\x91 cu\xe1\xbb\x91i l\xc3\xa0 2468;X\xc3\xa1c nh\xe1\xba\xadn v\xc3\xa0 kh\xc3\xb3a th\xe1\xba\xbb;;"
+    b'state: card_locked, card_last4: 2468;"lock_card(last4=2468, reason=""m\xe1\xba\xa5t th\xe1\xba\xbb"")"\r\n'
+    b'TC-02;"""T\xc3\xb4i m\xe1\xba\xa5t th\xe1\xba\xbb r\xe1\xbb\x93i""";"Tr\xe1\xba\xa3 l\xe1\xbb\x9di: ""T\xc3\xb4i '
+    b's\xe1\xba\xbd kh\xc3\xb3a th\xe1\xba\xbb gi\xc3\xbap b\xe1\xba\xa1n""";;awaiting_last4;\r\n'
+)
+
+
+def _portable(cases) -> list:
+    """Cases compared whatever file they came from (a CSV numbers its rows by line, and a line break inside a cell
+    is a line: the rows below it are one further than in the workbook)."""
+    import msgspec
+
+    return [msgspec.structs.replace(c, file="sheet", line=0) for c in cases]
+
+
+@pytest.mark.parametrize("data", [EXCEL_CSV_COMMA, EXCEL_CSV_SEMICOLON], ids=["comma", "semicolon"])
+def test_csv_as_excel_saves_it_reads_as_the_same_sheet_saved_as_xlsx(tmp_path, data):
+    xlsx, csv_file = tmp_path / "cards.xlsx", tmp_path / "cards.csv"
+    build(xlsx, CARD_ROWS, CARD_HEADER)
+    csv_file.write_bytes(data)
+    from_xlsx, from_csv = load_goldens([str(xlsx)]), load_goldens([str(csv_file)])
+    assert not from_xlsx.invalid and not from_csv.invalid, [i.message for i in from_csv.invalid]
+    assert [(c.id, c.line) for c in from_csv.cases] == [("TC-01", 2), ("TC-02", 5)]  # a cell's LF is a line
+    assert _portable(from_csv.cases) == _portable(from_xlsx.cases)
+    first, second = from_csv.cases
+    assert first.turns[0].user == 'Khách nói "khóa thẻ" ngay'
+    assert first.turns[0].extra["expected_answer"] == "Hỏi 4 số cuối của thẻ,\nrồi xác nhận"
+    assert second.turns[0].user == '"Tôi mất thẻ rồi"'
+    assert first.turns[1].expect.tool_arguments["lock_card.reason"] == "mất thẻ"
+
+
+def test_the_separator_is_the_one_under_which_the_header_names_its_columns(tmp_path):
+    # A title row holding commas above a `;` header, and cells holding commas: the header row decides, not a guess
+    # from the first line.
+    path = tmp_path / "cards.csv"
+    path.write_bytes("\ufeffBộ test, thẻ ghi nợ, bản 2\r\nNo.;Question;Expected answer\r\n"
+                     "1;Tôi muốn khóa thẻ, gấp;Hỏi 4 số cuối, rồi khóa\r\n".encode())
+    loaded = load_goldens([str(path)])
+    assert not loaded.invalid and [(c.id, c.line) for c in loaded.cases] == [("1", 3)]
+    assert loaded.cases[0].turns[0].user == "Tôi muốn khóa thẻ, gấp"

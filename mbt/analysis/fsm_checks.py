@@ -288,6 +288,8 @@ class FsmChecker:
                 continue
             if f.effect is not None and f.effect.kind == "say":
                 continue  # what the agent says is behaviour outside the model: no declared transition can match
+            if f.effect is not None and f.effect.sources:
+                continue  # forbidden by where an argument came from, which only an observed run records
             candidates = by_source.get(f.source, []) if f.source is not None else self.model.transitions
             for t in candidates:
                 if f.event is not None and t.event != f.event:

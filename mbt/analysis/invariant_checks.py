@@ -16,14 +16,18 @@ from dataclasses import dataclass, field
 from mbt.analysis.counterexample import CallShown, Counterexample, TraceStep
 from mbt.analysis.explore import MAX_CONFIGURATIONS, Edge, Explorer, StateGraph
 from mbt.analysis.findings import Finding
+from mbt.analysis.smt import Solver, Symbols, encode_term, truth
 from mbt.elements.fsm import enumerate_fsm
+from mbt.elements.invariant import trigger_id
 from mbt.engine.fsm import CompiledFsm, Snapshot, run_events
 from mbt.engine.temporal import OPEN, Monitor, Verdict, judge
 from mbt.goldens.cases import GoldenCase
 from mbt.goldens.replay_fsm import CaseRun
 from mbt.goldens.replay_invariant import config_of, positions_of
 from mbt.model.common import Location
-from mbt.model.invariant import Invariant, InvariantModel
+from mbt.model.expr import And, Expr, Not, Or, Ref, refs
+from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel
+from mbt.model.types import ValueType
 
 # (code, name, severity); stable, documented with a bad and a good example each in docs/checks.md.
 INVARIANT_VIOLATED = ("INV001", "invariant-violated", "error")
@@ -254,4 +258,59 @@ def vacuity(outcome: Outcome, complete: bool) -> str | None:
     return None
 
 
-__all__ = ["check_invariants", "analyse", "search", "counterexample", "DEFAULT_DEPTH"]
+def never_triggered(model: InvariantModel) -> dict[str, str]:
+    """Per trigger element id, why no run of any length can trigger the invariant: a condition the trigger needs
+    (its antecedent, the P of `precedes`, the S of `leads to`, the scope's Q, or the R that must close a
+    `before`/`between` interval) that no value of the FSM's variables satisfies. Decided by z3 with every `on`,
+    `call` and `state` atom left free (true or false at will), so "no value" is a proof whatever the runs do. Such
+    triggers are infeasible, for coverage and generation alike (as FSM guards that can never hold are)."""
+    fsm = model.fsm_model
+    if fsm is None:
+        return {}
+    out: dict[str, str] = {}
+    for inv in model.invariants:
+        needed: list[tuple[str, Expr]] = []
+        if inv.pattern == "universality" and inv.antecedent is not None:
+            needed.append(("its antecedent", inv.antecedent))
+        elif inv.pattern == "precedence":
+            needed.append(("P, which `precedes` orders", inv.p))
+        elif inv.pattern == "response":
+            needed.append(("S, which `leads to` answers", inv.s))
+        if inv.scope.open is not None:
+            needed.append(("its scope's opening", inv.scope.open))
+        if inv.scope.needs_close and inv.scope.close is not None:
+            needed.append(("the end of its scope", inv.scope.close))
+        for what, expr in needed:
+            if _never_holds(expr, fsm.state_scope()):
+                out[trigger_id(inv)] = (f"`{expr.text()}` ({what}) is unsatisfiable: no value of the variables "
+                                        "makes it true, so no run can trigger the invariant")
+                break
+    return out
+
+
+def _never_holds(expr: Expr, scope: dict[str, ValueType]) -> bool:
+    """z3 proves that no values of the variables make `expr` true, its run atoms (`on`, `call`, `state`) free."""
+    free: dict[str, ValueType] = {}
+
+    def relax(node: Expr) -> Expr:
+        if isinstance(node, (And, Or)):
+            return type(node)(tuple(relax(item) for item in node.items))
+        if isinstance(node, Not):
+            return Not(relax(node.operand))
+        if isinstance(node, (EventIs, CallMade)) or "state" in refs(node) or refs(node) - set(scope):
+            name = f"?free{len(free)}"  # no variable name has a `?`
+            free[name] = ValueType("bool")
+            return Ref(name)
+        return node
+
+    relaxed = relax(expr)
+    symbols = Symbols({**scope, **free})
+    try:
+        term = encode_term(relaxed, symbols)
+        formula = truth(term)
+    except TypeError:
+        return False  # not encodable: never claimed impossible
+    return Solver().check_formulas([formula, *symbols.domain(term.leaves)], want_model=False).unsat
+
+
+__all__ = ["check_invariants", "analyse", "search", "counterexample", "never_triggered", "DEFAULT_DEPTH"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
@@ -13,7 +14,7 @@ import z3
 from mbt.analysis.findings import Finding
 from mbt.analysis.policy_smt import INDETERMINATE, Answer, PolicyEncoding
 from mbt.analysis.smt import candidates, constants_of
-from mbt.engine.policy import APPLIES, Outcome, PolicyEvaluator, compile_tri, ref_names, value_gates
+from mbt.engine.policy import APPLIES, NA, Outcome, PolicyEvaluator, compile_tri, ref_names, replace_atom, value_gates
 from mbt.model.common import Location
 from mbt.model.expr import Lit, atoms
 from mbt.model.policy import NOT_APPLICABLE, Assertion, PolicyModel, Rule
@@ -64,6 +65,7 @@ class PolicyAnalysis:
         self.required = self.encoding.required
         self.gates = [self._gates(r) for r in model.rules]
         self.names = [r.name for r in model.rules]
+        self._boundaries: dict[str, Answer] = {}  # boundary point id -> boundary_verifiable's answer
 
     @cached_property
     def any_encoding(self) -> PolicyEncoding:
@@ -330,6 +332,102 @@ class PolicyAnalysis:
         if answer.sat:
             answer = self.tidy(answer, keeps) if keeps(answer.request) else Answer("sat")
         return answer
+
+    # ---------------------------------------------------------------- boundary points
+    def boundary_pinned(self, point, request: dict[str, Any]) -> bool:
+        """The request sits on the point, and a golden's checks of it (its decision and every deciding rule) would
+        fail were one comparison of the rule that gives the point the other way: what verifies a boundary
+        (docs/coverage-rules/policy.md; CompiledPolicy.verified_of in replay, on the strongest checks)."""
+        left, right = request.get(point.left), request.get(point.right) if point.right is not None else 0
+        if not _number(left) or not _number(right) or Decimal(left) - Decimal(right) != Decimal(point.value):
+            return False
+        outcome = self.evaluator.evaluate(request)
+        rule = self.evaluator.by_name[point.rule]
+        for part, k in point.occurrences:
+            expr = rule.target_expr if part == "target" else rule.condition_expr
+            truth = compile_tri(atoms(expr)[k], self.required)(request)
+            if truth is None:
+                continue
+            flipped = rule.value_flipped(part, k, not truth)(request)
+            if flipped == outcome.value(rule.name):
+                continue  # the rule's value does not change (its target fails elsewhere): neither does the rest
+            changed = {n: v for n, v in outcome.values.items() if n != rule.name}
+            if flipped != NA:
+                changed[rule.name] = flipped
+            decision, reasons = self.evaluator.combine(changed)
+            if decision != outcome.decision or not set(outcome.reasons) <= set(reasons):
+                return True
+        return False
+
+    def boundary_verifiable(self, point) -> Answer:
+        """A request on the point that a golden can verify it with (boundary_pinned), or unsat when z3 proves there
+        is none, over requests that may lack attributes: the one notion of a boundary's feasibility that coverage
+        (its elements) and generation share. The samples, set on the point, are tried first."""
+        found = self._boundaries.get(point.id)
+        if found is None:
+            found = self._boundaries[point.id] = self._boundary_verifiable(point)
+        return found
+
+    def _boundary_verifiable(self, point) -> Answer:
+        for request, _ in self.samples:
+            placed = on_point(request, point)
+            if placed is not None and self.boundary_pinned(point, placed):
+                return Answer("sat", placed)
+        enc = self.any_encoding
+        i = self.names.index(point.rule)
+        rule = self.model.rules[i]
+        now_applies, now_indeterminate = enc.applies[i], enc.indeterminate[i]
+        options = []
+        for part, k in point.occurrences:
+            expr = rule.target if part == "target" else rule.condition
+            holds, fails = enc.tri(atoms(expr)[k])
+            for truth, now in ((True, holds), (False, fails)):
+                flipped = replace_atom(expr, k, not truth)
+                target, condition = (flipped, rule.condition) if part == "target" else (rule.target, flipped)
+                variant = enc.with_rule(i, *enc.rule_formulas(target, condition))
+                differs = z3.Or(now_applies != variant.applies[i], now_indeterminate != variant.indeterminate[i])
+                decided = enc.decisions()
+                changes = [z3.And(decided[d], z3.Not(variant.decisions()[d])) for d in sorted(decided)]
+                changes += [z3.And(enc.decisive(j), z3.Not(variant.decisive(j))) for j in range(len(self.names))]
+                # The deciding rules of an Indeterminate decision are not encoded: counted as possibly changed, so
+                # an `unsat` stays a proof.
+                changes.append(enc.decision(INDETERMINATE))
+                options.append(z3.And(now, differs, z3.Or(changes)))
+        answer = enc.check(self._on_point(enc, point), _any(options))
+        if answer.sat and (answer.request is None or not self.boundary_pinned(point, answer.request)):
+            return Answer("sat")  # did not replay: no witness, and the element stays feasible
+        return self.tidy(answer, lambda request: self.boundary_pinned(point, request)) if answer.sat else answer
+
+    @staticmethod
+    def _on_point(enc: PolicyEncoding, point) -> z3.BoolRef:
+        """The request gives the point's attributes, with `left - right` (or `left`) equal to its value."""
+        parts, values = [], []
+        for name in (point.left, point.right):
+            if name is None:
+                continue
+            term = enc.symbols[name]
+            parts += [term.is_set] + ([enc.given[name]] if name in enc.given else [])
+            values.append(term.value)
+        difference = values[0] - values[1] if len(values) == 2 else values[0]
+        return z3.And(*parts, difference == z3.RealVal(str(point.value)))
+
+
+def on_point(request: dict[str, Any], point) -> dict[str, Any] | None:
+    """The request moved onto the boundary point (its left attribute set so that `left - right` is the point's
+    value), or None when its right attribute is not a number."""
+    out = dict(request)
+    if point.right is None:
+        out[point.left] = point.value
+        return out
+    other = out.get(point.right)
+    if not _number(other):
+        return None
+    out[point.left] = Decimal(other) + Decimal(point.value)
+    return out
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, Decimal)) and not isinstance(value, bool)
 
 
 def _all_apply(evaluator: PolicyEvaluator, names) -> Any:

@@ -8,6 +8,7 @@ comparison, sum and `in` over an Indeterminate operand, while `and`/`or`/`not` f
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -160,6 +161,15 @@ class PolicyEncoding:
         if name == INDETERMINATE:
             return any_of([found[INDETERMINATE_D], found[INDETERMINATE_P], found[INDETERMINATE_DP]])
         return found[name]
+
+    def with_rule(self, i: int, applies: z3.BoolRef, indeterminate: z3.BoolRef) -> PolicyEncoding:
+        """The same encoding with rule i's formulas replaced (a comparison of it the other way, say): decisions and
+        decisive rules of the variant, in the same solver."""
+        variant = copy.copy(self)
+        variant.applies, variant.indeterminate = list(self.applies), list(self.indeterminate)
+        variant.applies[i], variant.indeterminate[i] = applies, indeterminate
+        variant._decisions = None
+        return variant
 
     def depends_on(self, i: int, among: list[int] | None = None) -> z3.BoolRef:
         """Rule i applies and the decision would differ were it NotApplicable (a golden's decision can show it).

@@ -162,6 +162,10 @@ def enumerate_policy(model: PolicyModel, analysis=None) -> list[Element]:
                                f"{rule.name}: `{point.atom}` at {what} = {point.value} "
                                f"({'holds' if point.holds else 'fails'})", rule)
         reason = _outside(point, types)
+        if reason is None and analysis is not None and analysis.boundary_verifiable(point).unsat:
+            reason = (f"no request on {what} = {point.value} can verify it: wherever a request sits there, "
+                      f"`{point.atom}` the other way changes neither the decision nor its deciding rules (the "
+                      "rule's target fails elsewhere, or other rules decide anyway)")
         if reason is not None:
             element.feasible, element.reason = False, reason
         out.append(element)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator
-from decimal import Decimal
 from typing import Any
 
+from mbt.analysis.policy_checks import on_point
 from mbt.elements import policy as policy_ids
 from mbt.elements import table as table_ids
 from mbt.elements.base import Element
@@ -60,8 +60,16 @@ class DecisionWitnesses:
             stub = self.stub(candidate)
             if self.verifies(stub, [element]):
                 return stub
-        return NoWitness(element, "unsatisfiable" if tried < CANDIDATES else "limit",
-                         f"none of the {tried:,} candidate {self.what}s tried covers it (from the {self.origin})")
+        if tried < CANDIDATES and self.exhaustive(element):
+            return NoWitness(element, "unsatisfiable", f"unsatisfiable: none of the {tried:,} candidate {self.what}s "
+                                                       f"covers it (every one from the {self.origin})")
+        # The candidates were a sample: finding nothing among them proves nothing (the element stays feasible).
+        return NoWitness(element, "sampled", f"not found in {tried:,} sampled {self.what}s (from the {self.origin}); "
+                                             "not a proof that none exists")
+
+    def exhaustive(self, element: str) -> bool:
+        """Were the candidates for `element` every one that could cover it (so finding none proves it)?"""
+        return False
 
     def verifies(self, stub: dict[str, Any], elements: list[str]) -> bool:
         case = parse_case({"id": "witness", **stub}, "generated", 1)
@@ -118,6 +126,11 @@ class TableWitnesses(DecisionWitnesses):
                                                                                          self.partition.columns))):
             for value in points:
                 self.recipes[table_ids.boundary_id(column.name, value)] = ("value", k, value)
+
+    def exhaustive(self, element: str) -> bool:
+        # A rule's (or an MC/DC flip's) box is walked region by region; values and boundaries are sampled per rule.
+        recipe = self.recipes.get(element)
+        return recipe is not None and recipe[0] in ("rule", "mcdc-false")
 
     def _reps(self, k: int, mask: int) -> list[Any]:
         regions = self.partition.columns[k].regions
@@ -215,21 +228,15 @@ class PolicyWitnesses(DecisionWitnesses):
             point = self.points.get(element)
             if point is None:
                 return
+            answer = a.boundary_verifiable(point)  # a sample or the solver's request that verifies it, if any
+            if answer.request is not None:
+                yield answer.request
             for request in samples:
-                yield self._at(request, point)
+                placed = on_point(request, point)
+                if placed is not None:
+                    yield placed
             return
         yield from samples
-
-    @staticmethod
-    def _at(request: dict[str, Any], point) -> dict[str, Any]:
-        out = dict(request)
-        if point.right is None:
-            out[point.left] = point.value
-        else:
-            other = out.get(point.right)
-            if isinstance(other, (int, Decimal)) and not isinstance(other, bool):
-                out[point.left] = Decimal(other) + Decimal(point.value)
-        return out
 
     def touched(self, request: dict[str, Any]) -> list[int]:
         return self.replayer.c.elements_of(self.evaluator.evaluate(request), request)

@@ -27,7 +27,7 @@ CANDIDATES = 200
 
 
 class InvariantWitnesses:
-    def __init__(self, model, elements: list[Element]):
+    def __init__(self, model, elements: list[Element], depth: int):
         from mbt.analysis.invariant_checks import analyse
         from mbt.engine.temporal import Monitor
         from mbt.kinds import support
@@ -36,7 +36,7 @@ class InvariantWitnesses:
         self.fsm = model.fsm_model
         self.index = {e.id: i for i, e in enumerate(elements)}
         self.replayer = support("invariant").replayer(model, elements)
-        self.graph = analyse(model).graph
+        self.graph = analyse(model, depth).graph  # explored to `--max-depth`, the bound the messages cite
         self.monitors = {trigger_id(inv): Monitor(inv) for inv in model.invariants}
         self.invariants = {trigger_id(inv): inv for inv in model.invariants}
         self.builder = SkeletonBuilder(self.fsm, enumerate_fsm(self.fsm))
@@ -46,24 +46,56 @@ class InvariantWitnesses:
         monitor = self.monitors.get(element)
         if monitor is None:
             return NoWitness(element, "unusable", "not an element of this model")
-        tried = 0
+        tried, unverified = 0, 0
+        broken: dict[str, int] = {}  # invariant -> how many of the runs tried break it
         for events in self.runs(monitor):
             tried += 1
             stub = self.stub(events, self.invariants[element].matching)
-            if stub is not None and self.verifies(stub, element):
-                return stub, events
+            if stub is not None:
+                verified, breaks = self.verifies(stub, element)
+                if verified:
+                    return stub, events
+                for key in breaks:
+                    broken[key] = broken.get(key, 0) + 1
+                unverified += not breaks
             if tried >= CANDIDATES:
                 break
         if tried == 0:
-            depth = self.graph.depth
-            return NoWitness(element, "unsatisfiable" if self.graph.complete else "depth",
-                             f"no run {'of the model' if self.graph.complete else f'of at most {depth} steps'} "
-                             "makes its antecedent (or scope) true" + ("" if self.graph.complete else
-                                                                      "; raise `mbt check --depth`"))
+            return NoWitness(element, *self.not_triggered())
+        return NoWitness(element, *self.not_usable(element, tried, unverified, broken))
+
+    def not_triggered(self) -> tuple[str, str]:
+        """(reason, message) when no explored run triggers the invariant: what bounded the exploration, if anything.
+        (A trigger no value can make true is infeasible and never asked for: mbt.analysis.invariant_checks.)"""
+        graph = self.graph
+        runs = "makes its antecedent (or scope) true"
+        if graph.complete:
+            return "unsatisfiable", (f"unsatisfiable: no run of the model {runs} (all {len(graph.nodes):,} reachable "
+                                     "configurations explored)")
+        sampled = "; some int parameters were sampled, so this is not a proof" if graph.sampled else ""
+        if graph.truncated:
+            return "limit", (f"exploration limit: no run found {runs} among the {len(graph.nodes):,} configurations "
+                             f"explored before the exploration stopped at its limit{sampled}")
+        if not graph.exhausted:
+            return "depth", (f"no run of at most {graph.depth} steps {runs}{sampled}; raise --max-depth")
+        return "sampled", (f"not found: no run {runs} among the {len(graph.nodes):,} configurations reachable with "
+                           "the sampled values of the int parameters (their bounds, the model's constants and "
+                           "their neighbours); not a proof")
+
+    def not_usable(self, element: str, tried: int, unverified: int, broken: dict[str, int]) -> tuple[str, str]:
+        """(reason, message) when runs trigger the invariant but no stub of them verifies it."""
+        runs = f"{tried} run{'s' if tried != 1 else ''}"
+        names = ", ".join(f"`{key}`" for key in sorted(broken, key=lambda k: (-broken[k], k)))
+        if not unverified and broken:
+            # Every run breaks an invariant of the block: a golden following one contradicts the model.
+            return "model", (f"the model breaks invariant {names} on every run tried that triggers it ({runs}, "
+                             "shortest first): a golden following one would contradict the block; `mbt check` "
+                             "shows the counterexample (INV001)")
         inv = self.invariants[element]
         hint = "" if inv.matching else "; an invariant about calls or words is asserted through `matching` phrases"
-        return NoWitness(element, "unusable", f"{tried} runs trigger it, but on none of them can a golden's checks "
-                                              f"assert the consequent in the same scope{hint}")
+        also = f" ({sum(broken.values())} of them break invariant {names})" if broken else ""
+        return "unusable", (f"{runs} trigger it{also}, but on none of them can a golden's checks assert the "
+                            f"consequent in the same scope{hint}")
 
     def runs(self, monitor) -> Iterator[list[tuple[str, dict]]]:
         """Runs (as events) that make the monitor fire: shortest first, then each continued a few steps."""
@@ -149,11 +181,14 @@ class InvariantWitnesses:
                 turn["must_not"] = list(phrases)
         return {"model": self.fsm.name, "turns": turns}
 
-    def verifies(self, stub: dict[str, Any], element: str) -> bool:
+    def verifies(self, stub: dict[str, Any], element: str) -> tuple[bool, list[str]]:
+        """Does the stub verify the trigger; and the invariants its run breaks (each a contradiction)."""
         run = self.replayer.replay(parse_case({"id": "witness", **stub}, "generated", 1))
+        breaks = sorted({c.path.removeprefix("invariant:") for c in run.contradictions
+                         if c.path.startswith("invariant:")})
         if run.contradictions or run.invalid or run.divergences:
-            return False
-        return self.index[element] in run.verified
+            return False, breaks
+        return self.index[element] in run.verified, breaks
 
 
 def _path(parents: dict, key: tuple) -> list:

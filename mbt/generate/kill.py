@@ -33,6 +33,7 @@ def kill_generation(models: list[ModelBase], goldens: GoldenSet, out: str, optio
     """(ModelGeneration per model, files) for the surviving mutants of the goldens on the models."""
 
     run = mutation_run(models, goldens)
+    options.models = list(models)
     results: list[ModelGeneration] = []
     files: list[OutputFile] = []
     for model, mm in zip(models, run.report.models):

@@ -20,7 +20,7 @@ class GeneratedTest(BaseModel):
 class MissingWitness(BaseModel):
     element: str
     criterion: str
-    reason: str  # infeasible | unusable | unreachable | unsatisfiable | depth | limit | unknown | replay | unsupported
+    reason: str  # infeasible | unusable | unreachable | unsatisfiable | depth | limit | sampled | model | unknown | replay
     message: str
     location: str  # file:line:col of the element in its model
 

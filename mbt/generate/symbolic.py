@@ -95,6 +95,9 @@ class SymbolicFsm:
         self._local_types: dict[int, dict[str, ValueType]] = {}
         self._arguments: dict[tuple[int, str], dict[str, Term]] = {}
         self.queries = 0
+        # The policies enforcing this model's tool calls (mbt/generate/enforced.py's EnforcedCalls), when a witness
+        # must make requests they accept; None: the model alone decides.
+        self.enforced: Any = None
 
     # ------------------------------------------------------------ configurations
     def start(self, precondition: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -211,7 +214,8 @@ class SymbolicFsm:
         return env
 
     def takes(self, store: dict[str, Any], t_index: int, args: dict[str, Any]) -> list[Cond]:
-        """Conditions for the event to take transition `t_index`: its guard holds, no earlier branch's does."""
+        """Conditions for the event to take transition `t_index`: its guard holds, no earlier branch's does; and,
+        where policies enforce a tool it calls (`enforced`), what they ask of the call's request."""
         t = self.transitions[t_index]
         out: list[Cond] = []
         for j in self.groups[(t.source, t.event)]:
@@ -222,6 +226,8 @@ class SymbolicFsm:
                 break
             out.append(False if guard is None else
                        self.condition(guard, self.local_env(store, j, args), False, self.local_types(j)))
+        if self.enforced is not None and t_index in self.enforced.calling:
+            out += self.enforced.conditions(store, t_index, args)
         return out
 
     def refuses(self, store: dict[str, Any], state: str, event: str, args: dict[str, Any]) -> list[Cond]:

@@ -213,7 +213,6 @@ def _forbid_target(model: FsmModel, engine: SymbolicFsm, f: Forbid) -> Target:
     if effect is not None and effect.kind == "say" and not phrases:
         unusable = ("a `say` effect without `matching` phrases: no golden can assert that it did not happen "
                     "(add `matching \"...\"` to the forbid)")
-    calling_only = effect is not None and effect.kind == "call" and not phrases
     if effect is None and f.target is None:
         outcome = REFUSED  # the event itself is forbidden: the model must refuse it
     else:
@@ -222,15 +221,9 @@ def _forbid_target(model: FsmModel, engine: SymbolicFsm, f: Forbid) -> Target:
     def suffixes(state: str) -> list[Suffix]:
         if sources is not None and state not in sources:
             return []
-        found = []
-        for event in events:
-            if calling_only:
-                # Verified through `tool_arguments`: the step must make an allowed call of the tool.
-                found += [[PlannedStep(event, i, [guard])] for i in engine.groups.get((state, event), ())
-                          if calls_tool(engine, i, effect.tool)]
-            else:
-                found.append([PlannedStep(event, outcome, [guard])])
-        return found
+        # Whatever the step does: a forbidden call is verified by `must_not_call` where the step makes no call of
+        # the tool, and (with a condition) by `tool_arguments` where it makes an allowed one (coverage rule 3).
+        return [[PlannedStep(event, outcome, [guard])] for event in events]
 
     preferred = None
     if effect is not None and effect.kind == "call" and any(calls_tool(engine, i, effect.tool)

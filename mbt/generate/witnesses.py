@@ -63,7 +63,8 @@ class Witness:
 @dataclass
 class NoWitness:
     """Why an element has no witness. `reason` is one of: infeasible, unusable, unreachable, unsatisfiable, depth,
-    limit, unknown, replay."""
+    limit, sampled, model, unknown, replay (user guide, section 6). Only an exhaustive search says infeasible or
+    unsatisfiable; one over sampled candidates that finds nothing says sampled."""
 
     element: str
     reason: str
@@ -121,9 +122,17 @@ class WitnessFinder:
     max_depth: int = DEFAULT_MAX_DEPTH
     max_paths: int = DEFAULT_MAX_PATHS
     engine: SymbolicFsm | None = None
+    # The policies that enforce the model's tool calls (mbt/generate/enforced.py): a witness's calls of their tools
+    # make valid requests, and with `permitted` requests they permit, as replaying its stub on them asks.
+    enforcements: list[tuple[Any, Any]] = field(default_factory=list)
+    permitted: bool = True
 
     def __post_init__(self) -> None:
         self.engine = self.engine or SymbolicFsm(self.model)
+        if self.enforcements:
+            from mbt.generate.enforced import EnforcedCalls
+
+            self.engine.enforced = EnforcedCalls(self.engine, self.enforcements, self.permitted)
         self.targets = fsm_targets(self.model, self.engine)
         self.starts = [Start({}, *self.engine.start())]
         for pre in self.preconditions:
@@ -327,8 +336,13 @@ class WitnessFinder:
                                                "holding; raise --max-depth")
         if search.unknown:
             return NoWitness(element, "unknown", "the solver could not decide some runs (timeout)")
+        broken = "breaks a guard on the way"
+        enforced = self.engine.enforced
+        if enforced is not None:
+            broken += (f", or calls a tool with a request that {' or '.join(enforced.names())} "
+                       + ("would not permit" if enforced.permitted else "cannot take (a value outside its range)"))
         return NoWitness(element, "unsatisfiable", f"unsatisfiable: every run that ends with {target.describe} "
-                                                   "breaks a guard on the way (all runs explored)")
+                                                   f"{broken} (all runs explored)")
 
     def _guard_free_length(self, target: Target) -> int | None:
         """The fewest steps any run covering the target takes, ignoring guards (a lower bound): one breadth-first

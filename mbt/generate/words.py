@@ -115,7 +115,10 @@ class Words:
             if b.how in ("text", "regex"):
                 self.bindings.setdefault(b.event, []).append(b)
         self.observable = set(self.bindings) | {b.event for b in model.tool_bindings}
+        # The strings a run's values may meet in a comparison besides each other: the literals the model writes and
+        # the variables' defaults (`var customer: string = "alice"`, compared in `[w == customer]`).
         self.constants = {v for v in constants_of(model.expressions()) if isinstance(v, str)}
+        self.constants |= {v.initial for v in model.variables.values() if isinstance(v.initial, str)}
 
     def text(self, event: str, args: dict[str, Any]) -> str | None:
         """The first text of the event's bindings that binds to it with exactly `args`; None: no binding gives one."""
@@ -140,7 +143,8 @@ class Words:
         """The events with each string argument that no binding can say (an `email-1` where a regex wants an e-mail
         address) renamed, throughout the run, to a value one can. Strings are only ever compared for equality, so a
         renaming that is one-to-one and avoids the model's constants and every other value of the run changes
-        nothing the model does; values the precondition or the model name are kept."""
+        nothing the model does; values the precondition or the model name (literals, variables' defaults) are
+        kept, since renaming them would break an equality the run relies on (their steps keep a TODO instead)."""
         taken = {v for _, a in events for v in a.values() if isinstance(v, str)}
         kept = self.constants | {v for v in precondition.values() if isinstance(v, str)}
         wanted: dict[str, list[str]] = {}  # value -> the group patterns it must fit, where a step cannot say it now

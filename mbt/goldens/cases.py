@@ -88,6 +88,8 @@ class GoldenCase(msgspec.Struct):
     decisions: list[DecisionCheck] = []  # decision-table checks (goldens/decisions.py)
     request: PolicyRequest | None = None  # a policy request (goldens/requests.py)
     extra: dict[str, Any] = {}
+    # Read from a spreadsheet: its values are cells.Cell texts until a model's replay reads them by its types.
+    sheet_cells: bool = False
 
     @property
     def where(self) -> str:
@@ -100,7 +102,7 @@ class GoldenCase(msgspec.Struct):
 
 ASSERTION_FIELDS = frozenset(Assertions.__struct_fields__) - {"extra"}
 TURN_FIELDS = frozenset(Turn.__struct_fields__) - {"extra"}
-CASE_FIELDS = frozenset(GoldenCase.__struct_fields__) - {"extra"}
+CASE_FIELDS = frozenset(GoldenCase.__struct_fields__) - {"extra", "sheet_cells"}  # only a sheet sets sheet_cells
 
 
 # Keys of a case that describe it rather than expect anything of the model: the element an `mbt generate` stub was

@@ -3,6 +3,7 @@ which elements a case exercised and verified, and where it contradicts the model
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +12,7 @@ from mbt.engine import fsm as engine
 from mbt.engine.fsm import CompiledForbid, CompiledFsm, CompiledTransition, Slot, Snapshot, Step, ToolCallMade
 from mbt.goldens.binding import Binder
 from mbt.goldens.cases import _NO_EXPECTATIONS, Assertions, GoldenCase, OneOf, Turn, tool_checks
+from mbt.goldens.cells import CellError, Declared, declared_types, typed_case
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 
 # ------------------------------------------------------------------ replay of one case
@@ -43,8 +45,20 @@ class FsmReplayer:
         self.forbid_phrases = tuple(dict.fromkeys(p for cf in compiled.forbids for p in cf.phrases))
         self.claim_phrases = [(p.casefold(), claim.state) for claim in compiled.model.claims for p in claim.phrases]
 
+    @functools.cached_property
+    def declared(self) -> Declared:
+        """The types a sheet's cells are read by (computed when the first sheet case comes)."""
+        return declared_types(self.model)
+
     # ---- entry point
     def replay(self, case: GoldenCase, keep_snapshots: bool = False) -> CaseRun:
+        if case.sheet_cells:  # a sheet's values are text until this model's declarations type them
+            try:
+                case = typed_case(case, self.declared)
+            except CellError as err:
+                run = CaseRun(case)
+                run.invalid = str(err)
+                return run
         run = CaseRun(case)
         run.invalid = self._assertion_problem(case)
         start = self._start(case, run) if run.invalid is None else None

@@ -4,6 +4,10 @@ Columns are found by their header, in English or Vietnamese, in any order (seed 
 `Expected answer`); mbt's own fields may follow in optional columns. Each case becomes the same raw mapping a JSONL
 line would give, validated by cases.parse_case, and is located at `file:row` (the row of its `No.`; in a workbook of
 several sheets, `file[sheet]:row`). A broken case is reported and the other cases are read.
+
+A value in a cell (an event's or a tool call's argument, an expected variable) stays the text written, as a
+cells.Cell: only a model knows whether `0042` is text or a number, so each model's replay reads it by its own
+declarations (mbt.goldens.cells).
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import itertools
+import math
 import re
 import unicodedata
 import warnings
@@ -18,10 +24,10 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any
 
-import yaml
+import msgspec
 
 from mbt.goldens.cases import GoldenCase, parse_case, reason
-from mbt.goldens.yamlread import DecimalLoader
+from mbt.goldens.cells import Cell
 
 SHEET_SUFFIXES = (".xlsx", ".csv")
 
@@ -59,56 +65,95 @@ class SheetProblem(ValueError):
     """A spreadsheet that holds no usable table (empty, no header): one invalid entry for the whole sheet."""
 
 
-def _text(value: Any) -> str:
-    """A cell as text: whole numbers without `.0` (Excel stores `1` as 1.0), dates as ISO, None as empty."""
+_ZERO_PADDED = re.compile(r"0+")  # a number format such as `0000`: Excel shows 42 as 0042
+
+
+def _text(value: Any, number_format: str = "General") -> str:
+    """An .xlsx cell as the text Excel displays for it: a number in plain decimals without Excel's `.0` (it stores
+    every number as a float) and to its 15 significant digits (0.1 + 0.2 shows 0.3), zero-padded when its format
+    is `0000`-like; TRUE / FALSE; a date as ISO (`2024-03-01`, with its time when it has one); None as empty."""
     if value is None:
         return ""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, (dt.date, dt.datetime)):
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat() if value.time() == dt.time() else value.isoformat()
+    if isinstance(value, (dt.date, dt.time)):
         return value.isoformat()
+    if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
+        return format(Decimal(f"{value:.15g}"), "f")
+    if isinstance(value, (int, float)) and (not isinstance(value, float) or math.isfinite(value)):
+        whole = str(int(value))
+        if _ZERO_PADDED.fullmatch(number_format or ""):
+            sign, digits = ("-", whole[1:]) if whole.startswith("-") else ("", whole)
+            whole = sign + digits.zfill(len(number_format))
+        return whole
     return str(value).strip()
 
 
-def _scalar(text: str) -> Any:
-    """A value written in a cell (`lin@example.com`, `3`, `true`, `1.50`) as YAML reads it, exact decimals kept."""
-    try:
-        value = yaml.load(text, Loader=DecimalLoader)  # noqa: S506 - DecimalLoader is a SafeLoader
-    except yaml.YAMLError:
-        return text
-    return value if isinstance(value, (str, int, bool, Decimal, type(None))) else text
+def _value(text: str, row: int, column: str) -> Cell:
+    """A value written in a cell, as text: a model's replay reads it by the type it declares (mbt.goldens.cells).
+    Double quotes around the whole value are not part of it (they let it hold `, name=` or spaces at its ends)."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1]
+    return Cell(text, row, column)
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _pairs(text: str, sign: str) -> list[str]:
+    """The `name<sign>value` pieces of `a=1, b="x, c=2"`: split at each comma outside double quotes that a name and
+    `sign` follow, so a comma inside a value (`reason=mất thẻ, gấp`) stays in it."""
+    follows = re.compile(r"\s*" + _NAME.pattern + r"\s*" + re.escape(sign))
+    parts, start, quoted = [], 0, False
+    for i, char in enumerate(text):
+        if char == '"':
+            quoted = not quoted
+        elif char == "," and not quoted and follows.match(text, i + 1):
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p for p in parts if p.strip()]
 
 
 _CALL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$", re.S)
 
 
-def _call(text: str, what: str) -> tuple[str, dict[str, Any]]:
+def _call(text: str, what: str, row: int, column: str) -> tuple[str, dict[str, Any]]:
     """`name` or `name(arg=value, ...)` (an event with arguments, an expected tool call)."""
     match = _CALL.match(text)
     if match is None:
         raise ValueError(f"{what} {text!r} is not `name` or `name(arg=value, ...)`")
     name, inside = match.group(1), (match.group(2) or "").strip()
     args: dict[str, Any] = {}
-    for part in [p for p in re.split(r",(?=\s*[A-Za-z_][A-Za-z0-9_]*\s*=)", inside) if p.strip()]:
+    for part in _pairs(inside, "="):
         key, sep, value = part.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"{what} {text!r}: `{part.strip()}` is not `arg=value`")
         if key.strip() in args:
             raise ValueError(f"{what} {text!r}: argument `{key.strip()}` is given twice")
-        args[key.strip()] = _scalar(value.strip())
+        args[key.strip()] = _value(value, row, column)
     return name, args
 
 
-def _state(text: str) -> Any:
-    """`collecting_email` (the control state) or `state: x, recovery_email: a@b.c` (a state map, as in YAML)."""
+def _state(text: str, row: int, column: str) -> Any:
+    """`collecting_email` (the control state) or `state: x, recovery_email: a@b.c` (a state map)."""
     if ":" not in text:
         return text
-    try:
-        value = yaml.load("{" + text.strip().strip("{}") + "}", Loader=DecimalLoader)  # noqa: S506 - safe loader
-    except yaml.YAMLError as err:
-        raise ValueError(f"expected state {text!r} is not `state` or `name: value, ...`: "
-                         f"{getattr(err, 'problem', err)}") from None
-    return value
+    values: dict[str, Any] = {}
+    for part in _pairs(text.strip().removeprefix("{").removesuffix("}"), ":"):
+        key, _, value = part.partition(":")
+        key = key.strip()
+        if not _NAME.fullmatch(key):
+            raise ValueError(f"expected state {text!r}: `{part.strip()}` is not `name: value`")
+        if key in values:
+            raise ValueError(f"expected state {text!r}: `{key}` is given twice")
+        if key == "discarded":
+            raise ValueError(f"expected state {text!r}: write a discarded value as `discarded.NAME: value`")
+        values[key] = str(_value(value, row, column)) if key == "state" else _value(value, row, column)
+    return values
 
 
 def _phrases(text: str) -> list[str]:
@@ -116,12 +161,13 @@ def _phrases(text: str) -> list[str]:
     return [p.strip() for p in re.split(r"[\n;]", text) if p.strip()]
 
 
-def _turn(row: dict[str, str]) -> dict[str, Any]:
+def _turn(row: dict[str, str], number: int, headers: dict[str, str]) -> dict[str, Any]:
+    """One row's turn; `headers`: each field's column header as written (a value's message names its column)."""
     turn: dict[str, Any] = {}
     if row.get("question"):
         turn["user"] = row["question"]
     if row.get("event"):
-        turn["event"], args = _call(row["event"], "event")
+        turn["event"], args = _call(row["event"], "event", number, headers["event"])
         if args:
             turn["args"] = args
     if row.get("intent"):
@@ -129,11 +175,11 @@ def _turn(row: dict[str, str]) -> dict[str, Any]:
     if row.get("expected_answer"):
         turn["expected_answer"] = row["expected_answer"]  # kept with the case; mbt does not judge answer text
     if row.get("expected_state"):
-        turn["assert_state"] = _state(row["expected_state"])
+        turn["assert_state"] = _state(row["expected_state"], number, headers["expected_state"])
     if row.get("expected_tool_call"):
         calls: dict[str, Any] = {}
         for line in _phrases(row["expected_tool_call"]):
-            name, args = _call(line, "expected tool call")
+            name, args = _call(line, "expected tool call", number, headers["expected_tool_call"])
             calls[name] = args
         turn["tool_arguments"] = calls
     if row.get("must_not"):
@@ -171,6 +217,8 @@ def _cases(rows: list[tuple[int, list[str]]], shown: str, invalid: list, merged:
             invalid.append(make_invalid(shown, header_row, f"the column `{field}` is named twice in the header row; "
                                         "the sheet was skipped"))
             return
+    header_cells = next(cells for number, cells in rows if number == header_row)
+    headers = {field: header_cells[i] for i, field in columns.items()}
     current: list[tuple[int, dict[str, str]]] = []
 
     def finish() -> Iterator[GoldenCase]:
@@ -185,14 +233,15 @@ def _cases(rows: list[tuple[int, list[str]]], shown: str, invalid: list, merged:
                 if not row.get("question") and not row.get("event"):
                     raise ValueError(f"row {number} has no question (and no event): fill in the Question column, "
                                      "or leave the row entirely empty")
-            raw: dict[str, Any] = {"id": first["id"], "turns": [_turn(row) for _, row in current]}
+            raw: dict[str, Any] = {"id": first["id"], "turns": [_turn(row, number, headers)
+                                                                 for number, row in current]}
             for key in ("contract", "model", "severity"):
                 values = {row[key] for _, row in current if row.get(key)}
                 if len(values) > 1:
                     raise ValueError(f"the rows of case `{first['id']}` give several values of `{key}`")
                 if values:
                     raw[key] = values.pop()
-            case = parse_case(raw, shown, start)
+            case = msgspec.structs.replace(parse_case(raw, shown, start), sheet_cells=True)
         except ValueError as err:
             invalid.append(make_invalid(shown, start, reason(err)))
             return
@@ -237,7 +286,7 @@ def xlsx_cases(data: bytes, shown: str, invalid: list, make_invalid) -> Iterator
     sheets = book.worksheets
     for sheet in sheets:
         where = shown if len(sheets) == 1 else f"{shown}[{sheet.title}]"
-        rows = [(r[0].row if r else n, [_text(c.value) for c in r])
+        rows = [(r[0].row if r else n, [_text(c.value, getattr(c, "number_format", "General")) for c in r])
                 for n, r in enumerate(sheet.iter_rows(), start=1)]
         if len(sheets) > 1 and not any(any(cells) for _, cells in rows):
             continue  # an empty extra sheet of a workbook; a workbook whose sheets are all empty is reported below
@@ -259,15 +308,34 @@ def xlsx_cases(data: bytes, shown: str, invalid: list, make_invalid) -> Iterator
         invalid.append(make_invalid(shown, 1, "every sheet of the workbook is empty: no test case"))
 
 
+# Excel's CSV separators: `,`; `;` where the decimal point is a comma (vi-VN, de-DE, ...); tab in "Unicode Text".
+SEPARATORS = (",", ";", "\t")
+
+
+def _separator(text: str) -> str:
+    """The separator of a CSV file: the one under which a row among the first HEADER_ROWS names the `No.` and
+    `Question` columns (the most known columns if several do; `,` if none does, and the missing header is reported).
+    The header's known words make this certain where csv.Sniffer guesses from one line: a title row or a cell
+    holding commas above a `;` header misleads it, and it takes a line without quotes to mean quotes are not
+    doubled, which is how Excel's `""` came back as stray quotes."""
+    best, found = ",", 0
+    for separator in SEPARATORS:
+        reader = csv.reader(io.StringIO(text, newline=""), csv.excel, delimiter=separator)
+        try:
+            head = [(n, [c.strip() for c in cells]) for n, cells in enumerate(itertools.islice(reader, HEADER_ROWS))]
+        except csv.Error:
+            continue
+        header = _header(head)
+        if header is not None and len(header[1]) > found:
+            best, found = separator, len(header[1])
+    return best
+
+
 def csv_cases(text: str, shown: str, invalid: list, make_invalid,
               bad_lines: dict[int, str] | None = None) -> Iterator[GoldenCase]:
-    """The cases of a .csv file (comma, semicolon or tab separated, as Excel writes them in each locale)."""
-    first = next((line for line in text.split("\n") if line.strip()), "")
-    try:
-        dialect: Any = csv.Sniffer().sniff(first, delimiters=",;\t")
-    except csv.Error:
-        dialect = csv.excel
-    reader = csv.reader(io.StringIO(text, newline=""), dialect)
+    """The cases of a .csv file as Excel saves one: cells quoted when they hold the separator, a quote or a line
+    break, quotes inside doubled, rows ending in CRLF (or LF), comma, semicolon or tab separated (_separator)."""
+    reader = csv.reader(io.StringIO(text, newline=""), csv.excel, delimiter=_separator(text))
     rows: list[tuple[int, list[str]]] = []
     unreadable: dict[int, str] = {}  # row -> why, for rows spanning a line that is not text
     start = 1

@@ -69,7 +69,8 @@ def all_suffixes() -> tuple[str, ...]:
 @dataclass(frozen=True)
 class RunReader:
     """Reads observed runs (mbt.runs.steps) from JSON values: `recognise` takes one decoded value, `read` a file
-    name and its values with their line numbers (None for a whole-file document) and returns (runs, problems)."""
+    name and its values with their line numbers (None for a whole-file document) and returns (runs, problems, notes):
+    notes say once per file what the reader read as nothing (docs/runs.md, "Unread telemetry")."""
 
     name: str
     recognise: str  # "module:function"

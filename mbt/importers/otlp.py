@@ -1,14 +1,11 @@
-"""OpenTelemetry GenAI traces (OTLP/JSON files, JSON Lines of spans) read as observed runs, via opentelemetry-proto.
-
-Each trace is one run. Spans follow the GenAI semantic conventions (`gen_ai.operation.name` = `invoke_agent`, `chat`,
-`execute_tool`); mbt's extra attributes (`mbt.*`, docs/runs.md) carry what the conventions lack: where each tool
-argument came from, business state around a tool call, the idempotency key, the run's suite and expected intent.
+"""OpenTelemetry traces (OTLP/JSON files, JSON Lines of spans) decoded into plain span records, via
+opentelemetry-proto; each trace is one run, its steps made by mbt.importers.genai from whichever GenAI shape its spans
+use (the current semantic conventions, their earlier span events, OpenLLMetry's attributes).
 """
 
 from __future__ import annotations
 
-import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 from google.protobuf import json_format
@@ -16,16 +13,18 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from mbt.runs.steps import ObservedRun, ObservedStep
+from mbt.importers.genai import TraceProblem, run_of_trace
+from mbt.runs.steps import ObservedRun
 
-# Operation names of the GenAI conventions: the first three make steps, the others carry nothing mbt judges.
-USED_OPERATIONS = ("invoke_agent", "chat", "execute_tool")
-IGNORED_OPERATIONS = ("create_agent", "embeddings", "retrieval", "text_completion", "generate_content")
 _IDS = ("traceId", "spanId", "parentSpanId")  # hex in OTLP/JSON, base64 in proto3 JSON: read as written
 
 
 class SpanProblem(ValueError):
     """A span no run can be built from (its location is added by the caller)."""
+
+
+# Python refuses to turn longer digit strings into ints (sys.get_int_max_str_digits); an OTLP int is 64 bits anyway.
+_MAX_INT_DIGITS = 20
 
 
 def is_otlp(raw: Any) -> bool:
@@ -45,15 +44,17 @@ def _value(v: AnyValue) -> Any:
 
 
 _PLAIN_KEYS = frozenset(("traceId", "spanId", "parentSpanId", "name", "kind", "startTimeUnixNano",
-                         "endTimeUnixNano", "attributes", "status", "traceState", "flags", "droppedAttributesCount"))
+                         "endTimeUnixNano", "attributes", "status", "traceState", "flags", "droppedAttributesCount",
+                         "events", "droppedEventsCount"))
+_PLAIN_EVENT_KEYS = frozenset(("timeUnixNano", "name", "attributes", "droppedAttributesCount"))
 _ERROR_CODES = (2, "STATUS_CODE_ERROR")
 
 
 def _nanos(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2 ** 64:
         return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= _MAX_INT_DIGITS:
+        return _nanos(int(value))
     return None
 
 
@@ -67,7 +68,8 @@ def _plain_value(v: Any) -> tuple[bool, Any]:
     if kind == "boolValue" and isinstance(x, bool):
         return True, x
     if kind == "intValue" and not isinstance(x, bool):
-        n = x if isinstance(x, int) else int(x) if isinstance(x, str) and x.lstrip("-").isdigit() else None
+        n = x if isinstance(x, int) else int(x) if isinstance(x, str) and x.isascii() and \
+            x.lstrip("-").isdigit() and len(x) <= _MAX_INT_DIGITS else None
         return (n is not None and -2 ** 63 <= n < 2 ** 63), n
     if kind == "doubleValue" and isinstance(x, (int, float)) and not isinstance(x, bool):
         return True, float(x)
@@ -91,14 +93,17 @@ def _plain_span(raw: dict) -> dict[str, Any] | None:
     kind = raw.get("kind", 0)
     if not isinstance(name, str) or start is None or end is None or not isinstance(kind, int) or isinstance(kind, bool):
         return None
-    attributes = {}
-    for a in raw.get("attributes") or ():
-        if not isinstance(a, dict) or not set(a) <= {"key", "value"} or not isinstance(a.get("key"), str):
+    attributes = _plain_attributes(raw.get("attributes"))
+    if attributes is None:
+        return None
+    events = []
+    for e in raw.get("events") or ():
+        if not isinstance(e, dict) or not _PLAIN_EVENT_KEYS.issuperset(e) or not isinstance(e.get("name", ""), str):
             return None
-        ok, value = _plain_value(a.get("value", {}))
-        if not ok:
+        when, event_attributes = _nanos(e.get("timeUnixNano", 0)), _plain_attributes(e.get("attributes"))
+        if when is None or event_attributes is None or not isinstance(e.get("droppedAttributesCount", 0), int):
             return None
-        attributes[a["key"]] = value
+        events.append({"name": e.get("name", ""), "time": when, "attributes": event_attributes})
     status = raw.get("status") or {}
     if not isinstance(status, dict) or not set(status) <= {"code", "message"} \
             or not isinstance(status.get("message", ""), str) or status.get("code", 0) not in (0, 1, 2, *(
@@ -107,10 +112,27 @@ def _plain_span(raw: dict) -> dict[str, Any] | None:
     for key in ("traceState",):
         if not isinstance(raw.get(key, ""), str):
             return None
-    if not isinstance(raw.get("flags", 0), int) or not isinstance(raw.get("droppedAttributesCount", 0), int):
+    if not all(isinstance(raw.get(key, 0), int) for key in ("flags", "droppedAttributesCount", "droppedEventsCount")):
         return None
-    return {"name": name, "start": start, "end": end, "attributes": attributes,
+    if not isinstance(raw.get("events", []), list):
+        return None
+    return {"name": name, "start": start, "end": end, "attributes": attributes, "events": events,
             "failed": status.get("code", 0) in _ERROR_CODES, "status": status.get("message", "")}
+
+
+def _plain_attributes(raw: Any) -> dict[str, Any] | None:
+    """Attributes in the common shape (a list of key / plain value), else None (protobuf's parser decides)."""
+    if raw is not None and not isinstance(raw, list):
+        return None
+    attributes = {}
+    for a in raw or ():
+        if not isinstance(a, dict) or not set(a) <= {"key", "value"} or not isinstance(a.get("key"), str):
+            return None
+        ok, value = _plain_value(a.get("value", {}))
+        if not ok:
+            return None
+        attributes[a["key"]] = value
+    return attributes
 
 
 def decode_span(raw: Any, resource: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -136,10 +158,12 @@ def proto_span(raw: dict) -> dict[str, Any]:
     """The span as protobuf's json_format reads it into opentelemetry-proto's Span; raises SpanProblem."""
     try:
         span = json_format.ParseDict({k: v for k, v in raw.items() if k not in _IDS}, Span())
-    except json_format.ParseError as err:
-        raise SpanProblem(f"not an OTLP span: {err}") from None
+    except (json_format.ParseError, ValueError, TypeError, RecursionError) as err:  # protobuf raises all of these
+        raise SpanProblem(f"not an OTLP span: {str(err)[:300]}") from None
     return {"name": span.name, "start": span.start_time_unix_nano, "end": span.end_time_unix_nano,
             "attributes": {kv.key: _value(kv.value) for kv in span.attributes},
+            "events": [{"name": e.name, "time": e.time_unix_nano,
+                        "attributes": {kv.key: _value(kv.value) for kv in e.attributes}} for e in span.events],
             "failed": span.status.code == Status.STATUS_CODE_ERROR, "status": span.status.message}
 
 
@@ -198,87 +222,11 @@ def spans_of_document(doc: dict, where: str, problems: list[tuple[str, str]]) ->
     return by_trace
 
 
-def _json(value: Any) -> Any:
-    """Attributes carrying structure are JSON strings (the conventions' `gen_ai.tool.call.arguments`, ...)."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-def _texts(messages: Any, role: str) -> list[str]:
-    """The text parts of the messages with this role (GenAI `parts` or a plain `content` string)."""
-    out = []
-    for m in _json(messages) or []:
-        if not isinstance(m, dict) or m.get("role") != role:
-            continue
-        if isinstance(m.get("content"), str):
-            out.append(m["content"])
-            continue
-        parts = [p.get("content") for p in m.get("parts") or [] if isinstance(p, dict) and p.get("type") == "text"]
-        if parts:
-            out.append("".join(str(p) for p in parts))
-    return out
-
-
-def run_of_trace(trace_id: str, spans: list[dict], file: str, where: str, fmt: str) -> ObservedRun:
-    """One trace -> one run: steps in time order (a span's call at its start, its result at its end)."""
-    run = ObservedRun(id=trace_id, file=file, where=where, format=fmt)
-    timed: list[tuple[int, int, ObservedStep]] = []
-    users_seen = 0
-    order = 0
-    for span in sorted(spans, key=lambda s: (s["start"], s["end"], s["span_id"])):
-        a = span["attributes"]
-        op = a.get("gen_ai.operation.name")
-        at = f"trace {trace_id} span {span['span_id']}"
-        for key, field in (("mbt.model", "model"), ("mbt.run.suite", "suite"),
-                           ("mbt.run.expected_intent", "expected_intent"), ("mbt.run.intent", "intent")):
-            if a.get(key) is not None and getattr(run, field) is None:
-                setattr(run, field, str(a[key]))
-        if isinstance(_json(a.get("mbt.run.precondition")), dict) and not run.precondition:
-            run.precondition = _json(a["mbt.run.precondition"])
-        if op is None or op in IGNORED_OPERATIONS or op == "invoke_agent":
-            continue  # not a GenAI step (HTTP, database spans of the same trace) or nothing to judge
-        if op not in USED_OPERATIONS:
-            raise SpanProblem(f"{at}: unknown gen_ai.operation.name `{op}` (known: "
-                              + ", ".join(USED_OPERATIONS + IGNORED_OPERATIONS) + ")")
-        if op == "chat":
-            users = _texts(a.get("gen_ai.input.messages"), "user")
-            for text in users[users_seen:]:  # each chat call repeats the history: only new user messages count
-                order += 1
-                timed.append((span["start"], order, ObservedStep("user", at, text=text, span_id=span["span_id"])))
-            users_seen = max(users_seen, len(users))
-            for text in _texts(a.get("gen_ai.output.messages"), "assistant"):
-                order += 1
-                timed.append((span["end"], order, ObservedStep("assistant", at, text=text, span_id=span["span_id"])))
-            continue
-        tool = a.get("gen_ai.tool.name")
-        if not tool:
-            raise SpanProblem(f"{at}: an `execute_tool` span without `gen_ai.tool.name`")
-        args = _json(a.get("gen_ai.tool.call.arguments"))
-        sources = _json(a.get("mbt.tool.argument_sources"))
-        before, after = _json(a.get("mbt.state.before")), _json(a.get("mbt.state.after"))
-        order += 1
-        timed.append((span["start"], order, ObservedStep(
-            "tool_call", at, tool=str(tool), args=args if isinstance(args, dict) else None,
-            sources={str(k): str(v) for k, v in sources.items()} if isinstance(sources, dict) else {},
-            idempotency_key=a.get("mbt.idempotency_key"), state_before=before if isinstance(before, dict) else None,
-            span_id=span["span_id"])))
-        error = a.get("error.type") or (span["status"] or "error" if span["failed"] else None)
-        order += 1
-        timed.append((max(span["end"], span["start"]), order, ObservedStep(
-            "tool_result", at, tool=str(tool), ok=error is None, error=str(error) if error is not None else None,
-            result=_json(a.get("gen_ai.tool.call.result")), state_after=after if isinstance(after, dict) else None,
-            span_id=span["span_id"])))
-    run.steps = [step for _, _, step in sorted(timed, key=lambda x: (x[0], x[1]))]
-    return run
-
-
-def read_otlp(file: str, documents: list[tuple[int | None, Any]]) -> tuple[list[ObservedRun], list[tuple[str, str]]]:
+def read_otlp(file: str, documents: list[tuple[int | None, Any]]
+              ) -> tuple[list[ObservedRun], list[tuple[str, str]], list[str]]:
     """Runs from one file's decoded JSON values (one document, or one per JSON Lines line with its number):
-    OTLP/JSON documents and single spans; spans of one trace are gathered across the file's lines."""
+    OTLP/JSON documents and single spans; spans of one trace are gathered across the file's lines. Also returns the
+    file's notes: telemetry attributes that no mapping reads, counted over the file (docs/runs.md, "Unread")."""
     problems: list[tuple[str, str]] = []
     by_trace: dict[str, list[dict]] = defaultdict(list)
     first_where: dict[str, str] = {}
@@ -299,9 +247,14 @@ def read_otlp(file: str, documents: list[tuple[int | None, Any]]) -> tuple[list[
             by_trace[trace_id].extend(spans)
             first_where.setdefault(trace_id, where)
     runs = []
+    unread: Counter[str] = Counter()
     for trace_id in sorted(by_trace):
         try:
-            runs.append(run_of_trace(trace_id, by_trace[trace_id], file, first_where[trace_id], fmt))
-        except SpanProblem as err:
+            run, trace_unread = run_of_trace(trace_id, by_trace[trace_id], file, first_where[trace_id], fmt)
+        except TraceProblem as err:
             problems.append((first_where[trace_id], str(err)))
-    return runs, problems
+            continue
+        runs.append(run)
+        unread.update(trace_unread)
+    notes = [f"{what} on {n} span(s): read as nothing" for what, n in sorted(unread.items())]
+    return runs, problems, notes

@@ -1,13 +1,21 @@
-"""Chat transcripts read as observed runs: OpenAI-style message lists and seed 003's session store with turn results."""
+"""Chat transcripts read as observed runs: OpenAI-style message lists, and seed 003's turn loop as it records itself:
+its session store (`StoredSession`: the prompts and token totals), a list of `TurnResult` records, or a session with
+per-turn records. docs/runs.md says what each shape shows and what it cannot (a `TurnResult` records the router's
+candidate tools, not the calls made)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from mbt.runs.steps import ObservedRun, ObservedStep
+from mbt.importers.genai import decode_json, tool_error
+from mbt.runs.steps import ObservedRun, ObservedStep, TurnRecord
 
 _RUN_FIELDS = (("model", "model"), ("suite", "suite"), ("expected_intent", "expected_intent"), ("intent", "intent"))
+# The run's context (seed 002's first layer), as a wrapping object may give it.
+_CONTEXT_FIELDS = (("agent_version", "service_version"), ("service_version", "service_version"),
+                   ("model_name", "response_model"), ("prompt_version", "prompt_version"),
+                   ("tool_schema_version", "tool_schema_version"), ("environment", "environment"),
+                   ("conversation_id", "conversation_id"))
 
 
 class TranscriptProblem(ValueError):
@@ -20,17 +28,17 @@ class TranscriptProblem(ValueError):
 
 def is_transcript(raw: Any) -> bool:
     if isinstance(raw, list):
-        return bool(raw) and all(isinstance(m, dict) and "role" in m for m in raw)
+        return bool(raw) and (all(isinstance(m, dict) and "role" in m for m in raw) or _is_turn_list(raw))
     return isinstance(raw, dict) and ("messages" in raw or "session_id" in raw or "turns" in raw)
 
 
-def _decoded(text: Any) -> Any:
-    if isinstance(text, str):
-        try:
-            return json.loads(text)
-        except ValueError:
-            return text
-    return text
+def _is_turn_list(raw: list) -> bool:
+    """A list of seed 003's `TurnResult` records, as `run_turn_loop` returns them dumped with `asdict`."""
+    return bool(raw) and all(isinstance(t, dict) and "prompt" in t and ("stop_reason" in t or "output" in t)
+                             for t in raw)
+
+
+_decoded = decode_json
 
 
 def _content_text(content: Any, at: str | None = None) -> str | None:
@@ -57,89 +65,174 @@ def _messages(run: ObservedRun, messages: list, where: str) -> None:
             text = _content_text(m.get("content"), at)
             if text:
                 run.steps.append(ObservedStep("assistant", at, text=text))
-            for call in m.get("tool_calls") or []:
+            calls = m.get("tool_calls") or []
+            if not isinstance(calls, list):
+                raise TranscriptProblem("`tool_calls` must be a list", at)
+            for call in calls:
                 fn = call.get("function") if isinstance(call, dict) else None
-                if not isinstance(fn, dict) or not fn.get("name"):
+                if not isinstance(fn, dict) or not fn.get("name") or not isinstance(fn["name"], str):
                     raise TranscriptProblem("a tool call needs `function.name`", at)
                 args = _decoded(fn.get("arguments"))
                 if call.get("id"):
-                    names[str(call["id"])] = str(fn["name"])
+                    names[str(call["id"])] = fn["name"]
                 sources = call.get("mbt_sources") or {}
-                run.steps.append(ObservedStep("tool_call", at, tool=str(fn["name"]),
+                if not isinstance(sources, dict):
+                    raise TranscriptProblem("`mbt_sources` must be an object of argument -> source", at)
+                key = call.get("mbt_idempotency_key")
+                run.steps.append(ObservedStep("tool_call", at, tool=fn["name"],
                                               args=args if isinstance(args, dict) else None,
                                               sources={str(k): str(v) for k, v in sources.items()},
-                                              idempotency_key=call.get("mbt_idempotency_key")))
+                                              idempotency_key=str(key) if key is not None else None))
         elif role == "tool":
             tool = m.get("name") or names.get(str(m.get("tool_call_id")))
-            if not tool:
+            if not tool or not isinstance(tool, str):
                 raise TranscriptProblem("a tool message names no earlier tool call (`tool_call_id`)", at)
             result = _decoded(_content_text(m.get("content"), at))
-            error = result.get("error") if isinstance(result, dict) else None
-            if isinstance(error, dict):
-                error = error.get("type") or error.get("code") or "error"
+            error = tool_error(result)
             state = m.get("mbt_state")
-            run.steps.append(ObservedStep("tool_result", at, tool=str(tool), ok=error is None,
-                                          error=str(error) if error is not None else None, result=result,
-                                          state_after=state if isinstance(state, dict) else None))
+            run.steps.append(ObservedStep("tool_result", at, tool=str(tool), ok=error is None, error=error,
+                                          result=result, state_after=state if isinstance(state, dict) else None))
         else:
             raise TranscriptProblem(f"unknown role `{role}` (user, assistant, tool, system)", at)
 
 
+def _names(value: Any, what: str, at: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, (str, dict)) for v in value):
+        raise TranscriptProblem(f"`{what}` must be a list of names", at)
+    return tuple(str(v.get("name", "")) if isinstance(v, dict) else v for v in value)
+
+
+def _count(value: Any, what: str, at: str) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise TranscriptProblem(f"`{what}` must be a whole number of tokens", at)
+    return value
+
+
 def _turns(run: ObservedRun, turns: list, where: str) -> None:
-    """Seed 003's per-turn results: `prompt`, `output`, `matched_tools` (calls whose arguments were not recorded),
-    `permission_denials` (a call refused: an error result `permission_denied`)."""
+    """Seed 003's per-turn results: `prompt`, `output`, `matched_commands` and `matched_tools` (the router's
+    candidates, reused every turn: not calls), `permission_denials` (a call the agent tried and was refused: a call
+    without recorded arguments and an error result `permission_denied`), `usage`, `stop_reason`. A turn result
+    records no call that was made, so the run's tool calls are not evidence (`records_tool_calls`)."""
+    run.records_tool_calls = False
     for n, t in enumerate(turns, start=1):
         at = f"{where} turn {n}"
         if not isinstance(t, dict) or not isinstance(t.get("prompt"), str):
             raise TranscriptProblem("a turn result needs a `prompt`", at)
+        output = t.get("output")
+        if output is not None and not isinstance(output, str):
+            raise TranscriptProblem("a turn's `output` must be text", at)
+        usage = t.get("usage") if t.get("usage") is not None else {}
+        if not isinstance(usage, dict):
+            raise TranscriptProblem("a turn's `usage` must be an object", at)
+        stop = t.get("stop_reason")
+        if stop is not None and not isinstance(stop, str):
+            raise TranscriptProblem("a turn's `stop_reason` must be text", at)
+        run.turns.append(TurnRecord(
+            at, len(run.steps), t["prompt"], output, _names(t.get("matched_commands"), "matched_commands", at),
+            _names(t.get("matched_tools"), "matched_tools", at), stop,
+            _count(usage.get("input_tokens"), "usage.input_tokens", at),
+            _count(usage.get("output_tokens"), "usage.output_tokens", at)))
         run.steps.append(ObservedStep("user", at, text=t["prompt"]))
-        denied = {}
-        for d in t.get("permission_denials") or []:
-            name = d.get("tool_name") or d.get("tool") if isinstance(d, dict) else d
-            denied[str(name)] = str(d.get("reason", "permission_denied")) if isinstance(d, dict) else "permission_denied"
-        for tool in t.get("matched_tools") or []:
-            run.steps.append(ObservedStep("tool_call", at, tool=str(tool), args=None))
-            if str(tool) in denied:
-                run.steps.append(ObservedStep("tool_result", at, tool=str(tool), ok=False, error="permission_denied"))
-        if t.get("output"):
-            run.steps.append(ObservedStep("assistant", at, text=str(t["output"])))
+        denials = t.get("permission_denials") or []
+        if not isinstance(denials, list):
+            raise TranscriptProblem("`permission_denials` must be a list", at)
+        for d in denials:
+            name = (d.get("tool_name") or d.get("tool")) if isinstance(d, dict) else d
+            if not isinstance(name, str) or not name:
+                raise TranscriptProblem("a permission denial names its tool (`tool_name`)", at)
+            run.steps.append(ObservedStep("tool_call", at, tool=name, args=None))
+            # the denial's `reason` is prose; its type, for `bind tool NAME error(...)`, is always permission_denied
+            run.steps.append(ObservedStep("tool_result", at, tool=name, ok=False, error="permission_denied",
+                                          result=d.get("reason") if isinstance(d, dict) else None))
+        if output:
+            run.steps.append(ObservedStep("assistant", at, text=output))
+
+
+def _loop_config(run: ObservedRun, raw: dict) -> None:
+    """What the turn loop's configuration says (top level or under `config`): budgets and structured output."""
+    config = raw.get("config") if isinstance(raw.get("config"), dict) else raw
+    for key in ("max_turns", "max_budget_tokens"):
+        value = config.get(key)
+        if value is not None:
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise TranscriptProblem(f"`{key}` must be a whole number")
+            setattr(run, key, value)
+    if config.get("structured_output") is not None:
+        if not isinstance(config["structured_output"], bool):
+            raise TranscriptProblem("`structured_output` must be true or false")
+        run.structured_output = config["structured_output"]
+
+
+def _usage(run: ObservedRun, raw: dict) -> None:
+    """Token usage: the session's totals, else the sum of its turns'."""
+    ctx = run.context
+    ctx.input_tokens = _count(raw.get("input_tokens"), "input_tokens", run.where)
+    ctx.output_tokens = _count(raw.get("output_tokens"), "output_tokens", run.where)
+    if ctx.input_tokens is None and any(t.input_tokens is not None for t in run.turns):
+        ctx.input_tokens = sum(t.input_tokens or 0 for t in run.turns)
+    if ctx.output_tokens is None and any(t.output_tokens is not None for t in run.turns):
+        ctx.output_tokens = sum(t.output_tokens or 0 for t in run.turns)
 
 
 def read_transcript(raw: Any, file: str, where: str, default_id: str) -> ObservedRun:
     """One transcript -> one run; raises TranscriptProblem."""
     if isinstance(raw, list):
+        if _is_turn_list(raw):
+            run = ObservedRun(id=default_id, file=file, where=where, format="turns")
+            _turns(run, raw, where)
+            _usage(run, {})
+            return run
         run = ObservedRun(id=default_id, file=file, where=where, format="messages")
         _messages(run, raw, where)
         return run
     if not isinstance(raw, dict):
         raise TranscriptProblem("a transcript is a list of messages or an object with `messages`")
     run_id = raw.get("session_id") or raw.get("id") or raw.get("conversation_id") or default_id
+    if not isinstance(run_id, (str, int)) or isinstance(run_id, bool):
+        raise TranscriptProblem("`session_id` (or `id`) must be text")
     session = "session_id" in raw
     run = ObservedRun(id=str(run_id), file=file, where=where, format="session" if session else "messages")
     for key, attr in _RUN_FIELDS:
         if raw.get(key) is not None:
+            if not isinstance(raw[key], (str, int, float)) or isinstance(raw[key], bool):
+                raise TranscriptProblem(f"`{key}` must be text")
             setattr(run, attr, str(raw[key]))
+    for key, attr in _CONTEXT_FIELDS:
+        if raw.get(key) is not None and isinstance(raw[key], (str, int, float)) and not isinstance(raw[key], bool):
+            setattr(run.context, attr, str(raw[key]))
     pre = raw.get("precondition")
     if pre is not None and not isinstance(pre, dict):
         raise TranscriptProblem("`precondition` must be an object")
     run.precondition = dict(pre or {})
+    _loop_config(run, raw)
     if raw.get("turns") is not None:
         if not isinstance(raw["turns"], list):
             raise TranscriptProblem("`turns` must be a list of turn results")
         _turns(run, raw["turns"], where)
+        _usage(run, raw)
         return run
     messages = raw.get("messages")
     if not isinstance(messages, list):
         raise TranscriptProblem("`messages` must be a list")
-    if session and all(isinstance(m, str) for m in messages):  # seed 003's StoredSession: the user prompts
+    if session and all(isinstance(m, str) for m in messages):
+        # seed 003's StoredSession: the prompts the loop submitted and token totals; no answer, no call, no turn
         run.steps = [ObservedStep("user", f"{where} message {n}", text=m) for n, m in enumerate(messages, start=1)]
+        run.records_tool_calls = run.records_assistant_texts = False
+        _usage(run, raw)
         return run
     _messages(run, messages, where)
+    _usage(run, raw)
     return run
 
 
-def read_transcripts(file: str, documents: list[tuple[int | None, Any]]) -> tuple[list[ObservedRun], list]:
-    """Runs from one file's decoded JSON values (the run reader interface of mbt.importers.RUN_READERS)."""
+def read_transcripts(file: str, documents: list[tuple[int | None, Any]]
+                     ) -> tuple[list[ObservedRun], list[tuple[str, str]], list[str]]:
+    """Runs from one file's decoded JSON values (the run reader interface of mbt.importers.RUN_READERS); a
+    transcript has no unread attributes to report."""
     runs, problems = [], []
     stem = file.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     for line, doc in documents:
@@ -148,4 +241,4 @@ def read_transcripts(file: str, documents: list[tuple[int | None, Any]]) -> tupl
             runs.append(read_transcript(doc, file, where, stem if line is None else f"{stem}:{line}"))
         except TranscriptProblem as err:
             problems.append((err.where or where, str(err)))
-    return runs, problems
+    return runs, problems, []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mbt.analysis.invariant_checks import check_invariants
+from mbt.analysis.invariant_checks import check_invariants, never_triggered
 from mbt.elements.invariant import CRITERIA, enumerate_invariants
 from mbt.generate.generation import InvariantGeneration
 from mbt.goldens.replay_invariant import InvariantReplayer
@@ -23,7 +23,8 @@ def _resolve(raw, models, path, text, sources):
 register(KindSupport(
     kind="invariant", keyword="invariants", grammar=grammar_dir() / "invariant.lark", rule="invariants_model",
     rules=InvariantRules, raw=RawInvariants, resolve=_resolve, late=True, suffixes=(".inv",),
-    criteria=CRITERIA, enumerate=enumerate_invariants, replayer=InvariantReplayer,
+    criteria=CRITERIA, enumerate=lambda model: enumerate_invariants(model, never_triggered(model)),
+    replayer=InvariantReplayer,
     check=check_invariants, view=ELEMENT_TABLE, generation=InvariantGeneration,
     mutation=MutationSupport(mutate_invariant.OPERATORS, mutate_invariant.invariant_mutants,
                              mutate_invariant.mutant_replayer, mutate_invariant.distinguish)))

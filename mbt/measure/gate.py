@@ -26,9 +26,10 @@ NEEDS_MUTANTS = ("duplicates",)  # counts that `coverage --mutants` computes
 DEFAULT_COUNTS = ("forbidden_uncovered", "forbidden_expected", "contradictions", "invalid_cases")
 # Observed-run figures (mbt runs, docs/runs.md): ratios, and counts a bare number limits.
 RUN_METRICS = ("intent_accuracy", "task_completion_rate", "escalation_success_rate")
-RUN_COUNTS = ("critical_failures", "deviations", "invalid_runs")
-# What fails `mbt runs` without a gate file, and what a gate file keeps failing on unless it names the key.
-DEFAULT_RUN_COUNTS = ("critical_failures", "invalid_runs")
+RUN_COUNTS = ("critical_failures", "deviations", "invalid_runs", "not_judged_runs")
+# What fails `mbt runs` without a gate file, and what a gate file keeps failing on unless it names the key:
+# a run whose evidence is missing is never green unseen.
+DEFAULT_RUN_COUNTS = ("critical_failures", "invalid_runs", "not_judged_runs")
 # `MODEL.requirement` / `KIND.requirement`: the share of requirement tags whose every element is verified.
 REQUIREMENT = "requirement"
 
@@ -53,6 +54,8 @@ class Gate:
     implicit_forbidden: bool = False  # the default forbidden rule was added, not written (a baseline replaces it)
     required_suites: list[str] = field(default_factory=list)  # seed 000: every one needs runs, and meets the thresholds
     report_separately: list[str] = field(default_factory=list)  # seed 000: figures shown, never gated
+    handoff_suites: list[str] = field(default_factory=list)  # suites whose task a correct hand-off completes
+    turn_loop: dict = field(default_factory=dict)  # seed 003's loop budgets (mbt.runs.loop.LoopRules fields)
 
     def run_rules(self) -> list[Rule]:
         return [r for r in self.rules if r.key in RUN_METRICS or r.key in RUN_COUNTS]
@@ -77,7 +80,8 @@ def load_gate(path: str) -> Gate:
     problems: list[Problem] = []
     waivers: list[Waiver] = []
     exclusions: list = []  # mbt.measure.sources.Exclusion (imported where a file has them: sources is heavy)
-    lists: dict[str, list[str]] = {"required_suites": [], "report_separately": []}
+    lists: dict[str, list[str]] = {"required_suites": [], "report_separately": [], "handoff_suites": []}
+    turn_loop: dict = {}
 
     def walk(node) -> None:
         if not isinstance(node, yaml.MappingNode):
@@ -108,6 +112,11 @@ def load_gate(path: str) -> Gate:
                     problems.append(Problem(path, line, col, f"`{key}` needs a list of names"))
                     continue
                 lists[key].extend(str(n.value) for n in value_node.value)
+                continue
+            if key == "turn_loop":
+                loop_rules, loop_problems = parse_turn_loop(value_node, path)
+                turn_loop.update(loop_rules)
+                problems.extend(loop_problems)
                 continue
             if key == "critical_failures_allowed":
                 key = "critical_failures"  # seed 000's name for the limit
@@ -145,7 +154,47 @@ def load_gate(path: str) -> Gate:
     written = {r.key for r in rules}
     rules = [r for r in DEFAULT_GATE.rules if r.key not in written] + rules
     return Gate(rules, path, waivers, exclusions, "forbidden_uncovered" not in written,
-                lists["required_suites"], lists["report_separately"])
+                lists["required_suites"], lists["report_separately"], lists["handoff_suites"], turn_loop)
+
+
+# `turn_loop:` keys (docs/runs.md): whole numbers, flags, and a JSON Schema file for structured answers.
+_LOOP_NUMBERS = ("max_turns", "max_budget_tokens")
+_LOOP_FLAGS = ("structured_output", "calls_within_candidates", "stable_commands")
+
+
+def parse_turn_loop(node, path: str) -> tuple[dict, list[Problem]]:
+    """The gate file's `turn_loop:` section as LoopRules fields; the schema file is read relative to the gate."""
+    import json
+
+    out: dict = {}
+    problems: list[Problem] = []
+    if not isinstance(node, yaml.MappingNode):
+        return out, [Problem(path, node.start_mark.line + 1, node.start_mark.column + 1,
+                             "`turn_loop` needs a mapping (max_turns, max_budget_tokens, structured_output, ...)")]
+    for key_node, value_node in node.value:
+        key, value = str(key_node.value), value_node.value if isinstance(value_node, yaml.ScalarNode) else None
+        at = (path, value_node.start_mark.line + 1, value_node.start_mark.column + 1)
+        if key in _LOOP_NUMBERS and isinstance(value, str) and value.isdigit():
+            out[key] = int(value)
+        elif key in _LOOP_FLAGS and value in ("true", "false"):
+            out[key] = value == "true"
+        elif key == "output_schema" and isinstance(value, str):
+            schema_path = Path(path).parent / value
+            try:
+                out["output_schema"] = json.loads(read_text(schema_path, str(schema_path)))
+            except LocatedError as err:
+                problems.extend(err.problems)
+                continue
+            except ValueError as err:
+                problems.append(Problem(*at, f"output schema {value} is not JSON: {err}"))
+                continue
+            out["schema_source"], out["structured_output"] = value, True
+        else:
+            problems.append(Problem(*at, f"`turn_loop.{key}`: expected " + (
+                "a whole number" if key in _LOOP_NUMBERS else "true or false" if key in _LOOP_FLAGS
+                else "a JSON Schema file" if key == "output_schema" else
+                "one of " + ", ".join(_LOOP_NUMBERS + _LOOP_FLAGS + ("output_schema",)))))
+    return out, problems
 
 
 def with_fail_under(gate: Gate, percent: float) -> Gate:

@@ -110,6 +110,10 @@ class Transition(Annotated):
         return text
 
 
+# Where a tool argument came from (seed 002's second layer; not in the OpenTelemetry conventions: docs/runs.md).
+ARGUMENT_SOURCES = ("user_input", "retrieval", "memory", "model_inference")
+
+
 class Effect(BaseModel):
     """What a forbidden transition must not do: call a tool (optionally with given arguments) or say something."""
 
@@ -120,6 +124,12 @@ class Effect(BaseModel):
     condition: Expr | None = None  # over `args.NAME` and the state, for `call`
     description: str | None = None  # for `say`
     matching: list[str] = []  # phrases that a golden's must_not may use to name this behaviour
+    # `when args.NAME from SOURCE, ...` (for `call`): forbidden only when each named argument's recorded source is one
+    # of its listed sources (seed 002: an order id the model inferred); observed runs record sources, goldens do not
+    sources: dict[str, list[str]] = {}
+
+    def sources_text(self) -> str:
+        return " and ".join(f"args.{arg} from {', '.join(names)}" for arg, names in self.sources.items())
 
 
 class Forbid(Annotated):
@@ -144,6 +154,8 @@ class Forbid(Annotated):
                 text += f" effect call {self.effect.tool}"
                 if self.effect.condition is not None:
                     text += f" [{self.effect.condition.text()}]"
+                if self.effect.sources:
+                    text += f" when {self.effect.sources_text()}"
             else:
                 text += f' effect say "{self.effect.description}"'
         return text

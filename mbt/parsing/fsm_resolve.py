@@ -7,7 +7,7 @@ import re
 from mbt.errors import Problem
 from mbt.model.common import Location, ModelBase, Status
 from mbt.model.expr import EnumLit, Expr, Lit, Ref
-from mbt.model.fsm import Assign, Discard, Effect, Event, Forbid, FsmModel, ToolCall, Transition
+from mbt.model.fsm import ARGUMENT_SOURCES, Assign, Discard, Effect, Event, Forbid, FsmModel, ToolCall, Transition
 from mbt.model.types import ValueType
 from mbt.parsing.common import annotation_fields
 from mbt.parsing.fsm_rules import RawFsm
@@ -296,6 +296,16 @@ class Resolver:
         if effect.tool not in tool_args:
             # Forbidding a tool the model never calls is legitimate (it must never be called at all).
             tool_args.setdefault(effect.tool, {})
+        for path, names in effect.sources.items():
+            unknown = [n for n in names if n not in ARGUMENT_SOURCES]
+            if unknown:
+                self.problem(loc, f"`{unknown[0]}` is not an argument source (known: {', '.join(ARGUMENT_SOURCES)})")
+            # The path names an argument the model passes, a field of one, or a structured argument whose fields it
+            # passes (`call t(a.b = ...)`: `args.a` and `args.a.b` are both its).
+            passed = tool_args[effect.tool]
+            if passed and not any(name == path or path.startswith(name + ".") or name.startswith(path + ".")
+                                  for name in passed):
+                self.problem(loc, f"tool `{effect.tool}` is never called with argument `{path.split('.')[0]}`")
         if effect.condition is not None:
             call_scope = dict(scope)
             for name, vtype in tool_args[effect.tool].items():
@@ -332,6 +342,7 @@ def forbid_key(f: Forbid) -> str:
         key += f"->{f.target}"
     if f.effect is not None:
         key += f"!call:{f.effect.tool}" if f.effect.kind == "call" else "!say"
+        key += "".join(f"!{arg}:{'+'.join(names)}" for arg, names in f.effect.sources.items())
     return key
 
 

@@ -172,8 +172,22 @@ class FsmRules:
         return [unquote(c) for c in children]
 
     def effect_call(self, children):
-        tool, condition, matching = children
-        return Effect(kind="call", tool=str(tool), condition=condition, matching=matching or [])
+        tool, condition, sources, matching = children
+        return Effect(kind="call", tool=str(tool), condition=condition, matching=matching or [],
+                      sources=sources or {})
+
+    def arg_sources(self, children):
+        return dict(children)
+
+    def arg_source(self, children):
+        path, names = children
+        return path, names
+
+    def arg_path(self, children):
+        return ".".join(str(c) for c in children)
+
+    def source_names(self, children):
+        return [str(c) for c in children]
 
     def effect_say(self, children):
         description, matching = children

@@ -1,8 +1,9 @@
-"""The runs report as text: first-deviation tables, each failing run, run metrics per suite, usage, the gate."""
+"""The runs report as text: first-deviation tables, each failing run, the runs not judged and what they lacked, run
+metrics per suite (and per group), usage, unread telemetry, the gate."""
 
 from __future__ import annotations
 
-from mbt.runs.results import Metrics, RunsReport
+from mbt.runs.results import Evidence, Metrics, RunResult, RunsReport
 
 
 def _pct(value: float | None) -> str:
@@ -16,19 +17,46 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _metric_cells(m: Metrics) -> list[str]:
-    return [f"{m.runs}", f"{m.passed}",
+    return [f"{m.runs}", f"{m.passed}", f"{m.deviations}", f"{m.not_judged}",
             f"{_pct(m.intent_accuracy)} ({m.intent_correct}/{m.intent_runs})",
-            f"{_pct(m.task_completion_rate)} ({m.completed}/{m.runs})",
+            f"{_pct(m.task_completion_rate)} ({m.completed}/{m.fully_judged})",
             f"{_pct(m.escalation_success_rate)} ({m.escalated}/{m.escalation_runs})",
             f"{m.critical_failures}"]
+
+
+METRIC_HEADERS = ["runs", "passed", "deviating", "not judged", "intent accuracy", "task completion",
+                  "escalation success", "critical"]
+
+
+def _name(r: RunResult) -> str:
+    """A run as a reader finds it: its id, and the file (with line) it came from when the id does not say."""
+    return r.id if r.where.startswith(r.id) or r.id in r.where.rsplit("/", 1)[-1] else f"{r.id} ({r.where})"
+
+
+def _where(r: RunResult, where: str) -> str:
+    """A step's location with its file: traces name their span, transcripts their file already."""
+    return where if where.startswith(r.file) or not r.file else f"{r.file}: {where}"
+
+
+def _evidence(e: Evidence) -> str:
+    parts = [f"{e.steps} step(s)", f"{e.user_texts} user text(s)", f"{e.assistant_texts} answer(s)"]
+    parts.append(f"{e.tool_calls} tool call(s)" + (f", {e.tool_calls_with_arguments} with arguments"
+                                                   if e.tool_calls else "")
+                 + ("" if e.records_tool_calls else " (the format records none)"))
+    parts.append(f"{e.tool_results} tool result(s)")
+    if e.turn_records:
+        parts.append(f"{e.turn_records} turn record(s)")
+    parts.append("usage" if e.usage else "no usage")
+    return ", ".join(parts)
 
 
 def runs_text(report: RunsReport) -> str:
     out: list[str] = []
     judged = report.metrics.runs
     invalid = len(report.invalid) + sum(r.verdict == "invalid" for r in report.runs)
-    out.append(f"mbt runs: {len(report.runs)} run(s) read from {len(report.files)} file(s); {judged} judged, "
-               f"{report.metrics.passed} passed, {report.metrics.deviations} with a deviation, {invalid} invalid")
+    out.append(f"mbt runs: {len(report.runs)} run(s) read from {len(report.files)} file(s); {judged} judged: "
+               f"{report.metrics.passed} passed, {report.metrics.deviations} with a deviation, "
+               f"{report.metrics.not_judged} not judged (evidence missing); {invalid} invalid")
     out.append("")
     dist = report.first_deviations
     if dist.by_type:
@@ -38,15 +66,33 @@ def runs_text(report: RunsReport) -> str:
         out.append("First deviation by element")
         out += _table(["element", "runs"], [[e, str(n)] for e, n in dist.by_element.items()])
         out.append("")
+        out.append("First deviation by type, element and argument source")
+        out += _table(["signature", "runs"], [[e, str(n)] for e, n in dist.by_signature.items()])
+        out.append("")
         out.append("Runs with a deviation (the first one)")
         rows = []
         for r in report.runs:
             d = r.deviation
             if d is None:
                 continue
-            rows.append([r.id, d.type, d.severity, d.where])
+            rows.append([r.id, d.type, d.severity, _where(r, d.where)])
             rows.append(["", "", "", d.message])
         out += _table(["run", "type", "severity", "where / what"], rows)
+        out.append("")
+    not_judged = [r for r in report.runs if r.verdict == "not_judged"]
+    if not_judged:
+        out.append(f"Runs not judged: {len(not_judged)} (no deviation found, but evidence the model needs is "
+                   "missing; never counted as passed)")
+        for r in not_judged:
+            out.append(f"  {_name(r)}: {_evidence(r.evidence)}")
+            out += [f"    - {gap}" for gap in r.not_judged]
+        out.append("")
+    partial = [r for r in report.runs if r.verdict != "not_judged" and r.not_judged]
+    if partial:
+        out.append(f"Also not judged on runs with a verdict: {len(partial)} run(s)")
+        for r in partial:
+            out.append(f"  {_name(r)} ({r.verdict})")
+            out += [f"    - {gap}" for gap in r.not_judged]
         out.append("")
     out.append("Run metrics")
     scopes = [("all runs", report.metrics)] + list(report.suites.items())
@@ -56,9 +102,21 @@ def runs_text(report: RunsReport) -> str:
         rows.append([name + mark] + _metric_cells(m))
     for name in report.required_suites:
         if name not in report.suites:
-            rows.append([name + " (required)", "0", "-", "-", "-", "-", "-"])
-    out += _table(["suite", "runs", "passed", "intent accuracy", "task completion", "escalation success",
-                   "critical"], rows)
+            rows.append([name + " (required)", "0"] + ["-"] * (len(METRIC_HEADERS) - 1))
+    out += _table(["suite"] + METRIC_HEADERS, rows)
+    out.append("  (task completion and escalation success are measured on the fully judged runs: passed or "
+               "deviating)")
+    if report.groups:
+        out.append("")
+        out.append(f"By {report.group_by}")
+        out += _table([report.group_by or ""] + METRIC_HEADERS,
+                      [[g.value if g.value is not None else "(not recorded)"] + _metric_cells(g.metrics)
+                       for g in report.groups])
+        for g in report.groups:
+            if g.first_deviations.by_signature:
+                name = g.value if g.value is not None else "(not recorded)"
+                out.append(f"  {report.group_by} {name}: first deviations")
+                out += [f"    {n} of {g.metrics.runs} run(s): {sig}" for sig, n in g.first_deviations.by_signature.items()]
     if report.separately:
         out.append("")
         out.append("Reported separately")
@@ -68,12 +126,17 @@ def runs_text(report: RunsReport) -> str:
     for u in report.usage:
         out.append("")
         out.append(f"Usage: {u.model}: {u.seen_in_runs} of {u.elements} elements seen in runs")
-        out += ["  " + line for line in _table(
-            ["criterion", "exercised by runs", "verified by goldens"],
-            [[c, _pct(v), _pct(u.golden_coverage.get(c))] for c, v in u.run_coverage.items()])]
-        out.append(f"  verified coverage (goldens, unweighted): {_pct(u.verified_coverage)}; "
-                   f"usage-weighted verified coverage (runs x verified): {_pct(u.usage_weighted_verified)}")
-        if u.frequent_unverified:
+        if report.goldens_given:
+            out += ["  " + line for line in _table(
+                ["criterion", "exercised by runs", "verified by goldens"],
+                [[c, _pct(v), _pct(u.golden_coverage.get(c))] for c, v in u.run_coverage.items()])]
+            out.append(f"  verified coverage (goldens, unweighted): {_pct(u.verified_coverage)}; "
+                       f"usage-weighted verified coverage (runs x verified): {_pct(u.usage_weighted_verified)}")
+        else:
+            out += ["  " + line for line in _table(["criterion", "exercised by runs"],
+                                                   [[c, _pct(v)] for c, v in u.run_coverage.items()])]
+            out.append("  no goldens given (--goldens): what the goldens verify is not measured")
+        if u.frequent_unverified and report.goldens_given:
             out.append("  frequent in runs, verified by no golden:")
             out += [f"    {row.element}  ({row.runs} run(s))" for row in u.frequent_unverified]
         if u.verified_unseen:
@@ -81,13 +144,17 @@ def runs_text(report: RunsReport) -> str:
             out += [f"    {e}" for e in u.verified_unseen[:10]]
             if len(u.verified_unseen) > 10:
                 out.append(f"    ... and {len(u.verified_unseen) - 10} more")
-    unbound = [f"{r.deviation.where}: {r.deviation.message}" for r in report.runs
-               if r.deviation is not None and r.deviation.type == "unbound_step"]
-    unbound += [u for r in report.runs for u in r.unbound]
+    unbound = [f"{_where(r, u)}" for r in report.runs for u in r.unbound]
     if unbound:
         out.append("")
-        out.append(f"Unbound steps: {len(unbound)}")
+        out.append(f"Tool results not judged: {len(unbound)} (no `bind tool` declaration names the tool, so the model "
+                   "does not say what its result means; listed, not a deviation)")
         out += [f"  {u}" for u in unbound]
+    if report.unread:
+        out.append("")
+        out.append(f"Unread telemetry: {len(report.unread)} (attributes that look like GenAI telemetry and that no "
+                   "mapping of docs/runs.md reads: a renamed field shows here)")
+        out += [f"  {u}" for u in report.unread]
     bad = list(report.invalid) + [f"{r.where} ({r.id}): invalid run: {r.invalid}" for r in report.runs
                                   if r.verdict == "invalid"]
     if bad:

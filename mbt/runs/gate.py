@@ -37,9 +37,12 @@ def evaluate_runs(gate: Gate | None, overall: Metrics, suites: dict[str, Metrics
                                                 message=f"{label}: {rule.key} is {value:.1%}, the gate requires "
                                                         f"{rule.op} {rule.threshold:.1%}"))
             continue
-        actual = invalid_runs if rule.key == "invalid_runs" else getattr(overall, rule.key)
+        actual = invalid_runs if rule.key == "invalid_runs" else overall.not_judged \
+            if rule.key == "not_judged_runs" else getattr(overall, rule.key)
         if not _OPS[rule.op](actual, rule.threshold):
+            why = " (runs whose evidence is missing: each says what it lacked)" if rule.key == "not_judged_runs" \
+                else ""
             failures.append(GateFailure(rule=rule.key, expected=f"{rule.op} {rule.threshold:g}", actual=actual,
-                                        message=f"{rule.key} is {actual}, the gate requires {rule.op} "
+                                        message=f"{rule.key} is {actual}{why}, the gate requires {rule.op} "
                                                 f"{rule.threshold:g}"))
     return failures

@@ -1,9 +1,12 @@
-"""Observable-only judgement of one run on an FSM: pass, or the first deviation with its type, location and element.
+"""Observable-only judgement of one run on an FSM: pass, the first deviation with its type, location and element, or
+not judged when the evidence a criterion needs is missing.
 
 A run is judged only on what it exposes: the user texts (bound by the model's bindings), the tool calls and their
 arguments (against the `call` actions the model's transitions make), the tool results (bound by `bind tool`), the
-assistant's texts (against `say` forbids and `claim`s) and business state where the run exports it. The rules are in
-docs/runs.md; tests/judge/runs.py judges the same runs a second, slower way.
+assistant's texts (against `say` forbids and `claim`s) and business state where the run exports it. What the model
+needs and the run does not show (no tool call recorded, arguments or argument sources not recorded, no assistant
+text) is a gap: never a pass (docs/runs.md, "The evidence contract"). The rules are in docs/runs.md;
+tests/judge/runs.py judges the same runs a second, slower way.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mbt.argpaths import flatten, lookup
 from mbt.elements.base import Element
 from mbt.model.common import Severity
 from mbt.model.fsm import FsmModel
@@ -38,6 +42,7 @@ class Deviation:
     actual: Any = None
     source: str | None = None  # where the argument's value came from (seed 002), when the run recorded it
     turn: int | None = None  # index into Verdict.path of the turn whose outcome deviated (None: before any)
+    sources: dict[str, str] = field(default_factory=dict)  # the call's recorded argument sources (call deviations)
 
 
 @dataclass
@@ -58,10 +63,18 @@ class Verdict:
     expected_calls: list[tuple[str, dict[str, Any], int]] = field(default_factory=list)  # (tool, args, path turn)
     start_state: str | None = None
     unbound: list[str] = field(default_factory=list)  # results of tools no `bind tool` speaks of: listed, not judged
+    gaps: list[str] = field(default_factory=list)  # what the model needed and the run did not show: not judged
+    finals: frozenset[str] = frozenset()  # the model's final states (a hand-off that ends in one completes it)
+    judged_steps: int = 0  # observed steps the judgement went through
+
+    @property
+    def not_judged(self) -> bool:
+        """No deviation found, but some evidence a criterion needs is missing (or no step was judged at all)."""
+        return self.invalid is None and self.deviation is None and (bool(self.gaps) or self.judged_steps == 0)
 
     @property
     def passed(self) -> bool:
-        return self.invalid is None and self.deviation is None
+        return self.invalid is None and self.deviation is None and not self.not_judged
 
 
 @dataclass
@@ -92,7 +105,10 @@ class RunJudge:
             self.tool_bindings.setdefault(b.tool, []).append(b)
         self.claims = [(claim.state, [p.casefold() for p in claim.phrases]) for claim in model.claims]
         self.success = {claim.state for claim in model.claims if model.states[claim.state].final}
+        self.finals = frozenset(name for name, st in model.states.items() if st.final)
         self.escalations = set(model.escalations)
+        # The model speaks of what the assistant says (claims, `say` forbids): a run needs assistant texts.
+        self.says = bool(model.claims) or any(f.effect is not None and f.effect.kind == "say" for f in model.forbids)
         self.intent_of_event: dict[str, str] = {}
         for binding in model.bindings:
             if binding.how == "intent":
@@ -108,7 +124,7 @@ class RunJudge:
         verdict.deviation = Deviation(kind, where, step, self._el(element), sev, message, **extra)
 
     def judge(self, run: ObservedRun) -> Verdict:
-        v = Verdict(run=run, model=self.model.name, intent=run.intent)
+        v = Verdict(run=run, model=self.model.name, intent=run.intent, finals=self.finals)
         try:
             state, variables, exercised = self.stepper.start(run.precondition)
         except ValueError as err:
@@ -121,8 +137,12 @@ class RunJudge:
         made: list[tuple[str, dict | None]] = []  # calls the run made and the model expected
         forbids: list = []  # the forbids the last event exercised: they judge the reaction to it
         first_user = True
+        # The evidence contract: a run without a single tool step cannot show that a call was (not) made, nor deliver
+        # the tool results the model moves on; its reader may also know that its format records none.
+        tools_seen = run.records_tool_calls and any(s.kind in ("tool_call", "tool_result") for s in run.steps)
         for number, step in enumerate(run.steps, start=1):
             kind = step.kind
+            v.judged_steps = number
             if kind == "assistant":
                 if self._judge_saying(v, step.text or "", state, forbids, number, step.where, prev):
                     break
@@ -135,7 +155,11 @@ class RunJudge:
                 v.unbound.append(f"{step.where}: the result of `{step.tool}` (no `bind tool {step.tool}` "
                                  "declaration: not judged)")
                 continue
-            # A user text or a tool result: the next event. Calls the model expected before it must have been made.
+            # A user text or a tool result: the next event. Calls the model expected before it must have been made
+            # (a run that records no tool calls cannot show them: not judged).
+            if pending and not tools_seen:
+                v.gaps.extend(_unshown(p, step.where) for p in pending)
+                pending.clear()
             if pending:
                 p = pending[0]
                 self._deviation(v, "missing_call", step.where, number, p.element,
@@ -169,6 +193,14 @@ class RunJudge:
             if args:
                 turn["args"] = dict(args)
             before = state
+            if not tools_seen and not stepper.enabled(state, event):
+                waiting = self._tool_events(state)
+                if waiting:  # the model moves on a tool result the run cannot show: judged up to here
+                    v.judged_steps = number - 1
+                    v.gaps.append(f"{step.where}: the model waits in `{state}` for a tool result "
+                                  f"({', '.join(waiting)}); the run records no tool call or result, so the "
+                                  f"judgement stops before step {number}")
+                    break
             fired = stepper.fire(state, variables, event, args, prev, number, exercised)
             state, taken = fired.state, fired.taken
             v.path.append(turn)
@@ -182,24 +214,38 @@ class RunJudge:
             prev = taken
             forbids = fired.forbids
             for call in fired.calls:
-                pending.append(_Pending(call.tool, call.args, taken.transition_el, len(v.path) - 1))
                 v.expected_calls.append((call.tool, call.args, len(v.path) - 1))
                 if call.tool in self.escalations:
                     v.escalation_expected = True
+                pending.append(_Pending(call.tool, call.args, taken.transition_el, len(v.path) - 1))
             if kind == "tool_result" and step.state_after:
                 if self._judge_state(v, step, variables, number, taken):
                     break
         else:
-            if pending:
+            if pending and not tools_seen:
+                v.gaps.extend(_unshown(p, run.steps[-1].where) for p in pending)
+            elif pending:
                 p = pending[0]
                 where = run.steps[-1].where if run.steps else run.where
                 self._deviation(v, "missing_call", where, len(run.steps), p.element,
                                 f"the model calls {p.tool}({_args_text(p.args)}); the run ends without it",
                                 tool=p.tool, expected=p.args, turn=p.turn)
+        if v.deviation is None:
+            if not run.steps:
+                v.gaps.append(f"{run.where}: the run shows no step"
+                              + (f" ({'; '.join(run.notes)})" if run.notes else ""))
+            if self.says and (not run.records_assistant_texts or not any(s.kind == "assistant" for s in run.steps)):
+                v.gaps.append(f"{run.where}: the run records no assistant text: the model's claims and `say` "
+                              "forbids are not judged")
         v.exercised = exercised
         v.final_state = state
-        v.completed = v.deviation is None and state in self.success
+        v.completed = v.deviation is None and not v.gaps and state in self.success
         return v
+
+    def _tool_events(self, state: str) -> list[str]:
+        """The events bound to tool results (`bind tool`) that the model takes in this state."""
+        return sorted({b.event for bs in self.tool_bindings.values() for b in bs
+                       if self.stepper.enabled(state, b.event)})
 
     # ---- one observed step
     def _bind_result(self, step, state: str) -> tuple[str, dict[str, Any]] | str:
@@ -222,52 +268,97 @@ class RunJudge:
     def _judge_call(self, v: Verdict, step, pending: list[_Pending], made: list, forbids: list, variables, number,
                     prev, state) -> bool:
         tool, args = step.tool, step.args
+        sources = dict(step.sources)
+        # A forbid by argument source judges every call of its tool, owed or not: the model may owe the call, but
+        # not with a value the agent made up (seed 002).
+        for cf in forbids:
+            if cf.f.effect is not None and cf.f.effect.sources and self._forbids_call(v, cf, step, variables):
+                self._forbidden(v, cf, step, number, sources)
+                return True
         expected = next((p for p in pending if p.tool == tool), None)
         if expected is not None:
             pending.remove(expected)
             made.append((tool, args))
-            if args is not None:  # a transcript that lists tool names only: arguments are not judged
+            if args is None:
+                if expected.args:
+                    v.gaps.append(f"{step.where}: the run records no arguments of {tool}; the model passes "
+                                  f"{_args_text(expected.args)}: not judged")
+            else:
                 for name, value in expected.args.items():
-                    if name not in args:
+                    found, actual = lookup(args, name)
+                    if not found:
                         self._deviation(v, "missing_argument", step.where, number, expected.element,
                                         f"{tool} is called without `{name}`; the model passes {value!r}",
-                                        tool=tool, argument=name, expected=value, turn=expected.turn)
+                                        tool=tool, argument=name, expected=value, turn=expected.turn,
+                                        sources=sources)
                         return True
-                    if not _same(args[name], value):
-                        source = step.sources.get(name)
+                    if not _same(actual, value):
+                        source = source_of(sources, name)
                         self._deviation(v, "wrong_argument", step.where, number, expected.element,
-                                        f"{tool} is called with {name} = {args[name]!r}"
+                                        f"{tool} is called with {name} = {actual!r}"
                                         + (f" (from {source})" if source else "")
                                         + f"; the model passes {value!r}",
-                                        tool=tool, argument=name, expected=value, actual=args[name], source=source,
-                                        turn=expected.turn)
+                                        tool=tool, argument=name, expected=value, actual=actual, source=source,
+                                        turn=expected.turn, sources=sources)
                         return True
             if tool in self.escalations:
                 v.escalated = True
             return False
         for cf in forbids:
             effect = cf.f.effect
-            if effect is None or effect.kind != "call" or effect.tool != tool:
+            if effect is None or effect.kind != "call" or effect.tool != tool or effect.sources:
                 continue
             if cf.condition is not None:
                 env = dict(variables)
-                env.update({f"args.{k}": val for k, val in (args or {}).items()})
+                env.update(_call_env(args or {}))
                 if not cf.condition(env):
                     continue
-            self._deviation(v, "forbidden_call", step.where, number, cf.element,
-                            f"{tool}({_args_text(args or {})}) is forbidden here: forbid {cf.f.label()} ({cf.f.loc})",
-                            tool=tool, actual=args)
+            self._forbidden(v, cf, step, number, sources)
             return True
+        one = _one_source(sources)
         if any(t == tool and (a == args or a is None or args is None) for t, a in made):
             self._deviation(v, "duplicate_call", step.where, number,
                             prev.transition_el if prev is not None else self.state_el[state],
-                            f"{tool} is called again; the model calls it once here", tool=tool, actual=args)
+                            f"{tool} is called again; the model calls it once here", tool=tool, actual=args,
+                            source=one, sources=sources)
             return True
         self._deviation(v, "unexpected_call", step.where, number,
                         prev.transition_el if prev is not None else self.state_el[state],
-                        f"{tool}({_args_text(args or {})}) is called; the model makes no such call in state `{state}`",
-                        tool=tool, actual=args)
+                        f"{tool}({_args_text(args or {}, sources)}) is called; the model makes no such call in state "
+                        f"`{state}`", tool=tool, actual=args, source=one, sources=sources)
         return True
+
+    def _forbids_call(self, v: Verdict, cf, step, variables) -> bool:
+        """Whether a forbid with `when args.X from S` forbids this call: its tool, its condition, and each named
+        argument's recorded source among the listed ones. A source the run did not record is a gap."""
+        effect = cf.f.effect
+        if effect.tool != step.tool:
+            return False
+        if cf.condition is not None:
+            if step.args is None:
+                return False
+            env = dict(variables)
+            env.update(_call_env(step.args))
+            if not cf.condition(env):
+                return False
+        for path, names in effect.sources.items():
+            source = source_of(step.sources, path)
+            if source is None:
+                v.gaps.append(f"{step.where}: the run records no source of {step.tool}'s `{path}`: forbid "
+                              f"{cf.f.label()} is not judged")
+                return False
+            if source not in names:
+                return False
+        return True
+
+    def _forbidden(self, v: Verdict, cf, step, number: int, sources: dict[str, str]) -> None:
+        effect = cf.f.effect
+        named = [source_of(sources, path) for path in effect.sources] if effect.sources else []
+        source = next((s for s in named if s), None) or _one_source(sources)
+        self._deviation(v, "forbidden_call", step.where, number, cf.element,
+                        f"{step.tool}({_args_text(step.args or {}, sources)}) is forbidden here: forbid "
+                        f"{cf.f.label()} ({cf.f.loc})", tool=step.tool, actual=step.args, source=source,
+                        sources=sources)
 
     def _judge_saying(self, v: Verdict, text: str, state: str, forbids: list, number: int, where: str, prev) -> bool:
         folded = text.casefold()
@@ -297,8 +388,37 @@ class RunJudge:
         return False
 
 
-def _args_text(args: dict[str, Any]) -> str:
-    return ", ".join(f"{k} = {v!r}" for k, v in args.items())
+def _args_text(args: dict[str, Any], sources: dict[str, str] | None = None) -> str:
+    """`order_id = 'SO-1'`, with each argument's recorded source when given: `order_id = 'SO-1' (model_inference)`."""
+    return ", ".join(f"{k} = {v!r}" + (f" ({sources[k]})" if sources and k in sources else "")
+                     for k, v in args.items())
+
+
+def _unshown(p: _Pending, where: str) -> str:
+    return f"{where}: the model calls {p.tool}({_args_text(p.args)}) before this point; the run records no tool calls"
+
+
+def _call_env(args: dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments as a condition reads them: `args.NAME` and, for nested ones, `args.PATH`."""
+    env = {f"args.{k}": v for k, v in args.items()}
+    env.update({f"args.{k}": v for k, v in flatten(args).items()})
+    return env
+
+
+def source_of(sources: dict[str, str], path: str) -> str | None:
+    """The recorded source of an argument path: its own, else the nearest enclosing argument's."""
+    parts = path.split(".")
+    for n in range(len(parts), 0, -1):
+        found = sources.get(".".join(parts[:n]))
+        if found is not None:
+            return found
+    return None
+
+
+def _one_source(sources: dict[str, str]) -> str | None:
+    """The call's source when all its recorded arguments share one (what a report shows beside the call)."""
+    distinct = set(sources.values())
+    return distinct.pop() if len(distinct) == 1 else None
 
 
 def is_critical(verdict: Verdict) -> bool:

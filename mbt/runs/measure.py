@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from mbt.elements.base import Element
@@ -9,38 +10,79 @@ from mbt.kinds import elements_of, support
 from mbt.measure.coverage import CoverageReport
 from mbt.model.common import ModelBase
 from mbt.runs import metrics as figures
-from mbt.runs.judge import Verdict, is_critical
-from mbt.runs.results import DeviationOut, RunResult, RunsReport
+from mbt.runs.judge import Deviation, Verdict, is_critical
+from mbt.runs.loop import LoopRules, judge_loop
+from mbt.runs.results import Context, DeviationOut, Evidence, RunResult, RunsReport
 from mbt.runs.steps import ObservedRun, RunSet
 
 RUN_JUDGE = "run_judge"  # the KindSupport.extra hook: (model, elements) -> a judge with judge(run) -> Verdict
 
 
+def evidence_of(run: ObservedRun) -> Evidence:
+    """What the run exposed, counted (the evidence contract of docs/runs.md)."""
+    e = Evidence(steps=len(run.steps), turn_records=len(run.turns), records_tool_calls=run.records_tool_calls)
+    for s in run.steps:
+        if s.kind == "user":
+            e.user_texts += 1
+        elif s.kind == "assistant":
+            e.assistant_texts += 1
+        elif s.kind == "tool_call":
+            e.tool_calls += 1
+            e.tool_calls_with_arguments += s.args is not None
+            e.argument_sources += bool(s.sources)
+        else:
+            e.tool_results += 1
+        e.state_exports += s.state_after is not None or s.state_before is not None
+    e.stop_reasons = sum(t.stop_reason is not None for t in run.turns)
+    e.usage = run.context.input_tokens is not None or run.context.output_tokens is not None
+    return e
+
+
 def _result(run: ObservedRun, v: Verdict | None, model: str | None, invalid: str | None = None) -> RunResult:
-    out = RunResult(id=run.id, where=run.where, format=run.format, model=model, suite=run.suite,
+    out = RunResult(id=run.id, where=run.where, format=run.format, model=model, suite=run.suite, file=run.file,
                     verdict="invalid", steps=len(run.steps), expected_intent=run.expected_intent, intent=run.intent,
-                    invalid=invalid)
+                    invalid=invalid, evidence=evidence_of(run), context=Context(**asdict(run.context)),
+                    notes=list(run.notes))
     if v is None or v.invalid is not None:
         out.invalid = invalid or (v.invalid if v is not None else None)
         return out
     d = v.deviation
-    out.verdict = "pass" if d is None else "deviation"
+    out.verdict = "deviation" if d is not None else "not_judged" if v.not_judged else "pass"
+    out.not_judged = list(v.gaps)
     if d is not None:
         out.deviation = DeviationOut(type=d.type, where=d.where, step=d.step, element=d.element, severity=d.severity,
                                      message=d.message, tool=d.tool, argument=d.argument, expected=d.expected,
-                                     actual=d.actual, source=d.source)
+                                     actual=d.actual, source=d.source, sources=dict(d.sources))
     out.critical = is_critical(v)
     out.completed, out.final_state = v.completed, v.final_state
     out.escalation_expected, out.escalated = v.escalation_expected, v.escalated
+    out.handed_off = (out.verdict == "pass" and v.escalation_expected and v.escalated
+                      and v.final_state is not None and v.final_state in v.finals)
     out.intent, out.unbound = v.intent, list(v.unbound)
     return out
+
+
+def judge_run(judge: Any, run: ObservedRun, loop: LoopRules) -> Verdict:
+    """One run judged on its model and, beside it, seed 003's loop criteria: the earlier deviation (by step) is the
+    first one; on the same step the loop's, its cause (a call outside the router's candidates is also one the model
+    does not make)."""
+    v = judge.judge(run)
+    if v.invalid is not None:
+        return v
+    finding, gaps = judge_loop(run, loop)
+    v.gaps.extend(gaps)
+    if finding is not None and (v.deviation is None or finding.step <= v.deviation.step):
+        v.deviation = Deviation(finding.type, finding.where, finding.step, None, "medium", finding.message,
+                                expected=finding.expected, actual=finding.actual, turn=None)
+        v.completed = False
+    return v
 
 
 class RunTally:
     """Judges runs as they come, keeping per model how many runs passed through each element."""
 
     def __init__(self, models: list[ModelBase], coverage: CoverageReport | None,
-                 judges: dict[str, Any] | None = None):
+                 judges: dict[str, Any] | None = None, loop: LoopRules | None = None):
         """`coverage`: the models' coverage report, whose element lists index the counts and whose usage view the
         report shows; None for a part judged elsewhere (the elements enumerated, in the same order). `judges`: those of
         another tally of the same models, shared (a judge is built once: it compiles a model)."""
@@ -58,6 +100,7 @@ class RunTally:
             self.judges[m.name] = judges[m.name] if judges is not None else factory(m, elements)
             self.through[m.name] = [0] * len(elements)
         self._models, self._report = models, coverage
+        self.loop = loop or LoopRules()
         self.models = {m.name: m for m in models if m.name in self.judges}
         self.results: list[RunResult] = []
         self.verdicts: list[Verdict] = []
@@ -65,7 +108,7 @@ class RunTally:
 
     def fresh(self) -> RunTally:
         """A tally of the same models with no run yet, sharing this one's judges."""
-        return RunTally(self._models, self._report, self.judges)
+        return RunTally(self._models, self._report, self.judges, self.loop)
 
     def add(self, run: ObservedRun, keep_verdict: bool = True) -> RunResult:
         name = run.model
@@ -82,7 +125,7 @@ class RunTally:
             result = _result(run, None, name, f"the run names model `{name}`, which is not loaded (or not an FSM)")
             self.results.append(result)
             return result
-        v = judge.judge(run)
+        v = judge_run(judge, run, self.loop)
         result = _result(run, v, name)
         self.results.append(result)
         if v.invalid is None:
@@ -95,11 +138,17 @@ class RunTally:
         return result
 
     def report(self, runset: RunSet, coverage: CoverageReport | None, separately: list[str],
-               required: list[str]) -> RunsReport:
+               required: list[str], handoff_suites: frozenset[str] = frozenset(),
+               group_by: str | None = None) -> RunsReport:
         results = self.results
-        out = RunsReport(files=runset.files, runs=results, invalid=[i.render() for i in runset.invalid],
-                         metrics=figures.metrics(results), suites=figures.by_suite(results),
+        out = RunsReport(files=runset.files, unread=list(runset.unread), runs=results,
+                         invalid=[i.render() for i in runset.invalid],
+                         metrics=figures.metrics(results, handoff_suites),
+                         suites=figures.by_suite(results, handoff_suites),
                          required_suites=list(required), first_deviations=figures.distribution(results),
                          separately=figures.separately(separately, results, self.tool_errors), coverage=coverage)
         out.usage = [figures.usage(self.coverage[name], self.through[name]) for name in self.judges]
+        out.goldens_given = coverage is not None
+        if group_by is not None:
+            out.group_by, out.groups = group_by, figures.groups(results, group_by, handoff_suites)
         return out

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections import Counter
 
 from mbt.measure.coverage import ModelCoverage
-from mbt.runs.results import Distribution, Metrics, RunResult, Separate, UsageCoverage, UsageRow
+from mbt.runs.results import DeviationOut, Distribution, Group, Metrics, RunResult, Separate, UsageCoverage, UsageRow
+from mbt.runs.steps import GROUP_KEYS
 
 FREQUENT_LIMIT = 10  # rows of the "frequent in runs, verified by no golden" view
 
@@ -17,46 +18,76 @@ def _ratio(numerator: int, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
 
-def metrics(results: list[RunResult]) -> Metrics:
-    """The figures over the judged runs (invalid runs are left out; they are counted apart)."""
-    judged = [r for r in results if r.verdict != "invalid"]
-    m = Metrics(runs=len(judged))
-    m.passed = sum(r.verdict == "pass" for r in judged)
-    m.deviations = m.runs - m.passed
-    with_intent = [r for r in judged if r.expected_intent is not None]
+def metrics(results: list[RunResult], handoff_suites: frozenset[str] = frozenset()) -> Metrics:
+    """The figures over the runs read (invalid runs are left out; they are counted apart). Task completion and
+    escalation success are measured on the fully judged runs (passed or deviating): a run whose evidence is missing
+    cannot show either. In a suite of `handoff_suites` a correct hand-off completes the task."""
+    read = [r for r in results if r.verdict != "invalid"]
+    judged = [r for r in read if r.verdict in ("pass", "deviation")]
+    m = Metrics(runs=len(read))
+    m.passed = sum(r.verdict == "pass" for r in read)
+    m.deviations = sum(r.verdict == "deviation" for r in read)
+    m.not_judged = sum(r.verdict == "not_judged" for r in read)
+    m.fully_judged = len(judged)
+    with_intent = [r for r in read if r.expected_intent is not None]
     m.intent_runs = len(with_intent)
     m.intent_correct = sum(r.intent == r.expected_intent for r in with_intent)
     m.intent_accuracy = _ratio(m.intent_correct, m.intent_runs)
-    m.completed = sum(r.completed for r in judged)
-    m.task_completion_rate = _ratio(m.completed, m.runs)
+    m.completed = sum(r.completed or (r.handed_off and r.suite in handoff_suites) for r in judged)
+    m.task_completion_rate = _ratio(m.completed, m.fully_judged)
     m.escalation_runs = sum(r.escalation_expected for r in judged)
     m.escalated = sum(r.escalation_expected and r.escalated for r in judged)
     m.escalation_success_rate = _ratio(m.escalated, m.escalation_runs)
-    m.critical_failures = sum(r.critical for r in judged)
+    m.critical_failures = sum(r.critical for r in read)
     return m
 
 
-def by_suite(results: list[RunResult]) -> dict[str, Metrics]:
+def by_suite(results: list[RunResult], handoff_suites: frozenset[str] = frozenset()) -> dict[str, Metrics]:
     suites = sorted({r.suite for r in results if r.suite is not None})
-    return {s: metrics([r for r in results if r.suite == s]) for s in suites}
+    return {s: metrics([r for r in results if r.suite == s], handoff_suites) for s in suites}
+
+
+def signature(d: DeviationOut) -> str:
+    """type, element and the recorded source: `forbidden_call at forbidden:cancel_other_order, source
+    model_inference`."""
+    text = d.type + (f" at {d.element}" if d.element else "")
+    return text + (f", source {d.source}" if d.source else "")
 
 
 def distribution(results: list[RunResult]) -> Distribution:
     devs = [r.deviation for r in results if r.deviation is not None]
     types = Counter(d.type for d in devs)
-    elements = Counter(d.element or "(none)" for d in devs)
+    elements = Counter(d.element or "(no model element)" for d in devs)
+    signatures = Counter(signature(d) for d in devs)
     order = lambda c: dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))  # noqa: E731 - most frequent first
-    return Distribution(by_type=order(types), by_element=order(elements))
+    return Distribution(by_type=order(types), by_element=order(elements), by_signature=order(signatures))
+
+
+def groups(results: list[RunResult], key: str, handoff_suites: frozenset[str] = frozenset()) -> list[Group]:
+    """Every run metric and the first-deviation distribution per value of `key` (GROUP_KEYS), values in order,
+    runs that do not say last."""
+    def value(r: RunResult) -> str | None:
+        field = GROUP_KEYS[key]
+        return r.suite if field is None else getattr(r.context, field)
+
+    said: list[str] = sorted({v for r in results if (v := value(r)) is not None})
+    values: list[str | None] = [*said, *([None] if any(value(r) is None for r in results) else [])]
+    out = []
+    for v in values:
+        chosen = [r for r in results if value(r) == v]
+        out.append(Group(key=key, value=v, metrics=metrics(chosen, handoff_suites),
+                         first_deviations=distribution(chosen)))
+    return out
 
 
 # What mbt can say about seed 000's `report_separately` names, and why not for the others.
 def separately(names: list[str], results: list[RunResult], tool_errors: int) -> list[Separate]:
-    judged = [r for r in results if r.verdict != "invalid"]
+    judged = [r for r in results if r.verdict in ("pass", "deviation")]
     out = []
     for name in names:
         if name == "fallback_rate":
             out.append(Separate(name=name, value=_ratio(sum(r.escalation_expected for r in judged), len(judged)),
-                                note="runs the model hands off / judged runs"))
+                                note=f"runs the model hands off / fully judged runs ({len(judged)})"))
         elif name == "integration_failures":
             out.append(Separate(name=name, value=tool_errors, note="tool results that are errors"))
         elif name == "context_failures":

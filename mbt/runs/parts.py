@@ -18,6 +18,7 @@ from mbt.measure import parallel
 from mbt.measure.coverage import CoverageReport
 from mbt.model.common import ModelBase
 from mbt.runs.judge import Verdict
+from mbt.runs.loop import LoopRules
 from mbt.runs.measure import RunTally
 from mbt.runs.reader import read_files, run_files
 from mbt.runs.results import RunResult
@@ -35,6 +36,7 @@ class Judged:
     files: list[str]
     invalid: list[InvalidRun]
     results: list[RunResult]
+    unread: list[str]
     through: dict[str, list[int]]
     tool_errors: int
     verdicts: list[Verdict] = field(default_factory=list)
@@ -49,23 +51,25 @@ def fingerprint(tally: RunTally) -> str:
 def judge_files(tally: RunTally, files: list[tuple[str, str]]) -> Judged:
     """Read and judge the runs of these files with `tally` (fresh: its counts become the part's), a file at a time
     (its runs are judged before the next file is read)."""
-    out = Judged([], [], tally.results, tally.through, 0, tally.verdicts)
+    out = Judged([], [], tally.results, [], tally.through, 0, tally.verdicts)
     for item in files:
         runset = read_files([item])
         out.files.extend(runset.files)
         out.invalid.extend(runset.invalid)
+        out.unread.extend(runset.unread)
         for run in runset.runs:
             tally.add(run)
     out.tool_errors = tally.tool_errors
     return out
 
 
-def judge_part(model_paths: list[str], use_cache: bool, expected: str, files: list[tuple[str, str]]) -> Judged:
+def judge_part(model_paths: list[str], use_cache: bool, expected: str, files: list[tuple[str, str]],
+               loop: LoopRules | None = None) -> Judged:
     """On a Dask worker: load the models from their paths (or the compiled-model cache, as this process wrote it),
     check they are this run's, judge the part's files."""
     from mbt.cache import load_compiled  # the worker loads the models itself
 
-    tally = RunTally(load_compiled(model_paths, use_cache).models, None)
+    tally = RunTally(load_compiled(model_paths, use_cache).models, None, loop=loop)
     found = fingerprint(tally)
     if found != expected:  # other files at those paths on this worker: its counts would not be this run's
         raise RuntimeError(f"the worker's models differ from this run's ({found[:12]} != {expected[:12]})")
@@ -89,7 +93,7 @@ def split_files(files: list[tuple[str, str]], parts: int) -> list[list[tuple[str
     return groups
 
 
-def merge(tally: RunTally, judged: Judged) -> tuple[list[str], list[InvalidRun]]:
+def merge(tally: RunTally, judged: Judged) -> tuple[list[str], list[InvalidRun], list[str]]:
     """Add a part's results to `tally` (after the earlier parts'); its files and unreadable runs, for the report."""
     tally.results.extend(judged.results)
     for name, counts in judged.through.items():
@@ -98,23 +102,24 @@ def merge(tally: RunTally, judged: Judged) -> tuple[list[str], list[InvalidRun]]
             mine[i] += count
     tally.tool_errors += judged.tool_errors
     tally.verdicts.extend(judged.verdicts)
-    return judged.files, judged.invalid
+    return judged.files, judged.invalid, judged.unread
 
 
 def judge_in_parts(engine: Any, models: list[ModelBase], model_paths: list[str], run_paths: list[str],
-                   coverage: CoverageReport, jobs: int | None = None) -> tuple[RunSet, RunTally]:
+                   coverage: CoverageReport, jobs: int | None = None, loop: LoopRules | None = None
+                   ) -> tuple[RunSet, RunTally]:
     """Judge the runs' files in parts: with `engine` (a mbt.measure.distributed.DaskEngine) `engine.workers + 1` of
     them, the first here and each later one on a Dask worker; else, when the files hold PARALLEL_MIN_BYTES or more,
     `jobs` parts (default: the machine's cores), the first here and the others in forked
     workers. The RunSet holds the files and unreadable runs, not the runs."""
     files = run_files(run_paths)
-    tally = RunTally(models, coverage)
+    tally = RunTally(models, coverage, loop=loop)
     started: Any
     if engine is not None:
         groups = split_files(files, engine.workers + 1)
         later = groups[1:]
         expected = fingerprint(tally)
-        calls = [(model_paths, engine.use_cache, expected, group) for group in later]
+        calls = [(model_paths, engine.use_cache, expected, group, tally.loop) for group in later]
         started = engine.submit_all(judge_part, calls, lambda i: judge_files(tally.fresh(), later[i]))
     else:
         count = (parallel.default_jobs() if jobs is None else jobs) if parallel.available() else 1
@@ -127,8 +132,10 @@ def judge_in_parts(engine: Any, models: list[ModelBase], model_paths: list[str],
         first = judge_files(tally, groups[0])
         runset.files.extend(first.files)
         runset.invalid.extend(first.invalid)
+        runset.unread.extend(first.unread)
     for judged in started.results():
-        part_files, invalid = merge(tally, judged)
+        part_files, invalid, unread = merge(tally, judged)
         runset.files.extend(part_files)
         runset.invalid.extend(invalid)
+        runset.unread.extend(unread)
     return runset, tally

@@ -29,12 +29,32 @@ def _files(paths: list[str]) -> list[tuple[Path, str]]:
     return out
 
 
+def _decode(text: str, shown: str, line: int | None) -> Any:
+    """One JSON value; raises InvalidRunError with the place. Besides syntax errors, json refuses integers past
+    Python's digit limit (ValueError) and recurses once per nesting level (RecursionError)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        at = f"{shown}:{err.lineno if line is None else line}:{err.colno}"
+        raise InvalidRunError(InvalidRun(at, f"not valid JSON: {err.msg}")) from None
+    except RecursionError:
+        raise InvalidRunError(InvalidRun(f"{shown}:{line or 1}:1", "JSON nested too deeply to read")) from None
+    except ValueError as err:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        raise InvalidRunError(InvalidRun(f"{shown}:{line or 1}:1", f"not usable JSON: {err}")) from None
+
+
+class InvalidRunError(ValueError):
+    def __init__(self, invalid: InvalidRun):
+        super().__init__(invalid.message)
+        self.invalid = invalid
+
+
 def _documents(text: str, shown: str, jsonl: bool, invalid: list[InvalidRun]) -> list[tuple[int | None, Any]]:
     if not jsonl:
         try:
-            return [(None, json.loads(text))]
-        except json.JSONDecodeError as err:
-            invalid.append(InvalidRun(f"{shown}:{err.lineno}:{err.colno}", f"not valid JSON: {err.msg}"))
+            return [(None, _decode(text, shown, None))]
+        except InvalidRunError as err:
+            invalid.append(err.invalid)
             return []
     docs: list[tuple[int | None, Any]] = []
     for number, line in enumerate(text.split("\n"), start=1):  # "\n" only: U+2028 may sit inside a JSON string
@@ -42,9 +62,9 @@ def _documents(text: str, shown: str, jsonl: bool, invalid: list[InvalidRun]) ->
         if not stripped:
             continue
         try:
-            docs.append((number, json.loads(stripped)))
-        except json.JSONDecodeError as err:
-            invalid.append(InvalidRun(f"{shown}:{number}:{err.colno}", f"not valid JSON: {err.msg}"))
+            docs.append((number, _decode(stripped, shown, number)))
+        except InvalidRunError as err:
+            invalid.append(err.invalid)
     return docs
 
 
@@ -81,11 +101,13 @@ def read_files(files: list[tuple[str, str]]) -> RunSet:
             if reader is None:
                 where = f"{shown}:{line}" if line is not None else shown
                 out.invalid.append(InvalidRun(where, "neither an OTLP trace (`resourceSpans`, or a span with `traceId` "
-                                                     "and `spanId`) nor a transcript (`messages`, `session_id`)"))
+                                                     "and `spanId`) nor a transcript (`messages`, `session_id`, "
+                                                     "a list of messages or of turn results)"))
                 continue
             groups.setdefault(reader.name, (reader, []))[1].append((line, doc))
         for reader, found in groups.values():
-            runs, problems = reader.reader()(shown, found)
+            runs, problems, unread = reader.reader()(shown, found)
             out.runs.extend(runs)
             out.invalid.extend(InvalidRun(where, message) for where, message in problems)
+            out.unread.extend(f"{shown}: {note}" for note in unread)
     return out

@@ -9,6 +9,7 @@ from typing import Any
 
 from mbt.model.fsm import FsmModel
 from mbt.runs.judge import Verdict
+from mbt.runs.loop import LOOP_DEVIATIONS
 from mbt.runs.redact import Redaction
 
 # Deviations whose golden asserts the model's call at the turn that should have made it.
@@ -77,6 +78,10 @@ def regression_goldens(verdicts: list[Verdict], models: dict[str, Any], redactio
     skipped: list[str] = []
     for v in verdicts:
         if v.deviation is None or v.invalid is not None:
+            continue
+        if v.deviation.type in LOOP_DEVIATIONS:  # the turn loop's, not the model's: a golden cannot assert it
+            skipped.append(f"{v.run.where} ({v.run.id}): {v.deviation.type} is a turn-loop deviation, which a "
+                           "golden of the model cannot assert: no golden")
             continue
         case = regression_case(v, models[v.model], redaction)
         if case is None:

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from mbt.measure.coverage import CoverageReport, GateResult
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
 
 
 class DeviationOut(BaseModel):
@@ -23,6 +23,44 @@ class DeviationOut(BaseModel):
     expected: Any = None
     actual: Any = None
     source: str | None = None
+    sources: dict[str, str] = Field(default_factory=dict)  # every recorded argument source of the call
+
+
+class Evidence(BaseModel):
+    """What one run exposed (docs/runs.md, "The evidence contract"): counts of each kind of evidence."""
+
+    steps: int = 0
+    user_texts: int = 0
+    assistant_texts: int = 0
+    tool_calls: int = 0
+    tool_calls_with_arguments: int = 0
+    argument_sources: int = 0  # tool calls that record where an argument came from
+    tool_results: int = 0
+    state_exports: int = 0
+    turn_records: int = 0  # seed 003's per-turn records
+    stop_reasons: int = 0
+    usage: bool = False  # token usage recorded
+    records_tool_calls: bool = True  # False: the run's format cannot show calls (a session store, turn results)
+
+
+class Context(BaseModel):
+    """Seed 002's first layer, per run: versions, model, environment, conversation, usage, time per segment."""
+
+    service_name: str | None = None
+    service_version: str | None = None
+    request_model: str | None = None
+    response_model: str | None = None
+    prompt_version: str | None = None
+    tool_schema_version: str | None = None
+    environment: str | None = None
+    conversation_id: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    wall_ms: float | None = None
+    model_ms: float | None = None
+    tool_ms: float | None = None
+    retries: int = 0
+    retry_ms: float | None = None
 
 
 class RunResult(BaseModel):
@@ -31,8 +69,14 @@ class RunResult(BaseModel):
     format: str
     model: str | None
     suite: str | None
-    verdict: str  # pass | deviation | invalid
+    verdict: str  # pass | deviation | not_judged | invalid
     steps: int
+    file: str = ""
+    not_judged: list[str] = Field(default_factory=list)  # what was not judged, and why (any verdict may have some)
+    evidence: Evidence = Field(default_factory=Evidence)
+    context: Context = Field(default_factory=Context)
+    notes: list[str] = Field(default_factory=list)  # telemetry the reader read as nothing
+    handed_off: bool = False  # judged without deviation or gap, ending in a final state by a correct hand-off
     deviation: DeviationOut | None = None
     invalid: str | None = None
     critical: bool = False
@@ -46,11 +90,14 @@ class RunResult(BaseModel):
 
 
 class Metrics(BaseModel):
-    """Run-level figures (docs/runs.md gives each rule); a ratio is None when its denominator is 0."""
+    """Run-level figures (docs/runs.md gives each rule); a ratio is None when its denominator is 0, and each ratio's
+    denominator is a field of its own (every figure says over how many runs it was measured)."""
 
-    runs: int = 0  # judged runs (invalid ones are not)
+    runs: int = 0  # runs read and judged or not judged (invalid ones are counted apart)
     passed: int = 0
     deviations: int = 0
+    not_judged: int = 0  # runs with no deviation found and some evidence missing
+    fully_judged: int = 0  # passed + deviations: the denominator of task completion
     intent_runs: int = 0  # runs with an expected intent
     intent_correct: int = 0
     intent_accuracy: float | None = None
@@ -63,10 +110,22 @@ class Metrics(BaseModel):
 
 
 class Distribution(BaseModel):
-    """First deviations counted by type and by model element (seed 002: what guides engineering work)."""
+    """First deviations counted by type and by model element (seed 002: what guides engineering work), and by
+    signature: type, element and the call's argument source together ("forbidden_call after a multi-candidate
+    lookup, source model_inference")."""
 
     by_type: dict[str, int] = Field(default_factory=dict)
     by_element: dict[str, int] = Field(default_factory=dict)
+    by_signature: dict[str, int] = Field(default_factory=dict)
+
+
+class Group(BaseModel):
+    """`--group-by KEY`: the runs of one value side by side with the others (seed 002: "version B: ...")."""
+
+    key: str
+    value: str | None  # None: runs that do not say
+    metrics: Metrics
+    first_deviations: Distribution
 
 
 class UsageRow(BaseModel):
@@ -101,6 +160,10 @@ class Separate(BaseModel):
 class RunsReport(BaseModel):
     schema_version: str = SCHEMA_VERSION
     files: list[str] = Field(default_factory=list)
+    unread: list[str] = Field(default_factory=list)  # per file: telemetry attributes no mapping reads
+    goldens_given: bool = False
+    group_by: str | None = None
+    groups: list[Group] = Field(default_factory=list)
     runs: list[RunResult] = Field(default_factory=list)
     invalid: list[str] = Field(default_factory=list)  # file:line: message
     metrics: Metrics = Field(default_factory=Metrics)

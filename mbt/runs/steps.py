@@ -1,13 +1,20 @@
-"""The observed-step model: what every reader turns one run (a trace, a transcript) into."""
+"""The observed-step model: what every reader turns one run (a trace, a transcript, a session) into.
+
+Besides its steps, a run carries what it says about itself (suite, intent, precondition), its context (versions,
+model, environment, conversation, token usage and time per segment: seed 002's first layer), the turn records of a
+turn loop (seed 003), and what its reader knows it could not see (`gaps`): the evidence contract of docs/runs.md
+starts from these.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mbt.model.fsm import ARGUMENT_SOURCES
+
 StepKind = Literal["user", "assistant", "tool_call", "tool_result"]
-# Where a tool argument came from (seed 002's second layer; not in the OpenTelemetry conventions: docs/runs.md).
-ARGUMENT_SOURCES = ("user_input", "retrieval", "memory", "model_inference")
+__all__ = ["ARGUMENT_SOURCES", "InvalidRun", "ObservedRun", "ObservedStep", "RunContext", "RunSet", "TurnRecord"]
 
 
 @dataclass(slots=True)
@@ -30,6 +37,51 @@ class ObservedStep:
 
 
 @dataclass(slots=True)
+class TurnRecord:
+    """One turn of a turn loop as seed 003's `TurnResult` records it: what the router matched (candidates, not
+    calls), how the turn stopped, what it cost. `step` is the index (0-based) of the turn's first observed step."""
+
+    where: str
+    step: int
+    prompt: str
+    output: str | None = None
+    matched_commands: tuple[str, ...] | None = None
+    matched_tools: tuple[str, ...] | None = None
+    stop_reason: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(slots=True)
+class RunContext:
+    """Seed 002's first layer: which release, model and prompt produced the run, where, and what it cost.
+    A field is None when the run does not say (docs/runs.md names the attribute each is read from)."""
+
+    service_name: str | None = None
+    service_version: str | None = None  # the agent's version (`service.version`)
+    request_model: str | None = None
+    response_model: str | None = None
+    prompt_version: str | None = None
+    tool_schema_version: str | None = None
+    environment: str | None = None
+    conversation_id: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    wall_ms: float | None = None  # first start to last end
+    model_ms: float | None = None  # model calls (chat spans)
+    tool_ms: float | None = None  # tool executions
+    retries: int = 0  # tool calls repeated after an error result of the same tool
+    retry_ms: float | None = None  # time spent in those repeated calls
+
+
+# `mbt runs --group-by KEY`: the context field each key names (`suite` is the run's own field).
+GROUP_KEYS: dict[str, str | None] = {"version": "service_version", "model": "response_model",
+                                     "request_model": "request_model", "prompt": "prompt_version",
+                                     "tool_schema": "tool_schema_version", "environment": "environment",
+                                     "service": "service_name", "suite": None}
+
+
+@dataclass(slots=True)
 class ObservedRun:
     """One run: its steps in order, and what it says about itself (suite, expected intent, starting state)."""
 
@@ -42,7 +94,17 @@ class ObservedRun:
     expected_intent: str | None = None
     intent: str | None = None  # the intent the agent exposed, if it did
     precondition: dict[str, Any] = field(default_factory=dict)
-    format: str = ""  # otlp | otlp-spans | messages | session
+    format: str = ""  # otlp | otlp-spans | messages | session | turns
+    context: RunContext = field(default_factory=RunContext)
+    turns: list[TurnRecord] = field(default_factory=list)  # seed 003's per-turn records, when the run has them
+    # What the run's format cannot show, as its reader knows it (e.g. a session store records no tool calls):
+    # the judge reports a criterion that needs it as not judged.
+    records_tool_calls: bool = True
+    records_assistant_texts: bool = True
+    structured_output: bool | None = None  # the run says its outputs must be JSON (seed 003's `structured_output`)
+    max_turns: int | None = None  # budgets the run's own configuration declares (seed 003's QueryEngineConfig)
+    max_budget_tokens: int | None = None
+    notes: list[str] = field(default_factory=list)  # what the reader read as nothing, said once per run
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,3 +123,4 @@ class RunSet:
     runs: list[ObservedRun] = field(default_factory=list)
     invalid: list[InvalidRun] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # per file: telemetry attributes no mapping reads (loud renames)

@@ -8,6 +8,7 @@ metrics from its own verdicts. Element ids come from mbt.elements.fsm's id funct
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,11 @@ class JudgeVerdict:
     handed_off: bool = False
     intent: str | None = None
     through: set[str] = field(default_factory=set)  # state and transition ids the run passed through
+    gaps: int = 0  # evidence the model needed and the run did not show
+
+    @property
+    def not_judged(self) -> bool:
+        return not self.invalid and self.type is None and self.gaps > 0
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -48,6 +54,36 @@ def _bind_text(model: FsmModel, text: str) -> tuple[str, dict] | None:
             if m:
                 return b.event, {k: v for k, v in m.groupdict().items() if v is not None}
     return None
+
+
+def _value_at(args: dict, path: str) -> tuple[bool, Any]:
+    """A dotted argument path in nested objects, walking every way of splitting it at dots (literal keys first)."""
+    if path in args:
+        return True, args[path]
+    parts = path.split(".")
+    for cut in range(1, len(parts)):
+        head, rest = ".".join(parts[:cut]), ".".join(parts[cut:])
+        if isinstance(args.get(head), dict):
+            found, value = _value_at(args[head], rest)
+            if found:
+                return True, value
+    return False, None
+
+
+def _leaves(args: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, x in args.items():
+        if isinstance(x, dict) and x:
+            out.update(_leaves(x, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = x
+    return out
+
+
+def _source(sources: dict, path: str) -> str | None:
+    parts = path.split(".")
+    found = [sources[".".join(parts[:n])] for n in range(1, len(parts) + 1) if ".".join(parts[:n]) in sources]
+    return found[-1] if found else None
 
 
 def _handles(model: FsmModel, state: str, event: str) -> bool:
@@ -109,6 +145,8 @@ def judge(model: FsmModel, run: ObservedRun) -> JudgeVerdict:
             intents.setdefault(b.event, b.pattern)
     v.intent = run.intent
     first_user = True
+    tools = run.records_tool_calls and any(s.kind in ("tool_call", "tool_result") for s in run.steps)
+    tool_events = {b.event for b in model.tool_bindings}
 
     def deviate(kind: str, n: int, element: str) -> None:
         v.type, v.step, v.element = kind, n, element
@@ -129,17 +167,38 @@ def judge(model: FsmModel, run: ObservedRun) -> JudgeVerdict:
                 break
             continue
         if step.kind == "tool_call":
+            env = dict(rm.variables)
+            env.update({f"discarded.{k}": x for k, x in rm.discarded.items()})
+            env.update({f"args.{k}": x for k, x in (step.args or {}).items()})
+            env.update({f"args.{k}": x for k, x in _leaves(step.args or {}).items()})
+            by_source = []
+            for f in reacting:
+                if f.effect is None or f.effect.kind != "call" or f.effect.tool != step.tool or not f.effect.sources:
+                    continue
+                if f.effect.condition is not None and (step.args is None or not value_of(f.effect.condition, env)):
+                    continue
+                recorded = {path: _source(step.sources, path) for path in f.effect.sources}
+                if any(x is None for x in recorded.values()):
+                    v.gaps += 1
+                elif all(recorded[path] in names for path, names in f.effect.sources.items()):
+                    by_source.append(f)
+            if by_source:
+                deviate("forbidden_call", n, ids.forbidden_id(by_source[0]))
+                break
             match = [o for o in owed if o[0] == step.tool]
             if match:
                 tool, expected, element = match[0]
                 owed.remove(match[0])
                 seen.append((step.tool, step.args))
+                if step.args is None and expected:
+                    v.gaps += 1
                 if step.args is not None:
                     bad = None
                     for name, value in expected.items():
-                        if name not in step.args:
+                        found, actual = _value_at(step.args, name)
+                        if not found:
                             bad = "missing_argument"
-                        elif not _same(step.args[name], value):
+                        elif not _same(actual, value):
                             bad = "wrong_argument"
                         if bad:
                             break
@@ -151,11 +210,8 @@ def judge(model: FsmModel, run: ObservedRun) -> JudgeVerdict:
                 continue
             forbidden = []
             for f in reacting:
-                if f.effect is None or f.effect.kind != "call" or f.effect.tool != step.tool:
+                if f.effect is None or f.effect.kind != "call" or f.effect.tool != step.tool or f.effect.sources:
                     continue
-                env = dict(rm.variables)
-                env.update({f"discarded.{k}": x for k, x in rm.discarded.items()})
-                env.update({f"args.{k}": x for k, x in (step.args or {}).items()})
                 if f.effect.condition is None or value_of(f.effect.condition, env):
                     forbidden.append(f)
             if forbidden:
@@ -169,6 +225,9 @@ def judge(model: FsmModel, run: ObservedRun) -> JudgeVerdict:
             break
         if step.kind == "tool_result" and not any(b.tool == step.tool for b in model.tool_bindings):
             continue  # a result no `bind tool` speaks of: listed, not judged
+        if owed and not tools:  # calls the run cannot show: not judged
+            v.gaps += len(owed)
+            owed = []
         if owed:
             deviate("missing_call", n, owed[0][2])
             break
@@ -184,6 +243,9 @@ def judge(model: FsmModel, run: ObservedRun) -> JudgeVerdict:
             break
         event, args = bound
         before = rm.state
+        if not tools and not _handles(model, before, event) and any(_handles(model, before, e) for e in tool_events):
+            v.gaps += 1  # the model waits for a tool result the run cannot show: the judgement stops here
+            break
         env = dict(rm.variables)
         env.update({f"discarded.{k}": x for k, x in rm.discarded.items()})
         env.update({p.name: args.get(p.name) for p in model.events[event].params})
@@ -206,28 +268,70 @@ def judge(model: FsmModel, run: ObservedRun) -> JudgeVerdict:
                 deviate("wrong_state", n, last_transition)
                 break
     else:
-        if owed:
+        if owed and tools:
             deviate("missing_call", len(run.steps), owed[0][2])
+        elif owed:
+            v.gaps += len(owed)
+    _loop(run, v)
+    speaks = bool(model.claims) or any(f.effect is not None and f.effect.kind == "say" for f in model.forbids)
+    if v.type is None and not run.steps:
+        v.gaps += 1
+    if v.type is None and speaks and (not run.records_assistant_texts
+                                      or all(s.kind != "assistant" for s in run.steps)):
+        v.gaps += 1
     v.final_state = rm.state
-    v.completed = v.type is None and rm.state in success
+    v.completed = v.type is None and v.gaps == 0 and rm.state in success
     return v
 
 
+def _loop(run: ObservedRun, v: JudgeVerdict) -> None:
+    """Seed 003's loop under the run's own configuration (docs/runs.md, section 3): the earliest finding, taken over
+    the model's deviation when it comes at the same step or earlier."""
+    found: list[tuple[int, str]] = []
+    stops = [i for i, t in enumerate(run.turns[:-1]) if t.stop_reason not in (None, "completed")]
+    if stops:
+        found.append((run.turns[stops[0] + 1].step + 1, "continued_after_stop"))
+    if run.max_turns is not None and len(run.turns) > run.max_turns:
+        found.append((run.turns[run.max_turns].step + 1, "over_turn_budget"))
+    if run.max_budget_tokens is not None:
+        total = 0
+        for t in run.turns:
+            total += (t.input_tokens or 0) + (t.output_tokens or 0)
+            if total > run.max_budget_tokens:
+                found.append((t.step + 1, "over_token_budget"))
+                break
+    if run.structured_output:
+        for n, s in enumerate(run.steps, start=1):
+            if s.kind == "assistant":
+                try:
+                    json.loads(s.text or "")
+                except ValueError:
+                    found.append((n, "invalid_structured_output"))
+                    break
+    if found:
+        step, kind = min(found)
+        if v.type is None or step <= (v.step or 0):
+            v.type, v.step, v.element, v.completed = kind, step, None, False
+
+
 def metrics(pairs: list[tuple[ObservedRun, JudgeVerdict]], severities: dict[str, str]) -> dict[str, Any]:
-    """docs/runs.md's run metrics, counted from the judge's verdicts."""
-    judged = [(r, v) for r, v in pairs if not v.invalid]
-    with_intent = [(r, v) for r, v in judged if r.expected_intent is not None]
-    hands_off = [(r, v) for r, v in judged if v.hands_off]
+    """docs/runs.md's run metrics, counted from the judge's verdicts: task completion and escalation success over the
+    fully judged runs (passed or deviating), the rest over every run read."""
+    read = [(r, v) for r, v in pairs if not v.invalid]
+    full = [(r, v) for r, v in read if not v.not_judged]
+    with_intent = [(r, v) for r, v in read if r.expected_intent is not None]
+    hands_off = [(r, v) for r, v in full if v.hands_off]
 
     def ratio(a: int, b: int) -> float | None:
         return a / b if b else None
 
     return {
-        "runs": len(judged),
-        "passed": sum(v.type is None for _, v in judged),
+        "runs": len(read),
+        "passed": sum(v.type is None and not v.not_judged for _, v in read),
+        "not_judged": sum(v.not_judged for _, v in read),
         "intent_accuracy": ratio(sum(v.intent == r.expected_intent for r, v in with_intent), len(with_intent)),
-        "task_completion_rate": ratio(sum(v.completed for _, v in judged), len(judged)),
+        "task_completion_rate": ratio(sum(v.completed for _, v in full), len(full)),
         "escalation_success_rate": ratio(sum(v.handed_off for _, v in hands_off), len(hands_off)),
         "critical_failures": sum(v.type is not None and severities.get(v.element or "", "medium")
-                                 in ("high", "critical") for _, v in judged),
+                                 in ("high", "critical") for _, v in read),
     }

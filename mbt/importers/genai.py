@@ -1,0 +1,468 @@
+"""GenAI telemetry read as observed steps: one trace's decoded spans -> one run, whichever shape its spans use.
+
+Each shape has one mapping here, and docs/runs.md lists every attribute each reads:
+
+- **current**: the GenAI semantic conventions' attributes: `gen_ai.operation.name`; `gen_ai.input.messages` /
+  `gen_ai.output.messages` on model spans; `gen_ai.tool.name`, `gen_ai.tool.call.arguments` and `.result` on
+  `execute_tool` spans.
+- **events**: the conventions' earlier span events (v1.36 and before): `gen_ai.system.message`,
+  `gen_ai.user.message`, `gen_ai.assistant.message`, `gen_ai.tool.message` (the prompt), `gen_ai.choice` (the
+  reply), each body in `gen_ai.event.content` (or flattened into the event's attributes); and the oldest
+  `gen_ai.content.prompt` / `gen_ai.content.completion` events (`gen_ai.prompt` / `gen_ai.completion`).
+- **openllmetry**: Traceloop's attributes: `gen_ai.prompt.N.role` / `.content` / `.tool_call_id`,
+  `gen_ai.completion.N.*` with `gen_ai.completion.N.tool_calls.M.name` / `.arguments` / `.id`, `llm.request.type`;
+  tool spans with `traceloop.span.kind = tool`, `traceloop.entity.name`, `.input` (`{"args": [], "kwargs": {}}`) and
+  `.output`.
+
+What a mapping does not read is never silently nothing: every attribute that looks like GenAI telemetry and that no
+mapping reads or knowingly passes over is counted (`unread`), so a renamed field is loud.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from mbt.runs.steps import ObservedRun, ObservedStep, RunContext
+
+# Operation names of the GenAI conventions.
+MODEL_OPERATIONS = ("chat", "text_completion", "generate_content")
+TOOL_OPERATION = "execute_tool"
+AGENT_OPERATION = "invoke_agent"
+IGNORED_OPERATIONS = ("create_agent", "embeddings", "retrieval")
+KNOWN_OPERATIONS = MODEL_OPERATIONS + (TOOL_OPERATION, AGENT_OPERATION) + IGNORED_OPERATIONS
+
+# Attribute prefixes of GenAI telemetry (the conventions, OpenLLMetry, OpenInference, the Vercel AI SDK, mbt's own):
+# an attribute under one of them that no mapping reads is reported as unread.
+GENAI_PREFIXES = ("gen_ai.", "llm.", "traceloop.", "openinference.", "ai.", "mbt.")
+# Attributes known and deliberately not used for judging (request parameters, ids, provider names, ...).
+_PASSED_OVER = re.compile(r"""^(?:
+    gen_ai\.(?:system|provider\.name|output\.type|system_instructions|data_source\.id|token\.type
+              |request\.(?!model$)[a-z_.]+|response\.(?:id|finish_reasons)|usage\.[a-z_.]+|agent\.[a-z_.]+
+              |tool\.(?:call\.id|type|description|definitions)|openai\.[a-z_.]+|embeddings\.[a-z_.]+)
+  | llm\.(?:is_streaming|usage\.[a-z_.]+|headers|user|top_k|frequency_penalty|presence_penalty|chat\.stop_sequences
+           |request\.(?:functions\.[A-Za-z0-9_.]+|repetition_penalty)|response\.(?:finish_reason|stop_reason))
+  | traceloop\.(?:workflow\.name|entity\.path|entity\.version|association\.properties\.[A-Za-z0-9_.]+|span\.kind
+                 |entity\.name|entity\.input|entity\.output)
+)$""", re.X)
+# mbt's own attributes (docs/runs.md), read wherever they appear.
+MBT_RUN_ATTRIBUTES = {"mbt.model": "model", "mbt.run.suite": "suite", "mbt.run.expected_intent": "expected_intent",
+                      "mbt.run.intent": "intent"}
+MBT_TOOL_ATTRIBUTES = ("mbt.tool.argument_sources", "mbt.state.before", "mbt.state.after", "mbt.idempotency_key")
+CONTEXT_ATTRIBUTES = {"service.name": "service_name", "service.version": "service_version",
+                      "gen_ai.request.model": "request_model", "gen_ai.response.model": "response_model",
+                      "app.prompt.version": "prompt_version", "app.tool_schema.version": "tool_schema_version",
+                      "deployment.environment.name": "environment", "deployment.environment": "environment",
+                      "gen_ai.conversation.id": "conversation_id"}
+INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
+OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
+# The earlier conventions' events: the prompt's messages by role, and the reply.
+MESSAGE_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
+                  "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}
+CHOICE_EVENT = "gen_ai.choice"
+LEGACY_EVENTS = {"gen_ai.content.prompt": "gen_ai.prompt", "gen_ai.content.completion": "gen_ai.completion"}
+_INDEXED = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
+_INDEXED_FIELDS = re.compile(r"^(?:role|content|tool_call_id|finish_reason|name|tool_calls\.\d+\.(?:id|name|arguments)"
+                             r"|function_call\.(?:name|arguments))$")
+_DIGITS = re.compile(r"\.\d+(?=\.|$)")
+MAX_JSON_DEPTH = 200  # deeper JSON in an attribute is kept as text: json.loads recurses once per level
+
+
+class TraceProblem(ValueError):
+    """A trace no run can be built from (the caller adds its location)."""
+
+
+@dataclass
+class Message:
+    """One chat message, whatever shape carried it."""
+
+    role: str
+    text: str | None = None
+    tool_calls: list[tuple[str | None, str, Any]] = field(default_factory=list)  # (id, name, raw arguments)
+    tool_call_id: str | None = None
+    content: Any = None  # a tool message's raw content (its result)
+
+
+def decode_json(value: Any) -> Any:
+    """Attributes carrying structure are JSON strings (`gen_ai.tool.call.arguments`, ...); text that is not JSON, or
+    is nested too deep to decode safely, stays text."""
+    if not isinstance(value, str):
+        return value
+    depth = 0
+    for ch in value:  # a cheap bound on nesting before json.loads recurses into it
+        if ch in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return value
+        elif ch in "]}":
+            depth -= 1
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):  # ValueError covers digit strings past Python's int limit
+        return value
+
+
+def tool_error(result: Any) -> str | None:
+    """The error type of a tool result object (`{"error": "TIMEOUT"}`, `{"error": {"type": ...}}`), else None."""
+    error = result.get("error") if isinstance(result, dict) else None
+    if isinstance(error, dict):
+        error = error.get("type") or error.get("code") or "error"
+    return None if error is None or error is False else str(error)
+
+
+def _text(content: Any) -> str | None:
+    """The text of a content value: a string, or the text parts of a list (OpenAI `{"type": "text", "text"}`,
+    GenAI `{"type": "text", "content"}`)."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", p.get("content")) for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        return "".join(str(p) for p in parts if p is not None) if parts else None
+    return None
+
+
+def _message(raw: Any, role: str | None = None) -> Message | None:
+    """A message from an OpenAI-style or GenAI-parts object; None when it is not one."""
+    raw = decode_json(raw)
+    if not isinstance(raw, dict):
+        return None
+    if isinstance(raw.get("message"), dict):  # a choice: {"index", "finish_reason", "message"}
+        raw = raw["message"]
+    msg = Message(role=str(raw.get("role") or role or ""))
+    msg.tool_call_id = str(raw["id"]) if msg.role == "tool" and raw.get("id") is not None else None
+    if raw.get("tool_call_id") is not None:
+        msg.tool_call_id = str(raw["tool_call_id"])
+    content = raw.get("content")
+    msg.text = _text(content)
+    msg.content = content
+    for call in raw.get("tool_calls") or []:
+        if isinstance(call, dict):
+            fn: dict = call["function"] if isinstance(call.get("function"), dict) else call
+            if fn.get("name"):
+                msg.tool_calls.append((str(call["id"]) if call.get("id") is not None else None, str(fn["name"]),
+                                       fn.get("arguments")))
+    for part in raw.get("parts") or []:  # the current conventions' message parts
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "text":
+            msg.text = (msg.text or "") + str(part.get("content", ""))
+        elif kind == "tool_call" and part.get("name"):
+            msg.tool_calls.append((str(part["id"]) if part.get("id") is not None else None, str(part["name"]),
+                                   part.get("arguments")))
+        elif kind == "tool_call_response":
+            msg.role = msg.role or "tool"
+            msg.tool_call_id = str(part["id"]) if part.get("id") is not None else msg.tool_call_id
+            msg.content = part.get("response")
+    return msg
+
+
+def _messages(value: Any) -> list[Message]:
+    value = decode_json(value)
+    if isinstance(value, dict):
+        value = [value]
+    return [m for m in (_message(v) for v in value) if m is not None] if isinstance(value, list) else []
+
+
+def _indexed(attributes: dict[str, Any], which: str, used: set[str]) -> list[Message]:
+    """OpenLLMetry's `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes as messages, in index order."""
+    fields: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        m = _INDEXED.match(key)
+        if m and m.group(1) == which and _INDEXED_FIELDS.match(m.group(3)):
+            fields.setdefault(int(m.group(2)), {})[m.group(3)] = value
+            used.add(key)
+    out = []
+    for index in sorted(fields):
+        f = fields[index]
+        msg = Message(role=str(f.get("role") or ("assistant" if which == "completion" else "")))
+        msg.text = _text(decode_json(f["content"])) if isinstance(decode_json(f.get("content")), list) \
+            else (str(f["content"]) if f.get("content") is not None else None)
+        msg.content = f.get("content")
+        msg.tool_call_id = str(f["tool_call_id"]) if f.get("tool_call_id") is not None else None
+        calls = sorted({int(k.split(".")[1]) for k in f if k.startswith("tool_calls.")})
+        for j in calls:
+            name = f.get(f"tool_calls.{j}.name")
+            if name:
+                call_id = f.get(f"tool_calls.{j}.id")
+                msg.tool_calls.append((str(call_id) if call_id is not None else None, str(name),
+                                       f.get(f"tool_calls.{j}.arguments")))
+        if f.get("function_call.name"):
+            msg.tool_calls.append((None, str(f["function_call.name"]), f.get("function_call.arguments")))
+        out.append(msg)
+    return out
+
+
+def _event_messages(span: dict, used_events: set[int]) -> tuple[list[Message], list[Message]]:
+    """The earlier conventions' span events as (prompt messages, reply messages)."""
+    inputs: list[Message] = []
+    outputs: list[Message] = []
+    for i, event in enumerate(span.get("events") or ()):
+        name, a = event["name"], event["attributes"]
+        if name in MESSAGE_EVENTS or name == CHOICE_EVENT:
+            body = a.get("gen_ai.event.content")
+            if body is None:  # the body's fields flattened into the event's attributes
+                body = {k: v for k, v in a.items() if not k.startswith("gen_ai.")}
+            msg = _message(body, "assistant" if name == CHOICE_EVENT else MESSAGE_EVENTS[name])
+            if msg is not None:
+                (outputs if name == CHOICE_EVENT else inputs).append(msg)
+                used_events.add(i)
+        elif name in LEGACY_EVENTS:
+            found = _messages(a.get(LEGACY_EVENTS[name]))
+            (inputs if name == "gen_ai.content.prompt" else outputs).extend(
+                m if m.role else Message("assistant", m.text, m.tool_calls, m.tool_call_id, m.content) for m in found)
+            used_events.add(i)
+    return inputs, outputs
+
+
+def _arguments(raw: Any) -> dict[str, Any] | None:
+    args = decode_json(raw)
+    return args if isinstance(args, dict) else None
+
+
+def _sources(a: dict[str, Any]) -> dict[str, str]:
+    sources = decode_json(a.get("mbt.tool.argument_sources"))
+    return {str(k): str(v) for k, v in sources.items()} if isinstance(sources, dict) else {}
+
+
+def _state(value: Any) -> dict[str, Any] | None:
+    state = decode_json(value)
+    return state if isinstance(state, dict) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _first(a: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((a[k] for k in keys if a.get(k) is not None), None)
+
+
+class _TraceReader:
+    """Builds one run from one trace's spans; see the module docstring for the shapes."""
+
+    def __init__(self, trace_id: str, spans: list[dict], file: str, where: str, fmt: str):
+        self.trace_id = trace_id
+        self.spans = sorted(spans, key=lambda s: (s["start"], s["end"], s["span_id"]))
+        self.run = ObservedRun(id=trace_id, file=file, where=where, format=fmt)
+        self.timed: list[tuple[int, int, ObservedStep]] = []
+        self.unread: Counter[str] = Counter()
+        self.users_seen = 0
+        self.tool_results_seen: set[str] = set()
+        self.tool_messages_seen = 0
+        self.call_names: dict[str, str] = {}  # tool call id -> tool name, from the model's requests
+        self.open_calls: list[tuple[str | None, str]] = []  # requested calls not answered yet, in order
+
+    def at(self, span: dict) -> str:
+        return f"trace {self.trace_id} span {span['span_id']}"
+
+    def add(self, when: int, step: ObservedStep) -> None:
+        self.timed.append((when, len(self.timed), step))
+
+    def operation(self, span: dict) -> str | None:
+        """The span's part in the run: model, tool, agent, ignored; None for a span that carries no GenAI data."""
+        a = span["attributes"]
+        op = a.get("gen_ai.operation.name")
+        if op is not None:
+            if op in MODEL_OPERATIONS:
+                return "model"
+            if op == TOOL_OPERATION:
+                return "tool"
+            if op == AGENT_OPERATION:
+                return "agent"
+            if op in IGNORED_OPERATIONS:
+                return "ignored"
+            raise TraceProblem(f"{self.at(span)}: unknown gen_ai.operation.name `{op}` (known: "
+                               + ", ".join(KNOWN_OPERATIONS) + ")")
+        if a.get("traceloop.span.kind") == "tool":
+            return "tool"
+        if a.get("llm.request.type") is not None or any(_INDEXED.match(k) for k in a) or any(
+                e["name"] in MESSAGE_EVENTS or e["name"] == CHOICE_EVENT or e["name"] in LEGACY_EVENTS
+                for e in span.get("events") or ()):
+            return "model"
+        if a.get("traceloop.span.kind") is not None:
+            return "ignored"  # an OpenLLMetry workflow, task or agent span: its input and output are not steps
+        return None
+
+    def read(self) -> tuple[ObservedRun, Counter[str]]:
+        roles = [(span, self.operation(span)) for span in self.spans]
+        has_tool_spans = any(role == "tool" for _, role in roles)
+        has_model_spans = any(role == "model" for _, role in roles)
+        for span, role in roles:
+            used: set[str] = set()
+            self.read_run_attributes(span["attributes"], used)
+            if role is not None:
+                used.add("gen_ai.operation.name")
+            if role == "model" or (role == "agent" and not has_model_spans):
+                self.read_model_span(span, used, messages_carry_tools=not has_tool_spans)
+            elif role == "agent":  # its messages repeat what the trace's model spans carry
+                used.update(k for k in ("gen_ai.input.messages", "gen_ai.output.messages") if k in span["attributes"])
+            elif role == "tool":
+                self.read_tool_span(span, used)
+            elif role is None and any(k.startswith("gen_ai.") for k in span["attributes"]):
+                self.unread["`gen_ai.operation.name` absent (the span has gen_ai.* attributes)"] += 1
+            self.count_unread(span, used, role)
+        self.run.steps = [step for _, _, step in sorted(self.timed, key=lambda x: (x[0], x[1]))]
+        self.read_context(roles)
+        self.run.notes = [f"{what} on {n} span(s): read as nothing" for what, n in sorted(self.unread.items())]
+        return self.run, self.unread
+
+    def read_run_attributes(self, a: dict[str, Any], used: set[str]) -> None:
+        for key, attr in MBT_RUN_ATTRIBUTES.items():
+            if a.get(key) is not None:
+                used.add(key)
+                if getattr(self.run, attr) is None:
+                    setattr(self.run, attr, str(a[key]))
+        if "mbt.run.precondition" in a:
+            used.add("mbt.run.precondition")
+            pre = decode_json(a["mbt.run.precondition"])
+            if isinstance(pre, dict) and not self.run.precondition:
+                self.run.precondition = pre
+        used.update(k for k in CONTEXT_ATTRIBUTES if k in a)
+
+    def read_model_span(self, span: dict, used: set[str], messages_carry_tools: bool) -> None:
+        a = span["attributes"]
+        used.update(k for k in ("gen_ai.operation.name", "llm.request.type") if k in a)
+        used_events: set[int] = set()
+        inputs = outputs = None
+        for key, which in (("gen_ai.input.messages", "in"), ("gen_ai.output.messages", "out")):
+            if key in a:
+                used.add(key)
+                found = _messages(a[key])
+                if which == "in":
+                    inputs = found
+                else:
+                    outputs = found
+        ev_in, ev_out = _event_messages(span, used_events)
+        ix_in, ix_out = _indexed(a, "prompt", used), _indexed(a, "completion", used)
+        # One shape per direction: an instrumentation that writes both an attribute and events of the same messages
+        # must not double them.
+        inputs = inputs or ev_in or ix_in
+        outputs = outputs or ev_out or ix_out
+        for i, event in enumerate(span.get("events") or ()):
+            if i not in used_events and event["name"].startswith("gen_ai."):
+                self.unread[f"span event `{event['name']}`"] += 1
+        at, sid = self.at(span), span["span_id"]
+        users = [m for m in inputs if m.role == "user"]
+        for m in users[self.users_seen:]:  # each model call repeats the history: only new user messages count
+            self.add(span["start"], ObservedStep("user", at, text=m.text or "", span_id=sid))
+        self.users_seen = max(self.users_seen, len(users))
+        if messages_carry_tools:
+            tool_messages = [m for m in inputs if m.role == "tool"]
+            for n, m in enumerate(tool_messages):
+                key = m.tool_call_id if m.tool_call_id is not None else f"#{n}"
+                if key in self.tool_results_seen or (m.tool_call_id is None and n < self.tool_messages_seen):
+                    continue
+                self.tool_results_seen.add(key)
+                answered = next((c for c in self.open_calls if c[0] == m.tool_call_id), None) \
+                    if m.tool_call_id is not None else (self.open_calls[0] if self.open_calls else None)
+                if answered is not None:
+                    self.open_calls.remove(answered)
+                tool = answered[1] if answered is not None else self.call_names.get(m.tool_call_id or "", "?")
+                result = decode_json(m.content if not isinstance(m.content, list) else _text(m.content))
+                error = tool_error(result)
+                self.add(span["start"], ObservedStep("tool_result", at, tool=tool, ok=error is None, error=error,
+                                                     result=result, span_id=sid))
+            self.tool_messages_seen = max(self.tool_messages_seen, len(tool_messages))
+        for m in outputs:
+            if m.role not in ("assistant", "model", ""):
+                continue
+            if m.text:
+                self.add(span["end"], ObservedStep("assistant", at, text=m.text, span_id=sid))
+            if messages_carry_tools:
+                for call_id, name, raw in m.tool_calls:
+                    if call_id is not None:
+                        self.call_names[call_id] = name
+                    self.open_calls.append((call_id, name))
+                    self.add(span["end"], ObservedStep("tool_call", at, tool=name, args=_arguments(raw),
+                                                       sources=_sources(a), span_id=sid))
+        used.update(k for k in MBT_TOOL_ATTRIBUTES if k in a and messages_carry_tools)
+
+    def read_tool_span(self, span: dict, used: set[str]) -> None:
+        a = span["attributes"]
+        at, sid = self.at(span), span["span_id"]
+        if a.get("gen_ai.operation.name") == TOOL_OPERATION:
+            used.update(k for k in ("gen_ai.operation.name", "gen_ai.tool.name", "gen_ai.tool.call.arguments",
+                                    "gen_ai.tool.call.result", "error.type") if k in a)
+            tool = a.get("gen_ai.tool.name")
+            if not tool:
+                raise TraceProblem(f"{at}: an `execute_tool` span without `gen_ai.tool.name`")
+            args = _arguments(a.get("gen_ai.tool.call.arguments"))
+            result = decode_json(a.get("gen_ai.tool.call.result"))
+        else:  # OpenLLMetry's @tool: the function's arguments and return value
+            used.update(k for k in ("traceloop.span.kind", "traceloop.entity.name", "traceloop.entity.input",
+                                    "traceloop.entity.output") if k in a)
+            tool = a.get("traceloop.entity.name") or span["name"].removesuffix(".tool")
+            given = decode_json(a.get("traceloop.entity.input"))
+            args = None
+            if isinstance(given, dict) and isinstance(given.get("kwargs"), dict):
+                if given.get("args"):  # positional arguments have no names: the call's arguments are not recorded
+                    self.unread[f"positional arguments of tool `{tool}` (traceloop.entity.input.args)"] += 1
+                else:
+                    args = given["kwargs"]
+            result = decode_json(a.get("traceloop.entity.output"))
+        used.update(k for k in MBT_TOOL_ATTRIBUTES if k in a)
+        self.add(span["start"], ObservedStep(
+            "tool_call", at, tool=str(tool), args=args, sources=_sources(a),
+            idempotency_key=str(a["mbt.idempotency_key"]) if a.get("mbt.idempotency_key") is not None else None,
+            state_before=_state(a.get("mbt.state.before")), span_id=sid))
+        error = a.get("error.type") or (span["status"] or "error" if span["failed"] else None) or tool_error(result)
+        self.add(max(span["end"], span["start"]), ObservedStep(
+            "tool_result", at, tool=str(tool), ok=error is None, error=str(error) if error is not None else None,
+            result=result, state_after=_state(a.get("mbt.state.after")), span_id=sid))
+
+    def count_unread(self, span: dict, used: set[str], role: str | None) -> None:
+        if role is None and not any(k.startswith("gen_ai.") for k in span["attributes"]):
+            candidates = [k for k in span["attributes"] if k.startswith(GENAI_PREFIXES) and not k.startswith("gen_ai.")]
+        else:
+            candidates = [k for k in span["attributes"] if k.startswith(GENAI_PREFIXES)]
+        for key in candidates:
+            if key in used or _PASSED_OVER.match(key):
+                continue
+            self.unread[f"attribute `{_DIGITS.sub('.N', key)}`"] += 1
+
+    def read_context(self, roles: list[tuple[dict, str | None]]) -> None:
+        ctx: RunContext = self.run.context
+        for span, _ in roles:
+            for key, attr in CONTEXT_ATTRIBUTES.items():
+                value = span["attributes"].get(key)
+                if value is not None and getattr(ctx, attr) is None:
+                    setattr(ctx, attr, str(value))
+        model_spans = [s for s, role in roles if role == "model"] or [s for s, role in roles if role == "agent"]
+        tokens_in = [_int(_first(s["attributes"], INPUT_TOKENS)) for s in model_spans]
+        tokens_out = [_int(_first(s["attributes"], OUTPUT_TOKENS)) for s in model_spans]
+        if any(t is not None for t in tokens_in):
+            ctx.input_tokens = sum(t or 0 for t in tokens_in)
+        if any(t is not None for t in tokens_out):
+            ctx.output_tokens = sum(t or 0 for t in tokens_out)
+        if self.spans:
+            ctx.wall_ms = (max(s["end"] for s in self.spans) - min(s["start"] for s in self.spans)) / 1e6
+        ms = lambda s: max(s["end"] - s["start"], 0) / 1e6  # noqa: E731
+        if any(role == "model" for _, role in roles):
+            ctx.model_ms = sum(ms(s) for s, role in roles if role == "model")
+        tool_spans = [s for s, role in roles if role == "tool"]
+        if tool_spans:
+            ctx.tool_ms = sum(ms(s) for s in tool_spans)
+            failed: set[str] = set()
+            retry_ms = 0.0
+            for s in tool_spans:  # a call of a tool whose previous call failed is a retry
+                steps = [st for _, _, st in self.timed if st.span_id == s["span_id"] and st.kind == "tool_result"]
+                tool = steps[0].tool if steps else None
+                if tool in failed:
+                    ctx.retries += 1
+                    retry_ms += ms(s)
+                if steps and not steps[0].ok:
+                    failed.add(str(tool))
+                elif tool in failed:
+                    failed.discard(str(tool))
+            ctx.retry_ms = retry_ms if ctx.retries else None
+
+
+def run_of_trace(trace_id: str, spans: list[dict], file: str, where: str, fmt: str
+                 ) -> tuple[ObservedRun, Counter[str]]:
+    """One trace -> one run (steps in time order: a span's prompt and call at its start, its reply and result at its
+    end) and the telemetry it read as nothing, counted by attribute; raises TraceProblem."""
+    return _TraceReader(trace_id, spans, file, where, fmt).read()
