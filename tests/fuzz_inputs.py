@@ -261,9 +261,93 @@ def output_path(seed: int) -> Input:
     return Input("output-paths", {"out/sub/keep.txt": b"x"}, args)
 
 
+# ---------------------------------------------------------------- observed runs (mbt runs)
+
+ORDERS = ROOT / "models" / "orders.fsm"
+RUN_SEEDS = {"otlp": ROOT / "models" / "runs" / "orders-traces.json",
+             "spans": ROOT / "models" / "runs" / "orders-spans.jsonl",
+             "transcript": ROOT / "models" / "runs" / "transcripts" / "chat-ORD-0031.json",
+             "session": ROOT / "models" / "runs" / "transcripts" / "s_3107.json",
+             "turns": ROOT / "models" / "runs" / "transcripts" / "turn-loop-s_4002.json",
+             "stored-session": ROOT / "models" / "runs" / "transcripts" / "port-session-s_4001.json",
+             "openllmetry": ROOT / "models" / "runs" / "openllmetry-traces.json",
+             "span-events": ROOT / "models" / "runs" / "span-events-trace.json"}
+BIGNUM = "<5000 digits>"
+DEEP = {f"<deep {kind} {n}>": (opening * n) + '"x"' + (closing * n)
+        for n in (50, 1200, 3000)
+        for kind, opening, closing in (("list", "[", "]"), ("values", '{"values": [', "]}"),
+                                       ("kvlist", '{"kvlistValue": {"values": [{"key": "k", "value": ', "}]}}"))}
+RUN_KEYS = ["resourceSpans", "scopeSpans", "spans", "attributes", "key", "value", "stringValue", "intValue",
+            "kvlistValue", "arrayValue", "values", "events", "traceId", "spanId", "name", "status", "code",
+            "startTimeUnixNano", "endTimeUnixNano", "messages", "role", "content", "tool_calls", "function",
+            "arguments", "tool_call_id", "session_id", "turns", "prompt", "output", "matched_tools",
+            "permission_denials", "tool_name", "usage", "stop_reason", "precondition", "mbt_sources", "config"]
+
+
+def hostile_value(rng: random.Random, depth: int = 0) -> object:
+    """What hostile run files carry: wrong types, deep nesting, 5,000-digit numbers, lone surrogates, huge strings."""
+    roll = rng.random()
+    if roll < 0.08:  # nested past any recursion limit: written as text once dumped (DEEP), as json cannot
+        return rng.choice(list(DEEP))
+    if roll < 0.16:
+        # BIGNUM becomes a bare 5,000-digit number once dumped (Python's json cannot write one itself)
+        return rng.choice([BIGNUM, "9" * 5000, {"intValue": "9" * 5000}, -10 ** 400, 1e308 * 10])
+    if roll < 0.24:
+        return rng.choice(["\ud800", "\udfff\ud800", "x" * 200_000, "\u0000", "\u202e"])
+    if depth > 3 or roll < 0.45:
+        return rng.choice([None, True, False, 0, -1, 1.5, "", "x", "get_order", "SO-10031", [], {}, "{", "[1,"])
+    if roll < 0.65:
+        return [hostile_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {rng.choice(RUN_KEYS): hostile_value(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+
+
+def _replace_somewhere(doc: object, rng: random.Random) -> object:
+    """`doc` with one value somewhere inside replaced by a hostile one (the whole document when nothing is inside)."""
+    path = []
+    node = doc
+    while isinstance(node, (dict, list)) and node and rng.random() < 0.9:
+        key = rng.choice(sorted(node)) if isinstance(node, dict) else rng.randrange(len(node))
+        path.append((node, key))
+        node = node[key]
+    if not path:
+        return hostile_value(rng)
+    parent, key = path[-1]
+    parent[key] = hostile_value(rng)
+    return doc
+
+
+def run_file(seed: int) -> Input:
+    """A shipped run artifact (an OTLP file, JSON Lines of spans, a transcript, a seed 003 session) with hostile
+    values put inside it, truncated, or mutated as text."""
+    rng = random.Random(seed)
+    shape = rng.choice(sorted(RUN_SEEDS))
+    source = RUN_SEEDS[shape]
+    text = source.read_text(encoding="utf-8")
+    suffix = source.suffix
+    how = rng.random()
+    if how < 0.55:
+        if suffix == ".jsonl":
+            lines = text.splitlines()
+            k = rng.randrange(len(lines))
+            lines[k] = json.dumps(_replace_somewhere(json.loads(lines[k]), rng), ensure_ascii=rng.random() < 0.7)
+            text = "\n".join(lines)
+        else:
+            text = json.dumps(_replace_somewhere(json.loads(text), rng), ensure_ascii=rng.random() < 0.7)
+    elif how < 0.7:
+        text = text[:rng.randrange(len(text))]  # truncated
+    else:
+        text = mutate(text, rng, rng.randint(1, 6))
+    text = text.replace(json.dumps(BIGNUM), "9" * 5000)
+    for marker, nested in DEEP.items():
+        text = text.replace(json.dumps(marker), nested)
+    return Input(f"runs-{shape}", {f"r{suffix}": text.encode("utf-8", "surrogatepass")},
+                 ["runs", "--model", str(ORDERS), "--runs", "{dir}/r" + suffix, "--no-gate", "--format", "json",
+                  "--jobs", "1"])
+
+
 FAMILIES = {"dsl": dsl, "goldens-jsonl": jsonl, "goldens-yaml": yaml_goldens, "goldens-json": json_goldens,
             "goldens-xlsx": xlsx, "goldens-csv": csv_goldens, "dmn": dmn, "graphwalker": graphwalker,
-            "output-paths": output_path}
+            "output-paths": output_path, "runs": run_file}
 
 LOCATED = re.compile(r":\d+(:\d+)?: ")
 

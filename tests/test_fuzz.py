@@ -1,7 +1,8 @@
 """Issue 14's fuzz suite, bounded so `make test` stays fast: hostile inputs for every reader (the DSL, goldens in
-JSON Lines, YAML, JSON, .xlsx and .csv, DMN, GraphWalker JSON) and for the output paths, each checked against the contract in
-tests/fuzz_inputs.py (exit 0/1/2, never 3 or a traceback; every exit 2 located and with nothing on stdout; read =
-valid + invalid; no partial output). tests/bench/fuzz_campaign.py runs the same families much longer.
+JSON Lines, YAML, JSON, .xlsx and .csv, DMN, GraphWalker JSON, observed runs) and for the output paths, each checked
+against the contract in tests/fuzz_inputs.py (exit 0/1/2, never 3 or a traceback; every exit 2 located and with
+nothing on stdout; read = valid + invalid; no partial output). tests/bench/fuzz_campaign.py runs the same families
+much longer.
 
 The inputs come from seeds that hypothesis draws (derandomized: the same inputs on every run, so a failure is
 reproducible and the suite never flickers); hypothesis also builds golden lines from its own JSON strategy.
@@ -61,6 +62,12 @@ def test_xlsx_goldens(tmp_path, seed):
 @given(seed=SEEDS)
 def test_csv_goldens(tmp_path, seed):
     check(fuzz_inputs.csv_goldens(seed), tmp_path)
+
+
+@BOUNDED
+@given(seed=SEEDS)
+def test_run_files(tmp_path, seed):
+    check(fuzz_inputs.run_file(seed), tmp_path)
 
 
 @BOUNDED

@@ -322,3 +322,13 @@ def test_runs_without_goldens_say_so_and_name_each_run_by_its_file(tmp_path):
     assert "verified by goldens" not in text and "no goldens given (--goldens)" in text
     assert f"{T} ({tmp_path}/t.json)" in text
     assert "Runs not judged: 1" in text and "Unread telemetry" in text
+
+
+def test_a_transcript_key_nothing_reads_is_said_never_dropped(tmp_path):
+    """Seed 000 keeps assertions beside a run; mbt runs does not judge them, and says so once per file."""
+    transcript = {"id": "ACC-REC-001", "assertions": {"must_not": ["索取当前密码"]}, "precondition": {},
+                  "messages": [{"role": "user", "content": "forgot pwd", "reasoning": "..."}]}
+    found = read_runs([write(tmp_path, "acc.json", transcript)])
+    assert [u.split(": ", 1)[1] for u in found.unread] == [
+        "key `assertions` of a transcript on 1 occasion(s): read as nothing",
+        "key `reasoning` of a message on 1 occasion(s): read as nothing"]

@@ -229,11 +229,43 @@ def read_transcript(raw: Any, file: str, where: str, default_id: str) -> Observe
     return run
 
 
+# What each part of a transcript may hold; any other key is reported once per file as read as nothing.
+_RUN_KEYS = frozenset({"session_id", "id", "conversation_id", "messages", "turns", "precondition", "config",
+                       "max_turns", "max_budget_tokens", "structured_output", "input_tokens", "output_tokens"}
+                      | {k for k, _ in _RUN_FIELDS} | {k for k, _ in _CONTEXT_FIELDS})
+_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "mbt_state", "refusal",
+                           "annotations", "audio", "function_call"})
+_TURN_KEYS = frozenset({"prompt", "output", "matched_commands", "matched_tools", "permission_denials", "usage",
+                        "stop_reason"})
+
+
+def _unread(raw: Any, counts: dict[str, int]) -> None:
+    """Count the keys of a transcript, its messages and its turns that no rule of docs/runs.md reads."""
+    def count(obj: Any, known: frozenset[str], what: str) -> None:
+        if isinstance(obj, dict):
+            for key in obj:
+                if key not in known:
+                    name = f"key `{key}` of {what}"
+                    counts[name] = counts.get(name, 0) + 1
+
+    if isinstance(raw, dict):
+        count(raw, _RUN_KEYS, "a transcript")
+        items = raw.get("messages") if isinstance(raw.get("messages"), list) else []
+        turns = raw.get("turns") if isinstance(raw.get("turns"), list) else []
+    else:
+        items, turns = (raw, []) if not _is_turn_list(raw) else ([], raw)
+    for m in items:
+        count(m, _MESSAGE_KEYS, "a message")
+    for t in turns:
+        count(t, _TURN_KEYS, "a turn")
+
+
 def read_transcripts(file: str, documents: list[tuple[int | None, Any]]
                      ) -> tuple[list[ObservedRun], list[tuple[str, str]], list[str]]:
-    """Runs from one file's decoded JSON values (the run reader interface of mbt.importers.RUN_READERS); a
-    transcript has no unread attributes to report."""
+    """Runs from one file's decoded JSON values (the run reader interface of mbt.importers.RUN_READERS), and the
+    keys read as nothing (counted over the file)."""
     runs, problems = [], []
+    unread: dict[str, int] = {}
     stem = file.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     for line, doc in documents:
         where = f"{file}:{line}" if line is not None else file
@@ -241,4 +273,6 @@ def read_transcripts(file: str, documents: list[tuple[int | None, Any]]
             runs.append(read_transcript(doc, file, where, stem if line is None else f"{stem}:{line}"))
         except TranscriptProblem as err:
             problems.append((err.where or where, str(err)))
-    return runs, problems, []
+            continue
+        _unread(doc, unread)
+    return runs, problems, [f"{what} on {n} occasion(s): read as nothing" for what, n in sorted(unread.items())]

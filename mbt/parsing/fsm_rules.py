@@ -128,6 +128,8 @@ class FsmRules:
     def guard(self, children):
         return children[0]
 
+    effect_guard = guard  # a call effect's condition: the same as a guard, a rule of its own for the parser
+
     def actions(self, children):
         return list(children)
 

@@ -28,6 +28,10 @@ METRIC_HEADERS = ["runs", "passed", "deviating", "not judged", "intent accuracy"
                   "escalation success", "critical"]
 
 
+def _ms(value: float) -> str:
+    return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.0f} ms"
+
+
 def _name(r: RunResult) -> str:
     """A run as a reader finds it: its id, and the file (with line) it came from when the id does not say."""
     return r.id if r.where.startswith(r.id) or r.id in r.where.rsplit("/", 1)[-1] else f"{r.id} ({r.where})"
@@ -106,6 +110,15 @@ def runs_text(report: RunsReport) -> str:
     out += _table(["suite"] + METRIC_HEADERS, rows)
     out.append("  (task completion and escalation success are measured on the fully judged runs: passed or "
                "deviating)")
+    cost_scopes = [("all runs", report.metrics)] + [
+        (f"{report.group_by} {g.value if g.value is not None else '(not recorded)'}", g.metrics) for g in report.groups]
+    if any(m.usage_runs or m.timed_runs for _, m in cost_scopes):
+        out.append("")
+        out.append("Cost and time (summed over the runs that record them)")
+        out += _table(["scope", "tokens in", "tokens out", "(runs)", "wall", "model", "tools", "retries", "(runs)"],
+                      [[name, f"{m.input_tokens}", f"{m.output_tokens}", f"{m.usage_runs}", _ms(m.wall_ms),
+                        _ms(m.model_ms), _ms(m.tool_ms), f"{m.retries} ({_ms(m.retry_ms)})", f"{m.timed_runs}"]
+                       for name, m in cost_scopes])
     if report.groups:
         out.append("")
         out.append(f"By {report.group_by}")

@@ -39,6 +39,17 @@ def metrics(results: list[RunResult], handoff_suites: frozenset[str] = frozenset
     m.escalated = sum(r.escalation_expected and r.escalated for r in judged)
     m.escalation_success_rate = _ratio(m.escalated, m.escalation_runs)
     m.critical_failures = sum(r.critical for r in read)
+    used = [r.context for r in read if r.context.input_tokens is not None or r.context.output_tokens is not None]
+    m.usage_runs = len(used)
+    m.input_tokens = sum(c.input_tokens or 0 for c in used)
+    m.output_tokens = sum(c.output_tokens or 0 for c in used)
+    timed = [r.context for r in read if r.context.wall_ms is not None]
+    m.timed_runs = len(timed)
+    m.wall_ms = sum(c.wall_ms or 0.0 for c in timed)
+    m.model_ms = sum(c.model_ms or 0.0 for c in timed)
+    m.tool_ms = sum(c.tool_ms or 0.0 for c in timed)
+    m.retries = sum(c.retries for c in timed)
+    m.retry_ms = sum(c.retry_ms or 0.0 for c in timed)
     return m
 
 

@@ -4,6 +4,7 @@ reported with its location and the rest is read (never skipped silently)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +30,25 @@ def _files(paths: list[str]) -> list[tuple[Path, str]]:
     return out
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def _decode(text: str, shown: str, line: int | None) -> Any:
     """One JSON value; raises InvalidRunError with the place. Besides syntax errors, json refuses integers past
-    Python's digit limit (ValueError) and recurses once per nesting level (RecursionError)."""
+    Python's digit limit (ValueError) and recurses once per nesting level (RecursionError); a `\\ud800` escape
+    without its pair decodes to a lone surrogate, which is no text: no report could write it, nor protobuf read it."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
+        if _SURROGATE_ESCAPE.search(text):
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        found = _SURROGATE_ESCAPE.search(text)
+        at = found.start() if found else 0
+        row = line if line is not None else text.count("\n", 0, at) + 1
+        col = at - text.rfind("\n", 0, at) if line is None else at + 1
+        raise InvalidRunError(InvalidRun(f"{shown}:{row}:{col}", "a `\\uD800`-`\\uDFFF` escape without its pair "
+                                         "is not text")) from None
     except json.JSONDecodeError as err:
         at = f"{shown}:{err.lineno if line is None else line}:{err.colno}"
         raise InvalidRunError(InvalidRun(at, f"not valid JSON: {err.msg}")) from None

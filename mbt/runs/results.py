@@ -107,6 +107,16 @@ class Metrics(BaseModel):
     escalated: int = 0  # ... and the run did, with the model's arguments
     escalation_success_rate: float | None = None
     critical_failures: int = 0
+    # Cost and time (seed 002: "latency must be segmented"), summed over the runs that record them
+    usage_runs: int = 0  # runs that record token usage
+    input_tokens: int = 0
+    output_tokens: int = 0
+    timed_runs: int = 0  # runs that record span times
+    wall_ms: float = 0.0
+    model_ms: float = 0.0
+    tool_ms: float = 0.0
+    retries: int = 0
+    retry_ms: float = 0.0
 
 
 class Distribution(BaseModel):
