@@ -332,3 +332,29 @@ def test_a_transcript_key_nothing_reads_is_said_never_dropped(tmp_path):
     assert [u.split(": ", 1)[1] for u in found.unread] == [
         "key `assertions` of a transcript on 1 occasion(s): read as nothing",
         "key `reasoning` of a message on 1 occasion(s): read as nothing"]
+
+
+def test_a_refusal_owed_to_a_starting_configuration_the_run_does_not_record_is_not_judged(tmp_path):
+    """A bare TurnResult list records no precondition: the model refuses a cancel request of a customer not signed
+    in (customer_id is none at the start), which the run cannot show either way."""
+    turns = [turn("cancel SO-10001", "Looking it up")]
+    report = judged(tmp_path, "loop.json", turns)
+    [run] = report.runs
+    assert run.verdict == "not_judged"
+    assert "by a guard over customer_id, which the run never sets" in run.not_judged[0]
+    # With the precondition recorded, the same refusal is the run's: a deviation.
+    report = judged(tmp_path, "s.json", {"session_id": "s", "precondition": {}, "messages": [], "turns": turns})
+    assert report.runs[0].deviation.type == "step_not_allowed"
+
+
+def test_a_span_event_whose_body_is_under_another_name_is_read_as_nothing_and_said(tmp_path):
+    def model_span(sid, start, name, body):
+        out = span(T, sid, None, start, start + 1, gen_ai__system="openai")
+        out["events"] = [{"timeUnixNano": str(start), "name": name, "attributes": [attr("gen_ai.event.body", body)]}]
+        return out
+
+    spans = [model_span("0000000000000001", 10, "gen_ai.user.message", {"content": "cancel SO-10001"}),
+             model_span("0000000000000002", 20, "gen_ai.choice", {"message": {"content": "Looking"}})]
+    report = judged(tmp_path, "t.json", document(*spans, resource=RESOURCE))
+    assert report.runs[0].verdict == "not_judged" and report.runs[0].steps == 0
+    assert any("attribute `gen_ai.event.body` of span event `gen_ai.user.message`" in u for u in report.unread)

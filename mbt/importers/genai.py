@@ -207,7 +207,7 @@ def _event_messages(span: dict, used_events: set[int]) -> tuple[list[Message], l
             if body is None:  # the body's fields flattened into the event's attributes
                 body = {k: v for k, v in a.items() if not k.startswith("gen_ai.")}
             msg = _message(body, "assistant" if name == CHOICE_EVENT else MESSAGE_EVENTS[name])
-            if msg is not None:
+            if msg is not None and (msg.text is not None or msg.tool_calls or msg.content is not None):
                 (outputs if name == CHOICE_EVENT else inputs).append(msg)
                 used_events.add(i)
         elif name in LEGACY_EVENTS:
@@ -319,8 +319,8 @@ class _TraceReader:
         if "mbt.run.precondition" in a:
             used.add("mbt.run.precondition")
             pre = decode_json(a["mbt.run.precondition"])
-            if isinstance(pre, dict) and not self.run.precondition:
-                self.run.precondition = pre
+            if isinstance(pre, dict) and not self.run.precondition_recorded:
+                self.run.precondition, self.run.precondition_recorded = pre, True
         used.update(k for k in CONTEXT_ATTRIBUTES if k in a)
 
     def read_model_span(self, span: dict, used: set[str], messages_carry_tools: bool) -> None:
@@ -345,6 +345,9 @@ class _TraceReader:
         for i, event in enumerate(span.get("events") or ()):
             if i not in used_events and event["name"].startswith("gen_ai."):
                 self.unread[f"span event `{event['name']}`"] += 1
+                for key in event["attributes"]:  # what the event carried instead of a body mbt reads
+                    if key.startswith(GENAI_PREFIXES) and not _PASSED_OVER.match(key):
+                        self.unread[f"attribute `{key}` of span event `{event['name']}`"] += 1
         at, sid = self.at(span), span["span_id"]
         users = [m for m in inputs if m.role == "user"]
         for m in users[self.users_seen:]:  # each model call repeats the history: only new user messages count

@@ -207,7 +207,7 @@ def read_transcript(raw: Any, file: str, where: str, default_id: str) -> Observe
     pre = raw.get("precondition")
     if pre is not None and not isinstance(pre, dict):
         raise TranscriptProblem("`precondition` must be an object")
-    run.precondition = dict(pre or {})
+    run.precondition, run.precondition_recorded = dict(pre or {}), pre is not None
     _loop_config(run, raw)
     if raw.get("turns") is not None:
         if not isinstance(raw["turns"], list):

@@ -17,6 +17,7 @@ from typing import Any
 from mbt.argpaths import flatten, lookup
 from mbt.elements.base import Element
 from mbt.model.common import Severity
+from mbt.model.expr import Ref
 from mbt.model.fsm import FsmModel
 from mbt.runs.engine import Stepper
 from mbt.runs.steps import ObservedRun
@@ -140,6 +141,7 @@ class RunJudge:
         # The evidence contract: a run without a single tool step cannot show that a call was (not) made, nor deliver
         # the tool results the model moves on; its reader may also know that its format records none.
         tools_seen = run.records_tool_calls and any(s.kind in ("tool_call", "tool_result") for s in run.steps)
+        touched: set[str] = set()  # variables the run's steps have set (through the model's assignments)
         for number, step in enumerate(run.steps, start=1):
             kind = step.kind
             v.judged_steps = number
@@ -203,6 +205,14 @@ class RunJudge:
                     break
             fired = stepper.fire(state, variables, event, args, prev, number, exercised)
             state, taken = fired.state, fired.taken
+            if taken is None and not run.precondition_recorded:
+                unset = self._unrecorded_start(before, event, touched)
+                if unset:  # refused by a guard over values the run never shows: where it started is unknown
+                    v.judged_steps = number - 1
+                    v.gaps.append(f"{step.where}: the model refuses `{event}` in `{before}` by a guard over "
+                                  f"{', '.join(unset)}, which the run never sets and whose starting value it does "
+                                  "not record (no precondition): the judgement stops here")
+                    break
             v.path.append(turn)
             if taken is None:  # refused
                 turn["rejected"] = True
@@ -211,6 +221,7 @@ class RunJudge:
                                 f"the model does not allow `{event}` in state `{before}`")
                 break
             turn["_state"] = state  # the model's state after the turn (regression goldens assert it)
+            touched.update(taken.assigned)
             prev = taken
             forbids = fired.forbids
             for call in fired.calls:
@@ -241,6 +252,18 @@ class RunJudge:
         v.final_state = state
         v.completed = v.deviation is None and not v.gaps and state in self.success
         return v
+
+    def _unrecorded_start(self, state: str, event: str, touched: set[str]) -> list[str]:
+        """The variables the guards of `event`'s transitions from `state` read that no step of the run has set: what
+        a refusal may owe to a starting configuration the run did not record. Empty: the model refuses the event
+        itself there, or on values the run set."""
+        found: set[str] = set()
+        for t in self.model.transitions:
+            if t.source == state and t.event == event and t.guard is not None:
+                found.update(name for node in t.guard.walk() if isinstance(node, Ref)
+                             for name in [node.name.removeprefix("discarded.")]
+                             if name in self.model.variables and name not in touched)
+        return sorted(found)
 
     def _tool_events(self, state: str) -> list[str]:
         """The events bound to tool results (`bind tool`) that the model takes in this state."""

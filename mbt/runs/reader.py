@@ -50,8 +50,8 @@ def _decode(text: str, shown: str, line: int | None) -> Any:
         raise InvalidRunError(InvalidRun(f"{shown}:{row}:{col}", "a `\\uD800`-`\\uDFFF` escape without its pair "
                                          "is not text")) from None
     except json.JSONDecodeError as err:
-        at = f"{shown}:{err.lineno if line is None else line}:{err.colno}"
-        raise InvalidRunError(InvalidRun(at, f"not valid JSON: {err.msg}")) from None
+        place = f"{shown}:{err.lineno if line is None else line}:{err.colno}"
+        raise InvalidRunError(InvalidRun(place, f"not valid JSON: {err.msg}")) from None
     except RecursionError:
         raise InvalidRunError(InvalidRun(f"{shown}:{line or 1}:1", "JSON nested too deeply to read")) from None
     except ValueError as err:  # "Exceeds the limit (4300 digits) for integer string conversion"

@@ -94,6 +94,7 @@ class ObservedRun:
     expected_intent: str | None = None
     intent: str | None = None  # the intent the agent exposed, if it did
     precondition: dict[str, Any] = field(default_factory=dict)
+    precondition_recorded: bool = False  # the run says where it starts (an empty precondition included)
     format: str = ""  # otlp | otlp-spans | messages | session | turns
     context: RunContext = field(default_factory=RunContext)
     turns: list[TurnRecord] = field(default_factory=list)  # seed 003's per-turn records, when the run has them
@@ -105,6 +106,10 @@ class ObservedRun:
     max_turns: int | None = None  # budgets the run's own configuration declares (seed 003's QueryEngineConfig)
     max_budget_tokens: int | None = None
     notes: list[str] = field(default_factory=list)  # what the reader read as nothing, said once per run
+
+    def __post_init__(self) -> None:
+        if self.precondition:  # a run made with a starting configuration records one
+            self.precondition_recorded = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,6 +86,12 @@ def _source(sources: dict, path: str) -> str | None:
     return found[-1] if found else None
 
 
+def _reads_unset(guard, model: FsmModel, set_so_far: set[str]) -> bool:
+    names = {n.name.split(".")[-1] if n.name.startswith("discarded.") else n.name
+             for n in guard.walk() if type(n).__name__ == "Ref"}
+    return any(name in model.variables and name not in set_so_far for name in names)
+
+
 def _handles(model: FsmModel, state: str, event: str) -> bool:
     return any(t.source == state and t.event == event for t in model.transitions)
 
@@ -146,6 +152,7 @@ def judge(model: FsmModel, run: ObservedRun) -> JudgeVerdict:
     v.intent = run.intent
     first_user = True
     tools = run.records_tool_calls and any(s.kind in ("tool_call", "tool_result") for s in run.steps)
+    set_so_far: set[str] = set()
     tool_events = {b.event for b in model.tool_bindings}
 
     def deviate(kind: str, n: int, element: str) -> None:
@@ -251,9 +258,15 @@ def judge(model: FsmModel, run: ObservedRun) -> JudgeVerdict:
         env.update({p.name: args.get(p.name) for p in model.events[event].params})
         forbids_now = _reacting_forbids(model, before, event, env)
         if not rm.send(event, args):
+            if not run.precondition_recorded and any(
+                    t.source == before and t.event == event and t.guard is not None
+                    and _reads_unset(t.guard, model, set_so_far) for t in model.transitions):
+                v.gaps += 1  # refused on values the run never shows: where it started is unknown
+                break
             deviate("step_not_allowed", n, here)
             break
         taken = next(t for t in model.transitions if t.key == rm.last_transition)
+        set_so_far.update(a.target for a in taken.actions if not hasattr(a, "tool"))
         last_transition = ids.transition_id(taken)
         v.through.update({last_transition, ids.state_id(rm.state)})
         reacting = forbids_now
