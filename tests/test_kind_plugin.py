@@ -68,3 +68,12 @@ def test_the_kind_is_gone_once_unregistered(tmp_path):
     (tmp_path / "a.chk").write_text(MODEL, encoding="utf-8")
     result = run_mbt("check", tmp_path / "a.chk")
     assert result.returncode == 2 and "not a model file" in result.stderr
+
+
+def test_the_keys_the_kind_declares_are_read_and_any_other_is_a_note(checklist):
+    """KindSupport.golden_keys: `checklist`, `ticked`, `untouched` are the kind's own; `ticket` nobody reads."""
+    (checklist / "g.jsonl").write_text(json.dumps({"id": "C4", "checklist": "release", "ticked": ["notes"],
+                                                   "ticket": "T-1"}) + "\n", encoding="utf-8")
+    report = api.coverage([str(checklist / "release.chk")], [str(checklist / "g.jsonl")])
+    assert [(n.case, n.where, n.message) for n in report.notes] == [
+        ("C4", f"{checklist / 'g.jsonl'}:1", "`ticket` is not checked (mbt does not read this key)")]

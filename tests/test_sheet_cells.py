@@ -157,12 +157,12 @@ def test_a_name_no_model_declares_keeps_its_text(tmp_path, model_file):
                                              "state: awaiting_last4, branch_code: 0042", "notify_branch(code=0042)"]])
     (case,) = load_goldens([str(sheet)]).cases
     assert case.turns[0].expect.variables["branch_code"] == "0042"
-    assert case.turns[0].expect.tool_arguments == {"notify_branch": {"code": "0042"}}
+    assert case.turns[0].expect.tool_arguments == {"notify_branch.code": "0042"}  # an argument path
     report = coverage(model_file, sheet)
     assert report["goldens"]["valid"] == 1
     # The model never calls notify_branch: the expected call contradicts it, its argument shown as the text written.
     assert [(c["path"], c["expected"]) for c in report["contradictions"]] == [
-        ("tool_arguments.notify_branch", {"code": "0042"})]
+        ("tool_arguments.notify_branch.code", "0042")]
     assert any("`branch_code` is not a variable of the model" in n["message"] for n in report["notes"])
 
 

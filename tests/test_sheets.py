@@ -122,8 +122,8 @@ def test_the_template_reads_as_the_cases_written_by_hand(tmp_path):
     (recovery,) = [m for f in load_paths([str(ROOT / "models" / "recovery.fsm")]) for m in f.models]
     typed = typed_case(loaded.cases[1], declared_types(recovery))
     assert typed.turns[2].expect.variables == {"email_confirmed": True}
-    assert typed.turns[2].expect.tool_arguments == {"start_password_reset": {"recovery_email": "lin@example.com",
-                                                                             "channel": "EMAIL"}}
+    assert typed.turns[2].expect.tool_arguments == {"start_password_reset.recovery_email": "lin@example.com",
+                                                    "start_password_reset.channel": "EMAIL"}  # argument paths
 
 
 def test_the_shipped_example_is_valid_bound_and_agrees_with_the_model():
@@ -313,7 +313,7 @@ def test_csv_as_excel_saves_it_reads_as_the_same_sheet_saved_as_xlsx(tmp_path, d
     assert first.turns[0].user == 'Khách nói "khóa thẻ" ngay'
     assert first.turns[0].extra["expected_answer"] == "Hỏi 4 số cuối của thẻ,\nrồi xác nhận"
     assert second.turns[0].user == '"Tôi mất thẻ rồi"'
-    assert first.turns[1].expect.tool_arguments["lock_card"]["reason"] == "mất thẻ"
+    assert first.turns[1].expect.tool_arguments["lock_card.reason"] == "mất thẻ"
 
 
 def test_the_separator_is_the_one_under_which_the_header_names_its_columns(tmp_path):

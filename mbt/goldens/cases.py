@@ -9,18 +9,31 @@ from typing import Any
 
 import msgspec
 
+from mbt.argpaths import flatten, leaves
 from mbt.goldens.decisions import DecisionCheck, normalise_decisions
 from mbt.goldens.requests import PolicyRequest, normalise_request
+from mbt.goldens.results import Note
 
 # The cases are msgspec structs, not pydantic models: a large golden set makes millions of them, and a struct costs
 # a fraction of a model's time and memory (tests/bench). pydantic stays for the reports and published schemas. Unknown
 # keys of a case, a turn or its assertions are kept, not interpreted, in `extra` (`model_extra`, as pydantic said).
 
 
+class OneOf(msgspec.Struct, frozen=True):
+    """A set-valued expectation: the model's value may be any of `values` (`{in: [...]}` in a golden; for the control
+    state, a list of states too). A list of one value is read as that value."""
+
+    values: tuple[Any, ...]
+
+    def written(self) -> dict[str, list[Any]]:
+        """As a golden writes it (and reports show it): `{"in": [...]}`."""
+        return {"in": list(self.values)}
+
+
 class Assertions(msgspec.Struct):
     """What a golden expects of the configuration after a turn (or after the last turn)."""
 
-    state: str | None = None  # the control state
+    state: str | OneOf | None = None  # the control state, or the states any of which is accepted
     variables: dict[str, Any] = {}
     discarded: dict[str, Any] = {}
     tool_arguments: dict[str, Any] = {}
@@ -92,6 +105,46 @@ TURN_FIELDS = frozenset(Turn.__struct_fields__) - {"extra"}
 CASE_FIELDS = frozenset(GoldenCase.__struct_fields__) - {"extra", "sheet_cells"}  # only a sheet sets sheet_cells
 
 
+# Keys of a case that describe it rather than expect anything of the model: the element an `mbt generate` stub was
+# made for (`element`, `also_covers`) and the source it cites (`source`). Never a "Not checked" note.
+DESCRIPTIVE_KEYS = frozenset(("element", "also_covers", "source"))
+# Expectations written on the case itself, where nothing reads them: the note says where they belong.
+_MISPLACED = frozenset(("must_not", "must_have", "must_not_call", "tool_arguments", "discarded", "state",
+                        "assert_state", "intent"))
+
+
+def unchecked_key_notes(case: GoldenCase, model: str = "", read: frozenset[str] = frozenset()) -> list[Note]:
+    """A "Not checked" note for every key of the case that the golden format does not read (kept as `extra` on the
+    case, a turn or the final assertions): never dropped without a word. `read`: keys of the case itself that a kind
+    replaying it reads (KindSupport.golden_keys); DESCRIPTIVE_KEYS are words about the case, not expectations."""
+    notes = []
+
+    def note(turn: int | None, message: str) -> None:
+        notes.append(Note(case=case.id, where=case.where, model=model, turn=turn, message=message))
+
+    for key in case.extra:
+        if key in read or key in DESCRIPTIVE_KEYS:
+            continue
+        if key in _MISPLACED:
+            note(None, f"`{key}` outside `assertions` is not checked: put it under `assertions` (or on a turn)")
+        else:
+            note(None, f"`{key}` is not checked (mbt does not read this key)")
+    number = 0
+    for turn in case.turns:
+        number += 1
+        for key in turn.extra:
+            why = "mbt does not judge answer text" if key == "expected_answer" else "mbt does not read this key"
+            note(number, f"turn {number}: `{key}` is not checked ({why})")
+    for key in case.final.extra:
+        note(None, f"final assertions: `{key}` is not checked (mbt does not read this key)")
+    return notes
+
+
+def has_unread_keys(case: GoldenCase) -> bool:
+    """Whether the case holds a key the golden format does not read (most cases hold none)."""
+    return bool(case.extra or case.final.extra or any(turn.extra for turn in case.turns))
+
+
 def _known(data: dict[str, Any], fields: frozenset[str]) -> dict[str, Any]:
     """The fields of a struct as msgspec converts them; the other keys go, untouched, under `extra`."""
     extra = {k: v for k, v in data.items() if k not in fields}
@@ -102,24 +155,97 @@ def _known(data: dict[str, Any], fields: frozenset[str]) -> dict[str, Any]:
     return known
 
 
+def _is_set(value: Any) -> bool:
+    """`{in: ...}`: a set of accepted values (`in` is a reserved word of the DSL: no variable, state or argument
+    has that name, so the mapping cannot mean anything else)."""
+    return type(value) is dict and len(value) == 1 and "in" in value
+
+
+def expected_value(name: str, value: Any) -> Any:
+    """The value a golden expects of a variable, a discarded value or a tool argument: `{in: [...]}` is a OneOf."""
+    if not _is_set(value):
+        return value
+    items = value["in"]
+    if not isinstance(items, list):
+        raise ValueError(f"`{name}: {{in: ...}}` must be a list of values, not {_kind(items)}")
+    if not items:
+        raise ValueError(f"`{name}: {{in: []}}` lists no value")
+    return items[0] if len(items) == 1 else OneOf(tuple(items))
+
+
+def expected_state(value: Any, key: str = "state") -> str | OneOf | None:
+    """The control state a golden expects: a state name, or a list of them (`{in: [...]}` too), any of which is
+    accepted."""
+    if value is None or isinstance(value, str):
+        return value
+    if _is_set(value):
+        value = value["in"]
+    if not isinstance(value, list):
+        raise ValueError(f"`{key}` must be a state name or a list of state names, not {_kind(value)}")
+    if not value:
+        raise ValueError(f"`{key}` lists no state: write one, or several in a list")
+    bad = [item for item in value if not isinstance(item, str)]
+    if bad:
+        raise ValueError(f"`{key}` must list state names, not {_kind(bad[0])}")
+    return value[0] if len(value) == 1 else OneOf(tuple(value))
+
+
+def tool_paths(raw: dict[str, Any]) -> dict[str, Any]:
+    """`tool_arguments` as dotted paths, the one reading of them (mbt/argpaths.flatten): `{TOOL: {ARG: v}}`,
+    `{"TOOL.ARG": v}`, `{TOOL: {FIELD: {SUB: v}}}` and `{"TOOL.FIELD.SUB": v}` are one check each; a set
+    (`{in: [...]}`) is a value, not a field; `{TOOL: {}}` (the call itself) stays as it is."""
+    given = _sets_as_values(raw, "")
+    seen: set[str] = set()
+    for path, _ in leaves(given):  # one path written both ways: which value counts would be a guess
+        if path in seen:
+            raise ValueError(f"tool_arguments: `{path}` is given twice (as a dotted key and as nested fields)")
+        seen.add(path)
+    return flatten(given)
+
+
+def _sets_as_values(mapping: dict[str, Any], prefix: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in mapping.items():
+        if type(value) is dict and value:
+            out[key] = expected_value(f"{prefix}{key}", value) if _is_set(value) else \
+                _sets_as_values(value, f"{prefix}{key}.")
+        else:
+            out[key] = value
+    return out
+
+
+def tool_checks(tool_arguments: dict[str, Any], tools: Any) -> list[tuple[str | None, str | None, Any]]:
+    """A `tool_arguments` check (dotted paths, `tool_paths`) as (tool, argument path, expected value) per entry: a
+    path starting with a tool of the model checks that tool's latest call (`{TOOL: {}}`: the call itself, argument
+    None); any other path, the latest call of any tool passing it (tool None). Every replayer reads them so."""
+    out: list[tuple[str | None, str | None, Any]] = []
+    for path, value in tool_arguments.items():
+        tool, dot, rest = path.partition(".")
+        if tool in tools and dot:
+            out.append((tool, rest, value))
+        elif tool in tools and type(value) is dict and not value:
+            out.append((tool, None, None))
+        else:
+            out.append((None, path, value))
+    return out
+
+
 def split_state_map(raw: dict[str, Any]) -> dict[str, Any]:
     """An assert_state / state map -> Assertions fields: `state` is the control state, `discarded.X` and
-    `discarded: {X: ..}` the discarded values, anything else a variable."""
+    `discarded: {X: ..}` the discarded values, anything else a variable. A value may be a set (`{in: [...]}`)."""
     if not isinstance(raw, dict):
         raise ValueError("expected a mapping of names to values")
     out: dict[str, Any] = {"variables": {}, "discarded": {}}
     for key, value in raw.items():
         key = str(key)
         if key == "state":
-            if value is not None and not isinstance(value, str):
-                raise ValueError(f"`state` must be a state name, not {_kind(value)}")
-            out["state"] = value
-        elif key == "discarded" and isinstance(value, dict):
-            out["discarded"].update({str(k): v for k, v in value.items()})
+            out["state"] = expected_state(value)
+        elif key == "discarded" and isinstance(value, dict) and not _is_set(value):
+            out["discarded"].update({str(k): expected_value(str(k), v) for k, v in value.items()})
         elif key.startswith("discarded."):
-            out["discarded"][key[len("discarded."):]] = value
+            out["discarded"][key[len("discarded."):]] = expected_value(key, value)
         else:
-            out["variables"][key] = value
+            out["variables"][key] = expected_value(key, value)
     return out
 
 
@@ -132,9 +258,12 @@ def assertions_from(raw: dict[str, Any] | None, state_key: str, what: str = "ass
     state = raw.pop(state_key, None)
     if isinstance(state, str):
         fields["state"] = state
+    elif isinstance(state, list) or _is_set(state):  # the states any of which is accepted
+        fields["state"] = expected_state(state, state_key)
     elif state is not None:
         if not isinstance(state, dict):
-            raise ValueError(f"`{state_key}` must be a state name or a mapping of names to values, not {_kind(state)}")
+            raise ValueError(f"`{state_key}` must be a state name, a list of them or a mapping of names to values, "
+                             f"not {_kind(state)}")
         parts = split_state_map(state)
         fields["variables"].update(parts["variables"])
         fields["discarded"].update(parts["discarded"])
@@ -144,8 +273,10 @@ def assertions_from(raw: dict[str, Any] | None, state_key: str, what: str = "ass
     if discarded is not None:
         if not isinstance(discarded, dict):
             raise ValueError("`discarded` must map variable names to values")
-        fields["discarded"].update({str(k): v for k, v in discarded.items()})
+        fields["discarded"].update({str(k): expected_value(str(k), v) for k, v in discarded.items()})
     fields.update(raw)  # tool_arguments, must_not, must_have, intent; other keys are kept, not interpreted
+    if type(fields.get("tool_arguments")) is dict:
+        fields["tool_arguments"] = tool_paths(fields["tool_arguments"])
     try:
         return msgspec.convert(_known(fields, ASSERTION_FIELDS), Assertions)
     except msgspec.ValidationError as err:

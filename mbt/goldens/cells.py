@@ -171,11 +171,12 @@ def _typed_assertions(a: Assertions, declared: Declared) -> Assertions:
     if not (a.variables or a.discarded or a.tool_arguments):
         return a
     tools: dict[str, Any] = {}
-    for key, value in a.tool_arguments.items():
-        if isinstance(value, dict):  # `{tool: {arg: value}}`
-            tools[key] = _typed(value, declared.tool_args.get(key, {}).get, "=")
+    for path, value in a.tool_arguments.items():  # dotted paths (cases.tool_paths): `tool.arg` or a bare `arg`
+        tool, dot, arg = path.partition(".")
+        if dot and tool in declared.tool_args:  # `tool(arg=value)`: the type of what the model's calls pass
+            tools[path] = _typed({arg: value}, declared.tool_args[tool].get, "=")[arg]
         else:  # `{arg: value}` of whichever call passes it: no one declaration
-            tools[key] = _typed({key: value}, {}.get, "=")[key]
+            tools[path] = _typed({path: value}, {}.get, "=")[path]
     return msgspec.structs.replace(a, variables=_typed(a.variables, declared.variables.get, ": "),
                                    discarded=_typed(a.discarded, declared.variables.get, ": ", "discarded."),
                                    tool_arguments=tools)

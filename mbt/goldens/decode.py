@@ -92,11 +92,15 @@ def _state(value: Any) -> Assertions:
     discarded: dict[str, Any] = {}
     state = None
     for key, item in value.items():
+        if type(item) is dict and key != "discarded":
+            raise _Unusual  # a set (`{in: [...]}`), read the general way (cases.expected_value)
         if key == "state":
             if item is not None and not isinstance(item, str):
                 raise _Unusual
             state = item
         elif key == "discarded" and isinstance(item, dict):
+            if any(type(v) is dict for v in item.values()) or "in" in item:
+                raise _Unusual
             discarded.update(item)
         elif key.startswith("discarded."):
             discarded[key[10:]] = item

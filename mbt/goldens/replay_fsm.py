@@ -7,10 +7,11 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from mbt.argpaths import lookup
 from mbt.engine import fsm as engine
 from mbt.engine.fsm import CompiledForbid, CompiledFsm, CompiledTransition, Slot, Snapshot, Step, ToolCallMade
 from mbt.goldens.binding import Binder
-from mbt.goldens.cases import _NO_EXPECTATIONS, Assertions, GoldenCase, Turn
+from mbt.goldens.cases import _NO_EXPECTATIONS, Assertions, GoldenCase, OneOf, Turn, tool_checks
 from mbt.goldens.cells import CellError, Declared, declared_types, typed_case
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 
@@ -51,6 +52,9 @@ class FsmReplayer:
         self.model = compiled.model
         self.binder = Binder(compiled.model)
         self.types = {name: v.type for name, v in compiled.model.variables.items()}
+        # What a `must_not` / `must_have` phrase can name: a forbid's `matching` phrase (folded), or a claim's.
+        self.forbid_phrases = tuple(dict.fromkeys(p for cf in compiled.forbids for p in cf.phrases))
+        self.claim_phrases = [(p.casefold(), claim.state) for claim in compiled.model.claims for p in claim.phrases]
 
     @functools.cached_property
     def declared(self) -> Declared:
@@ -72,6 +76,7 @@ class FsmReplayer:
         if start is None:
             return run
         state, variables = start
+        self._phrase_notes(case, run)
         c = self.c
         if keep_snapshots:
             run.start = engine.snapshot(state, variables)
@@ -221,6 +226,29 @@ class FsmReplayer:
                     return problem
         return _null_tool_arguments("final", case.final, tools) if case.final.tool_arguments else None
 
+    def _phrase_notes(self, case: GoldenCase, run: CaseRun) -> None:
+        """A note for each `must_not` / `must_have` phrase that names no forbid of the model: golden replay checks
+        what is said only through the forbids' `matching` phrases, so such a phrase is checked by nothing."""
+        number = 0
+        for turn in case.turns:
+            number += 1
+            expect = turn.expect
+            if expect is not _NO_EXPECTATIONS and (expect.must_not or expect.must_have):
+                self._unmatched_phrases(expect, run, number)
+        if case.final.must_not or case.final.must_have:
+            self._unmatched_phrases(case.final, run, None)
+
+    def _unmatched_phrases(self, a: Assertions, run: CaseRun, turn: int | None) -> None:
+        for key, items in (("must_not", a.must_not), ("must_have", a.must_have)):
+            for item in items:
+                folded = item.casefold()
+                if any(p in folded for p in self.forbid_phrases):
+                    continue
+                claimed = next((state for p, state in self.claim_phrases if p in folded), None)
+                why = "not checked" if claimed is None else \
+                    f"not checked: it names claim `{claimed}`, judged on observed runs (`mbt runs`), not on goldens"
+                self._note(run, turn, turn or 0, f"`{key}` {_quoted(item)} names no forbid of the model ({why})")
+
     def _divergence(self, case: GoldenCase, number: int, step: Step) -> Divergence:
         return Divergence(case=case.id, where=case.where, model=self.model.name, turn=number, state=step.state_before,
                           event=step.event,
@@ -269,26 +297,31 @@ class FsmReplayer:
             if not checked:
                 checked = a.checks_outcome()
             if a.state is not None:
-                if a.state not in model.states:
-                    self._note(run, turn, number, f"asserted state `{a.state}` is not a state of the model")
-                elif a.state != state:
-                    agree = self._contradict(run, turn, number, "state", a.state, state,
-                                             f"golden expects state `{a.state}`, the model is in `{state}`")
+                wanted = a.state.values if type(a.state) is OneOf else (a.state,)
+                for name in wanted:
+                    if name not in model.states:
+                        self._note(run, turn, number, f"asserted state `{name}` is not a state of the model")
+                # A set is judged on the states the model has: one of them must be the model's.
+                if state not in wanted and any(name in model.states for name in wanted):
+                    agree = self._contradict(run, turn, number, "state", _written(a.state), state,
+                                             f"golden expects state {_states_text(a.state)}, the model is in "
+                                             f"`{state}`")
             if a.variables or a.discarded:  # most assertions name a state only
                 for name, expected in a.variables.items():
                     if name not in model.variables:
                         self._note(run, turn, number, f"`{name}` is not a variable of the model (not checked)")
-                    elif not _same(variables[name], expected):
-                        agree = self._contradict(run, turn, number, f"variables.{name}", expected, variables[name],
-                                                 f"golden expects {name} = {expected!r}, the model has {variables[name]!r}")
+                    elif not _accepts(expected, variables[name]):
+                        agree = self._contradict(run, turn, number, f"variables.{name}", _written(expected),
+                                                 variables[name], f"golden expects {name}{_value_text(expected)}, "
+                                                 f"the model has {variables[name]!r}")
                 for name, expected in a.discarded.items():
                     key = f"discarded.{name}"
                     if key not in variables:
                         self._note(run, turn, number, f"the model never discards `{name}` (not checked)")
-                    elif not _same(variables[key], expected):
-                        agree = self._contradict(run, turn, number, key, expected, variables[key],
-                                                 f"golden expects discarded {name} = {expected!r}, the model has "
-                                                 f"{variables[key]!r}")
+                    elif not _accepts(expected, variables[key]):
+                        agree = self._contradict(run, turn, number, key, _written(expected), variables[key],
+                                                 f"golden expects discarded {name}{_value_text(expected)}, the model "
+                                                 f"has {variables[key]!r}")
             calls = step.calls if turn else all_calls
             for banned in a.must_not_call:
                 if banned not in self.c.tools:
@@ -314,15 +347,19 @@ class FsmReplayer:
                             run.verified.update(run.step_elements.get(made.step, ()))
                         continue
                     actual = _latest_arg(calls, tool, arg)
-                    path = f"tool_arguments.{tool + '.' if tool else ''}{arg}"
+                    # The path as the golden names it (its tool, when it names one), in the message as in `path`.
+                    named = f"{tool}.{arg}" if tool else arg
                     if actual is _MISSING:
-                        agree = self._contradict(run, turn, number, path, expected, None,
-                                                 f"golden expects a tool call with {arg} = {expected!r}, the model "
-                                                 "makes none" + ("" if turn is None else " in this turn"))
-                    elif not _same(actual[0], expected):
-                        agree = self._contradict(run, turn, number, path, expected, actual[0],
-                                                 f"golden expects {arg} = {expected!r} in the call to {actual[1]}, "
-                                                 f"the model passes {actual[0]!r}")
+                        to = f"to {tool} " if tool else ""
+                        agree = self._contradict(run, turn, number, f"tool_arguments.{named}", _written(expected),
+                                                 None, f"tool_arguments {named}: expected {_expected_text(expected)}, "
+                                                 f"the model makes no call {to}passing it"
+                                                 + ("" if turn is None else " in this turn"))
+                    elif not _accepts(expected, actual[0]):
+                        call = "" if tool else f" (to {actual[1]})"
+                        agree = self._contradict(run, turn, number, f"tool_arguments.{named}", _written(expected),
+                                                 actual[0], f"tool_arguments {named}: expected "
+                                                 f"{_expected_text(expected)}, the model passes {actual[0]!r}{call}")
                     elif turn is None:
                         # The step that made the checked call is verified too.
                         run.verified.update(run.step_elements.get(actual[2], ()))
@@ -344,17 +381,9 @@ class FsmReplayer:
                               message=f"{label}: {what}"))
 
     def _expected_args(self, tool_arguments: dict) -> list[tuple[str | None, str | None, Any]]:
-        """(tool or None, argument or None, value): None as the argument asserts the call itself (`{TOOL: {}}`)."""
-        tools = self.c.tools
-        out: list[tuple[str | None, str | None, Any]] = []
-        for key, value in tool_arguments.items():
-            if key in tools and isinstance(value, dict):
-                out.extend((key, arg, v) for arg, v in value.items())
-                if not value:
-                    out.append((key, None, None))  # the call itself is asserted
-            else:
-                out.append((None, key, value))
-        return out
+        """(tool or None, argument path or None, value): None as the argument asserts the call itself
+        (`{TOOL: {}}`); cases.tool_checks reads them for every replayer."""
+        return tool_checks(tool_arguments, self.c.tools)
 
     # ---- forbidden elements
     def _forbid_verified(self, cf: CompiledForbid, checks: list[Assertions], step: Step, rejected: bool,
@@ -368,8 +397,8 @@ class FsmReplayer:
                 return True
             if cf.condition is not None and a.tool_arguments and self._pins_allowed_call(cf, a, step, variables):
                 return True
-            if target is not None and a.state is not None and a.state != target:
-                return True
+            if target is not None and a.state is not None and not _state_accepted(a.state, target):
+                return True  # the golden accepts no state the forbidden move leads to
         # A forbid on the event itself (no target, no effect): the golden expects the refusal, or asserts that the
         # state did not change.
         if cf.bare and step.refused:
@@ -389,12 +418,14 @@ class FsmReplayer:
         call = made[0]
         asserted = {}
         for t, arg, expected in self._expected_args(a.tool_arguments):
-            if arg is None or t not in (None, tool) or arg not in call.args:
+            # A set of accepted values pins no value of the argument: it cannot show `cond` false.
+            if arg is None or t not in (None, tool) or type(expected) is OneOf or not lookup(call.args, arg)[0]:
                 continue
             if t is None and _latest_arg(step.calls, None, arg)[1] != tool:
                 continue  # a plain argument check that speaks of another tool's call
             asserted[arg] = expected
-        if not cf.condition_args <= asserted.keys() or not all(_same(call.args[k], v) for k, v in asserted.items()):
+        if not cf.condition_args <= asserted.keys() or \
+                not all(_same(lookup(call.args, k)[1], v) for k, v in asserted.items()):
             return False
         env = dict(variables)
         env.update({f"args.{k}": v for k, v in call.args.items()})
@@ -422,21 +453,22 @@ class FsmReplayer:
         for position, a in enumerate(checks):
             if cf.phrases and a.must_have and any(p in item.casefold() for item in a.must_have for p in cf.phrases):
                 return f"saying {next(i for i in a.must_have if any(p in i.casefold() for p in cf.phrases))!r}"
-            if target is not None and a.state == target:
-                return f"the move to `{target}`"
-            if cf.bare and not rejected and a.state is not None and a.state != step.state_before:
-                return f"`{step.event}` accepted (state `{a.state}`)"
+            if target is not None and a.state is not None and _state_accepted(a.state, target):
+                return f"the move to `{target}`" + (" (among the states it accepts)" if type(a.state) is OneOf else "")
+            if cf.bare and not rejected and a.state is not None and not _state_accepted(a.state, step.state_before):
+                return f"`{step.event}` accepted (state {_states_text(a.state)})"
             if tool is not None:
-                if tool not in a.tool_arguments or not isinstance(a.tool_arguments[tool], dict):
+                mine = [(arg, value) for t, arg, value in self._expected_args(a.tool_arguments) if t == tool]
+                if not mine:  # only a check naming the tool (`{TOOL: {...}}`) expects its call
                     continue
                 if position > 0 and self._speaks_of_earlier_call(a.tool_arguments, tool, all_calls, number):
                     continue  # a final check of a call made before this step expects nothing of this step
                 if cf.condition is None:
                     return f"a call to {tool}"
                 # A conditional forbid: the expected call is forbidden when the asserted arguments make the condition
-                # true; when the golden leaves an argument the condition reads unasserted, it cannot be told.
-                asserted = {arg: value for t, arg, value in self._expected_args(a.tool_arguments)
-                            if t == tool and arg is not None}
+                # true; when the golden leaves an argument the condition reads unasserted (or accepts a set of
+                # values), it cannot be told.
+                asserted = {arg: value for arg, value in mine if arg is not None and type(value) is not OneOf}
                 if cf.condition_args <= asserted.keys():
                     env = dict(variables)
                     env.update({f"args.{k}": v for k, v in asserted.items()})
@@ -488,15 +520,59 @@ def _null_tool_arguments(label: str, a: Assertions, tools: set[str]) -> str | No
     return None
 
 
+def _quoted(text: str) -> str:
+    """A phrase in a message, in double quotes as the DSL writes them (json.dumps would escape CJK text)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _args_text(args: dict[str, Any]) -> str:
     return ", ".join(f"{name} = {value!r}" for name, value in args.items())
 
 
 def _latest_arg(calls: list[ToolCallMade], tool: str | None, arg: str):
+    """(value, tool, step) of the latest call (of `tool`, if given) passing the argument path `arg`, or _MISSING."""
     for call in reversed(calls):
-        if (tool is None or call.tool == tool) and arg in call.args:
-            return call.args[arg], call.tool, call.step
+        if tool is None or call.tool == tool:
+            found, value = lookup(call.args, arg)
+            if found:
+                return value, call.tool, call.step
     return _MISSING
+
+
+def _accepts(expected: Any, actual: Any) -> bool:
+    """The model's value agrees with the golden's: the same value, or one of a set."""
+    if type(expected) is OneOf:
+        return any(_same(actual, value) for value in expected.values)
+    return _same(actual, expected)
+
+
+def _state_accepted(expected: str | OneOf, state: str) -> bool:
+    return state in expected.values if type(expected) is OneOf else expected == state
+
+
+def _written(expected: Any) -> Any:
+    """An expected value as reports show it: a set as the golden writes it, `{"in": [...]}`."""
+    return expected.written() if type(expected) is OneOf else expected
+
+
+def _states_text(expected: str | OneOf) -> str:
+    if type(expected) is OneOf:
+        return "one of " + ", ".join(f"`{name}`" for name in expected.values)
+    return f"`{expected}`"
+
+
+def _expected_text(expected: Any) -> str:
+    """`'x'`, or `one of 'x', 'y'` for a set."""
+    if type(expected) is OneOf:
+        return "one of " + ", ".join(repr(value) for value in expected.values)
+    return repr(expected)
+
+
+def _value_text(expected: Any) -> str:
+    """` = 'x'`, or ` one of 'x', 'y'` for a set (after the name the golden checks)."""
+    if type(expected) is OneOf:
+        return " one of " + ", ".join(repr(value) for value in expected.values)
+    return f" = {expected!r}"
 
 
 def _same(actual: Any, expected: Any) -> bool:

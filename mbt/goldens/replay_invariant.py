@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from mbt.argpaths import lookup
 from mbt.elements.base import Element
 from mbt.elements.fsm import enumerate_fsm
 from mbt.elements.invariant import trigger_id
 from mbt.engine.fsm import CompiledFsm, CompiledTransition, Snapshot
 from mbt.engine.temporal import OPEN, CallAt, Judgement, Monitor, Position, judge
-from mbt.goldens.cases import GoldenCase
+from mbt.goldens.cases import GoldenCase, OneOf, tool_checks
 from mbt.goldens.replay_fsm import CaseRun, FsmReplayer, disagrees
 from mbt.goldens.results import Contradiction, Note
 from mbt.model.expr import And, Expr, Not, Or, Ref, refs
@@ -99,19 +100,17 @@ class Checked:
 
 
 def resolve_tool_arguments(tool_arguments: dict, calls: list, tools: set[str]) -> Iterator[tuple[int, str | None]]:
-    """The call each `tool_arguments` entry speaks of, as an index into `calls`, with the argument it checks (None:
-    `{TOOL: {}}`, the call itself). As the FSM replay compares them: `{TOOL: {ARG: ..}}` the latest call of TOOL
-    passing ARG, a flat `{ARG: ..}` the latest call of any tool passing ARG."""
-    for key, value in tool_arguments.items():
-        if key in tools and isinstance(value, dict):
-            wanted = [(key, arg) for arg in value] or [(key, None)]
-        else:
-            wanted = [(None, key)]
-        for tool, arg in wanted:
-            for i in range(len(calls) - 1, -1, -1):
-                if (tool is None or calls[i].tool == tool) and (arg is None or arg in calls[i].args):
-                    yield i, arg
-                    break
+    """The call each `tool_arguments` entry speaks of, as an index into `calls`, with the argument path it pins
+    (None: `{TOOL: {}}`, the call itself). As the FSM replay compares them (cases.tool_checks): `TOOL.ARG` the latest
+    call of TOOL passing ARG, a plain `ARG` the latest call of any tool passing ARG. A set of accepted values
+    (OneOf) pins no value of its argument: such an entry is left out."""
+    for tool, arg, expected in tool_checks(tool_arguments, tools):
+        if type(expected) is OneOf:
+            continue
+        for i in range(len(calls) - 1, -1, -1):
+            if (tool is None or calls[i].tool == tool) and (arg is None or lookup(calls[i].args, arg)[0]):
+                yield i, arg
+                break
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -250,10 +249,11 @@ class InvariantReplayer:
                 position += 1
             seen, own = at[position], turns[position] == number
             for a in [turn.expect] + ([case.final] if finished and number == last else []):
-                if a.state is not None:
+                # A set of accepted values (OneOf) pins none of them: the consequent may read another one.
+                if a.state is not None and type(a.state) is not OneOf:
                     seen.state = True
-                seen.names.update(a.variables)
-                seen.names.update(f"discarded.{k}" for k in a.discarded)
+                seen.names.update(k for k, v in a.variables.items() if type(v) is not OneOf)
+                seen.names.update(f"discarded.{k}" for k, v in a.discarded.items() if type(v) is not OneOf)
                 seen.outcome |= own and a.checks_outcome()
             if own:
                 seen.not_called.update(turn.expect.must_not_call)

@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from mbt.argpaths import lookup
 from mbt.elements import policy as ids
 from mbt.elements.base import Element
 from mbt.elements.fsm import enumerate_fsm
 from mbt.engine.fsm import CompiledFsm
 from mbt.engine.policy import APPLIES, NA, Outcome, PolicyEvaluator, compile_tri, member
-from mbt.goldens.cases import GoldenCase
+from mbt.goldens.cases import GoldenCase, tool_checks
 from mbt.goldens.replay_fsm import CaseRun, FsmReplayer, disagrees
 from mbt.goldens.requests import PolicyRequest
 from mbt.goldens.results import Contradiction, Note
@@ -321,11 +322,11 @@ def _checked_calls(case: GoldenCase, snapshots: list, tools, tool: str) -> set[t
     out: set[tuple[int, int]] = set()
 
     def read(calls: list[tuple[int, int, Any]], checks: dict) -> None:
-        for key, value in checks.items():
-            if key in tools and isinstance(value, dict):
-                match = [c for c in calls if c[2].tool == key]
+        for named, arg, _ in tool_checks(checks, tools):
+            if named is not None or arg is None:
+                match = [c for c in calls if c[2].tool == named]
             else:
-                match = [c for c in calls if key in c[2].args]
+                match = [c for c in calls if lookup(c[2].args, arg)[0]]
             if match and match[-1][2].tool == tool:
                 out.add(match[-1][:2])
 

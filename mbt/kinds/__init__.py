@@ -79,6 +79,9 @@ class KindSupport:
     # For a kind whose cases have no turns, decisions or request: is this case one of its own? (GoldenCase keeps
     # unknown keys as extra fields, so such a kind reads its case shape from `case.model_extra`.)
     case_shape: Callable[[GoldenCase], bool] | None = None
+    # Keys of a case, beyond the golden format's own (GoldenCase's fields), that the kind reads from
+    # `case.model_extra`: any other such key is a "Not checked" note (goldens.cases.unchecked_key_notes).
+    golden_keys: frozenset[str] = frozenset()
     # ---- generation (`mbt generate`)
     # (model, GenerateOptions, out folder) -> the kind's generator: `.gaps(rows)` -> ModelGeneration and
     # `.files(mode)`; with `suites`, also `.full_suite(criterion)` for `--all`. None: the kind generates nothing.

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from mbt.elements.base import Element
 from mbt.errors import MbtError, did_you_mean
-from mbt.goldens.cases import GoldenCase
+from mbt.goldens.cases import GoldenCase, has_unread_keys, unchecked_key_notes
 from mbt.goldens.loader import GoldenSet, GoldenStream, InvalidCase
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 from mbt.goldens.routing import applies
@@ -302,8 +302,11 @@ class RunTally:
         """Replay a valid case (its id not seen before) on every model and count what it found."""
         if self.listed is not None:
             self.listed.add(case.id, case.file, case.line)
+        outcomes = [t.outcome(case) for t in self.tallies]
+        if has_unread_keys(case):
+            _note_unread_keys(case, self.tallies, outcomes)
         # The first question is read only where the per-case views keep an entry per case.
-        self.take(case.id, case.file, case.line, case.model, _tables(case), [t.outcome(case) for t in self.tallies],
+        self.take(case.id, case.file, case.line, case.model, _tables(case), outcomes,
                   first_question(case) if self.cases is not None else "", len(case.turns))
 
     def take(self, case_id: str, file: str, line: int, model_name: str | None, tables: tuple[str, ...],
@@ -370,6 +373,17 @@ class RunTally:
                 mine.setdefault(name, [0, first_id, where])[0] += count
         if self.cases is not None:
             self.cases += counts["cases"]
+
+
+def _note_unread_keys(case: GoldenCase, tallies: list[ModelTally], outcomes: list[Outcome | None]) -> None:
+    """The keys of the case no model replaying it reads, as notes of the case (once, not per model): with the first
+    model's findings, so they are capped, counted and merged across processes as those are."""
+    taken = [(tally, outcome) for tally, outcome in zip(tallies, outcomes) if outcome is not None]
+    if not taken or any(outcome.invalid is not None for _, outcome in taken):
+        return  # not replayed anywhere, or invalid: the case counts nowhere
+    read = frozenset().union(*(tally.kind.golden_keys for tally, _ in taken))
+    first = taken[0][1]
+    first.notes = unchecked_key_notes(case, read=read) + first.notes
 
 
 def _parts(stream: GoldenStream | None, jobs: int, min_chars: int | None = None) -> list[GoldenStream]:

@@ -239,6 +239,7 @@ class Resolver:
                                       f"`discard {action.target}` needs an optional variable (it becomes none)",
                                       f"declare it as `{var.type.text()}?`")
             elif isinstance(action, ToolCall):
+                self.check_arg_paths(action)
                 known = tool_args.setdefault(action.tool, {})
                 args = []
                 for name, value in action.args:
@@ -248,6 +249,19 @@ class Resolver:
                 action.args = args
             out.append(action)
         return out
+
+    def check_arg_paths(self, call: ToolCall) -> None:
+        """One value per argument path in a call: not `x` twice, nor `a` beside its field `a.b` (what would the tool
+        receive?)."""
+        names = [name for name, _ in call.args]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise TypeProblem(Ref(name, line=call.loc.line, column=call.loc.column),
+                                  f"argument `{name}` is given twice in this call")
+            fields = [other for other in names if other.startswith(name + ".")]
+            if fields:
+                raise TypeProblem(Ref(name, line=call.loc.line, column=call.loc.column),
+                                  f"argument `{name}` is given a value and fields (`{fields[0]}`) in this call")
 
     def check_forbids(self, tool_args) -> None:
         m = self.model
@@ -286,7 +300,11 @@ class Resolver:
             unknown = [n for n in names if n not in ARGUMENT_SOURCES]
             if unknown:
                 self.problem(loc, f"`{unknown[0]}` is not an argument source (known: {', '.join(ARGUMENT_SOURCES)})")
-            if tool_args[effect.tool] and path.split(".")[0] not in tool_args[effect.tool]:
+            # The path names an argument the model passes, a field of one, or a structured argument whose fields it
+            # passes (`call t(a.b = ...)`: `args.a` and `args.a.b` are both its).
+            passed = tool_args[effect.tool]
+            if passed and not any(name == path or path.startswith(name + ".") or name.startswith(path + ".")
+                                  for name in passed):
                 self.problem(loc, f"tool `{effect.tool}` is never called with argument `{path.split('.')[0]}`")
         if effect.condition is not None:
             call_scope = dict(scope)

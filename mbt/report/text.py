@@ -148,10 +148,12 @@ def _findings_sections(report: CoverageReport, style: Style) -> list[str]:
             lines.append(f"  {u.case} ({u.where}) turn {u.turn}{said}: {u.reason}")
         lines += _listed_more(report.unbound_turns_more)
     if report.notes:
-        lines += ["", f"Not checked ({report.count('notes')}): parts of goldens the model cannot check"]
+        lines += ["", f"Not checked ({report.count('notes')}): parts of goldens nothing checks (listed, never dropped)"]
         for n in report.notes:
-            turn = f" turn {n.turn}" if n.turn else ""
-            lines.append(f"  {n.case} ({n.where}){turn}: {n.message}")
+            # A note's message usually names its turn itself ("turn 2: ..."): said once.
+            turn = f" turn {n.turn}" if n.turn and not n.message.startswith(f"turn {n.turn}:") else ""
+            model = f" on {n.model}" if n.model and n.case else ""  # a golden replayed on several models
+            lines.append(f"  {n.case} ({n.where}){model}{turn}: {n.message}")
         lines += _listed_more(report.notes_more)
     if report.invalid_cases:
         lines += ["", style(f"Invalid cases ({report.count('invalid_cases')}): reported and skipped; the rest were "

@@ -16,7 +16,7 @@ from typing import Any
 
 from mbt.api import load_models, measure
 from mbt.elements import fsm as ids
-from mbt.goldens.cases import GoldenCase, parse_case
+from mbt.goldens.cases import GoldenCase, OneOf, parse_case
 from mbt.goldens.loader import GoldenSet
 from mbt.model.expr import And, Arith, Compare, EnumLit, Lit, Member, Not, Or, Ref, atoms
 from mbt.model.fsm import Assign, Discard, FsmModel
@@ -61,6 +61,18 @@ def same(actual, expected) -> bool:
     if isinstance(actual, bool) or isinstance(expected, bool):
         return isinstance(actual, bool) and isinstance(expected, bool) and actual == expected
     return actual == expected
+
+
+def agrees(actual, expected) -> bool:
+    """A golden's expected value, or set of values (`{in: [...]}`, decoded as a OneOf), admits the actual one."""
+    return any(same(actual, v) for v in expected.values) if isinstance(expected, OneOf) else same(actual, expected)
+
+
+def states_of(a) -> list[str]:
+    """The control states an assertion accepts: the one it names, or each of its list; [] when it names none."""
+    if a.state is None:
+        return []
+    return list(a.state.values) if isinstance(a.state, OneOf) else [a.state]
 
 
 def not_called(a) -> list[str]:
@@ -167,13 +179,23 @@ def run_case(model: FsmModel, case: GoldenCase) -> tuple[list[Step], str, bool] 
 
 
 def expected_calls(model: FsmModel, tool_arguments: dict) -> list[tuple[str | None, str | None, Any]]:
-    tools = set(model.tools())
-    out = []
-    for key, value in tool_arguments.items():
-        if key in tools and isinstance(value, dict):
-            out += [(key, arg, v) for arg, v in value.items()] + ([(key, None, None)] if not value else [])
+    return expected_calls_of(set(model.tools()), tool_arguments)
+
+
+def expected_calls_of(tools: set[str], tool_arguments: dict) -> list[tuple[str | None, str | None, Any]]:
+    """(tool or None, argument path or None, value) per check. The golden's `tool_arguments` arrive as dotted paths
+    (`TOOL.ARG.FIELD`, however they were written): a first part naming a tool checks that tool's call; `{TOOL: {}}`
+    the call itself; any other path the latest call passing it. A call's arguments are the model's own names, so a
+    path is one of them exactly."""
+    out: list[tuple[str | None, str | None, Any]] = []
+    for path, value in tool_arguments.items():
+        parts = path.split(".")
+        if parts[0] in tools and len(parts) > 1:
+            out.append((parts[0], ".".join(parts[1:]), value))
+        elif parts[0] in tools and value == {} and isinstance(value, dict):
+            out.append((parts[0], None, None))
         else:
-            out.append((None, key, value))
+            out.append((None, path, value))
     return out
 
 
@@ -185,11 +207,12 @@ def latest(calls: list[tuple[int, str, dict]], tool: str | None, arg: str):
 
 
 def contradicts(model: FsmModel, a, step: Step, scope: list[tuple[int, str, dict]], rejected: bool) -> bool:
-    if a.state is not None and a.state in model.states and a.state != step.after:
+    known = [name for name in states_of(a) if name in model.states]  # states the model lacks are only noted
+    if known and step.after not in known:
         return True
-    if any(name in model.variables and not same(step.variables[name], v) for name, v in a.variables.items()):
+    if any(name in model.variables and not agrees(step.variables[name], v) for name, v in a.variables.items()):
         return True
-    if any(f"discarded.{name}" in step.variables and not same(step.variables[f"discarded.{name}"], v)
+    if any(f"discarded.{name}" in step.variables and not agrees(step.variables[f"discarded.{name}"], v)
            for name, v in a.discarded.items()):
         return True
     if any(name == tool for tool in not_called(a) for _, name, _ in scope):
@@ -200,7 +223,7 @@ def contradicts(model: FsmModel, a, step: Step, scope: list[tuple[int, str, dict
                 return True
             continue
         found = latest(scope, tool, arg)
-        if found is None or not same(found[2], v):
+        if found is None or not agrees(found[2], v):
             return True
     return rejected and step.taken is not None
 
@@ -226,18 +249,20 @@ def forbidden_outcome_expected(model: FsmModel, f, a, step: Step, rejected: bool
     phrases = [p.casefold() for p in (f.effect.matching if f.effect is not None else [])]
     if phrases and any(p in item.casefold() for item in a.must_have for p in phrases):
         return True
-    if f.target is not None and a.state == f.target:
+    if f.target is not None and f.target in states_of(a):  # among the states the golden accepts
         return True
-    if f.effect is None and f.target is None and not rejected and a.state is not None and a.state != step.before:
+    if f.effect is None and f.target is None and not rejected and states_of(a) and step.before not in states_of(a):
         return True
-    if f.effect is not None and f.effect.kind == "call" and isinstance(a.tool_arguments.get(f.effect.tool), dict):
+    checks = expected_calls(model, a.tool_arguments)
+    if f.effect is not None and f.effect.kind == "call" and any(tool == f.effect.tool for tool, _, _ in checks):
         if earlier:
             return False
         condition = f.effect.condition
         if condition is None:
             return True
-        asserted = {arg: v for tool, arg, v in expected_calls(model, a.tool_arguments)
-                    if tool == f.effect.tool and arg is not None}
+        # A set of accepted values asserts no one value: the condition cannot be evaluated on it.
+        asserted = {arg: v for tool, arg, v in checks
+                    if tool == f.effect.tool and arg is not None and not isinstance(v, OneOf)}
         read = {node.name[5:] for node in condition.walk() if isinstance(node, Ref) and node.name.startswith("args.")}
         if read <= asserted.keys():
             env = dict(step.variables)
@@ -260,7 +285,7 @@ def forbid_checked(model: FsmModel, f, a, step: Step, rejected: bool) -> bool:
             if len(made) == 1:
                 asserted = {}
                 for tool, arg, v in expected_calls(model, a.tool_arguments):
-                    if arg is None or tool not in (None, f.effect.tool) or arg not in made[0]:
+                    if arg is None or tool not in (None, f.effect.tool) or arg not in made[0] or isinstance(v, OneOf):
                         continue
                     if tool is None:
                         owner = next(name for name, args in reversed(step.calls) if arg in args)
@@ -272,10 +297,10 @@ def forbid_checked(model: FsmModel, f, a, step: Step, rejected: bool) -> bool:
                     env.update({f"args.{k}": v for k, v in made[0].items()})
                     if not value_of(f.effect.condition, env):
                         return True
-    if f.target is not None and a.state is not None and a.state != f.target:
+    if f.target is not None and states_of(a) and f.target not in states_of(a):
         return True
     if f.effect is None and f.target is None and step.taken is None:
-        return rejected or a.state == step.before
+        return rejected or states_of(a) == [step.before]  # the unchanged state, and only it
     return False
 
 
@@ -371,7 +396,7 @@ def random_model(rng: random.Random) -> str:
     lines += [f"  event {decl}" for decl in PARAM_DECL.values()] + ["  event jump", "  event drop"]
     # discarded.email exists, and send/notify are called somewhere (a forbid's condition needs the tool's arguments).
     lines.append(f"  {rng.choice(states)} -> {rng.choice(states)} on drop / discard email, call send(to = email), "
-                 "call notify(level = n)")
+                 "call notify(level = n, meta.to = email)")
     for _ in range(rng.randint(3, 8)):
         event = rng.choice(list(EVENTS))
         params = EVENTS[event]
@@ -379,7 +404,8 @@ def random_model(rng: random.Random) -> str:
         actions = []
         for _ in range(rng.randint(0, 3)):
             actions.append(rng.choice(["n := 1", "n := 0", "flag := true", "flag := not flag", "mode := a",
-                                       "discard email", "call notify(level = n)", "call send(to = email)"]
+                                       "discard email", "call notify(level = n)", "call send(to = email)",
+                                       "call notify(level = n, meta.to = email)"]
                                       + (["email := v", "call send(to = v)"] if "v" in params else [])
                                       + (["n := x"] if "x" in params else [])))
         action = (" / " + ", ".join(actions)) if actions else ""
@@ -415,10 +441,14 @@ def random_assertions(rng: random.Random, model: FsmModel, step: Step | None, al
     variables = step.variables if step else {}
     if rng.random() < 0.4:
         state = truth_state if rng.random() < 0.7 else rng.choice(list(model.states))
+        if rng.random() < 0.2:  # a set of accepted states (`state: [a, b]`)
+            state = [state, rng.choice(list(model.states) + ["nowhere"])]
         out["state" if final else "assert_state"] = {"state": state}
     if rng.random() < 0.3 and variables:
         name = rng.choice(["n", "flag", "mode", "email"])
         value = variables[name] if rng.random() < 0.7 else rng.choice([0, 1, True, False, "a", "a@x", None])
+        if rng.random() < 0.2:  # a set of accepted values (`{in: [...]}`)
+            value = {"in": [value, rng.choice([0, 1, True, "a", "a@x", None])]}
         target = out.setdefault("state" if final else "assert_state", {})
         if isinstance(target, dict):
             target[name] = value
@@ -427,8 +457,18 @@ def random_assertions(rng: random.Random, model: FsmModel, step: Step | None, al
     if roll < 0.2 and calls:
         tool, args = rng.choice(calls)
         arg = rng.choice(list(args))
+        if "meta.to" in args and rng.random() < 0.6:  # the field of a structured argument, when the call has one
+            arg = "meta.to"
         value = args[arg] if rng.random() < 0.7 else "zzz"
-        out["tool_arguments"] = {tool: {arg: value}} if rng.random() < 0.7 else {arg: value}
+        if rng.random() < 0.15:
+            value = {"in": [value, "zzz"]}
+        head, dot, field = arg.partition(".")
+        if dot and rng.random() < 0.5:  # a field of a structured argument, written nested
+            out["tool_arguments"] = {tool: {head: {field: value}}}
+        elif rng.random() < 0.2:  # written as one dotted path
+            out["tool_arguments"] = {f"{tool}.{arg}": value}
+        else:
+            out["tool_arguments"] = {tool: {arg: value}} if rng.random() < 0.7 else {arg: value}
     elif roll < 0.3:
         out["tool_arguments"] = {rng.choice(TOOLS): rng.choice([{}, {"to": "a@x"}, {"level": 0}])}
     elif roll < 0.32:

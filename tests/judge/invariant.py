@@ -18,7 +18,7 @@ from typing import Any
 
 from mbt.elements.fsm import enumerate_fsm
 from mbt.engine.fsm import CompiledFsm
-from mbt.goldens.cases import GoldenCase, parse_case
+from mbt.goldens.cases import GoldenCase, OneOf, parse_case
 from mbt.goldens.replay_fsm import FsmReplayer
 from mbt.kinds import support
 from mbt.model.expr import And, Not, Or, Ref
@@ -26,7 +26,7 @@ from mbt.model.fsm import Assign, Discard, FsmModel
 from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel
 from mbt.parsing.loader import parse_text
 from tests.judge.common import EXERCISED, VERIFIED, Campaign, mbt_statuses_many
-from tests.judge.fsm import value_of
+from tests.judge.fsm import agrees, expected_calls_of, states_of, value_of
 
 # ------------------------------------------------------------------ values (the expression language)
 
@@ -138,31 +138,29 @@ def run_of(fsm: FsmModel, case: GoldenCase) -> Run | None:
 def resolve(tool_arguments: dict, calls: list[Call], tools: set[str]) -> list[tuple[int | None, str | None, Any]]:
     """Each entry: (index of the call it speaks of or None, the argument or None for `{T: {}}`, the expected value)."""
     out = []
-    for key, value in tool_arguments.items():
-        entries = [(key, arg, v) for arg, v in value.items()] or [(key, None, None)] \
-            if key in tools and isinstance(value, dict) else [(None, key, value)]
-        for tool, arg, expected in entries:
-            hit = None
-            for i in range(len(calls) - 1, -1, -1):
-                if (tool is None or calls[i].tool == tool) and (arg is None or arg in calls[i].args):
-                    hit = i
-                    break
-            out.append((hit, arg, expected))
+    for tool, arg, expected in expected_calls_of(tools, tool_arguments):
+        hit = None
+        for i in range(len(calls) - 1, -1, -1):
+            if (tool is None or calls[i].tool == tool) and (arg is None or arg in calls[i].args):
+                hit = i
+                break
+        out.append((hit, arg, expected))
     return out
 
 
 def contradicts(fsm: FsmModel, a, config: dict, calls: list[Call], rejected_but_taken: bool) -> bool:
     tools = set(fsm.tools())
-    if a.state is not None and a.state in fsm.states and a.state != config["state"]:
+    known = [name for name in states_of(a) if name in fsm.states]
+    if known and config["state"] not in known:
         return True
-    if any(n in fsm.variables and not same(config[n], v) for n, v in a.variables.items()):
+    if any(n in fsm.variables and not agrees(config[n], v) for n, v in a.variables.items()):
         return True
-    if any(f"discarded.{n}" in config and not same(config[f"discarded.{n}"], v) for n, v in a.discarded.items()):
+    if any(f"discarded.{n}" in config and not agrees(config[f"discarded.{n}"], v) for n, v in a.discarded.items()):
         return True
     if any(c.tool in must_not_call(a) for c in calls):
         return True
     for hit, arg, expected in resolve(a.tool_arguments, calls, tools):
-        if hit is None or (arg is not None and not same(calls[hit].args[arg], expected)):
+        if hit is None or (arg is not None and not agrees(calls[hit].args[arg], expected)):
             return True
     return rejected_but_taken
 
@@ -323,8 +321,10 @@ def seen_at(fsm: FsmModel, case: GoldenCase, run: Run) -> list[Seen]:
         at = seen[where]
         parts = [turn.expect] + ([case.final] if run.finished and number == len(case.turns) else [])
         for a in parts:
-            at.state |= a.state is not None
-            at.names |= set(a.variables) | {f"discarded.{x}" for x in a.discarded}
+            # A set of accepted values checks none of them: only a single value pins what the consequent reads.
+            at.state |= a.state is not None and not isinstance(a.state, OneOf)
+            at.names |= {n for n, v in a.variables.items() if not isinstance(v, OneOf)}
+            at.names |= {f"discarded.{x}" for x, v in a.discarded.items() if not isinstance(v, OneOf)}
             if own and outcome_checked(a):
                 at.outcome = True
         if own:

@@ -21,7 +21,8 @@ SUPPORT = KindSupport(
     kind="checklist", keyword="checklist", grammar=Path(__file__).with_name("checklist.lark"), rule="checklist_model",
     rules=ChecklistRules, raw=RawChecklist, resolve=resolve_checklist, suffixes=(".chk",),
     criteria=CRITERIA, enumerate=enumerate_checklist, replayer=ChecklistReplayer, accepts=accepts,
-    check=check_checklist, view=ELEMENT_TABLE, case_shape=lambda case: "checklist" in (case.model_extra or {}))
+    check=check_checklist, view=ELEMENT_TABLE, case_shape=lambda case: "checklist" in (case.model_extra or {}),
+    golden_keys=frozenset(("checklist", "ticked", "untouched")))
 
 
 def install() -> None:
