@@ -15,7 +15,7 @@ from mbt.errors import MbtError
 from mbt.goldens.loader import GoldenSet, GoldenStream, load_goldens
 from mbt.goldens.results import Note
 from mbt.goldens.routing import applies  # noqa: F401 - part of the facade
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.measure.baseline import BaselineDelta
 from mbt.measure.baseline import compare as compare_with_baseline
 from mbt.measure.cases import CaseResult, case_results

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from mbt import __version__
 from mbt.files import write_file
-from mbt.kinds import elements_of
+from mbt.kind import elements_of
 from mbt.model.common import ModelBase
 from mbt.parsing.grammar import cache_dir, grammar_dir
 from mbt.parsing.loader import ModelFile, expand_paths, load_paths

@@ -13,7 +13,7 @@ import yaml
 
 from mbt.errors import MbtError
 from mbt.goldens.loader import GOLDEN_SUFFIXES
-from mbt.kinds import model_suffixes
+from mbt.kind import model_suffixes
 from mbt.model.common import ModelBase
 from mbt.sources import source_path
 
@@ -113,8 +113,8 @@ def left_out(folders: Iterable[str], models: list[ModelBase]) -> dict[str, str]:
 
 def _content(path: Path) -> str | None:
     """GATE_FILE or TRACE_FILE when the file's content is one (looked at within the sizes above), else None."""
-    from mbt.importers import run_reader_for
     from mbt.measure.gate import is_gate_file
+    from mbt.runs.reader import run_reader_for
 
     suffix, size = path.suffix.lower(), path.stat().st_size
     try:

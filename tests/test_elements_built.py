@@ -13,7 +13,7 @@ import pytest
 
 from mbt import api
 from mbt.elements.base import Element, built
-from mbt.kinds import elements_of
+from mbt.kind import elements_of
 from mbt.model.common import Location, Severity, Span, Status
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -39,7 +39,7 @@ def test_exhaustive_and_impossible_guard_parts_are_infeasible():
 def test_infeasible_elements_are_not_counted_in_coverage():
     from mbt.api import measure
     from mbt.goldens.loader import GoldenSet
-    from mbt.kinds import support
+    from mbt.kind import support
 
     model = parse_text(TEXT, "f.fsm").models[0]
     elements = support("fsm").enumerate(model)

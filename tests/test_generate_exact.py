@@ -14,7 +14,7 @@ from mbt.engine.fsm import run_events
 from mbt.generate.exact import exact_suite
 from mbt.generate.suites import SuiteBuilder
 from mbt.generate.witnesses import WitnessFinder
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.parsing.loader import load_paths, parse_text
 
 COUNTER = """

@@ -140,7 +140,7 @@ def test_suites_are_for_state_machines(tmp_path: Path):
 
 def test_a_table_witness_search_says_why_when_nothing_fits():
     from mbt.generate.decisions import TableWitnesses
-    from mbt.kinds import support
+    from mbt.kind import support
 
     model = parse_text(SMALL_TABLE, "grade.dt").models[0]
     finder = TableWitnesses(model, support("table").enumerate(model))

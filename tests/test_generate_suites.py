@@ -7,7 +7,7 @@ from pathlib import Path
 from mbt.engine.fsm import run_events
 from mbt.generate.suites import SuiteBuilder, optimal_cover
 from mbt.generate.witnesses import WitnessFinder
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.parsing.loader import load_file, parse_text
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "models" / "recovery.fsm"

@@ -10,7 +10,7 @@ from mbt.analysis.smt import Solver
 from mbt.engine.fsm import run_events
 from mbt.generate.symbolic import SymbolicFsm
 from mbt.generate.witnesses import NoWitness, Witness, WitnessFinder, candidate_values
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.model.types import ValueType
 from mbt.parsing.loader import load_file, parse_text
 

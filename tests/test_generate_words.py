@@ -12,7 +12,7 @@ from mbt.generate.skeleton import SkeletonBuilder
 from mbt.generate.words import Words, examples
 from mbt.goldens.binding import Binder
 from mbt.goldens.cases import Turn
-from mbt.kinds import support
+from mbt.kind import support
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mbt.goldens.cases import parse_case
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.parsing.loader import parse_text
 
 SHOP = (Path(__file__).parent / "cases" / "invariants" / "shop.fsm").read_text(encoding="utf-8")

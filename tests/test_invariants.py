@@ -18,7 +18,7 @@ from mbt.analysis.invariant_checks import analyse, check_invariants, search
 from mbt.engine.temporal import Monitor, Position, judge
 from mbt.errors import LocatedError
 from mbt.goldens.cases import parse_case
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.model.invariant import InvariantModel
 from mbt.parsing.grammar import grammar_dir, parser
 from mbt.parsing.loader import load_file, load_paths, parse_text

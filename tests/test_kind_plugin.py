@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from mbt import api, kinds
+from mbt import api
+from mbt import kind as kinds
 from tests.cli_runner import run_mbt
 from tests.json_report import expanded
 from tests.plugin_kind import kind as checklist_kind

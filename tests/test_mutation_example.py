@@ -17,7 +17,7 @@ import pytest
 from mbt.api import coverage, generate, load_models, mutate
 from mbt.generate.adapter import ReferenceAdapter
 from mbt.goldens.cases import parse_case
-from mbt.kinds import support
+from mbt.kind import support
 from tests.cli_runner import run_mbt
 from tests.judge.fsm import judge
 

@@ -15,7 +15,7 @@ from mbt.cli import cli
 from mbt.elements.policy import boundaries
 from mbt.goldens.cases import parse_case
 from mbt.goldens.loader import GoldenSet, load_goldens
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.parsing.loader import load_paths, parse_text
 from tests.cli_runner import run_mbt
 from tests.json_report import expanded

@@ -7,7 +7,7 @@ from mbt.analysis.policy_checks import PolicyAnalysis, check_policy
 from mbt.engine.policy import PolicyEvaluator
 from mbt.goldens.cases import parse_case
 from mbt.goldens.loader import GoldenSet
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.parsing.loader import parse_text
 
 BIG = """policy p {

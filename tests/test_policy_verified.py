@@ -5,7 +5,7 @@ check, or anything of a golden that contradicts a model it is replayed on, stays
 from __future__ import annotations
 
 from mbt.goldens.cases import parse_case
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.parsing.loader import parse_text
 
 

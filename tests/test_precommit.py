@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mbt.kinds import model_suffixes
+from mbt.kind import model_suffixes
 from tests.cli_runner import run_mbt
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from mbt.api import load_models
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.runs.judge import DEVIATION_TYPES, RunJudge
 from mbt.runs.loop import LoopRules
 from mbt.runs.measure import judge_run

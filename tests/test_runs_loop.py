@@ -17,7 +17,7 @@ import pytest
 from mbt.api import load_models
 from mbt.generate.adapter import ReferenceAdapter
 from mbt.generate.support import Driver
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.runs.judge import RunJudge
 from mbt.runs.reader import read_runs
 from tests.cli_runner import run_mbt

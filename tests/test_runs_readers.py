@@ -228,7 +228,7 @@ def test_the_shipped_examples_read_cleanly(name):
 def test_direct_span_reading_agrees_with_opentelemetry_proto():
     # The common span shape is read without protobuf's (slow) json_format; both must give the same record, and the
     # direct reader must hand every shape it is unsure of to protobuf.
-    from mbt.importers.otlp import _plain_span, proto_span
+    from mbt.runs.otlp import _plain_span, proto_span
 
     spans = [s for rs in json.load(open("models/runs/orders-traces.json"))["resourceSpans"]
              for ss in rs["scopeSpans"] for s in ss["spans"]]

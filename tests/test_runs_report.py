@@ -13,7 +13,7 @@ import pytest
 from mbt.api import load_models
 from mbt.api import runs as runs_api
 from mbt.cli import main
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.report.jsonout import with_coverage_json
 from mbt.runs.reader import read_runs
 from mbt.runs.redact import EMAIL, Redaction

@@ -12,7 +12,7 @@ from mbt.analysis.explore import MAX_CONFIGURATIONS
 from mbt.analysis.findings import Finding
 from mbt.analysis.invariant_checks import DEFAULT_DEPTH
 from mbt.analysis.spans import check_spans
-from mbt.kinds import all_kinds
+from mbt.kind import all_kinds
 from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile
 

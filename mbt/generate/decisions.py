@@ -22,7 +22,7 @@ from mbt.elements import table as table_ids
 from mbt.elements.base import Element
 from mbt.generate.witnesses import NoWitness
 from mbt.goldens.cases import parse_case
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.model.table import plain
 
 CANDIDATES = 2000  # per element: candidates are cheap, but a table's region boxes multiply

@@ -37,7 +37,7 @@ from mbt.generate.suites import SuiteBuilder
 from mbt.generate.witnesses import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PATHS, NoWitness, WitnessFinder
 from mbt.generate.writers import conftest_source, fsm_calls, render_jsonl, render_pytest, support_source
 from mbt.goldens.loader import GoldenSet
-from mbt.kinds import all_kinds, support
+from mbt.kind import all_kinds, support
 from mbt.measure.coverage import ElementCoverage, GoldenSummary
 from mbt.measure.run import measure
 from mbt.model.common import ModelBase

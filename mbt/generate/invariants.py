@@ -30,7 +30,7 @@ class InvariantWitnesses:
     def __init__(self, model, elements: list[Element], depth: int):
         from mbt.analysis.invariant_checks import analyse
         from mbt.engine.temporal import Monitor
-        from mbt.kinds import support
+        from mbt.kind import support
 
         self.model = model
         self.fsm = model.fsm_model

@@ -18,7 +18,7 @@ from mbt.generate.report import GeneratedTest, GenerateReport, MissingWitness, M
 from mbt.generate.skeleton import test_name
 from mbt.goldens.cases import parse_case
 from mbt.goldens.loader import GoldenSet
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.model.common import ModelBase
 from mbt.mutate.engine import MutationRun, killed, mutation_run
 

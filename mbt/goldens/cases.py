@@ -375,7 +375,7 @@ def normalise(raw: Any) -> dict[str, Any]:
     return out
 
 
-# Kinds whose cases have neither turns, decisions nor a request say how to recognise theirs: mbt.kinds.register puts
+# Kinds whose cases have neither turns, decisions nor a request say how to recognise theirs: mbt.kind.register puts
 # each KindSupport.case_shape here (a lower stage offers the seam, so it never imports the registry).
 CASE_SHAPES: list[Callable[[GoldenCase], bool]] = []
 

@@ -8,7 +8,7 @@ from mbt.elements.fsm import CRITERIA, enumerate_fsm
 from mbt.engine.fsm import CompiledFsm
 from mbt.generate.generation import FsmGeneration
 from mbt.goldens.replay_fsm import FsmReplayer
-from mbt.kinds import KindSupport, MutationSupport, View, register
+from mbt.kind import KindSupport, MutationSupport, View, register
 from mbt.measure.trace import fsm_expected
 from mbt.mutate import fsm as mutate_fsm
 from mbt.parsing.fsm_resolve import resolve_fsm

@@ -6,7 +6,7 @@ from mbt.analysis.invariant_checks import check_invariants, never_triggered
 from mbt.elements.invariant import CRITERIA, enumerate_invariants
 from mbt.generate.generation import InvariantGeneration
 from mbt.goldens.replay_invariant import InvariantReplayer
-from mbt.kinds import KindSupport, MutationSupport, register
+from mbt.kind import KindSupport, MutationSupport, register
 from mbt.kinds.views import ELEMENT_TABLE
 from mbt.mutate import invariant as mutate_invariant
 from mbt.parsing.grammar import grammar_dir

@@ -7,7 +7,7 @@ from mbt.elements.policy import CRITERIA, enumerate_policy
 from mbt.generate.decisions import PolicyWitnesses
 from mbt.generate.generation import DecisionGeneration
 from mbt.goldens.replay_policy import CompiledPolicy, PolicyReplayer, accepts
-from mbt.kinds import KindSupport, MutationSupport, View, register
+from mbt.kind import KindSupport, MutationSupport, View, register
 from mbt.kinds.views import TABLE_SUFFIXES
 from mbt.mutate import policy as mutate_policy
 from mbt.parsing.grammar import grammar_dir

@@ -7,7 +7,7 @@ from mbt.elements.table import CRITERIA, enumerate_table
 from mbt.generate.decisions import TableWitnesses
 from mbt.generate.generation import DecisionGeneration
 from mbt.goldens.replay_table import CompiledTable, TableReplayer, accepts
-from mbt.kinds import KindSupport, MutationSupport, View, register
+from mbt.kind import KindSupport, MutationSupport, View, register
 from mbt.kinds.views import TABLE_SUFFIXES
 from mbt.mutate import table as mutate_table
 from mbt.parsing.grammar import grammar_dir

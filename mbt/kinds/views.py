@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mbt.kinds import View
+from mbt.kind import View
 from mbt.render.table import element_table
 
 TABLE_SUFFIXES = (".md", ".html")

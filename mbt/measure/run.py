@@ -18,7 +18,7 @@ from mbt.goldens.cases import GoldenCase, has_unread_keys, unchecked_key_notes
 from mbt.goldens.loader import GoldenSet, GoldenStream, InvalidCase
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 from mbt.goldens.routing import applies
-from mbt.kinds import elements_of, support
+from mbt.kind import elements_of, support
 from mbt.measure import parallel
 from mbt.measure.coverage import (
     CoverageReport,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mbt.elements.base import Element
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.measure.coverage import ModelCoverage
 from mbt.measure.review import TraceRow
 from mbt.model.common import ModelBase

@@ -22,7 +22,7 @@ from mbt.goldens.cases import GoldenCase
 from mbt.goldens.loader import GoldenSet
 from mbt.goldens.replay_fsm import disagrees
 from mbt.goldens.routing import applies
-from mbt.kinds import elements_of, support
+from mbt.kind import elements_of, support
 from mbt.measure.coverage import GoldenSummary, InvalidCaseReport
 from mbt.measure.run import CaseEntry, left_out_notes, measure
 from mbt.model.common import ModelBase

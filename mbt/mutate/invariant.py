@@ -42,7 +42,7 @@ def invariant_mutants(model: InvariantModel) -> list[Mutant]:
 
 
 def mutant_replayer(base, mutant: Mutant):
-    from mbt.kinds import support
+    from mbt.kind import support
 
     kind = support("invariant")
     return kind.replayer(mutant.model, kind.enumerate(mutant.model))

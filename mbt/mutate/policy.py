@@ -63,7 +63,7 @@ def policy_mutants(model: PolicyModel) -> list[Mutant]:
 
 
 def mutant_replayer(base, mutant: Mutant):
-    from mbt.kinds import support
+    from mbt.kind import support
 
     kind = support("policy")
     return kind.replayer(mutant.model, kind.enumerate(mutant.model))

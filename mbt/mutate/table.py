@@ -121,7 +121,7 @@ def _text(value: Any) -> str:
 
 
 def mutant_replayer(base, mutant: Mutant):
-    from mbt.kinds import support
+    from mbt.kind import support
 
     kind = support("table")
     return kind.replayer(mutant.model, kind.enumerate(mutant.model))

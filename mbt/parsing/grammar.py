@@ -13,9 +13,9 @@ import lark
 from lark import Lark, Token, Tree
 from lark.grammar import Rule
 
-from mbt.kinds import all_kinds, version
+from mbt.kind import all_kinds, version
 
-# common.lark first (names, literals, expressions, spans), then each registered kind's grammar (mbt.kinds), then the
+# common.lark first (names, literals, expressions, spans), then each registered kind's grammar (mbt.kind), then the
 # file rule, whose `model` alternatives are the kinds' model rules.
 COMMON, FILE = "common.lark", "mbt.lark"
 

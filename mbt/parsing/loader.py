@@ -12,7 +12,8 @@ from typing import Any
 from lark import Transformer, Tree
 from lark.exceptions import UnexpectedInput, VisitError
 
-from mbt import importers, kinds
+from mbt import importer as importers
+from mbt import kind as kinds
 from mbt.errors import LocatedError, MbtError, Problem, problem_at
 from mbt.model.common import Annotated, Location, ModelBase, SourceDecl
 from mbt.parsing.common import CommonRules

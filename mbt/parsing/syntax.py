@@ -11,7 +11,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.lexer import PatternStr
 
 from mbt.errors import LocatedError, problem_at
-from mbt.kinds import all_kinds
+from mbt.kind import all_kinds
 
 # Named terminals as a person would say them; every other terminal is shown as its literal text.
 TOKEN_WORDS = {
@@ -29,7 +29,7 @@ TOKEN_WORDS = {
 
 
 def model_keywords() -> tuple[str, ...]:
-    """The words models start with: one per registered kind (mbt.kinds)."""
+    """The words models start with: one per registered kind (mbt.kind)."""
     return tuple(k.keyword for k in all_kinds())
 
 

@@ -78,7 +78,7 @@ def _replay_events(model: ModelBase, events: list[dict], precondition: dict, whe
     if model.kind != "fsm":
         raise MbtError(f"error: --path highlights paths on state machines; `{model.name}` is a {model.kind}")
     from mbt.goldens.cases import GoldenCase, Turn
-    from mbt.kinds import support
+    from mbt.kind import support
 
     kind = support(model.kind)
     replayer = kind.replayer(model, kind.enumerate(model))

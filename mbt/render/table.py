@@ -10,7 +10,7 @@ from markupsafe import Markup, escape
 
 from mbt.elements.policy import applicable_id, decisive_id
 from mbt.elements.table import rule_id
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.measure.coverage import ModelCoverage
 from mbt.model.common import ModelBase
 from mbt.model.policy import PolicyModel

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mbt.errors import MbtError
-from mbt.kinds import View, support
+from mbt.kind import View, support
 from mbt.measure.coverage import ModelCoverage
 from mbt.model.common import ModelBase
 from mbt.render.graph import Graph, RenderOptions

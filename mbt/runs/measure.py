@@ -6,7 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 from mbt.elements.base import Element
-from mbt.kinds import elements_of, support
+from mbt.kind import elements_of, support
 from mbt.measure.coverage import CoverageReport
 from mbt.model.common import ModelBase
 from mbt.runs import metrics as figures

@@ -1,19 +1,55 @@
-"""Reads observed-run files or folders through the importers' run readers; a file or line no reader can use is
-reported with its location and the rest is read (never skipped silently)."""
+"""Reads observed-run files or folders through the run readers (RUN_READERS, found by content); a file or line no
+reader can use is reported with its location and the rest is read (never skipped silently)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mbt.errors import LocatedError, Problem
-from mbt.importers import RUN_SUFFIXES, run_reader_for
 from mbt.parsing.reader import read_text
 from mbt.runs.steps import InvalidRun, RunSet
 
 MAX_RUN_BYTES = 512 * 1024 * 1024
+
+
+def _function(name: str) -> Callable[..., Any]:
+    module, _, function = name.partition(":")
+    return getattr(importlib.import_module(module), function)  # readers are imported when a file needs them
+
+
+@dataclass(frozen=True)
+class RunReader:
+    """Reads observed runs (mbt.runs.steps) from JSON values: `recognise` takes one decoded value, `read` a file
+    name and its values with their line numbers (None for a whole-file document) and returns (runs, problems, notes):
+    notes say once per file what the reader read as nothing (docs/runs.md, "Unread telemetry")."""
+
+    name: str
+    recognise: str  # "module:function"
+    read: str  # "module:function"
+
+    def recognises(self, value: Any) -> bool:
+        return bool(_function(self.recognise)(value))
+
+    def reader(self) -> Callable[..., Any]:
+        return _function(self.read)
+
+
+RUN_SUFFIXES = (".json", ".jsonl")
+RUN_READERS = (
+    RunReader("otlp", "mbt.runs.otlp:is_otlp", "mbt.runs.otlp:read_otlp"),
+    RunReader("transcript", "mbt.runs.transcripts:is_transcript", "mbt.runs.transcripts:read_transcripts"),
+)
+
+
+def run_reader_for(value: Any) -> RunReader | None:
+    return next((r for r in RUN_READERS if r.recognises(value)), None)
+
 
 
 def _files(paths: list[str]) -> list[tuple[Path, str]]:

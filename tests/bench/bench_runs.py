@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE.parent.parent))  # run from a checkout without insta
 import synth  # noqa: E402
 
 from mbt import api  # noqa: E402
-from mbt.kinds import support  # noqa: E402
+from mbt.kind import support  # noqa: E402
 from mbt.measure import parallel  # noqa: E402
 from mbt.runs import parts  # noqa: E402
 from mbt.runs.judge import RunJudge  # noqa: E402

@@ -38,7 +38,7 @@ from mbt import api  # noqa: E402
 from mbt.engine.fsm import CompiledFsm  # noqa: E402
 from mbt.goldens.loader import load_goldens  # noqa: E402
 from mbt.goldens.replay_fsm import FsmReplayer  # noqa: E402
-from mbt.kinds import support  # noqa: E402
+from mbt.kind import support  # noqa: E402
 from mbt.reference import ReferenceMachine  # noqa: E402
 
 FULL = (2000, 20000, 100_000)

@@ -20,7 +20,7 @@ from mbt.elements.fsm import enumerate_fsm
 from mbt.engine.fsm import CompiledFsm
 from mbt.goldens.cases import GoldenCase, OneOf, parse_case
 from mbt.goldens.replay_fsm import FsmReplayer
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.model.expr import And, Not, Or, Ref
 from mbt.model.fsm import Assign, Discard, FsmModel
 from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel

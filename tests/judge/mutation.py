@@ -15,7 +15,7 @@ from pathlib import Path
 from mbt.api import load_models
 from mbt.goldens.cases import parse_case
 from mbt.goldens.loader import GoldenSet
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.mutate.engine import mutation_run
 from tests.judge.fsm import judge, random_case, random_model
 

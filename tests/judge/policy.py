@@ -19,7 +19,7 @@ from typing import Any
 from mbt.api import load_models, measure
 from mbt.goldens.cases import GoldenCase, parse_case
 from mbt.goldens.loader import GoldenSet
-from mbt.kinds import support
+from mbt.kind import support
 from mbt.model.expr import And, Arith, Compare, EnumLit, Lit, Member, Not, Or, Ref
 from mbt.model.policy import PolicyModel
 from tests.judge import fsm as fsm_judge

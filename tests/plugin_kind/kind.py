@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mbt.kinds import KindSupport, register
+from mbt.kind import KindSupport, register
 from mbt.kinds.views import ELEMENT_TABLE
 from tests.plugin_kind.stages import (
     CRITERIA,

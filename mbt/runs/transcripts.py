@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mbt.importers.genai import decode_json, tool_error
+from mbt.runs.genai import decode_json, tool_error
 from mbt.runs.steps import ObservedRun, ObservedStep, TurnRecord
 
 _RUN_FIELDS = (("model", "model"), ("suite", "suite"), ("expected_intent", "expected_intent"), ("intent", "intent"))

@@ -1,5 +1,5 @@
 """OpenTelemetry traces (OTLP/JSON files, JSON Lines of spans) decoded into plain span records, via
-opentelemetry-proto; each trace is one run, its steps made by mbt.importers.genai from whichever GenAI shape its spans
+opentelemetry-proto; each trace is one run, its steps made by mbt.runs.genai from whichever GenAI shape its spans
 use (the current semantic conventions, their earlier span events, OpenLLMetry's attributes).
 """
 
@@ -13,7 +13,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from mbt.importers.genai import TraceProblem, run_of_trace
+from mbt.runs.genai import TraceProblem, run_of_trace
 from mbt.runs.steps import ObservedRun
 
 _IDS = ("traceId", "spanId", "parentSpanId")  # hex in OTLP/JSON, base64 in proto3 JSON: read as written
