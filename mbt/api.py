@@ -74,8 +74,8 @@ def elements(paths: list[str], criteria: list[str] | None = None) -> ElementsRep
     out = []
     for m in models:
         kind = support(m.kind)
-        found = [e for e in kind.enumerate(m) if not criteria or e.criterion in criteria]
-        out.append(ModelElements(model=m.name, kind=m.kind, file=m.file, criteria=list(kind.criteria), elements=found))
+        found = [e for e in kind.elements(m) if not criteria or e.criterion in criteria]
+        out.append(ModelElements(model=m.name, kind=m.kind, file=m.file, criteria=[c.name for c in kind.criteria], elements=found))
     return ElementsReport(models=out)
 
 

@@ -1,29 +1,114 @@
-"""The one registry of model kinds: per kind a KindSupport that says how each stage of the pipeline handles it.
+"""The kind interface and its one registry (the ground floor): per model kind a KindSupport that says, in types, how
+each stage of the pipeline handles it.
 
 A kind is its grammar file, a transformer mixin and a resolver (parsing), its checks (`mbt check`), its element
 enumeration and replayer (coverage), optionally which golden cases it takes, its view (`mbt render`, the HTML report),
-its expected result (the traceability matrix), its test generator (`mbt generate`) and its mutation operators
-(`mbt mutate`). The stages ask this registry; none of them names a kind. The built-in kinds are registered by the
-modules of this package (`kinds/fsm.py`, ...); another kind registers its own KindSupport with `register()`,
-editing no existing file (tests/test_kind_plugin.py does so).
+its expected result (the traceability matrix), its test generator (`mbt generate`), its mutation operators
+(`mbt mutate`) and its run judge (`mbt runs`). The stages ask this registry; none of them names a kind.
+
+Each hook is a Protocol (a typed callable) over the base types every stage shares (ModelBase, Element, GoldenCase,
+CaseRun): a kind's assembly (`mbt/kinds/<kind>.py`) narrows the model to its own class before calling its stage
+modules, so the registry never needs `Any`. A hook a kind does not have is None: the stage says "not supported".
+This module imports no stage at run time: the types below are for annotations only, and the built-in assemblies
+(`mbt/kinds/`, the roof) and the kinds installed packages declare (entry-point group `mbt.kinds`) are imported by name
+on first use. Another kind registers its own KindSupport with `register()`, editing no existing file
+(tests/plugin_kind/ does so).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from mbt.elements.base import Element
-from mbt.goldens.cases import CASE_SHAPES, GoldenCase
-from mbt.model.common import ModelBase
+if TYPE_CHECKING:  # annotations only: the interface names the stages' types, and imports none of them at run time
+    from mbt.analysis.check import CheckOptions
+    from mbt.analysis.findings import Finding
+    from mbt.elements.base import Element
+    from mbt.errors import Problem
+    from mbt.generate.files import OutputFile
+    from mbt.generate.report import ModelGeneration
+    from mbt.generate.generation import GenerateOptions
+    from mbt.goldens.cases import GoldenCase
+    from mbt.goldens.results import CaseRun
+    from mbt.measure.coverage import ElementCoverage, ModelCoverage
+    from mbt.model.common import ModelBase, SourceDecl
+    from mbt.mutate.mutant import Distinction, Mutant
+    from mbt.parsing.loader import ModelFile
+    from mbt.render.graph import Graph, RenderOptions
+    from mbt.render.table import RuleGrid, TableView
+    from mbt.runs.judge import Verdict
+    from mbt.runs.steps import ObservedRun
+
+
+# ---------------------------------------------------------------- criteria
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """A criterion of a kind and what it means to the stages that treat criteria differently.
+
+    `alarm`: an uncovered element of it is behaviour nobody tests that must never happen (forbidden transitions):
+    the default gate fails on it, reports list it first. `findings`: its elements are findings a reviewer reads
+    one by one (guards, triggers, conflicts, boundaries), listed with their labels in the text report."""
+
+    name: str
+    alarm: bool = False
+    findings: bool = False
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# ---------------------------------------------------------------- the hooks
+
+
+class Resolve(Protocol):
+    """(raw model, file path, file text, the file's sources) -> (typed model or None, problems)."""
+
+    def __call__(self, raw: object, path: str, text: str, sources: dict[str, SourceDecl], /
+                 ) -> tuple[ModelBase | None, list[Problem]]: ...
+
+
+class ResolveLate(Protocol):
+    """Resolved once every file is read: also the file set's models of the other kinds, by name (invariants name the
+    FSM they constrain)."""
+
+    def __call__(self, raw: object, models: Mapping[str, ModelBase], path: str, text: str,
+                 sources: dict[str, SourceDecl], /) -> tuple[ModelBase | None, list[Problem]]: ...
 
 
 class Replayer(Protocol):
-    def replay(self, case: GoldenCase) -> Any: ...
+    """Replays golden cases on one model: every kind's replayer returns the one result type, CaseRun."""
+
+    def replay(self, case: GoldenCase, /) -> CaseRun: ...
+
+
+class RunJudge(Protocol):
+    """Judges observed runs on one model (`mbt runs`)."""
+
+    def judge(self, run: ObservedRun, /) -> Verdict: ...
+
+
+class Generator(Protocol):
+    """A kind's test generator for one model (`mbt generate`): the gaps of a coverage run as tests and stubs."""
+
+    def gaps(self, rows: list[ElementCoverage], /) -> ModelGeneration: ...
+
+    def files(self, mode: str, /) -> list[OutputFile]: ...
+
+
+class SuiteGenerator(Generator, Protocol):
+    """A generator that also builds full suites (`mbt generate --all --criterion C`)."""
+
+    def full_suite(self, criterion: str, /) -> ModelGeneration: ...
+
+
+GraphBuild = Callable[["ModelBase", "ModelCoverage | None", "RenderOptions"], "Graph"]
+TableBuild = Callable[["ModelBase", "ModelCoverage | None", "RenderOptions"], "TableView"]
 
 
 @dataclass(frozen=True)
@@ -31,9 +116,10 @@ class View:
     """How a kind is drawn: as a graph (DOT/SVG/PNG) or as a table (Markdown/HTML)."""
 
     shape: str  # graph | table
-    build: Callable[..., object]  # (model, ModelCoverage | None, RenderOptions) -> Graph | TableView
+    build: GraphBuild | TableBuild
     suffixes: tuple[str, ...]
-    grid: Callable[[Any, dict], Any] | None = None  # a table view's rule grid: (model, coverage by id) -> RuleGrid
+    # a table view's rule grid: (model, coverage by element id) -> RuleGrid
+    grid: Callable[[ModelBase, dict[str, ElementCoverage]], RuleGrid] | None = None
 
 
 @dataclass(frozen=True)
@@ -41,12 +127,12 @@ class MutationSupport:
     """How a kind's models are mutated (mbt/mutate/): its operators, and how a mutant is replayed and told apart."""
 
     operators: dict[str, str]  # short code -> one-line doc
-    mutants: Callable[[Any], list]  # model -> [mbt.mutate.mutant.Mutant]
-    replayer: Callable[[Any, Any], Replayer]  # (the original's replayer, mutant) -> the mutant's replayer
-    # (the original's replayer, mutant's replayer, mutant) -> mbt.mutate.mutant.Distinction
-    distinguish: Callable[[Any, Any, Any], Any]
+    mutants: Callable[[ModelBase], list[Mutant]]
+    replayer: Callable[[Replayer, Mutant], Replayer]  # (the original's replayer, mutant) -> the mutant's replayer
+    # (the original's replayer, the mutant's replayer, mutant) -> how they compare on every input the search tried
+    distinguish: Callable[[Replayer, Replayer, Mutant], Distinction]
     # (the original's replayer, case) -> (its run, the slots it steps through or None: any mutant may change it)
-    footprint: Callable[[Any, GoldenCase], tuple[Any, frozenset | None]] | None = None
+    footprint: Callable[[Replayer, GoldenCase], tuple[CaseRun, frozenset[object] | None]] | None = None
 
 
 @dataclass(frozen=True)
@@ -58,23 +144,23 @@ class KindSupport:
     rule: str  # the grammar rule of one model, e.g. fsm_model
     rules: type  # the transformer mixin whose methods are named after the grammar's rules
     raw: type  # what the transformer makes of one model
-    # (raw, path, text, sources) -> (typed model or None, problems); with `late`, (raw, models, path, text, sources)
-    # where `models` are the file set's models of the other kinds, by name (invariants name their FSM).
-    resolve: Callable[..., tuple[ModelBase | None, list]]
-    late: bool = False
-    link: Callable[[list], list] | None = None  # (model files) -> problems, once every file is resolved
+    resolve: Resolve | None = None  # one of `resolve` and `resolve_late`
+    resolve_late: ResolveLate | None = None
+    link: Callable[[list[ModelFile]], list[Problem]] | None = None  # once every file is resolved
     suffixes: tuple[str, ...] = ()  # file suffixes searched for in folders
     # ---- coverage
-    # The hooks take the kind's own model class (FsmModel, ...): typed `Any` here, as the registry cannot name them.
-    criteria: tuple[str, ...] = ()  # in increasing strength where they nest
-    enumerate: Callable[[Any], list[Element]] = lambda model: []
-    replayer: Callable[[Any, list[Element]], Replayer] | None = None
+    criteria: tuple[Criterion, ...] = ()  # in increasing strength where they nest
+    enumerate: Callable[[ModelBase], list[Element]] | None = None
+    replayer: Callable[[ModelBase, list[Element]], Replayer] | None = None
     # Which cases the kind replays; None: those naming the model or its contract, or neither (goldens.routing).
-    accepts: Callable[[Any, GoldenCase], bool] | None = None
+    accepts: Callable[[ModelBase, GoldenCase], bool] | None = None
+    # A requirement tag on an element of these criteria is met by covering that element; None: by every element
+    # that inherits the tag (GraphWalker's vertex and edge requirements are met by visiting, not by guard outcomes).
+    requirement_criteria: tuple[str, ...] | None = None
     # ---- checks and review
-    check: Callable[..., list] | None = None  # (model[, options]) -> findings
+    check: Callable[[ModelBase, CheckOptions], list[Finding]] | None = None
     view: View | None = None
-    expected: Callable[[Any], Callable[[Element], str]] | None = None  # traceability's expected result
+    expected: Callable[[ModelBase], Callable[[Element], str]] | None = None  # traceability's expected result
     # ---- goldens
     # For a kind whose cases have no turns, decisions or request: is this case one of its own? (GoldenCase keeps
     # unknown keys as extra fields, so such a kind reads its case shape from `case.model_extra`.)
@@ -82,14 +168,31 @@ class KindSupport:
     # Keys of a case, beyond the golden format's own (GoldenCase's fields), that the kind reads from
     # `case.model_extra`: any other such key is a "Not checked" note (goldens.cases.unchecked_key_notes).
     golden_keys: frozenset[str] = frozenset()
-    # ---- generation (`mbt generate`)
-    # (model, GenerateOptions, out folder) -> the kind's generator: `.gaps(rows)` -> ModelGeneration and
-    # `.files(mode)`; with `suites`, also `.full_suite(criterion)` for `--all`. None: the kind generates nothing.
-    generation: Callable[..., Any] | None = None
+    # ---- generation (`mbt generate`): (model, options, out folder) -> the kind's generator; with `suites`, the
+    # generator is a SuiteGenerator. None: the kind generates nothing.
+    generation: Callable[[ModelBase, GenerateOptions, str], Generator] | None = None
     suites: bool = False
     # ---- mutation (mbt mutate, coverage --mutants)
     mutation: MutationSupport | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # hooks of stages yet to come
+    # ---- observed runs (`mbt runs`): (model, its elements) -> the judge; None: the kind judges no run
+    run_judge: Callable[[ModelBase, list[Element]], RunJudge] | None = None
+
+    def criterion(self, name: str) -> Criterion | None:
+        return next((c for c in self.criteria if c.name == name), None)
+
+    def elements(self, model: ModelBase) -> list[Element]:
+        """The model's elements, enumerated afresh (none for a kind that counts nothing)."""
+        return self.enumerate(model) if self.enumerate is not None else []
+
+
+M = TypeVar("M")
+
+
+def narrow(model: object, cls: type[M], kind: str) -> M:
+    """The model as its kind's class: what an assembly's hook does first (a model of another kind is a bug)."""
+    if not isinstance(model, cls):
+        raise TypeError(f"the {kind} kind was handed a {type(model).__name__}")
+    return model
 
 
 _KINDS: dict[str, KindSupport] = {}
@@ -98,18 +201,22 @@ _VERSION = [0]  # bumped on every registration: what is built from the registry 
 
 def register(support: KindSupport) -> None:
     """Add (or replace) a kind."""
+    if (support.resolve is None) == (support.resolve_late is None):
+        raise ValueError(f"kind `{support.kind}`: give exactly one of `resolve` and `resolve_late`")
     unregister(support.kind)
     _KINDS[support.kind] = support
-    if support.case_shape is not None:
-        CASE_SHAPES.append(support.case_shape)
     _VERSION[0] += 1
 
 
 def unregister(kind: str) -> None:
-    old = _KINDS.pop(kind, None)
-    if old is not None and old.case_shape in CASE_SHAPES:
-        CASE_SHAPES.remove(old.case_shape)
+    _KINDS.pop(kind, None)
     _VERSION[0] += 1
+
+
+def case_shapes() -> list[Callable[[GoldenCase], bool]]:
+    """How the registered kinds whose cases have no turns, decisions or request recognise theirs (the built-in kinds
+    have none, so the registry is not loaded for this)."""
+    return [k.case_shape for k in _KINDS.values() if k.case_shape is not None]
 
 
 def version() -> int:
@@ -135,7 +242,7 @@ def elements_of(model: ModelBase) -> list[Element]:
     stores them with it)."""
     found = model._elements
     if found is None:
-        found = model._elements = support(model.kind).enumerate(model)
+        found = model._elements = support(model.kind).elements(model)
     return found
 
 

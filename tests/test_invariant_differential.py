@@ -14,8 +14,8 @@ from mbt.elements.fsm import enumerate_fsm
 from mbt.engine.fsm import CompiledFsm, Snapshot, run_events
 from mbt.engine.temporal import Monitor, judge
 from mbt.goldens.cases import GoldenCase
-from mbt.goldens.replay_fsm import CaseRun
 from mbt.goldens.replay_invariant import positions_of
+from mbt.goldens.results import CaseRun
 from mbt.parsing.loader import parse_text
 
 DEPTH = 4

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import inspect
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from mbt.parsing.loader import ModelFile
 
 @dataclass(frozen=True)
 class CheckOptions:
-    """Settings of `mbt check`; a kind's check receives them when it takes an `options` parameter."""
+    """Settings of `mbt check`: every kind's check receives them (KindSupport.check) and reads what concerns it."""
 
     depth: int = DEFAULT_DEPTH  # how many steps the invariant checks explore
     max_configurations: int = MAX_CONFIGURATIONS  # where the invariant checks' exploration stops (INV004)
@@ -48,9 +47,7 @@ def check_model(model: ModelBase, options: CheckOptions | None = None) -> list[F
     checker = KIND_CHECKS.get(model.kind)
     if checker is None:
         return []
-    if "options" in inspect.signature(checker).parameters:
-        return checker(model, options=options or CheckOptions())
-    return checker(model)
+    return checker(model, options or CheckOptions())
 
 
 @contextmanager

@@ -22,8 +22,8 @@ from mbt.elements.invariant import trigger_id
 from mbt.engine.fsm import CompiledFsm, Snapshot, run_events
 from mbt.engine.temporal import OPEN, Monitor, Verdict, judge
 from mbt.goldens.cases import GoldenCase
-from mbt.goldens.replay_fsm import CaseRun
 from mbt.goldens.replay_invariant import config_of, positions_of
+from mbt.goldens.results import CaseRun
 from mbt.model.common import Location
 from mbt.model.expr import And, Expr, Not, Or, Ref, refs
 from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel

@@ -136,7 +136,7 @@ class FsmGeneration:
         self.model = model
         self.options = options
         self.out = out
-        self.elements: list[Element] = support("fsm").enumerate(model)
+        self.elements: list[Element] = support("fsm").elements(model)
         self.by_id = {e.id: e for e in self.elements}
         enforcements = enforcements_of(model, options.models)
         self.finder = WitnessFinder(model, list(options.preconditions), options.max_depth, options.max_paths,
@@ -251,7 +251,7 @@ class GapGeneration:
 
     def __init__(self, model: ModelBase, options: GenerateOptions, out: str):
         self.model, self.options, self.out = model, options, out
-        self.elements: list[Element] = support(model.kind).enumerate(model)
+        self.elements: list[Element] = support(model.kind).elements(model)
         self.witnesses = self.make_witnesses()
         self.tests: list[dict[str, Any]] = []
         self.stubs: list[dict[str, Any]] = []

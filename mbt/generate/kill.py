@@ -45,7 +45,7 @@ def kill_generation(models: list[ModelBase], goldens: GoldenSet, out: str, optio
         if kind.mutation is None or not survivors:
             results.append(result)
             continue
-        base = kind.replayer(model, kind.enumerate(model))
+        base = kind.replayer(model, kind.elements(model))
         by_id = {m.id: m for m in kind.mutation.mutants(model)}
         tests: list[dict[str, Any]] = []
         stubs: list[dict[str, Any]] = []

@@ -18,7 +18,8 @@ from mbt.engine.fsm import CompiledFsm
 from mbt.generate.support import Driver
 from mbt.generate.words import Words
 from mbt.goldens.cases import GoldenCase, Turn, parse_case
-from mbt.goldens.replay_fsm import CaseRun, FsmReplayer
+from mbt.goldens.replay_fsm import FsmReplayer
+from mbt.goldens.results import CaseRun
 from mbt.model.expr import And, Arith, Compare, EnumLit, Expr, Lit, Member, Not, Or, Ref
 from mbt.model.fsm import Forbid, FsmModel
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -13,6 +12,7 @@ from mbt.argpaths import flatten, leaves
 from mbt.goldens.decisions import DecisionCheck, normalise_decisions
 from mbt.goldens.requests import PolicyRequest, normalise_request
 from mbt.goldens.results import Note
+from mbt.kind import case_shapes
 
 # The cases are msgspec structs, not pydantic models: a large golden set makes millions of them, and a struct costs
 # a fraction of a model's time and memory (tests/bench). pydantic stays for the reports and published schemas. Unknown
@@ -375,9 +375,6 @@ def normalise(raw: Any) -> dict[str, Any]:
     return out
 
 
-# Kinds whose cases have neither turns, decisions nor a request say how to recognise theirs: mbt.kind.register puts
-# each KindSupport.case_shape here (a lower stage offers the seam, so it never imports the registry).
-CASE_SHAPES: list[Callable[[GoldenCase], bool]] = []
 
 
 class CaseError(ValueError):
@@ -426,7 +423,8 @@ def lax_bool(value: Any, where: str) -> bool:
 
 def checked(case: GoldenCase) -> GoldenCase:
     """The case, if it holds something to replay."""
-    if not case.turns and not case.decisions and case.request is None and not any(s(case) for s in CASE_SHAPES):
+    # a kind whose cases have neither turns, decisions nor a request says how to recognise its own (KindSupport)
+    if not case.turns and not case.decisions and case.request is None and not any(s(case) for s in case_shapes()):
         raise ValueError("the case has no turns (and no `input`); a decision case names its `table`, "
                          "a request case its `policy` and `request`")
     return case

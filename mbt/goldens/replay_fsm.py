@@ -4,46 +4,17 @@ which elements a case exercised and verified, and where it contradicts the model
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 from typing import Any
 
 from mbt.argpaths import lookup
 from mbt.engine import fsm as engine
-from mbt.engine.fsm import CompiledForbid, CompiledFsm, CompiledTransition, Slot, Snapshot, Step, ToolCallMade
+from mbt.engine.fsm import CompiledForbid, CompiledFsm, CompiledTransition, Slot, Step, ToolCallMade
 from mbt.goldens.binding import Binder
 from mbt.goldens.cases import _NO_EXPECTATIONS, Assertions, GoldenCase, OneOf, Turn, tool_checks
 from mbt.goldens.cells import CellError, Declared, declared_types, typed_case
-from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
+from mbt.goldens.results import CaseRun, Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 
 # ------------------------------------------------------------------ replay of one case
-
-
-@dataclass(slots=True)
-class CaseRun:
-    case: GoldenCase
-    exercised: set[int] = field(default_factory=set)
-    verified: set[int] = field(default_factory=set)
-    contradictions: list[Contradiction] = field(default_factory=list)
-    divergences: list[Divergence] = field(default_factory=list)
-    unbound: list[UnboundTurn] = field(default_factory=list)
-    notes: list[Note] = field(default_factory=list)
-    invalid: str | None = None  # the case cannot be replayed on this model (bad precondition, ...)
-    forbidden_expected: list[ForbiddenExpected] = field(default_factory=list)
-    snapshots: list[Snapshot] = field(default_factory=list)
-    step_elements: dict[int, tuple[int, ...] | list[int]] = field(default_factory=dict)  # turn -> what its step exercised
-    out_of_range: bool = False  # some variable left its range: every variable is re-checked after each step
-    start: Snapshot | None = None  # with keep_snapshots: the configuration the case starts from
-    # The golden contradicts the FSM this model is judged with (an invariant block's, an enforced policy's): as with
-    # a contradiction here, none of its checks on this model can be trusted (it verifies and kills nothing).
-    contradicts_fsm: bool = False
-
-
-def disagrees(run: Any) -> bool:
-    """Whether the golden disagrees with the model it was replayed on: a contradiction, forbidden behaviour expected,
-    or a contradiction of the FSM the model is judged with. Such a golden verifies nothing there (coverage) and kills
-    no mutant of it (mbt mutate): one of the two is wrong, and a human decides which. `run` is a CaseRun, or what a
-    plugin kind's replayer returns (the last two fields are optional there)."""
-    return bool(run.contradictions or getattr(run, "forbidden_expected", None) or getattr(run, "contradicts_fsm", False))
 
 
 class FsmReplayer:

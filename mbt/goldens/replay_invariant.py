@@ -21,8 +21,8 @@ from mbt.elements.invariant import trigger_id
 from mbt.engine.fsm import CompiledFsm, CompiledTransition, Snapshot
 from mbt.engine.temporal import OPEN, CallAt, Judgement, Monitor, Position, judge
 from mbt.goldens.cases import GoldenCase, OneOf, tool_checks
-from mbt.goldens.replay_fsm import CaseRun, FsmReplayer, disagrees
-from mbt.goldens.results import Contradiction, Note
+from mbt.goldens.replay_fsm import FsmReplayer
+from mbt.goldens.results import CaseRun, Contradiction, Note, disagrees
 from mbt.model.expr import And, Expr, Not, Or, Ref, refs
 from mbt.model.fsm import FsmModel
 from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel

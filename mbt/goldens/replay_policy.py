@@ -16,9 +16,9 @@ from mbt.elements.fsm import enumerate_fsm
 from mbt.engine.fsm import CompiledFsm
 from mbt.engine.policy import APPLIES, NA, Outcome, PolicyEvaluator, compile_tri, member
 from mbt.goldens.cases import GoldenCase, tool_checks
-from mbt.goldens.replay_fsm import CaseRun, FsmReplayer, disagrees
+from mbt.goldens.replay_fsm import FsmReplayer
 from mbt.goldens.requests import PolicyRequest
-from mbt.goldens.results import Contradiction, Note
+from mbt.goldens.results import CaseRun, Contradiction, Note, disagrees
 from mbt.model.expr import atoms, compile_expr
 from mbt.model.policy import DENY, PERMIT, Enforcement, PolicyModel
 

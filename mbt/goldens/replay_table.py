@@ -10,8 +10,7 @@ from mbt.elements.base import Element
 from mbt.engine.table import Decision, entry_matches
 from mbt.goldens.cases import GoldenCase
 from mbt.goldens.decisions import DecisionCheck
-from mbt.goldens.replay_fsm import CaseRun
-from mbt.goldens.results import Contradiction, Note
+from mbt.goldens.results import CaseRun, Contradiction, Note
 from mbt.model.table import TableModel, plain, value_text
 from mbt.tables.analysis import analyse
 from mbt.tables.regions import IndexedTable

@@ -45,6 +45,11 @@ class Outcome:
     notes: list[Note] = field(default_factory=list)
     forbidden_expected: list[ForbiddenExpected] = field(default_factory=list)
 
+    def findings(self) -> tuple[tuple[str, list[Any]], ...]:
+        """Each kind of finding with its list, in ModelTally.FINDINGS order."""
+        return (("contradictions", self.contradictions), ("divergences", self.divergences),
+                ("unbound", self.unbound), ("notes", self.notes), ("forbidden_expected", self.forbidden_expected))
+
 
 class PackedStrings:
     """Strings kept as UTF-8 in one buffer, each known by its index: a golden id costs its length and 8 bytes
@@ -163,7 +168,7 @@ class ModelTally:
             return None
         run = self.replayer.replay(case)
         return Outcome(run.invalid, run.exercised, run.verified, run.contradictions, run.divergences, run.unbound,
-                       run.notes, getattr(run, "forbidden_expected", []))
+                       run.notes, run.forbidden_expected)
 
     def record(self, case_id: str, outcome: Outcome) -> None:
         """Count a valid case's outcome (an invalid case is counted once, by `measure`, and nowhere else)."""
@@ -192,8 +197,7 @@ class ModelTally:
                     verified_by[i].append(index)
                 else:
                     self.verified_more[i] += 1
-        for name in self.FINDINGS:
-            found = getattr(outcome, name)
+        for name, found in outcome.findings():
             if found:  # most cases find nothing
                 self._add_findings(name, found)
 
@@ -205,8 +209,8 @@ class ModelTally:
                 for e, exercised, verified, more_e, more_v in zip(self.elements, self.exercised_by, self.verified_by,
                                                                   self.exercised_more, self.verified_more)]
         return ModelCoverage(model=model.name, kind=model.kind, file=model.file, goldens_replayed=self.replayed,
-                             criteria=criterion_table(self.kind.criteria, rows), elements=rows,
-                             requirements=requirement_table(rows, self.kind.extra.get("requirement_criteria")))
+                             criteria=criterion_table(tuple(c.name for c in self.kind.criteria), rows), elements=rows,
+                             requirements=requirement_table(rows, self.kind.requirement_criteria))
 
 
 @dataclass(slots=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from mbt.goldens.cases import GoldenCase
 from mbt.goldens.loader import GoldenSet
-from mbt.goldens.replay_fsm import disagrees
+from mbt.goldens.results import disagrees
 from mbt.goldens.routing import applies
 from mbt.kind import elements_of, support
 from mbt.measure.coverage import GoldenSummary, InvalidCaseReport

@@ -66,7 +66,7 @@ def mutant_replayer(base, mutant: Mutant):
     from mbt.kind import support
 
     kind = support("policy")
-    return kind.replayer(mutant.model, kind.enumerate(mutant.model))
+    return kind.replayer(mutant.model, kind.elements(mutant.model))
 
 
 def distinguish(base, replayer, mutant: Mutant) -> Distinction:

@@ -130,7 +130,7 @@ def parse_text(text: str, path: str, link: bool = True,
     names: dict[str, int] = {}
     for raw in raw_models:
         kind = kinds.for_raw(raw)
-        if kind.late:  # resolved by link_models, once every file is read (invariants name an FSM)
+        if kind.resolve is None:  # resolve_late: by link_models, once every file is read (invariants name an FSM)
             result.pending.append(raw)
             continue
         model, found = kind.resolve(raw, path, text, sources)
@@ -167,7 +167,9 @@ def _resolve_late(files: list[ModelFile]) -> list[Problem]:
     for f in files:
         names = {m.name: m.loc.line for m in f.models}
         for raw in f.pending:
-            model, found = kinds.for_raw(raw).resolve(raw, resolved, f.path, f.text, f.sources)
+            late = kinds.for_raw(raw).resolve_late
+            assert late is not None  # pending holds only the raw models of kinds resolved late
+            model, found = late(raw, resolved, f.path, f.text, f.sources)
             problems.extend(found)
             if model is None:
                 continue

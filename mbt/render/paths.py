@@ -81,7 +81,7 @@ def _replay_events(model: ModelBase, events: list[dict], precondition: dict, whe
     from mbt.kind import support
 
     kind = support(model.kind)
-    replayer = kind.replayer(model, kind.enumerate(model))
+    replayer = kind.replayer(model, kind.elements(model))
     case = GoldenCase(id="path", file=where, line=1, precondition=precondition,
                       turns=[Turn(event=e["event"], args=e.get("args") or {}) for e in events])
     run = replayer.replay(case, keep_snapshots=True)

@@ -69,9 +69,9 @@ def element_table(model: ModelBase, model_cov: ModelCoverage | None, options: Re
     grid = kind.view.grid if kind.view is not None else None
     cov = coverage_of(model_cov, options.waived)
     goldens = {ec.element.id: ec.verified_by or ec.exercised_by for ec in (model_cov.elements if model_cov else [])}
-    elements = [ec.element for ec in model_cov.elements] if model_cov is not None else kind.enumerate(model)
+    elements = [ec.element for ec in model_cov.elements] if model_cov is not None else kind.elements(model)
     sections = []
-    for criterion in kind.criteria:
+    for criterion in (c.name for c in kind.criteria):
         mine = [e for e in elements if e.criterion == criterion]
         if not mine:
             continue

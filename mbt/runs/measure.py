@@ -15,8 +15,6 @@ from mbt.runs.loop import LoopRules, judge_loop
 from mbt.runs.results import Context, DeviationOut, Evidence, RunResult, RunsReport
 from mbt.runs.steps import ObservedRun, RunSet
 
-RUN_JUDGE = "run_judge"  # the KindSupport.extra hook: (model, elements) -> a judge with judge(run) -> Verdict
-
 
 def evidence_of(run: ObservedRun) -> Evidence:
     """What the run exposed, counted (the evidence contract of docs/runs.md)."""
@@ -91,7 +89,7 @@ class RunTally:
         self.elements: dict[str, list[Element]] = {}
         self.coverage = {mc.model: mc for mc in coverage.models} if coverage is not None else {}
         for m in models:
-            factory = support(m.kind).extra.get(RUN_JUDGE)
+            factory = support(m.kind).run_judge
             if factory is None or (coverage is not None and m.name not in self.coverage):
                 continue
             elements = ([ec.element for ec in self.coverage[m.name].elements] if coverage is not None

@@ -154,7 +154,8 @@ def _turns(run: ObservedRun, turns: list, where: str) -> None:
 
 def _loop_config(run: ObservedRun, raw: dict) -> None:
     """What the turn loop's configuration says (top level or under `config`): budgets and structured output."""
-    config = raw.get("config") if isinstance(raw.get("config"), dict) else raw
+    given = raw.get("config")
+    config: dict[str, Any] = given if isinstance(given, dict) else raw
     for key in ("max_turns", "max_budget_tokens"):
         value = config.get(key)
         if value is not None:
@@ -250,8 +251,9 @@ def _unread(raw: Any, counts: dict[str, int]) -> None:
 
     if isinstance(raw, dict):
         count(raw, _RUN_KEYS, "a transcript")
-        items = raw.get("messages") if isinstance(raw.get("messages"), list) else []
-        turns = raw.get("turns") if isinstance(raw.get("turns"), list) else []
+        messages, turn_list = raw.get("messages"), raw.get("turns")
+        items: list[Any] = messages if isinstance(messages, list) else []
+        turns: list[Any] = turn_list if isinstance(turn_list, list) else []
     else:
         items, turns = (raw, []) if not _is_turn_list(raw) else ([], raw)
     for m in items:

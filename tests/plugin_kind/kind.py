@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mbt.kind import KindSupport, register
+from mbt.kind import KindSupport, narrow, register
 from mbt.kinds.views import ELEMENT_TABLE
 from tests.plugin_kind.stages import (
     CRITERIA,
+    ChecklistModel,
     ChecklistReplayer,
     ChecklistRules,
     RawChecklist,
@@ -17,11 +18,22 @@ from tests.plugin_kind.stages import (
     resolve_checklist,
 )
 
+
+def _checklist(model: object) -> ChecklistModel:
+    return narrow(model, ChecklistModel, "checklist")
+
+
 SUPPORT = KindSupport(
     kind="checklist", keyword="checklist", grammar=Path(__file__).with_name("checklist.lark"), rule="checklist_model",
-    rules=ChecklistRules, raw=RawChecklist, resolve=resolve_checklist, suffixes=(".chk",),
-    criteria=CRITERIA, enumerate=enumerate_checklist, replayer=ChecklistReplayer, accepts=accepts,
-    check=check_checklist, view=ELEMENT_TABLE, case_shape=lambda case: "checklist" in (case.model_extra or {}),
+    rules=ChecklistRules, raw=RawChecklist,
+    resolve=lambda raw, path, text, sources: resolve_checklist(narrow(raw, RawChecklist, "checklist"), path, text,
+                                                               sources),
+    suffixes=(".chk",), criteria=CRITERIA,
+    enumerate=lambda model: enumerate_checklist(_checklist(model)),
+    replayer=lambda model, elements: ChecklistReplayer(_checklist(model), elements),
+    accepts=lambda model, case: accepts(_checklist(model), case),
+    check=lambda model, options: check_checklist(_checklist(model), options), view=ELEMENT_TABLE,
+    case_shape=lambda case: "checklist" in (case.model_extra or {}),
     golden_keys=frozenset(("checklist", "ticked", "untouched")))
 
 

@@ -10,11 +10,12 @@ from mbt.analysis.findings import Finding
 from mbt.elements.base import Element, element_from
 from mbt.errors import problem_at
 from mbt.goldens.cases import GoldenCase
-from mbt.goldens.results import Contradiction
+from mbt.goldens.results import CaseRun, Contradiction
+from mbt.kind import Criterion
 from mbt.model.common import Annotated, ModelBase
 from mbt.parsing.common import unquote
 
-CRITERIA = ("item",)
+CRITERIA = (Criterion("item"),)
 
 
 class Item(Annotated):
@@ -59,19 +60,6 @@ def enumerate_checklist(model: ChecklistModel) -> list[Element]:
     return [element_from(model.name, "checklist", "item", f"item:{i.name}", i.text or i.name, i) for i in model.items]
 
 
-@dataclass
-class Run:
-    """What the coverage engine reads of a replay (the shape every kind's replayer returns)."""
-
-    invalid: str | None
-    exercised: set
-    verified: set
-    contradictions: list
-    divergences: list
-    unbound: list
-    notes: list
-
-
 class ChecklistReplayer:
     """A case `{checklist: NAME, ticked: [ITEM...], untouched: [ITEM...]}`: ticked items are verified, items it
     names as untouched only exercised; naming an item the checklist lacks contradicts it."""
@@ -80,9 +68,9 @@ class ChecklistReplayer:
         self.model = model
         self.index = {e.id: i for i, e in enumerate(elements)}
 
-    def replay(self, case: GoldenCase) -> Run:
+    def replay(self, case: GoldenCase) -> CaseRun:
         extra = case.model_extra or {}
-        run = Run(None, set(), set(), [], [], [], [])
+        run = CaseRun(case)  # the one result type every replayer returns
         for key, into in (("ticked", run.verified), ("untouched", run.exercised)):
             for name in extra.get(key, []):
                 i = self.index.get(f"item:{name}")
@@ -102,6 +90,6 @@ def accepts(model: ChecklistModel, case: GoldenCase) -> bool:
     return (case.model_extra or {}).get("checklist") == model.name
 
 
-def check_checklist(model: ChecklistModel) -> list[Finding]:
+def check_checklist(model: ChecklistModel, options: object = None) -> list[Finding]:
     return [Finding(code="CHK001", name="empty-item", severity="warning", location=i.loc,
                     message=f"item `{i.name}` says nothing") for i in model.items if not i.text]
