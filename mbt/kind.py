@@ -30,8 +30,8 @@ if TYPE_CHECKING:  # annotations only: the interface names the stages' types, an
     from mbt.elements.base import Element
     from mbt.errors import Problem
     from mbt.generate.files import OutputFile
-    from mbt.generate.report import ModelGeneration
     from mbt.generate.generation import GenerateOptions
+    from mbt.generate.report import ModelGeneration
     from mbt.goldens.cases import GoldenCase
     from mbt.goldens.results import CaseRun
     from mbt.measure.coverage import ElementCoverage, ModelCoverage
