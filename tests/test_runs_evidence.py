@@ -358,3 +358,33 @@ def test_a_span_event_whose_body_is_under_another_name_is_read_as_nothing_and_sa
     report = judged(tmp_path, "t.json", document(*spans, resource=RESOURCE))
     assert report.runs[0].verdict == "not_judged" and report.runs[0].steps == 0
     assert any("attribute `gen_ai.event.body` of span event `gen_ai.user.message`" in u for u in report.unread)
+
+
+def test_a_correct_hand_off_completes_the_task_of_a_hand_off_suite(tmp_path):
+    """Seed 000's human_handoff suite: its runs end by handing off, never in a claimed success state."""
+    def call(call_id, name, **args):
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+
+    messages = [{"role": "user", "content": "cancel SO-10001"}, call("c1", "get_order", order_id="SO-10001"),
+                {"role": "tool", "tool_call_id": "c1", "content": json.dumps(ORDER)},
+                {"role": "assistant", "content": "SO-10001 is paid. Cancel it?"}, {"role": "user", "content": "yes"},
+                call("c2", "cancel_order", order_id="SO-10001"),
+                {"role": "tool", "tool_call_id": "c2", "content": json.dumps({"error": {"type": "UNAVAILABLE"}})},
+                call("c3", "handoff_to_human", order_id="SO-10001", reason="cancel_failed"),
+                {"role": "assistant", "content": "A colleague will take over."}]
+    transcript = {"id": "H-1", "suite": "human_handoff", "precondition": {"customer_id": "C-1001"},
+                  "messages": messages}
+    plain = judged(tmp_path, "h.json", transcript)
+    [run] = plain.runs
+    assert run.verdict == "pass" and run.final_state == "handed_off" and run.handed_off and not run.completed
+    assert plain.suites["human_handoff"].task_completion_rate == 0.0
+    gate = "handoff_suites: [human_handoff]\n"
+    handed = judged(tmp_path, "h.json", transcript, gate=gate)
+    assert handed.suites["human_handoff"].task_completion_rate == 1.0
+    assert handed.suites["human_handoff"].escalation_success_rate == 1.0
+    # A hand-off with the wrong reason is a deviation: it completes nothing, whatever the suite.
+    messages[7] = call("c3", "handoff_to_human", order_id="SO-10001", reason="other")
+    wrong = judged(tmp_path, "h.json", transcript, gate=gate)
+    assert wrong.runs[0].deviation.type == "wrong_argument"
+    assert wrong.suites["human_handoff"].task_completion_rate == 0.0
