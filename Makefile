@@ -56,12 +56,14 @@ test-fast: $(STAMP) graphviz
 	$(BIN)/pytest -q -m "not slow"
 
 # ruff (pyflakes, pycodestyle, isort, bugbear, pyupgrade) on the code and the tests; mypy where it is clean (only the
-# listed files are checked: --follow-imports=silent reads the others for their types without reporting on them).
+# listed files are checked: --follow-imports=silent reads the others for their types without reporting on them);
+# lint-imports, the floors of docs/architecture.md as [tool.importlinter] in pyproject.toml declares them.
 MYPY_CLEAN := mbt/api.py mbt/engine mbt/kind.py mbt/kinds mbt/importer.py mbt/measure mbt/goldens mbt/runs mbt/files.py mbt/paths.py \
 	mbt/argpaths.py
 lint: $(STAMP)
 	$(BIN)/ruff check mbt tests
 	$(BIN)/mypy --follow-imports=silent $(MYPY_CLEAN)
+	$(BIN)/lint-imports
 
 # The committed output of `mbt generate` for the example (generated/README.md; a test fails when it is stale).
 GENERATED_GOLDENS := $(addprefix --goldens models/goldens/,broken.jsonl golden.jsonl multi-turn.yaml \

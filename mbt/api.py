@@ -308,12 +308,13 @@ def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria
     from mbt.generate.generation import GenerateOptions
     from mbt.generate.generation import generate as run
     from mbt.generate.witnesses import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PATHS
+    from mbt.report.generate_text import generate_text  # the summary file's text: generation formats nothing itself
 
     _, models = load_models(model_paths)
     goldens = load_goldens(golden_paths) if golden_paths else GoldenSet()
     options = GenerateOptions(criteria=criteria, suite=suite, max_depth=max_depth or DEFAULT_MAX_DEPTH,
                               max_paths=max_paths or DEFAULT_MAX_PATHS, preconditions=list(preconditions or []),
-                              force=force)
+                              force=force, summary=lambda report: generate_text(report, with_files=False))
     if progress is not None:
         options.advance = progress.stage("models", len(models), "model")
     if kill:

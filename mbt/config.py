@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from mbt.errors import LocatedError, Problem
-from mbt.parsing.reader import read_text
+from mbt.reader import read_text
 
 YAML_NAMES = ("mbt.yaml", "mbt.yml")
 # Key -> (the commands it gives a default to, the option's parameter name, whether it holds paths, the type).

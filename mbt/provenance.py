@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass
 
 from mbt import __version__
-from mbt.parsing.reader import shown_path
+from mbt.reader import shown_path
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from mbt.analysis.findings import CheckReport
 from mbt.elements.base import ElementsReport
 from mbt.generate.report import GenerateReport  # noqa: E402 - grouped with the report it adds
 from mbt.measure.coverage import CoverageReport
-from mbt.mutate.results import CompareReport, MutationReport
+from mbt.measure.mutation import CompareReport, MutationReport
 from mbt.report.jsonout import ELEMENT_COLUMNS, REQUIRED_CELLS, ElementRow
 from mbt.runs.results import RunsReport
 

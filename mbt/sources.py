@@ -9,7 +9,7 @@ from pathlib import Path
 
 from mbt.errors import LocatedError, MbtError
 from mbt.model.common import SourceDecl
-from mbt.parsing.reader import read_text
+from mbt.reader import read_text
 
 
 class SourceError(MbtError):

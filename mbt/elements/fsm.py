@@ -7,50 +7,26 @@ from collections import defaultdict
 from mbt.elements.base import Element, built, element_from
 from mbt.model.common import SEVERITY_WEIGHT, Severity
 from mbt.model.expr import atoms
-from mbt.model.fsm import Forbid, FsmModel, Transition
+from mbt.model.fsm import (
+    FsmModel,
+    Transition,
+    branch_id,
+    condition_id,
+    forbidden_id,
+    guard_groups,
+    no_branch_id,
+    pair_id,
+    pair_id_prefix,
+    state_id,
+    transition_id,
+)
+
+# The ids of the elements are defined with the model (mbt.model.fsm), where the replay engine, a floor below this one,
+# reads them too; the stages above read them here, beside the enumeration that makes the elements.
+__all__ = ["CRITERIA", "enumerate_fsm", "state_id", "transition_id", "branch_id", "no_branch_id", "condition_id",
+           "forbidden_id", "pair_id", "pair_id_prefix", "guard_groups"]
 
 CRITERIA = ("state", "transition", "guard", "forbidden", "transition-pair")
-
-
-def state_id(name: str) -> str:
-    return f"state:{name}"
-
-
-def transition_id(t: Transition) -> str:
-    return f"transition:{t.key}"
-
-
-def branch_id(t: Transition) -> str:
-    return f"guard:{t.key}"
-
-
-def no_branch_id(source: str, event: str) -> str:
-    return f"guard:{source}.{event}:none"
-
-
-def condition_id(t: Transition, index: int, value: bool) -> str:
-    return f"guard:{t.key}:c{index + 1}={'true' if value else 'false'}"
-
-
-def forbidden_id(f: Forbid) -> str:
-    return f"forbidden:{f.key}"
-
-
-def pair_id(first: Transition, second: Transition) -> str:
-    return pair_id_prefix(first) + second.key
-
-
-def pair_id_prefix(first: Transition) -> str:
-    """The start of every pair id beginning with `first`: pairs are numerous, so their ids are built in bulk."""
-    return f"transition-pair:{first.key}|"
-
-
-def guard_groups(model: FsmModel) -> dict[tuple[str, str], list[Transition]]:
-    """Transitions by (source, event) for the groups where at least one transition has a guard."""
-    groups: dict[tuple[str, str], list[Transition]] = defaultdict(list)
-    for t in model.transitions:
-        groups[(t.source, t.event)].append(t)
-    return {k: v for k, v in groups.items() if any(t.guard is not None for t in v)}
 
 
 def enumerate_fsm(model: FsmModel, infeasible: dict[str, str] | None = None) -> list[Element]:

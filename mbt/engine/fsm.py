@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mbt.elements import fsm as ids
-from mbt.elements.base import Element
+from mbt.model import fsm as ids  # the element ids (mbt.elements.fsm enumerates the elements, a floor above)
 from mbt.model.expr import EnumLit, Lit, Ref, atoms, compile_expr
 from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, Transition
+
+if TYPE_CHECKING:
+    from mbt.elements.base import Element
 
 # ------------------------------------------------------------------ compiled model
 

@@ -57,6 +57,9 @@ class GenerateOptions:
     models: list[ModelBase] = field(default_factory=list)
     # Called with 1 as each model is done (a progress bar on a terminal; mbt.progress).
     advance: Callable[[int], None] | None = None
+    # The text of the summary file written beside the tests (summary.MODE.txt), from the report before its files are
+    # written: the api passes the text reporter, so generation formats nothing itself. None: no summary file.
+    summary: Callable[[GenerateReport], str] | None = None
 
 
 def generate(models: list[ModelBase], goldens: GoldenSet, out: str, options: GenerateOptions) -> GenerateReport:
@@ -99,10 +102,9 @@ def finish(out: str, mode: str, results: list[ModelGeneration], files: list[Outp
     report = GenerateReport(out=str(out), max_depth=options.max_depth, models=results)
     if measured is not None:
         report.goldens, report.invalid_cases = measured
-    from mbt.report.generate_text import generate_text
-
-    files.append(OutputFile(f"summary.{mode}.txt", generate_text(report, with_files=False),
-                            f"what `mbt generate` made ({mode}) and what it could not"))
+    if options.summary is not None:
+        files.append(OutputFile(f"summary.{mode}.txt", options.summary(report),
+                                f"what `mbt generate` made ({mode}) and what it could not"))
     written = write_outputs(out, files, options.force)
     report.files = [WrittenFile(path=w.path, status=w.status, beside=w.beside) for w in written]
     return report

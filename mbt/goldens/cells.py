@@ -20,6 +20,7 @@ import msgspec
 
 from mbt.goldens.cases import Assertions, GoldenCase
 from mbt.model.fsm import FsmModel, ToolCall
+from mbt.model.typecheck import Checker, TypeProblem  # the parser's own typing of a call's expression
 from mbt.model.types import ValueType
 
 
@@ -123,8 +124,6 @@ def declared_types(model: FsmModel) -> Declared:
 def _tool_argument_types(model: FsmModel) -> dict[str, dict[str, ValueType]]:
     """A tool argument's type: that of the value the model's calls pass (a variable's, an event parameter's, a
     literal's); where calls pass values of different kinds the argument has no declared type (its text is kept)."""
-    from mbt.parsing.typecheck import Checker, TypeProblem  # the parser's own typing of the call's expression
-
     kinds: dict[tuple[str, str], list[ValueType]] = {}
     for t in model.transitions:
         event = model.events.get(t.event)

@@ -22,7 +22,7 @@ from mbt.goldens.decode import decode_case
 from mbt.goldens.seen import SeenIds
 from mbt.goldens.sheets import SHEET_SUFFIXES, csv_cases, xlsx_cases
 from mbt.goldens.yamlread import DecimalLoader
-from mbt.parsing.reader import is_folder, read_bytes, shown_path
+from mbt.reader import is_folder, read_bytes, shown_path
 
 GOLDEN_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", *SHEET_SUFFIXES)
 MAX_GOLDEN_BYTES = 512 * 1024 * 1024

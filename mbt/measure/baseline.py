@@ -9,7 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from mbt.errors import LocatedError, Problem
 from mbt.measure.coverage import CoverageReport, GateFailure
-from mbt.parsing.reader import read_text
+from mbt.reader import read_text
 
 BASELINE_VERSION = "1.0"
 _EPS = 1e-9  # ratios are rounded to 4 places; compare with a tolerance so equal stays equal

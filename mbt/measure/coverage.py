@@ -10,9 +10,9 @@ from pydantic_core import core_schema
 
 from mbt.elements.base import Element
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
+from mbt.measure.mutation import MutationReport
 from mbt.measure.numbers import Numbers
 from mbt.measure.review import SourceCoverage, TraceRow
-from mbt.mutate.results import MutationReport
 
 SCHEMA_VERSION = "3.0"
 

@@ -14,7 +14,7 @@ from mbt.errors import LocatedError, Problem
 from mbt.measure.coverage import CoverageReport, GateFailure, GateResult, numbers_for
 from mbt.measure.numbers import goldens_text
 from mbt.measure.waivers import Waiver, active_waivers, parse_waivers, waiver_states
-from mbt.parsing.reader import read_text
+from mbt.reader import read_text
 
 _OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq}
 _CONDITION = re.compile(r"^\s*(>=|<=|==|>|<)?\s*([0-9]*\.?[0-9]+)\s*(%)?\s*$")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -216,3 +217,46 @@ def action_text(action: Action) -> str:
         return f"discard {action.target}"
     args = ", ".join(f"{name} = {value.text()}" for name, value in action.args)
     return f"call {action.tool}({args})"
+
+
+# The ids of an FSM's coverage elements, named here, on the model's floor: the replay engine (mbt.engine.fsm) indexes
+# a run's elements by them, and the enumeration (mbt.elements.fsm, a floor above the engine) makes the elements.
+def state_id(name: str) -> str:
+    return f"state:{name}"
+
+
+def transition_id(t: Transition) -> str:
+    return f"transition:{t.key}"
+
+
+def branch_id(t: Transition) -> str:
+    return f"guard:{t.key}"
+
+
+def no_branch_id(source: str, event: str) -> str:
+    return f"guard:{source}.{event}:none"
+
+
+def condition_id(t: Transition, index: int, value: bool) -> str:
+    return f"guard:{t.key}:c{index + 1}={'true' if value else 'false'}"
+
+
+def forbidden_id(f: Forbid) -> str:
+    return f"forbidden:{f.key}"
+
+
+def pair_id(first: Transition, second: Transition) -> str:
+    return pair_id_prefix(first) + second.key
+
+
+def pair_id_prefix(first: Transition) -> str:
+    """The start of every pair id beginning with `first`: pairs are numerous, so their ids are built in bulk."""
+    return f"transition-pair:{first.key}|"
+
+
+def guard_groups(model: FsmModel) -> dict[tuple[str, str], list[Transition]]:
+    """Transitions by (source, event) for the groups where at least one transition has a guard."""
+    groups: dict[tuple[str, str], list[Transition]] = defaultdict(list)
+    for t in model.transitions:
+        groups[(t.source, t.event)].append(t)
+    return {k: v for k, v in groups.items() if any(t.guard is not None for t in v)}

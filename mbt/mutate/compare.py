@@ -8,8 +8,8 @@ is exactly a baseline golden's is a duplicate at the model's level, however diff
 
 from __future__ import annotations
 
+from mbt.measure.mutation import CandidateValue, CompareReport
 from mbt.mutate.engine import GoldenProfile
-from mbt.mutate.results import CandidateValue, CompareReport
 
 
 def compare(baseline: list[GoldenProfile], candidates: list[GoldenProfile]) -> CompareReport:

@@ -24,9 +24,9 @@ from mbt.goldens.results import disagrees
 from mbt.goldens.routing import applies
 from mbt.kind import elements_of, support
 from mbt.measure.coverage import GoldenSummary, InvalidCaseReport
+from mbt.measure.mutation import ModelMutation, MutantResult, MutationReport, OperatorScore, score
 from mbt.measure.run import CaseEntry, left_out_notes, measure
 from mbt.model.common import ModelBase
-from mbt.mutate.results import ModelMutation, MutantResult, MutationReport, OperatorScore, score
 
 
 @dataclass

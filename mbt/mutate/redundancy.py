@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from mbt.measure.mutation import Dropped, Redundancy, Subsumed
 from mbt.mutate.engine import GoldenProfile
-from mbt.mutate.results import Dropped, Redundancy, Subsumed
 
 DEFAULT_TIME_LIMIT = 10.0  # seconds z3 may take for the exact cover
 

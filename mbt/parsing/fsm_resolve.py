@@ -8,10 +8,10 @@ from mbt.errors import Problem
 from mbt.model.common import Location, ModelBase, Status
 from mbt.model.expr import EnumLit, Expr, Lit, Ref
 from mbt.model.fsm import ARGUMENT_SOURCES, Assign, Discard, Effect, Event, Forbid, FsmModel, ToolCall, Transition
+from mbt.model.typecheck import Checker, TypeProblem
 from mbt.model.types import ValueType
 from mbt.parsing.common import annotation_fields
 from mbt.parsing.fsm_rules import RawFsm
-from mbt.parsing.typecheck import Checker, TypeProblem
 
 RESERVED_VARIABLES = {"state", "discarded", "args"}
 

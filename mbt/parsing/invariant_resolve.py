@@ -10,10 +10,10 @@ from mbt.model.common import Location
 from mbt.model.expr import And, Compare, EnumLit, Expr, Not, Or, Ref
 from mbt.model.fsm import FsmModel, ToolCall
 from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel, Scope
+from mbt.model.typecheck import Checker, TypeProblem
 from mbt.model.types import ValueType
 from mbt.parsing.common import annotation_fields
 from mbt.parsing.invariant_rules import RawInvariants
-from mbt.parsing.typecheck import Checker, TypeProblem
 
 STATE = "state"  # the control state inside propositions (a reserved word, so never a variable's name)
 

@@ -18,9 +18,9 @@ from mbt.errors import LocatedError, MbtError, Problem, problem_at
 from mbt.model.common import Annotated, Location, ModelBase, SourceDecl
 from mbt.parsing.common import CommonRules
 from mbt.parsing.grammar import parser
-from mbt.parsing.reader import MAX_MODEL_BYTES, exists, is_folder, read_text, shown_path  # noqa: F401 - read_text: also for the importers
 from mbt.parsing.syntax import syntax_error
 from mbt.parsing.transformer import TableTransformer
+from mbt.reader import MAX_MODEL_BYTES, exists, is_folder, read_text, shown_path  # noqa: F401 - read_text: also for the importers
 
 # Files in other tools' formats (DMN XML, GraphWalker JSON) are read by the importers, found by suffix.
 

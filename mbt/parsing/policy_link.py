@@ -7,9 +7,9 @@ from dataclasses import replace
 from mbt.errors import Problem, problem_at
 from mbt.model.fsm import FsmModel, ToolCall
 from mbt.model.policy import Enforcement, PolicyModel
+from mbt.model.typecheck import Checker, TypeProblem
 from mbt.model.types import ValueType
 from mbt.parsing.policy_resolve import PolicyChecker
-from mbt.parsing.typecheck import Checker, TypeProblem
 
 
 def call_scope(fsm: FsmModel, tool: str) -> dict[str, ValueType]:

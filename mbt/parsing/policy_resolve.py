@@ -10,10 +10,10 @@ from mbt.errors import Problem
 from mbt.model.common import Location
 from mbt.model.expr import Arith, Compare, Expr, Lit, Member, Ref
 from mbt.model.policy import ALGORITHMS, CATEGORIES, PolicyModel
+from mbt.model.typecheck import INT_ANY, Checker, TypeProblem
 from mbt.model.types import BOOL, ValueType
 from mbt.parsing.common import annotation_fields
 from mbt.parsing.policy_rules import RawNumber, RawPolicy
-from mbt.parsing.typecheck import INT_ANY, Checker, TypeProblem
 
 NUMERIC = ("int", "number")
 

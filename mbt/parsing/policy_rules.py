@@ -8,9 +8,9 @@ from decimal import Decimal
 from lark import v_args
 
 from mbt.model.policy import DENY, NOT_APPLICABLE, PERMIT, Assertion, Attribute, Combining, Enforcement, Mapping, Rule
+from mbt.model.typecheck import INT_ANY
 from mbt.model.types import ValueType
 from mbt.parsing.common import annotation_fields, unquote
-from mbt.parsing.typecheck import INT_ANY
 
 INDETERMINATE = "Indeterminate"  # an assert about Indeterminate means any of the three extended values
 

@@ -10,10 +10,7 @@ from lark import v_args
 from mbt.model.common import Location
 from mbt.model.expr import Lit
 from mbt.parsing.common import Annotations, pos, unquote
-
-
-class DateText(str):
-    """The text inside `date("...")`, checked by the resolver (so a bad date gets a located message)."""
+from mbt.tables.values import DateText
 
 
 @dataclass

@@ -8,7 +8,7 @@ from typing import Any
 
 from mbt.errors import LocatedError, MbtError, Problem
 from mbt.model.common import ModelBase
-from mbt.parsing.reader import read_text
+from mbt.reader import read_text
 
 
 def read_path(spec: str, model: ModelBase) -> list[str]:

@@ -16,7 +16,20 @@ from mbt.model.common import ModelBase
 from mbt.model.policy import PolicyModel
 from mbt.model.table import TableModel, value_text
 from mbt.render.graph import RenderOptions, coverage_of
-from mbt.report.markdown import no_tags
+
+# Only `<` before a letter, `/`, `!` or `?` can open an HTML tag (CommonMark); `>=`, `< 50` and `a > b` stay as they
+# are, so the Markdown reads right as plain text too (pandoc, a terminal), not as `&gt;=`.
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+# An `&name;` or `&#123;` in the text would be shown as the character it names: keep it literal.
+_ENTITY = re.compile(r"&(#?\w+);")
+
+
+def no_tags(text: str) -> str:
+    """The text with what Markdown would read as HTML (a tag, an entity) escaped, and nothing else."""
+    return _TAG_START.sub("&lt;", _ENTITY.sub(r"&amp;\1;", text))
+
 
 _TEXT = {"verified": "verified", "exercised": "exercised only", "uncovered": "NOT COVERED", "waived": "waived",
          "infeasible": "infeasible", None: ""}

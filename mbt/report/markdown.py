@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 from mbt.measure.coverage import CoverageReport
 from mbt.measure.numbers import Numbers, in_goldens, percent_text
 from mbt.measure.review import TraceRow
+from mbt.render.table import no_tags
 
 UNCOVERED_SHOWN = 10
-
-
-# Only `<` before a letter, `/`, `!` or `?` can open an HTML tag (CommonMark); `>=`, `< 50` and `a > b` stay as they
-# are, so the Markdown reads right as plain text too (pandoc, a terminal), not as `&gt;=`.
-_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
-
-
-# An `&name;` or `&#123;` in the text would be shown as the character it names: keep it literal.
-_ENTITY = re.compile(r"&(#?\w+);")
-
-
-def no_tags(text: str) -> str:
-    """The text with what Markdown would read as HTML (a tag, an entity) escaped, and nothing else."""
-    return _TAG_START.sub("&lt;", _ENTITY.sub(r"&amp;\1;", text))
 
 
 def cell(text) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from mbt.measure.mutation import CompareReport, ModelMutation, MutationReport, Redundancy
 from mbt.measure.numbers import percent_text
-from mbt.mutate.results import CompareReport, ModelMutation, MutationReport, Redundancy
 from mbt.report.markdown import cell, code
 
 SURVIVORS_SHOWN = 25

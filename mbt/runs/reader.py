@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mbt.errors import LocatedError, Problem
-from mbt.parsing.reader import read_text
+from mbt.reader import read_text
 from mbt.runs.steps import InvalidRun, RunSet
 
 MAX_RUN_BYTES = 512 * 1024 * 1024

@@ -13,6 +13,10 @@ from typing import Any
 from mbt.model.table import ColumnType, value_text
 
 
+class DateText(str):
+    """The text inside `date("...")`, checked by the resolver (so a bad date gets a located message)."""
+
+
 class ValueProblem(ValueError):
     """A value that does not fit its column (the message says why, in the DSL's words)."""
 
@@ -30,8 +34,6 @@ def parse_date(text: str) -> dt.date:
 
 def literal_value(raw: Any, kind: str) -> Any:
     """A DSL literal (int, Decimal, str, bool, None, or the text of date("...")) as a value of `kind`."""
-    from mbt.parsing.table_rules import DateText
-
     if raw is None:
         return None
     if isinstance(raw, DateText):
