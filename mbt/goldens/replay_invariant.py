@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from mbt.argpaths import lookup
 from mbt.elements.base import Element
@@ -194,7 +194,7 @@ class InvariantReplayer:
 
     def __init__(self, model: InvariantModel, elements: list[Element]):
         self.model = model
-        fsm = cast(FsmModel, model.fsm_model)  # linked by the loader
+        fsm = model.fsm_model
         self.fsm = fsm
         self.compiled = CompiledFsm(fsm, enumerate_fsm(fsm))
         self.fsm_replayer = FsmReplayer(self.compiled)
