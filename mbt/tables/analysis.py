@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -313,7 +314,7 @@ class Analyser:
         return verdict == z3.sat
 
     def uncovered_cell(self, box: tuple[int, ...], active: int,
-                       blocked: list[tuple[int, ...]] = ()) -> tuple[int, ...] | None:
+                       blocked: Sequence[tuple[int, ...]] = ()) -> tuple[int, ...] | None:
         """A cell of `box` (one region per column) that no rule of `active` matches and that lies in none of the
         `blocked` boxes, decided by z3 as a SAT problem (the region chosen per column; per rule or blocked box, a
         clause saying the cell leaves it on some column). None when there is none; `Undecided` when z3 gives up."""

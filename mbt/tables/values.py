@@ -30,7 +30,7 @@ def parse_date(text: str) -> dt.date:
 
 def literal_value(raw: Any, kind: str) -> Any:
     """A DSL literal (int, Decimal, str, bool, None, or the text of date("...")) as a value of `kind`."""
-    from mbt.parsing.table_rules import DateText
+    from mbt.parsing.table_rules import DateText  # parsing is a floor above tables: imported where needed
 
     if raw is None:
         return None
@@ -67,6 +67,7 @@ def coerce(raw: Any, ctype: ColumnType) -> Any:
             raise ValueProblem("is null, but the column does not admit none (declare it with ?)")
         return None
     kind = ctype.kind
+    value: bool | int | Decimal | dt.date | str
     if kind == "boolean":
         if not isinstance(raw, bool):
             raise ValueProblem(f"{raw!r} is not true/false")
@@ -90,8 +91,11 @@ def coerce(raw: Any, ctype: ColumnType) -> Any:
     elif kind == "date":
         if isinstance(raw, dt.datetime):
             raw = raw.date()
-        value = raw if isinstance(raw, dt.date) else parse_date(str(raw)) if isinstance(raw, str) else None
-        if value is None:
+        if isinstance(raw, dt.date):
+            value = raw
+        elif isinstance(raw, str):
+            value = parse_date(raw)
+        else:
             raise ValueProblem(f"{raw!r} is not a date (YYYY-MM-DD)")
     else:
         if not isinstance(raw, str):
