@@ -19,6 +19,7 @@ from mbt.goldens.cases import GoldenCase, tool_checks
 from mbt.goldens.replay_fsm import FsmReplayer
 from mbt.goldens.requests import PolicyRequest
 from mbt.goldens.results import CaseRun, Contradiction, Note, disagrees
+from mbt.goldens.routing import applies
 from mbt.model.expr import atoms, compile_expr
 from mbt.model.policy import DENY, PERMIT, Enforcement, PolicyModel
 
@@ -245,8 +246,6 @@ class PolicyReplayer:
 
     # ---- conversation cases: the tool calls of an enforced FSM
     def _conversation(self, case: GoldenCase, run: CaseRun) -> None:
-        from mbt.goldens.routing import applies
-
         base = case.request.attributes if case.request is not None else {}
         verified: set[int] = set()
         trusted = True  # the golden agrees with every enforced FSM: its checks of the calls can be believed
@@ -365,6 +364,4 @@ def accepts(model: PolicyModel, case: GoldenCase) -> bool:
     case applies to (its calls are the requests). Decision-table cases and other conversations are not for it."""
     if not case.turns:
         return case.request is not None and case.model == model.name
-    from mbt.goldens.routing import applies
-
     return any(e.linked and e.fsm_model is not None and applies(e.fsm_model, case) for e in model.enforcements)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from mbt.elements import table as ids
@@ -222,8 +223,6 @@ class TableReplayer:
 
 def _normal(value: Any) -> Any:
     """A golden's value in the plain form the table's outputs take (1.50 == 1.5, dates as ISO text)."""
-    from decimal import Decimal
-
     if isinstance(value, float):
         return plain(Decimal(str(value)))
     return plain(value)

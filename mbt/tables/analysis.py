@@ -278,7 +278,7 @@ class Analyser:
         one incremental z3 problem for the whole table. Every rule is encoded once, behind a literal that says "the
         cell leaves this rule"; a question assumes its rules' literals and its box's, so z3 neither parses a problem
         per rule nor forgets what it learnt about the others. `Undecided` when z3 gives up."""
-        import z3
+        import z3  # slow to load, and needed only for what the region sweep leaves open
 
         if self._escape is None:
             lines = [f"(declare-const r{k} Int)" for k in range(self.n)]
@@ -318,7 +318,7 @@ class Analyser:
         """A cell of `box` (one region per column) that no rule of `active` matches and that lies in none of the
         `blocked` boxes, decided by z3 as a SAT problem (the region chosen per column; per rule or blocked box, a
         clause saying the cell leaves it on some column). None when there is none; `Undecided` when z3 gives up."""
-        import z3
+        import z3  # slow to load, and needed only for what the region sweep leaves open
 
         within = _within
         lines = [f"(declare-const r{k} Int)" for k in range(self.n)]
