@@ -57,17 +57,17 @@ class Lattice:
         """The smallest lattice value greater than x."""
         if self.kind in ("integer", "date"):
             return x + self.step
-        if self.step is None:
+        if self.precision is None:
             return None
-        return ((Decimal(x) / self.step).to_integral_value(rounding=ROUND_FLOOR) + 1) * self.step
+        return ((Decimal(x) / self.precision).to_integral_value(rounding=ROUND_FLOOR) + 1) * self.precision
 
     def below(self, x):
         """The largest lattice value smaller than x."""
         if self.kind in ("integer", "date"):
             return x - self.step
-        if self.step is None:
+        if self.precision is None:
             return None
-        return ((Decimal(x) / self.step).to_integral_value(rounding=ROUND_CEILING) - 1) * self.step
+        return ((Decimal(x) / self.precision).to_integral_value(rounding=ROUND_CEILING) - 1) * self.precision
 
 
 def boundary_step(column: InputColumn, constants: list) -> Any:
