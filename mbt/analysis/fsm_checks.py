@@ -26,7 +26,7 @@ from mbt.analysis.smt import (
     truth,
 )
 from mbt.model.common import Location
-from mbt.model.expr import Expr, Ref, compile_expr
+from mbt.model.expr import Env, Expr, Ref, compile_expr
 from mbt.model.fsm import Action, Assign, Discard, Effect, Forbid, FsmModel, ToolCall, Transition
 from mbt.model.types import ValueType
 
@@ -458,8 +458,8 @@ def local_env(valuation: dict[str, Any], renames: dict[str, str]) -> dict[str, A
     return env
 
 
-def run_actions(actions: list[Action], env: dict[str, Any], tool: str,
-                compiled: Callable[[Expr], Callable[[dict[str, Any]], Any]]) -> Iterator[dict[str, Any]]:
+def run_actions(actions: list[Action], env: Env, tool: str,
+                compiled: Callable[[Expr], Callable[[Env], Any]]) -> Iterator[Env]:
     """Apply the actions to a copy of env concretely; yield `args.NAME` + variables at each call of `tool`."""
     env = dict(env)
     for action in actions:
