@@ -646,16 +646,17 @@ class PolicyChecker:
 
     def check_enforcements(self) -> None:
         for e in self.model.enforcements:
-            if not e.linked:
+            fsm = e.fsm_model
+            if not e.linked or fsm is None:  # (linking sets both)
                 self.report(ENFORCED_FSM_MISSING, e.loc,
                             f"calls of `{e.tool}` in fsm `{e.fsm}` are enforced, but no fsm `{e.fsm}` is among the "
                             "models read; give its file too, so the link is checked and conversation goldens are "
                             "checked against this policy")
-            elif e.tool not in e.fsm_model.tools():
+            elif e.tool not in fsm.tools():
                 self.report(ENFORCED_TOOL_NEVER_CALLED, e.loc,
                             f"fsm `{e.fsm}` never calls `{e.tool}`, so no conversation is checked against this "
-                            f"policy (it calls {', '.join(f'`{t}`' for t in e.fsm_model.tools()) or 'no tool'})",
-                            [e.fsm_model.loc])
+                            f"policy (it calls {', '.join(f'`{t}`' for t in fsm.tools()) or 'no tool'})",
+                            [fsm.loc])
 
 
 def _parts(rule: Rule) -> str:
