@@ -113,6 +113,7 @@ def left_out(folders: Iterable[str], models: list[ModelBase]) -> dict[str, str]:
 
 def _content(path: Path) -> str | None:
     """GATE_FILE or TRACE_FILE when the file's content is one (looked at within the sizes above), else None."""
+    # Floors above this one, needed only to tell a file by its content.
     from mbt.measure.gate import is_gate_file
     from mbt.runs.reader import run_reader_for
 

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import Protocol
 
 # A step reports how much more of its total is done.
 Advance = Callable[[int], None]
+
+
+class _Bar(Protocol):
+    """What a run asks of its tqdm bar (tqdm has no types of its own)."""
+
+    def update(self, n: int) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class Progress:
@@ -14,7 +23,7 @@ class Progress:
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
-        self._bar = None
+        self._bar: _Bar | None = None
 
     @classmethod
     def for_terminal(cls, quiet: bool = False) -> Progress:
@@ -28,9 +37,10 @@ class Progress:
             return _nothing
         from tqdm import tqdm  # only on a terminal
 
-        self._bar = tqdm(total=total, desc=description, unit=unit, unit_scale=scale, leave=False, file=sys.stderr,
+        bar: _Bar = tqdm(total=total, desc=description, unit=unit, unit_scale=scale, leave=False, file=sys.stderr,
                          dynamic_ncols=True)
-        return self._bar.update
+        self._bar = bar
+        return bar.update
 
     def close(self) -> None:
         if self._bar is not None:

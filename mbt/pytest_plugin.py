@@ -53,7 +53,8 @@ def pytest_runtestloop(session: pytest.Session):
     models = config.getoption("mbt_model")
     if not models:
         return
-    from mbt.cli import pytest_coverage  # the pipeline is imported only when the plugin is used
+    # Only when the plugin is used: every pytest session of a project with mbt installed loads this module.
+    from mbt.cli import pytest_coverage
     from mbt.errors import MbtError
 
     goldens = list(config.getoption("mbt_goldens"))

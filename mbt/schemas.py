@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import msgspec
+from pydantic import BaseModel
 
 from mbt.analysis.findings import CheckReport
 from mbt.elements.base import ElementsReport
@@ -17,8 +18,9 @@ from mbt.measure.mutation import CompareReport, MutationReport
 from mbt.report.jsonout import ELEMENT_COLUMNS, REQUIRED_CELLS, ElementRow
 from mbt.runs.results import RunsReport
 
-REPORTS = {"check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport,
-           "runs": RunsReport, "mutation": MutationReport, "compare": CompareReport}
+REPORTS: dict[str, type[BaseModel]] = {
+    "check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport,
+    "runs": RunsReport, "mutation": MutationReport, "compare": CompareReport}
 
 
 def schema_text(name: str) -> str:

@@ -128,7 +128,7 @@ class StepRule:
 
     t: Transition
     guard: Callable | None
-    actions: list[Callable]
+    actions: list[Callable[[dict, dict, list], None]]
     param_names: list[str]
 
 
@@ -169,15 +169,16 @@ class Explorer:
         elif kind == "enum":
             found = list(vtype.values)
         elif kind == "int":
-            if vtype.hi - vtype.lo + 1 <= INT_RANGE_LIMIT:
-                found = list(range(vtype.lo, vtype.hi + 1))
+            lo, hi = _int_bounds(vtype)
+            if hi - lo + 1 <= INT_RANGE_LIMIT:
+                found = list(range(lo, hi + 1))
             else:
                 self.sampled = True
-                near = {vtype.lo, vtype.hi, 0}
+                near = {lo, hi, 0}
                 for c in itertools.chain(self.ints, (values[i] for i in self.int_vars)):
                     if isinstance(c, int):
                         near.update((c - 1, c, c + 1))
-                found = sorted(n for n in near if vtype.lo <= n <= vtype.hi)
+                found = sorted(n for n in near if lo <= n <= hi)
         else:
             held = {values[i] for i in self.string_vars if isinstance(values[i], str)}
             taken = held | set(self.strings)
@@ -264,9 +265,20 @@ class Explorer:
         return graph
 
 
+def _int_bounds(vtype: ValueType) -> tuple[int, int]:
+    """The bounds of an FSM's int, which the DSL always writes `int[LOW..HIGH]`."""
+    lo, hi = vtype.lo, vtype.hi
+    if not isinstance(lo, int) or not isinstance(hi, int):
+        raise ValueError(f"`{vtype.text()}` is not a bounded int")
+    return lo, hi
+
+
 def _static(vtype: ValueType) -> bool:
     """Candidates of this type do not depend on the configuration (strings and sampled ints do)."""
-    return vtype.kind in ("bool", "enum") or (vtype.kind == "int" and vtype.hi - vtype.lo + 1 <= INT_RANGE_LIMIT)
+    if vtype.kind != "int":
+        return vtype.kind in ("bool", "enum")
+    lo, hi = _int_bounds(vtype)
+    return hi - lo + 1 <= INT_RANGE_LIMIT
 
 
 def explore(model: FsmModel, depth: int, constants_from: Iterable[Expr] = ()) -> StateGraph:

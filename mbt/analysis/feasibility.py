@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from mbt.analysis.fsm_checks import FsmChecker, GuardCondition
 from mbt.elements import fsm as ids
-from mbt.model.expr import Not, atoms
+from mbt.model.expr import Expr, Not, atoms
 from mbt.model.fsm import FsmModel
 
 
@@ -17,16 +18,14 @@ def infeasible_fsm_elements(model: FsmModel) -> dict[str, str]:
     groups = ids.guard_groups(model)
     if not groups:
         return {}
-    from mbt.analysis.fsm_checks import FsmChecker
-
     checker = FsmChecker(model)
     out: dict[str, str] = {}
 
-    def never(expr, renames) -> bool:
+    def never(expr: Expr, renames: dict[str, str]) -> bool:
         return checker.witness([checker.guard_condition(expr, renames)])[0] == "unsat"
 
     for (source, event), group in groups.items():
-        negations = []
+        negations: list[GuardCondition] | None = []
         for t in group:
             renames = checker.transition_renames(t)
             if t.guard is None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 import networkx as nx
 import z3
@@ -26,8 +26,8 @@ from mbt.analysis.smt import (
     truth,
 )
 from mbt.model.common import Location
-from mbt.model.expr import Expr, Ref, compile_expr
-from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, ToolCall, Transition
+from mbt.model.expr import Env, Expr, Ref, compile_expr
+from mbt.model.fsm import Action, Assign, Discard, Effect, Forbid, FsmModel, ToolCall, Transition
 from mbt.model.types import ValueType
 
 # (code, name, severity); stable, documented with a bad and a good example each in docs/checks.md.
@@ -55,15 +55,35 @@ def shown_name(symbol: str) -> str:
     return symbol.split(":", 1)[1] if ":" in symbol else symbol
 
 
-@dataclass
-class Condition:
+class Condition(Protocol):
     """One condition of a query: the symbols it reads, its constants, a concrete test, and its z3 encoding."""
+
+    @property
+    def leaves(self) -> frozenset[str]: ...
+
+    @property
+    def constants(self) -> list[Any]: ...
+
+    @property
+    def key(self) -> tuple | None:  # equal keys mean equal conditions (for the cache); None: not cached
+        ...
+
+    def holds(self, valuation: dict[str, Any]) -> bool:
+        """mbt's own evaluator on a valuation of the leaves."""
+        ...
+
+    def encode(self) -> Term: ...
+
+
+@dataclass
+class ClosureCondition:
+    """A Condition given by its parts (a forbidden effect's)."""
 
     leaves: frozenset[str]
     constants: list[Any]
-    holds: Callable[[dict[str, Any]], bool]  # mbt's own evaluator on a valuation of the leaves
+    holds: Callable[[dict[str, Any]], bool]
     encode: Callable[[], Term]
-    key: tuple | None = None  # equal keys mean equal conditions (for the cache)
+    key: tuple | None = None
 
 
 class GuardCondition:
@@ -136,7 +156,7 @@ class FsmChecker:
         """"sat", "unsat" or "unknown" for one guard over the domains of what it reads."""
         return self.witness([self.guard_condition(guard, renames)])[0]
 
-    def witness(self, conditions: list[Condition]) -> tuple[str, dict[str, Any] | None]:
+    def witness(self, conditions: Sequence[Condition]) -> tuple[str, dict[str, Any] | None]:
         """Can the conditions hold together? ("sat", witness), ("unsat", None) or ("unknown", None).
 
         Candidate values are tried first with mbt's evaluator; z3 decides the rest, and its witness is replayed on
@@ -151,7 +171,7 @@ class FsmChecker:
             self._witnesses[keys] = result
         return result
 
-    def _solve(self, conditions: list[Condition]) -> tuple[str, dict[str, Any] | None]:
+    def _solve(self, conditions: Sequence[Condition]) -> tuple[str, dict[str, Any] | None]:
         if not conditions:
             return "sat", {}
         leaves = frozenset().union(*(c.leaves for c in conditions))
@@ -299,13 +319,13 @@ class FsmChecker:
                 self.check_forbid_match(f, t, renames)
 
     def check_forbid_match(self, f: Forbid, t: Transition, renames: dict[str, str]) -> None:
-        conditions = []
+        conditions: list[Condition] = []
         if f.guard is not None:
             conditions.append(self.guard_condition(f.guard, renames))
         if t.guard is not None:
             conditions.append(self.guard_condition(t.guard, self.transition_renames(t)))
         if f.effect is not None:
-            effect = self.effect_condition(f, t, renames)
+            effect = self.effect_condition(f.effect, t, renames)
             if effect is None:
                 return
             conditions.append(effect)
@@ -316,18 +336,19 @@ class FsmChecker:
         self.report(TRANSITION_FORBIDDEN, t.loc, message + ("" if witness is not None else REPLAY_FAILED),
                     [f.loc], witness or None)
 
-    def effect_condition(self, f: Forbid, t: Transition, renames: dict[str, str]) -> Condition | None:
+    def effect_condition(self, effect: Effect, t: Transition, renames: dict[str, str]) -> Condition | None:
         """The condition under which the transition's actions make the forbidden tool call, or None if they never do.
 
         The effect's condition is read at the moment of the call: `args.NAME` is the call's argument, and the
         variables hold what earlier actions of the same list assigned (e.g. `discarded.email` after `discard email`).
+        `renames` are the forbid's own names of the event's parameters.
         """
-        effect = f.effect
-        calls = [a for a in t.actions if isinstance(a, ToolCall) and a.tool == effect.tool]
-        if not calls:
+        tool, condition = effect.tool, effect.condition
+        calls = [a for a in t.actions if isinstance(a, ToolCall) and a.tool == tool]
+        if tool is None or not calls:  # (a `call` effect always names its tool)
             return None
-        if effect.condition is None:
-            return Condition(frozenset(), [], lambda val: True, lambda: literal(True))
+        if condition is None:
+            return ClosureCondition(frozenset(), [], lambda val: True, lambda: literal(True))
         t_renames = self.transition_renames(t)
         t_view = self.symbols.view(t_renames)
         values: dict[str, Term] = {}
@@ -339,24 +360,23 @@ class FsmChecker:
             elif isinstance(action, Discard):
                 values[f"discarded.{action.target}"] = current[action.target]
                 values[action.target] = NONE
-            elif action.tool == effect.tool:
+            elif action.tool == tool:
                 args = {f"args.{name}": encode_term(value, current) for name, value in action.args}
                 call_view: View = self.symbols.view(renames, {**values, **args})
-                options.append(encode_term(effect.condition, call_view))
+                options.append(encode_term(condition, call_view))
         term = any_of(options)
-        cond = self.compiled(effect.condition)
+        cond = self.compiled(condition)
         actions = t.actions
 
         def holds(val: dict[str, Any]) -> bool:
-            for state in run_actions(actions, local_env(val, t_renames), effect.tool, self.compiled):
+            for state in run_actions(actions, local_env(val, t_renames), tool, self.compiled):
                 # The transition's local parameter names stay behind: the forbid names parameters its own way.
                 at_call = {k: v for k, v in state.items() if k not in t_renames}
                 if cond({**local_env(val, renames), **at_call}):
                     return True
             return False
 
-        return Condition(term.leaves, constants_of([effect.condition, *action_exprs(actions)]), holds,
-                         lambda: term)
+        return ClosureCondition(term.leaves, constants_of([condition, *action_exprs(actions)]), holds, lambda: term)
 
     # ------------------------------------------------------------ names
     def check_unused(self) -> None:
@@ -419,7 +439,7 @@ def shown(valuation: dict[str, Any]) -> dict[str, Any]:
     return {shown_name(n): v for n, v in valuation.items()}
 
 
-def action_exprs(actions) -> list[Expr]:
+def action_exprs(actions: list[Action]) -> list[Expr]:
     out: list[Expr] = []
     for a in actions:
         if isinstance(a, Assign):
@@ -438,7 +458,8 @@ def local_env(valuation: dict[str, Any], renames: dict[str, str]) -> dict[str, A
     return env
 
 
-def run_actions(actions, env: dict[str, Any], tool: str, compiled: Callable):
+def run_actions(actions: list[Action], env: Env, tool: str,
+                compiled: Callable[[Expr], Callable[[Env], Any]]) -> Iterator[Env]:
     """Apply the actions to a copy of env concretely; yield `args.NAME` + variables at each call of `tool`."""
     env = dict(env)
     for action in actions:

@@ -17,6 +17,7 @@ from mbt.analysis.counterexample import CallShown, Counterexample, TraceStep
 from mbt.analysis.explore import MAX_CONFIGURATIONS, Edge, Explorer, StateGraph
 from mbt.analysis.findings import Finding
 from mbt.analysis.smt import Solver, Symbols, encode_term, truth
+from mbt.elements.base import Element
 from mbt.elements.fsm import enumerate_fsm
 from mbt.elements.invariant import trigger_id
 from mbt.engine.fsm import CompiledFsm, Snapshot, run_events
@@ -26,7 +27,8 @@ from mbt.goldens.replay_invariant import config_of, positions_of
 from mbt.goldens.results import CaseRun
 from mbt.model.common import Location
 from mbt.model.expr import And, Expr, Not, Or, Ref, refs
-from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel
+from mbt.model.fsm import FsmModel
+from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel, given
 from mbt.model.types import ValueType
 
 # (code, name, severity); stable, documented with a bad and a good example each in docs/checks.md.
@@ -138,6 +140,9 @@ def counterexample(model: InvariantModel, graph: StateGraph, outcome: Outcome,
                    engine: tuple[list, CompiledFsm] | None = None) -> Counterexample:
     """The violating run, rebuilt from the replay engine's own configurations, and judged again on them.
     `engine`: the FSM's elements and compiled form, when several counterexamples share them."""
+    verdict = outcome.verdict
+    if verdict is None:
+        raise ValueError(f"invariant `{outcome.inv.key}` is not violated: it has no counterexample")
     fsm = model.fsm_model
     events = [(e.event, e.args) for e in outcome.path]
     elements, compiled = engine or replay_engine(fsm)
@@ -158,7 +163,7 @@ def counterexample(model: InvariantModel, graph: StateGraph, outcome: Outcome,
         same_configs = all(graph.nodes[e.target] == (s.state, tuple(config_of(s)[n] for n in graph.names))
                            for e, s in zip(outcome.path, snapshots))
         replayed = (not problems and same_configs and judgement.verdict is not None
-                    and judgement.verdict.position == outcome.verdict.position)
+                    and judgement.verdict.position == verdict.position)
         previous = config_of(start)
         for number, (edge, snap) in enumerate(zip(outcome.path, snapshots), start=1):
             now = config_of(snap)
@@ -183,12 +188,11 @@ def counterexample(model: InvariantModel, graph: StateGraph, outcome: Outcome,
             turn["args"] = args
         turns.append(turn)
     golden = {"id": f"CE-{outcome.inv.key}", "model": fsm.name, "turns": turns}
-    return Counterexample(invariant=outcome.inv.key, reason=outcome.verdict.reason,
-                          violated_at=outcome.verdict.position, depth=graph.depth, replayed=replayed, steps=steps,
-                          golden=golden)
+    return Counterexample(invariant=outcome.inv.key, reason=verdict.reason, violated_at=verdict.position,
+                          depth=graph.depth, replayed=replayed, steps=steps, golden=golden)
 
 
-def replay_engine(fsm) -> tuple[list, CompiledFsm]:
+def replay_engine(fsm: FsmModel) -> tuple[list[Element], CompiledFsm]:
     elements = enumerate_fsm(fsm)
     return elements, CompiledFsm(fsm, elements)
 
@@ -250,11 +254,12 @@ def vacuity(outcome: Outcome, complete: bool) -> str | None:
         if inv.pattern == "precedence":
             return f"{runs} makes `{inv.p.text()}` true in scope, so the order is never tested"
         if inv.pattern == "response":
-            return f"{runs} makes `{inv.s.text()}` true in scope, so nothing ever needs an answer"
+            return f"{runs} makes `{given(inv.s, 'S').text()}` true in scope, so nothing ever needs an answer"
         return f"{runs} opens its scope (`{inv.scope.open.text()}` never holds)" if inv.scope.open is not None \
             else f"{runs} opens its scope"
     if not outcome.closed:
-        return f"{runs} closes its scope (`{inv.scope.close.text()}` never ends an open interval)"
+        # (only a scope that needs closing, `before R` or `between Q and R`, starts unclosed)
+        return f"{runs} closes its scope (`{given(inv.scope.close, 'R').text()}` never ends an open interval)"
     return None
 
 
@@ -265,8 +270,6 @@ def never_triggered(model: InvariantModel) -> dict[str, str]:
     `call` and `state` atom left free (true or false at will), so "no value" is a proof whatever the runs do. Such
     triggers are infeasible, for coverage and generation alike (as FSM guards that can never hold are)."""
     fsm = model.fsm_model
-    if fsm is None:
-        return {}
     out: dict[str, str] = {}
     for inv in model.invariants:
         needed: list[tuple[str, Expr]] = []
@@ -275,7 +278,7 @@ def never_triggered(model: InvariantModel) -> dict[str, str]:
         elif inv.pattern == "precedence":
             needed.append(("P, which `precedes` orders", inv.p))
         elif inv.pattern == "response":
-            needed.append(("S, which `leads to` answers", inv.s))
+            needed.append(("S, which `leads to` answers", given(inv.s, "S")))
         if inv.scope.open is not None:
             needed.append(("its scope's opening", inv.scope.open))
         if inv.scope.needs_close and inv.scope.close is not None:

@@ -4,16 +4,18 @@ declared properties; every witness request is replayed through the evaluator (mb
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeGuard
 
 import z3
 
 from mbt.analysis.findings import Finding
 from mbt.analysis.policy_smt import INDETERMINATE, Answer, PolicyEncoding
 from mbt.analysis.smt import candidates, constants_of
+from mbt.elements.policy import Boundary
 from mbt.engine.policy import APPLIES, NA, Outcome, PolicyEvaluator, compile_tri, ref_names, replace_atom, value_gates
 from mbt.model.common import Location
 from mbt.model.expr import Lit, atoms
@@ -31,6 +33,9 @@ PROPERTY_PROVED = ("POL008", "property-proved", "info")
 UNUSED_ATTRIBUTE = ("POL009", "unused-attribute", "info")
 ENFORCED_FSM_MISSING = ("POL010", "enforced-fsm-not-loaded", "warning")
 ENFORCED_TOOL_NEVER_CALLED = ("POL011", "enforced-tool-never-called", "warning")
+
+# Whether a tidier witness still shows what the original one did (the evaluator's verdict on it).
+Keeps = Callable[[dict[str, Any]], bool]
 
 REPLAY_FAILED = " (the solver's witness did not replay on mbt's evaluator; this is an mbt bug, please report it)"
 WINNER = {"deny-overrides": "deny wins (deny-overrides)", "permit-overrides": "permit wins (permit-overrides)",
@@ -71,9 +76,6 @@ class PolicyAnalysis:
     def any_encoding(self) -> PolicyEncoding:
         """Requests that may lack required attributes (for `never` properties)."""
         return PolicyEncoding(self.model, complete=False)
-
-    def replay(self, answer: Answer) -> Outcome:
-        return self.evaluator.evaluate(answer.request)
 
     # ---------------------------------------------------------------- samples
     @cached_property
@@ -153,18 +155,23 @@ class PolicyAnalysis:
                     found |= {n.value for n in part.walk() if isinstance(n, Lit) and isinstance(n.value, str)}
         return found
 
-    def tidy(self, answer: Answer, keeps) -> Answer:
+    def tidy(self, answer: Answer, keeps: Keeps) -> Answer:
+        """The answer with its witness tidied (tidy_request), when it has one that `keeps` accepts."""
+        if answer.request is None or not keeps(answer.request):
+            return answer
+        return Answer(answer.status, self.tidy_request(answer.request, keeps), answer.missing)
+
+    def tidy_request(self, witness: dict[str, Any], keeps: Keeps) -> dict[str, Any]:
         """The same witness in plainer values, each change kept only where the evaluator says the witness still
         shows the same thing and no more rules take part than before: strings the solver made up become `v1`,
         `v2`, ... (equal ones alike, then each its own where equality was incidental), and every other attribute
-        takes its type's default value (0, the first enum value, false, none) where it can."""
-        if answer.request is None or not keeps(answer.request):
-            return answer
-        request, scope = dict(answer.request), self.encoding.scope
+        takes its type's default value (0, the first enum value, false, none) where it can. `keeps` accepts the
+        witness itself."""
+        request, scope = dict(witness), self.encoding.scope
         evaluator = self.evaluator
         busy = len(evaluator.evaluate(request).values)
 
-        def accept(candidate) -> bool:
+        def accept(candidate: dict[str, Any]) -> bool:
             nonlocal busy
             if not keeps(candidate):
                 return False
@@ -199,7 +206,7 @@ class PolicyAnalysis:
             candidate = {**request, name: default}
             if accept(candidate):
                 request = candidate
-        return Answer(answer.status, request, answer.missing)
+        return request
 
     def applies_witness(self, i: int) -> Answer:
         """A request the rule applies to: one where it decides when there is one (a golden of it can then verify
@@ -221,7 +228,7 @@ class PolicyAnalysis:
             if not answer.unsat:
                 continue
             found = self.any_encoding.check(self.any_encoding.depends_on(i, self.compatible(i, everyone)))
-            if found.sat:
+            if found.sat and found.request is not None:
                 outcome = self.evaluator.evaluate(found.request)
                 without = {n: v for n, v in outcome.values.items() if n != self.names[i]}
                 if outcome.value(self.names[i]) != APPLIES or self.evaluator.combine(without)[0] == outcome.decision:
@@ -240,7 +247,8 @@ class PolicyAnalysis:
                 out[i] = self._sample_answer(sampled[i])
                 continue
             answer = self.encoding.check(self.encoding.applies[i])
-            if answer.sat and self.evaluator.evaluate(answer.request).value(name) != APPLIES:
+            if answer.sat and (answer.request is None
+                               or self.evaluator.evaluate(answer.request).value(name) != APPLIES):
                 answer = Answer("sat")  # sat, but the witness did not replay: no witness is shown
             out[i] = answer
         return out
@@ -262,7 +270,7 @@ class PolicyAnalysis:
                 out[i] = self._sample_answer(sampled[i])
                 continue
             answer = self.encoding.check(self.encoding.decisive(i, self.compatible(i, everyone)))
-            if answer.sat and name not in self.evaluator.evaluate(answer.request).decisive:
+            if answer.sat and (answer.request is None or name not in self.evaluator.evaluate(answer.request).decisive):
                 answer = Answer("sat")
             out[i] = answer
         return out
@@ -293,7 +301,7 @@ class PolicyAnalysis:
                                              _any([self.encoding.applies[j] for j in remaining]))
                 if not answer.sat or answer.request is None:
                     break
-                outcome = self.replay(answer)
+                outcome = self.evaluator.evaluate(answer.request)
                 hits = [j for j in remaining if outcome.value(rules[j].name) == APPLIES]
                 if outcome.value(rules[i].name) != APPLIES or not hits:
                     break  # did not replay: never expected; the pairs stay unreported rather than guessed
@@ -319,8 +327,8 @@ class PolicyAnalysis:
         """A request (with this action) that gets the decision, replayed and tidied; unsat when none does."""
         key = self.model.action_attribute()
 
-        def keeps(request, wanted=None):
-            same_action = key is None or request.get(key.qualified) == (action if wanted is None else wanted)
+        def keeps(request: dict[str, Any]) -> bool:
+            same_action = key is None or request.get(key.qualified) == action
             return same_action and self.evaluator.evaluate(request).decision == decision
 
         for request, outcome in self.samples:
@@ -330,11 +338,11 @@ class PolicyAnalysis:
         parts = [self.encoding.decision(decision)] + ([condition] if condition is not None else [])
         answer = self.encoding.check(*parts)
         if answer.sat:
-            answer = self.tidy(answer, keeps) if keeps(answer.request) else Answer("sat")
+            answer = self.tidy(answer, keeps) if answer.request is not None and keeps(answer.request) else Answer("sat")
         return answer
 
     # ---------------------------------------------------------------- boundary points
-    def boundary_pinned(self, point, request: dict[str, Any]) -> bool:
+    def boundary_pinned(self, point: Boundary, request: dict[str, Any]) -> bool:
         """The request sits on the point, and a golden's checks of it (its decision and every deciding rule) would
         fail were one comparison of the rule that gives the point the other way: what verifies a boundary
         (docs/coverage-rules/policy.md; CompiledPolicy.verified_of in replay, on the strongest checks)."""
@@ -345,6 +353,7 @@ class PolicyAnalysis:
         rule = self.evaluator.by_name[point.rule]
         for part, k in point.occurrences:
             expr = rule.target_expr if part == "target" else rule.condition_expr
+            assert expr is not None  # the point was found in this part
             truth = compile_tri(atoms(expr)[k], self.required)(request)
             if truth is None:
                 continue
@@ -359,7 +368,7 @@ class PolicyAnalysis:
                 return True
         return False
 
-    def boundary_verifiable(self, point) -> Answer:
+    def boundary_verifiable(self, point: Boundary) -> Answer:
         """A request on the point that a golden can verify it with (boundary_pinned), or unsat when z3 proves there
         is none, over requests that may lack attributes: the one notion of a boundary's feasibility that coverage
         (its elements) and generation share. The samples, set on the point, are tried first."""
@@ -368,7 +377,7 @@ class PolicyAnalysis:
             found = self._boundaries[point.id] = self._boundary_verifiable(point)
         return found
 
-    def _boundary_verifiable(self, point) -> Answer:
+    def _boundary_verifiable(self, point: Boundary) -> Answer:
         for request, _ in self.samples:
             placed = on_point(request, point)
             if placed is not None and self.boundary_pinned(point, placed):
@@ -380,6 +389,7 @@ class PolicyAnalysis:
         options = []
         for part, k in point.occurrences:
             expr = rule.target if part == "target" else rule.condition
+            assert expr is not None  # the point was found in this part
             holds, fails = enc.tri(atoms(expr)[k])
             for truth, now in ((True, holds), (False, fails)):
                 flipped = replace_atom(expr, k, not truth)
@@ -399,9 +409,10 @@ class PolicyAnalysis:
         return self.tidy(answer, lambda request: self.boundary_pinned(point, request)) if answer.sat else answer
 
     @staticmethod
-    def _on_point(enc: PolicyEncoding, point) -> z3.BoolRef:
+    def _on_point(enc: PolicyEncoding, point: Boundary) -> z3.BoolRef:
         """The request gives the point's attributes, with `left - right` (or `left`) equal to its value."""
-        parts, values = [], []
+        parts: list[z3.BoolRef] = []
+        values: list[z3.ExprRef] = []  # an attribute's term always has a value
         for name in (point.left, point.right):
             if name is None:
                 continue
@@ -412,7 +423,7 @@ class PolicyAnalysis:
         return z3.And(*parts, difference == z3.RealVal(str(point.value)))
 
 
-def on_point(request: dict[str, Any], point) -> dict[str, Any] | None:
+def on_point(request: dict[str, Any], point: Boundary) -> dict[str, Any] | None:
     """The request moved onto the boundary point (its left attribute set so that `left - right` is the point's
     value), or None when its right attribute is not a number."""
     out = dict(request)
@@ -426,12 +437,12 @@ def on_point(request: dict[str, Any], point) -> dict[str, Any] | None:
     return out
 
 
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[int | Decimal]:
     return isinstance(value, (int, Decimal)) and not isinstance(value, bool)
 
 
-def _all_apply(evaluator: PolicyEvaluator, names) -> Any:
-    def keeps(request: dict) -> bool:
+def _all_apply(evaluator: PolicyEvaluator, names: Iterable[str]) -> Keeps:
+    def keeps(request: dict[str, Any]) -> bool:
         outcome = evaluator.evaluate(request)
         return all(outcome.value(n) == APPLIES for n in names)
 
@@ -454,6 +465,7 @@ class PolicyChecker:
         self.model = model
         self.analysis = analysis or analysis_of(model)
         self.findings: list[Finding] = []
+        self.rules = {rule.name: rule for rule in model.rules}
 
     def report(self, kind: tuple[str, str, str], location: Location, message: str,
                related: list[Location] | None = None, witness: dict[str, Any] | None = None) -> None:
@@ -499,7 +511,7 @@ class PolicyChecker:
                     winners = [r for r in outcome.reasons if r != rule.name]
                     message += (f"; e.g. where it applies (witness) the decision is {outcome.decision}"
                                 + (f" by {_names(winners)}" if winners else ""))
-                    related = [self.model.rule(r).loc for r in winners]
+                    related = [self.rules[r].loc for r in winners]
                 self.report(RULE_NEVER_DECISIVE, rule.loc, message, related, _shown(sample))
 
     def _never_decisive_reason(self, rule: Rule) -> str:
@@ -522,8 +534,10 @@ class PolicyChecker:
         evaluator = self.analysis.evaluator
         for key, members in groups.items():
             names = {rules[k].name for c in members for k in (c.first, c.second)}
-            answer = self.analysis.tidy(Answer("sat", members[0].request), _all_apply(evaluator, names))
-            shown[key] = (answer.request, evaluator.evaluate(answer.request))
+            request, keeps = members[0].request, _all_apply(evaluator, names)
+            if keeps(request):
+                request = self.analysis.tidy_request(request, keeps)
+            shown[key] = (request, evaluator.evaluate(request))
         for c in self.analysis.conflicts:
             request, outcome = shown[id(c.request)]
             c = Conflict(c.first, c.second, request, outcome)
@@ -547,11 +561,13 @@ class PolicyChecker:
         if self.model.algorithm in ("deny-unless-permit", "permit-unless-deny"):
             return  # these algorithms always decide Permit or Deny
         a = self.analysis
+        attribute = a.model.action_attribute()
         for action, _ in a.actions:
             answer = a.decision_possible(NOT_APPLICABLE, action)
             if not answer.sat:
                 continue
-            where = f"`{a.model.action_attribute().qualified} = {action}` requests" if action is not None \
+            # (the actions are the attribute's values, or the one None without it)
+            where = f"`{attribute.qualified} = {action}` requests" if attribute is not None and action is not None \
                 else "requests"
             message = (f"gap: some {where} are NotApplicable: no rule applies to them"
                        + ("" if answer.request is not None else REPLAY_FAILED))
@@ -584,7 +600,7 @@ class PolicyChecker:
         missing = f" (it lacks {_names(refuted.missing)})" if refuted.missing else ""
         message = f"`{text}` does not hold: the counterexample request{missing} is decided " \
                   f"{outcome.decision}{by}"
-        related = [self.model.rule(r).loc for r in outcome.reasons]
+        related = [self.rules[r].loc for r in outcome.reasons]
         self.report(PROPERTY_REFUTED, assertion.loc, message, related, _shown(refuted.request))
 
     def _counterexample(self, assertion: Assertion, encoding: PolicyEncoding) -> Answer | None:
@@ -598,7 +614,7 @@ class PolicyChecker:
             return None
         if not answer.sat:
             return answer
-        if not self._breaks(assertion, answer.request):
+        if answer.request is None or not self._breaks(assertion, answer.request):
             return Answer("sat")
         return self.analysis.tidy(answer, lambda request: self._breaks(assertion, request))
 
@@ -630,16 +646,17 @@ class PolicyChecker:
 
     def check_enforcements(self) -> None:
         for e in self.model.enforcements:
-            if not e.linked:
+            fsm = e.fsm_model
+            if not e.linked or fsm is None:  # (linking sets both)
                 self.report(ENFORCED_FSM_MISSING, e.loc,
                             f"calls of `{e.tool}` in fsm `{e.fsm}` are enforced, but no fsm `{e.fsm}` is among the "
                             "models read; give its file too, so the link is checked and conversation goldens are "
                             "checked against this policy")
-            elif e.tool not in e.fsm_model.tools():
+            elif e.tool not in fsm.tools():
                 self.report(ENFORCED_TOOL_NEVER_CALLED, e.loc,
                             f"fsm `{e.fsm}` never calls `{e.tool}`, so no conversation is checked against this "
-                            f"policy (it calls {', '.join(f'`{t}`' for t in e.fsm_model.tools()) or 'no tool'})",
-                            [e.fsm_model.loc])
+                            f"policy (it calls {', '.join(f'`{t}`' for t in fsm.tools()) or 'no tool'})",
+                            [fsm.loc])
 
 
 def _parts(rule: Rule) -> str:
@@ -648,7 +665,7 @@ def _parts(rule: Rule) -> str:
     return "target" if rule.target is not None else "condition"
 
 
-def _names(names) -> str:
+def _names(names: Iterable[str]) -> str:
     return ", ".join(f"`{n}`" for n in names)
 
 

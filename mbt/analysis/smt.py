@@ -54,7 +54,7 @@ def string_of(value: z3.ExprRef) -> str:
 class EnumCodes:
     """Every enum value name gets one integer, shared by all enum types, so values of different enums compare."""
 
-    def __init__(self, types: list[ValueType] = ()):
+    def __init__(self, types: Iterable[ValueType] = ()):
         self.codes: dict[str, int] = {}
         self.names: list[str] = []
         for vtype in types:
@@ -76,7 +76,7 @@ def _sort(vtype: ValueType):
     return z3.IntSort()  # int, enum, and a number's count of precision steps
 
 
-class Symbols(Mapping):
+class Symbols(Mapping[str, Term]):
     """The z3 constants of a scope (name -> ValueType), created on first use, with their domain constraints.
 
     Names may be anything (`discarded.x`, `event:param`); z3 constants of equal name and sort are one constant,
@@ -142,11 +142,11 @@ class Symbols(Mapping):
         return self
 
 
-class View(Mapping):
+class View(Mapping[str, Term]):
     """A scope over a Symbols: local renames and overriding terms (e.g. variables after an assignment)."""
 
-    def __init__(self, base: Symbols, renames: dict[str, str], values: dict[str, Term]):
-        self.base, self.renames, self.values = base, renames, values
+    def __init__(self, base: Symbols, renames: dict[str, str], terms: dict[str, Term]):
+        self.base, self.renames, self.terms = base, renames, terms
         self.enums = base.enums
 
     @property
@@ -154,15 +154,17 @@ class View(Mapping):
         return self.base
 
     def __getitem__(self, name: str) -> Term:
-        if name in self.values:
-            return self.values[name]
+        if name in self.terms:
+            return self.terms[name]
         return self.base[self.renames.get(name, name)]
 
     def __contains__(self, name: object) -> bool:
-        return name in self.values or self.renames.get(name, name) in self.base
+        if not isinstance(name, str):  # every name of a scope is a str
+            return False
+        return name in self.terms or self.renames.get(name, name) in self.base
 
     def __iter__(self) -> Iterator[str]:
-        seen = set(self.values) | set(self.renames)
+        seen = set(self.terms) | set(self.renames)
         yield from seen
         yield from (n for n in self.base if n not in seen)
 
@@ -170,7 +172,7 @@ class View(Mapping):
         return sum(1 for _ in self)
 
     def view(self, renames: Mapping[str, str] | None = None, values: Mapping[str, Term] | None = None) -> View:
-        merged = dict(self.values)
+        merged = dict(self.terms)
         merged.update(values or {})
         names = dict(self.renames)
         names.update(renames or {})
@@ -221,9 +223,10 @@ def encode_term(expr: Expr, symbols: Scope) -> Term:
     if isinstance(expr, Arith):
         left, right = encode_term(expr.left, symbols), encode_term(expr.right, symbols)
         leaves = left.leaves | right.leaves
-        if left.kind == "none" or right.kind == "none":
+        a, b = left.value, right.value
+        if a is None or b is None:  # a `none` operand (NONE is the one term without a value)
             return Term(FALSE, z3.IntVal(0), "int", leaves)
-        value = left.value + right.value if expr.op == "+" else left.value - right.value
+        value = a + b if expr.op == "+" else a - b
         kind = "number" if "number" in (left.kind, right.kind) else "int"
         return Term(_and(left.is_set, right.is_set), value, kind, leaves)
     raise TypeError(f"cannot encode {type(expr).__name__}")
@@ -300,12 +303,13 @@ def pin(symbols: Scope, valuation: Mapping[str, Any]) -> list[z3.BoolRef]:
 
 def python_value(term: Term, model: z3.ModelRef, enums: EnumCodes, vtype: ValueType | None = None) -> Any:
     """The plain Python value of a term in a z3 model: None when unset, an enum's name as str."""
-    if term.kind == "none" or not z3.is_true(model.eval(term.is_set, model_completion=True)):
+    encoded = term.value
+    if term.kind == "none" or encoded is None or not z3.is_true(model.eval(term.is_set, model_completion=True)):
         return None
-    if vtype is not None and _is_symbol(term.value) and model.get_interp(term.value.decl()) is None:
+    if vtype is not None and _is_symbol(encoded) and model.get_interp(encoded.decl()) is None:
         # The query did not constrain this symbol: any value will do, so give one inside its domain.
         return ValueType(vtype.kind, vtype.lo, vtype.hi, vtype.values).default()
-    value = model.eval(term.value, model_completion=True)
+    value = model.eval(encoded, model_completion=True)
     if term.kind == "bool":
         return z3.is_true(value)
     if term.kind == "string":
@@ -338,7 +342,7 @@ def _is_symbol(value: z3.ExprRef) -> bool:
     return z3.is_const(value) and value.decl().kind() == z3.Z3_OP_UNINTERPRETED
 
 
-def model_to_valuation(model: z3.ModelRef, symbols: Scope, names: list[str] | set[str] | None = None) -> dict[str, Any]:
+def model_to_valuation(model: z3.ModelRef, symbols: Scope, names: Iterable[str] | None = None) -> dict[str, Any]:
     """Plain Python values for the given names (default: every name of the scope) in a z3 model."""
     base = symbols.symbols
     chosen = sorted(names) if names is not None else sorted(symbols)
@@ -346,7 +350,7 @@ def model_to_valuation(model: z3.ModelRef, symbols: Scope, names: list[str] | se
     for name in chosen:
         term = symbols[name] if name in symbols else NONE
         leaf = next(iter(term.leaves), None) if len(term.leaves) == 1 else None
-        out[name] = python_value(term, model, base.enums, base.scope.get(leaf))
+        out[name] = python_value(term, model, base.enums, base.scope.get(leaf) if leaf is not None else None)
     return out
 
 

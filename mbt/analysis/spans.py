@@ -58,8 +58,11 @@ def check_span(span: Span, document: SourceDocument, decl: SourceDecl, model: st
     if span.has_columns:
         return check_column_span(span, document, where, model)
     has_lines = span.line_start is not None
-    first = span.line_start if has_lines else 1
-    last = (span.line_end if span.line_end is not None else first) if has_lines else document.line_count
+    if span.line_start is not None:
+        first = span.line_start
+        last = span.line_end if span.line_end is not None else first
+    else:
+        first, last = 1, document.line_count
     if has_lines and (first < 1 or last > document.line_count):
         size = document.line_count
         message = (f"span cites {lines_text(first, last)} of {where}, but the document has "

@@ -74,12 +74,12 @@ def check_table(model: TableModel) -> list[Finding]:
         out.append(finding(MASKED, rule.loc, f"rule {rule.name} can never give the result: "
                                              f"{masked_reason(model, m)}" + ("" if m.replayed else REPLAY_FAILED),
                            model, [rules[i].loc for i in m.by[:5]], witness_of(model, m.witness)))
-    for first, later in a.duplicates:
-        same = rules[first].outputs == rules[later].outputs
-        what = ("the same outputs" if same
-                else f"different outputs ({_outputs(rules[first])} vs {_outputs(rules[later])})")
-        message = f"rule {rules[later].name} matches exactly the inputs of rule {rules[first].name}, with {what}"
-        out.append(finding(DUPLICATE, rules[later].loc, message, model, [rules[first].loc]))
+    for original_index, duplicate_index in a.duplicates:
+        original, duplicate = rules[original_index], rules[duplicate_index]
+        same = original.outputs == duplicate.outputs
+        what = "the same outputs" if same else f"different outputs ({_outputs(original)} vs {_outputs(duplicate)})"
+        message = f"rule {duplicate.name} matches exactly the inputs of rule {original.name}, with {what}"
+        out.append(finding(DUPLICATE, duplicate.loc, message, model, [original.loc]))
     for rule_index, by in a.subsumed:
         rule, big = rules[rule_index], rules[by]
         out.append(finding(SUBSUMED, rule.loc, f"rule {rule.name} is subsumed by rule {big.name}: every input it "

@@ -136,7 +136,7 @@ def enumerate_policy(model: PolicyModel, analysis=None) -> list[Element]:
         rules = model.rules
         for c in analysis.conflicts:
             first, second = rules[c.first], rules[c.second]
-            severity = max((r.severity or Severity.medium for r in (first, second)), key=SEVERITY_WEIGHT.get)
+            severity = max((r.severity or Severity.medium for r in (first, second)), key=SEVERITY_WEIGHT.__getitem__)
             out.append(built(conflict_id(first, second), name, "policy", "conflict",
                              f"{first.effect} {first.name} and {second.effect} {second.name} both apply: "
                              f"{_resolution(model, first, second)}",
@@ -155,12 +155,12 @@ def enumerate_policy(model: PolicyModel, analysis=None) -> list[Element]:
                     element.feasible, element.reason = False, f"no request {where}gets {decision}"
             out.append(element)
     types = model.scope()
+    rules_by_name = {rule.name: rule for rule in model.rules}
     for point in boundaries(model):
-        rule = model.rule(point.rule)
         what = point.left if point.right is None else f"{point.left} - {point.right}"
         element = element_from(name, "policy", "boundary", point.id,
-                               f"{rule.name}: `{point.atom}` at {what} = {point.value} "
-                               f"({'holds' if point.holds else 'fails'})", rule)
+                               f"{point.rule}: `{point.atom}` at {what} = {point.value} "
+                               f"({'holds' if point.holds else 'fails'})", rules_by_name[point.rule])
         reason = _outside(point, types)
         if reason is None and analysis is not None and analysis.boundary_verifiable(point).unsat:
             reason = (f"no request on {what} = {point.value} can verify it: wherever a request sits there, "
@@ -185,7 +185,7 @@ def _resolution(model: PolicyModel, first: Rule, second: Rule) -> str:
 
 def _outside(point: Boundary, types: dict[str, ValueType]) -> str | None:
     """Why the point cannot be requested (outside the declared range), or None."""
-    lo_hi = []
+    lo_hi: list[tuple[Decimal | None, Decimal | None]] = []
     for attr in (point.left, point.right):
         if attr is None:
             lo_hi.append((Decimal(0), Decimal(0)))

@@ -212,15 +212,15 @@ class CompiledRule:
     required: frozenset[str]
     reads: frozenset[str]  # required attributes it reads (for `missing`)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        self._without: dict[frozenset[str], Callable[[dict], str]] = {}
+        self._flipped: dict[tuple[str, int, bool], Callable[[dict], str]] = {}
         self.value = self.value_without(frozenset())
-        self._without: dict[frozenset, Callable] = {}
-        self._flipped: dict[tuple, Callable] = {}
 
     def value_without(self, known: frozenset[str]) -> Callable[[dict], str]:
         """The value function with the `==` / `in` conjuncts on `known` attributes left out of the gate (the
         target, or the condition when there is no target): the index has already found them true."""
-        cached = getattr(self, "_without", {}).get(known)
+        cached = self._without.get(known)
         if cached is not None:
             return cached
         target, condition = self.target_expr, self.condition_expr

@@ -7,7 +7,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -93,8 +93,10 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set[str] = set()
-        repeated = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise ValueError(f"duplicate key `{repeated}` in a JSON object (which one counts is not said)")
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key `{key}` in a JSON object (which one counts is not said)")
+            seen.add(key)
     return out
 
 
@@ -602,7 +604,7 @@ class GoldenStream:
         """The cases skipped so far because an earlier case has their id."""
         return self._duplicates
 
-    def adopt(self, broken: list[InvalidCase], duplicates: list[InvalidCase] = ()) -> None:  # type: ignore[assignment]
+    def adopt(self, broken: list[InvalidCase], duplicates: Sequence[InvalidCase] = ()) -> None:
         """Take the broken (and duplicate) cases of a stream split off this one (they follow this stream's own)."""
         self._broken.extend(broken)
         self._duplicates.extend(duplicates)
@@ -636,6 +638,8 @@ def _cut(piece: Piece, at: int) -> tuple[Piece | None, Piece | None]:
     """A JSON Lines piece cut at the first line boundary from `at` (bytes or characters into it): the two parts,
     either None when the cut falls at an end."""
     suffix, shown, source, first_line = piece
+    early: FileRange | str
+    late: FileRange | str
     if isinstance(source, FileRange):
         cut, lines = _line_start(source, shown, source.start + at)
         early = FileRange(source.path, source.start, cut, source.stamp)
@@ -643,7 +647,7 @@ def _cut(piece: Piece, at: int) -> tuple[Piece | None, Piece | None]:
     else:
         cut = source.find("\n", at) + 1
         cut = cut if cut > 0 else len(source)
-        early, late, lines = source[:cut], source[cut:], source.count("\n", 0, cut)  # type: ignore[assignment]
+        early, late, lines = source[:cut], source[cut:], source.count("\n", 0, cut)
     return ((suffix, shown, early, first_line) if _piece_size((suffix, shown, early, 0)) else None,
             (suffix, shown, late, first_line + lines) if _piece_size((suffix, shown, late, 0)) else None)
 

@@ -10,15 +10,15 @@ contradicts the model or its FSM, verifies nothing on it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Protocol
 
 from mbt.argpaths import lookup
 from mbt.elements.base import Element
 from mbt.elements.fsm import enumerate_fsm
 from mbt.elements.invariant import trigger_id
-from mbt.engine.fsm import CompiledFsm, CompiledTransition, Snapshot
+from mbt.engine.fsm import CompiledFsm, Snapshot
 from mbt.engine.temporal import OPEN, CallAt, Judgement, Monitor, Position, judge
 from mbt.goldens.cases import GoldenCase, OneOf, tool_checks
 from mbt.goldens.replay_fsm import FsmReplayer
@@ -41,7 +41,17 @@ class CallRecorder(list):
         super().append(CallAt(item[0], item[1], dict(self.env)))
 
 
-def fire(ct: CompiledTransition, variables: dict, args: dict, declared: list[str]) -> list[CallAt]:
+class Fireable(Protocol):
+    """What `fire` needs of a transition (a CompiledTransition, or the invariant checker's StepRule)."""
+
+    @property
+    def actions(self) -> Sequence[Callable[[dict, dict, list], None]]: ...
+
+    @property
+    def param_names(self) -> list[str]: ...
+
+
+def fire(ct: Fireable, variables: dict, args: dict, declared: list[str]) -> list[CallAt]:
     """Run a transition's actions on `variables` (changed in place) exactly as replay does; the calls made."""
     env = variables
     if args:
@@ -194,7 +204,7 @@ class InvariantReplayer:
 
     def __init__(self, model: InvariantModel, elements: list[Element]):
         self.model = model
-        fsm = cast(FsmModel, model.fsm_model)  # linked by the loader
+        fsm = model.fsm_model
         self.fsm = fsm
         self.compiled = CompiledFsm(fsm, enumerate_fsm(fsm))
         self.fsm_replayer = FsmReplayer(self.compiled)

@@ -19,7 +19,9 @@ from mbt.goldens.cases import GoldenCase, tool_checks
 from mbt.goldens.replay_fsm import FsmReplayer
 from mbt.goldens.requests import PolicyRequest
 from mbt.goldens.results import CaseRun, Contradiction, Note, disagrees
+from mbt.goldens.routing import applies
 from mbt.model.expr import atoms, compile_expr
+from mbt.model.fsm import FsmModel
 from mbt.model.policy import DENY, PERMIT, Enforcement, PolicyModel
 
 Checks = Callable[[str, tuple[str, ...]], bool]  # (decision, deciding rules) -> the golden's checks agree
@@ -28,6 +30,7 @@ Checks = Callable[[str, tuple[str, ...]], bool]  # (decision, deciding rules) ->
 @dataclass
 class CompiledEnforcement:
     enforcement: Enforcement
+    fsm: FsmModel  # the enforced FSM
     mappings: list[tuple[str, Callable]]  # attribute -> value read from the FSM at the call
     replayer: FsmReplayer  # of the enforced FSM
 
@@ -71,9 +74,10 @@ class CompiledPolicy:
         self._atoms: dict[tuple[str, str, int], Callable] = {}
         self.enforcements: list[CompiledEnforcement] = []
         for enf in model.enforcements:
-            if enf.linked and enf.fsm_model is not None:
+            fsm = enf.fsm_model
+            if enf.linked and fsm is not None:
                 self.enforcements.append(CompiledEnforcement(
-                    enf, [(m.attribute, compile_expr(m.value)) for m in enf.mappings], _fsm_replayer(enf.fsm_model)))
+                    enf, fsm, [(m.attribute, compile_expr(m.value)) for m in enf.mappings], _fsm_replayer(fsm)))
 
     def elements_of(self, outcome: Outcome, request: dict) -> list[int]:
         """The elements one evaluated request exercises."""
@@ -151,7 +155,7 @@ class CompiledPolicy:
         return self._atoms[key]
 
 
-def _fsm_replayer(fsm):
+def _fsm_replayer(fsm: FsmModel) -> FsmReplayer:
     return FsmReplayer(CompiledFsm(fsm, enumerate_fsm(fsm)))
 
 
@@ -245,14 +249,12 @@ class PolicyReplayer:
 
     # ---- conversation cases: the tool calls of an enforced FSM
     def _conversation(self, case: GoldenCase, run: CaseRun) -> None:
-        from mbt.goldens.routing import applies
-
         base = case.request.attributes if case.request is not None else {}
         verified: set[int] = set()
         trusted = True  # the golden agrees with every enforced FSM: its checks of the calls can be believed
         for ce in self.c.enforcements:
             e = ce.enforcement
-            if not applies(e.fsm_model, case):
+            if not applies(ce.fsm, case):
                 continue
             fsm_run = ce.replayer.replay(case, keep_snapshots=True)
             if fsm_run.invalid is not None:
@@ -365,6 +367,4 @@ def accepts(model: PolicyModel, case: GoldenCase) -> bool:
     case applies to (its calls are the requests). Decision-table cases and other conversations are not for it."""
     if not case.turns:
         return case.request is not None and case.model == model.name
-    from mbt.goldens.routing import applies
-
     return any(e.linked and e.fsm_model is not None and applies(e.fsm_model, case) for e in model.enforcements)

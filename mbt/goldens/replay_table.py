@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from mbt.elements import table as ids
@@ -222,8 +223,6 @@ class TableReplayer:
 
 def _normal(value: Any) -> Any:
     """A golden's value in the plain form the table's outputs take (1.50 == 1.5, dates as ISO text)."""
-    from decimal import Decimal
-
     if isinstance(value, float):
         return plain(Decimal(str(value)))
     return plain(value)
@@ -244,10 +243,8 @@ class _Unequal:
     def __init__(self, value: Any):
         self.value = value
 
-    def __eq__(self, other: object) -> bool:
+    def __eq__(self, other: object) -> bool:  # (defining __eq__ alone leaves the class unhashable, as it should be)
         return False
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def _same_multiset(wanted: list[dict], got: list[dict]) -> bool:

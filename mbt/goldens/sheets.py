@@ -20,6 +20,7 @@ import math
 import re
 import unicodedata
 import warnings
+import zipfile
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any
@@ -264,8 +265,6 @@ def _cases(rows: list[tuple[int, list[str]]], shown: str, invalid: list, merged:
 
 def xlsx_cases(data: bytes, shown: str, invalid: list, make_invalid) -> Iterator[GoldenCase]:
     """The cases of every sheet of an .xlsx workbook."""
-    import zipfile
-
     # openpyxl (heavy, and only for .xlsx) is imported here; it reads the XML through defusedxml when installed.
     import openpyxl
 

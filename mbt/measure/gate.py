@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import operator
 import re
 from dataclasses import dataclass, field
@@ -11,8 +12,10 @@ from pathlib import Path
 import yaml
 
 from mbt.errors import LocatedError, Problem
+from mbt.measure.baseline import ratchet, ratcheted
 from mbt.measure.coverage import CoverageReport, GateFailure, GateResult, numbers_for
 from mbt.measure.numbers import goldens_text
+from mbt.measure.sources import parse_exclusions
 from mbt.measure.waivers import Waiver, active_waivers, parse_waivers, waiver_states
 from mbt.reader import read_text
 
@@ -119,8 +122,6 @@ def load_gate(path: str) -> Gate:
                 problems.extend(bad)
                 continue
             if key == "exclude_units":
-                from mbt.measure.sources import parse_exclusions
-
                 excluded, bad = parse_exclusions(value_node, path)
                 exclusions.extend(excluded)
                 problems.extend(bad)
@@ -183,8 +184,6 @@ _LOOP_FLAGS = ("structured_output", "calls_within_candidates", "stable_commands"
 
 def parse_turn_loop(node, path: str) -> tuple[dict, list[Problem]]:
     """The gate file's `turn_loop:` section as LoopRules fields; the schema file is read relative to the gate."""
-    import json
-
     out: dict = {}
     problems: list[Problem] = []
     if not isinstance(node, yaml.MappingNode):
@@ -249,8 +248,6 @@ def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = No
                                                 "has (renamed or removed?)"))
     rules = gate.rules
     if baseline is not None:
-        from mbt.measure.baseline import ratchet, ratcheted
-
         replaced = ratcheted(baseline) & set(gate.implicit)
         rules = [r for r in rules if r.key not in replaced]
         failures.extend(ratchet(baseline, baseline_source or "baseline", report, waived))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,8 +188,6 @@ def resolve_span(span: Span, text: str, starts: list[int]) -> Resolved | None:
     line_count = len(starts) - 1
 
     def line_of(offset: int) -> int:
-        import bisect
-
         return max(1, min(bisect.bisect_right(starts, offset), line_count))
 
     lines = None
@@ -522,8 +521,6 @@ def _shown(path: Path) -> str:
 def _make_units(doc: _Doc) -> list[SourceUnit]:
     if doc.text is None:
         return []
-    import bisect
-
     units: list[SourceUnit] = []
     per_line: dict[int, int] = {}
     for raw in doc.raw:

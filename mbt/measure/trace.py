@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from mbt.elements import fsm as ids
 from mbt.elements.base import Element
 from mbt.kind import support
 from mbt.measure.coverage import ModelCoverage
 from mbt.measure.review import TraceRow
+from mbt.measure.sources import _shown
 from mbt.model.common import ModelBase
+from mbt.model.fsm import action_text
 from mbt.sources import source_path
 
 
 def fsm_expected(model) -> Callable[[Element], str]:
     """What the FSM says should happen for each element (the outcome a golden checks)."""
-    from mbt.elements import fsm as ids
-    from mbt.model.fsm import action_text
-
     by_id: dict[str, str] = {}
     for s in model.states.values():
         by_id[ids.state_id(s.name)] = f"in state {s.name}" + (" (final)" if s.final else "")
@@ -61,8 +61,6 @@ def _expected_for(model: ModelBase | None) -> Callable[[Element], str]:
 def trace_rows(models: list[ModelBase], coverage: list[ModelCoverage], resolved: dict,
                waived: dict[str, set[str]] | None = None) -> list[TraceRow]:
     """A row per element, in the report's order; `resolved` comes from mbt.measure.sources.measure_sources."""
-    from mbt.measure.sources import _shown
-
     waived = waived or {}
     by_name = {m.name: m for m in models}
     rows = []

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mbt.model.common import Annotated, ModelBase
 from mbt.model.expr import And, Expr, Or
+from mbt.model.fsm import FsmModel
 
 # ---------------------------------------------------------------- propositions
 # A proposition is an expression over the variables (as in guards) plus three atoms that only invariants have.
@@ -53,6 +54,14 @@ def prop_text(expr: Expr) -> str:
     return f"({expr.text()})" if isinstance(expr, Or) else expr.text()
 
 
+def given(expr: Expr | None, what: str) -> Expr:
+    """A proposition its pattern or scope always has (the parser writes `before R` with its R, `S leads to P` with
+    its S): one missing is a bug in whatever built the model, not an absent condition."""
+    if expr is None:
+        raise ValueError(f"the invariant's {what} is missing")
+    return expr
+
+
 # ---------------------------------------------------------------- patterns and scopes
 
 Pattern = Literal["universality", "absence", "existence", "bounded-existence", "precedence", "response"]
@@ -72,14 +81,15 @@ class Scope(BaseModel):
         if self.kind == "global":
             return ""
         if self.kind == "before":
-            return f"before {prop_text(self.close)}"
+            return f"before {prop_text(given(self.close, 'R'))}"
         if self.kind == "after":
-            return f"after {prop_text(self.open)}"
+            return f"after {prop_text(given(self.open, 'Q'))}"
         if self.kind == "after-until":
-            return f"after {prop_text(self.open)} until {prop_text(self.close)}"
+            return f"after {prop_text(given(self.open, 'Q'))} until {prop_text(given(self.close, 'R'))}"
         # Q is one condition: an `and` inside it would read as the `and` before R.
-        opening = f"({self.open.text()})" if isinstance(self.open, (And, Or)) else self.open.text()
-        return f"between {opening} and {prop_text(self.close)}"
+        opening = given(self.open, "Q")
+        opening_text = f"({opening.text()})" if isinstance(opening, (And, Or)) else opening.text()
+        return f"between {opening_text} and {prop_text(given(self.close, 'R'))}"
 
     @property
     def needs_close(self) -> bool:
@@ -119,9 +129,9 @@ class Invariant(Annotated):
         elif self.pattern == "bounded-existence":
             body = f"at most {self.bound} {prop_text(self.p)}"
         elif self.pattern == "precedence":
-            body = f"{prop_text(self.s)} precedes {prop_text(self.p)}"
+            body = f"{prop_text(given(self.s, 'S'))} precedes {prop_text(self.p)}"
         else:
-            body = f"{prop_text(self.s)} leads to {prop_text(self.p)}"
+            body = f"{prop_text(given(self.s, 'S'))} leads to {prop_text(self.p)}"
         scope = self.scope.text()
         return f"{body} {scope}" if scope else body
 
@@ -140,10 +150,10 @@ class InvariantModel(ModelBase):
     kind: Literal["invariant"] = "invariant"
     fsm: str  # the FSM's name; goldens for the FSM (by `model` or `contract`) apply here too
     invariants: list[Invariant] = []
-    fsm_model: object | None = Field(default=None, exclude=True, repr=False)  # the resolved FsmModel
+    fsm_model: FsmModel = Field(exclude=True, repr=False)  # the FSM, resolved by the loader
 
     def invariant(self, name: str) -> Invariant | None:
         return next((i for i in self.invariants if i.name == name), None)
 
 
-__all__ = ["EventIs", "CallMade", "Scope", "Invariant", "InvariantModel", "prop_text"]
+__all__ = ["EventIs", "CallMade", "Scope", "Invariant", "InvariantModel", "prop_text", "given"]

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from mbt.model.common import Annotated, Location, ModelBase
 from mbt.model.expr import Expr
+from mbt.model.fsm import FsmModel
 from mbt.model.types import ValueType
 
 CATEGORIES = ("subject", "resource", "action", "environment")
@@ -85,10 +86,10 @@ class Enforcement(Annotated):
     fsm: str
     mappings: list[Mapping] = []
     linked: bool = False  # the FSM was loaded and the mappings type-checked against it (parsing/policy_link.py)
-    _fsm: object = PrivateAttr(default=None)  # the FsmModel, once linked
+    _fsm: FsmModel | None = PrivateAttr(default=None)  # once linked
 
     @property
-    def fsm_model(self):
+    def fsm_model(self) -> FsmModel | None:
         return self._fsm
 
 

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from transitions import EventData, Machine
 
-from mbt.model.expr import compile_expr
+from mbt.model.expr import Expr, compile_expr
 from mbt.model.fsm import Assign, Discard, FsmModel, ToolCall, Transition
 
 
@@ -29,6 +29,8 @@ class ToolCallRecord(NamedTuple):
 
 class _Holder:
     """The object `transitions` drives: it carries the `state` attribute and the trigger methods bound to it."""
+
+    state: str  # set by `transitions`
 
 
 class ReferenceMachine:
@@ -50,7 +52,7 @@ class ReferenceMachine:
             self.machine.add_transition(name, source=[], dest=None)
         for index, t in enumerate(model.transitions):
             # `transitions` tries an event's transitions from one state in the order they were added: first wins.
-            guard = self._condition(t) if t.guard is not None else None
+            guard = self._condition(t, t.guard) if t.guard is not None else None
             self.machine.add_transition(t.event, t.source, t.target, conditions=guard,
                                         before=self._callback(t, t.key or f"#{index}"))
         self.variables: dict[str, Any] = {}
@@ -98,7 +100,7 @@ class ReferenceMachine:
         if (self.state, event) not in self._handled:
             # What `ignore_invalid_triggers` would do, without the warning `transitions` logs for every refusal.
             return False
-        return self.machine.events[event].trigger(self._holder, values)
+        return self.machine.events[event].trigger(self._holder, arguments=values)
 
     def _arguments(self, event: str, args: dict[str, Any]) -> dict[str, Any]:
         types = self._types[event]
@@ -125,11 +127,11 @@ class ReferenceMachine:
             env[local] = args[name]
         return env
 
-    def _condition(self, t: Transition) -> Callable[[EventData], bool]:
-        guard = compile_expr(t.guard)
+    def _condition(self, t: Transition, guard_expr: Expr) -> Callable[[EventData], bool]:
+        guard = compile_expr(guard_expr)
 
         def condition(event: EventData) -> bool:
-            return bool(guard(self._scope(t, event.args[0])))
+            return bool(guard(self._scope(t, event.kwargs["arguments"])))
 
         return condition
 
@@ -137,7 +139,7 @@ class ReferenceMachine:
         steps = [_compile_action(a) for a in t.actions]
 
         def run_actions(event: EventData) -> None:
-            env = self._scope(t, event.args[0])
+            env = self._scope(t, event.kwargs["arguments"])
             for step in steps:
                 step(self, env)
             self.last_transition = key

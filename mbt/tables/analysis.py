@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -277,7 +278,7 @@ class Analyser:
         one incremental z3 problem for the whole table. Every rule is encoded once, behind a literal that says "the
         cell leaves this rule"; a question assumes its rules' literals and its box's, so z3 neither parses a problem
         per rule nor forgets what it learnt about the others. `Undecided` when z3 gives up."""
-        import z3
+        import z3  # slow to load, and needed only for what the region sweep leaves open
 
         if self._escape is None:
             lines = [f"(declare-const r{k} Int)" for k in range(self.n)]
@@ -313,11 +314,11 @@ class Analyser:
         return verdict == z3.sat
 
     def uncovered_cell(self, box: tuple[int, ...], active: int,
-                       blocked: list[tuple[int, ...]] = ()) -> tuple[int, ...] | None:
+                       blocked: Sequence[tuple[int, ...]] = ()) -> tuple[int, ...] | None:
         """A cell of `box` (one region per column) that no rule of `active` matches and that lies in none of the
         `blocked` boxes, decided by z3 as a SAT problem (the region chosen per column; per rule or blocked box, a
         clause saying the cell leaves it on some column). None when there is none; `Undecided` when z3 gives up."""
-        import z3
+        import z3  # slow to load, and needed only for what the region sweep leaves open
 
         within = _within
         lines = [f"(declare-const r{k} Int)" for k in range(self.n)]

@@ -40,32 +40,34 @@ class Lattice:
 
     def __init__(self, ctype: ColumnType):
         self.kind = ctype.kind
-        self.step = {"integer": 1, "date": DAY}.get(ctype.kind, ctype.precision)
+        self.precision = ctype.precision
+        self.step: int | dt.timedelta | Decimal | None = (1 if ctype.kind == "integer" else DAY if ctype.kind == "date"
+                                                          else ctype.precision)
 
     @property
     def discrete(self) -> bool:
         return self.step is not None
 
     def on(self, x) -> bool:
-        if self.kind != "number" or self.step is None:
+        if self.kind != "number" or self.precision is None:  # a number's step is its precision
             return True
-        return Decimal(x) % self.step == 0
+        return Decimal(x) % self.precision == 0
 
     def above(self, x):
         """The smallest lattice value greater than x."""
         if self.kind in ("integer", "date"):
             return x + self.step
-        if self.step is None:
+        if self.precision is None:
             return None
-        return ((Decimal(x) / self.step).to_integral_value(rounding=ROUND_FLOOR) + 1) * self.step
+        return ((Decimal(x) / self.precision).to_integral_value(rounding=ROUND_FLOOR) + 1) * self.precision
 
     def below(self, x):
         """The largest lattice value smaller than x."""
         if self.kind in ("integer", "date"):
             return x - self.step
-        if self.step is None:
+        if self.precision is None:
             return None
-        return ((Decimal(x) / self.step).to_integral_value(rounding=ROUND_CEILING) - 1) * self.step
+        return ((Decimal(x) / self.precision).to_integral_value(rounding=ROUND_CEILING) - 1) * self.precision
 
 
 def boundary_step(column: InputColumn, constants: list) -> Any:
@@ -77,7 +79,9 @@ def boundary_step(column: InputColumn, constants: list) -> Any:
         return DAY
     if ctype.precision is not None:
         return ctype.precision
-    places = max((-Decimal(c).as_tuple().exponent for c in constants if isinstance(c, Decimal)), default=0)
+    # A finite Decimal's exponent is an int (NaN and the infinities, which no literal writes, have a letter).
+    exponents = [c.as_tuple().exponent for c in constants if isinstance(c, Decimal)]
+    places = max((-e for e in exponents if isinstance(e, int)), default=0)
     return Decimal(1).scaleb(-max(places, 0))
 
 
@@ -131,11 +135,11 @@ class ColumnPartition:
             last = None if b is None else b if b_closed and lat.on(b) else lat.below(b)
             if first is not None and last is not None and first > last:
                 return None
-            if first is None and last is None:
+            if first is not None or last is not None:
+                rep = first if first is not None else last
+            else:
                 kind = self.ctype.kind
                 rep = dt.date(2000, 1, 1) if kind == "date" else 0 if kind == "integer" else Decimal(0)
-            else:
-                rep = first if first is not None else last
             label = ("any" if kind == "all" else value_text(first) if first == last
                      else interval_text(first, last, True, True))
             return Region(kind, rep, label.replace(" ", ""), a, b, a_closed, b_closed)

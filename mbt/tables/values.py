@@ -69,6 +69,7 @@ def coerce(raw: Any, ctype: ColumnType) -> Any:
             raise ValueProblem("is null, but the column does not admit none (declare it with ?)")
         return None
     kind = ctype.kind
+    value: bool | int | Decimal | dt.date | str
     if kind == "boolean":
         if not isinstance(raw, bool):
             raise ValueProblem(f"{raw!r} is not true/false")
@@ -92,8 +93,11 @@ def coerce(raw: Any, ctype: ColumnType) -> Any:
     elif kind == "date":
         if isinstance(raw, dt.datetime):
             raw = raw.date()
-        value = raw if isinstance(raw, dt.date) else parse_date(str(raw)) if isinstance(raw, str) else None
-        if value is None:
+        if isinstance(raw, dt.date):
+            value = raw
+        elif isinstance(raw, str):
+            value = parse_date(raw)
+        else:
             raise ValueProblem(f"{raw!r} is not a date (YYYY-MM-DD)")
     else:
         if not isinstance(raw, str):
