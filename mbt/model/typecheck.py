@@ -17,7 +17,7 @@ class TypeProblem(Exception):
         self.node, self.message, self.hint = node, message, hint
 
 
-def lit_type(value) -> ValueType:
+def lit_type(value: object) -> ValueType:
     if value is None:
         return NONE_TYPE
     if isinstance(value, bool):
@@ -44,7 +44,7 @@ class Checker:
 
     def value(self, expr: Expr, expected: ValueType) -> Expr:
         """Check `expr` can be assigned to something of type `expected`; bare names may be enum values."""
-        if isinstance(expr, (Ref, EnumLit)) and getattr(expr, "name", None) not in self.scope \
+        if (isinstance(expr, EnumLit) or isinstance(expr, Ref) and expr.name not in self.scope) \
                 and expected.kind == "enum":
             return self._enum_value(expr, expected)
         expr, vtype = self.typed(expr)
@@ -60,7 +60,7 @@ class Checker:
             raise TypeProblem(expr, f"{expr.value} is outside {expected.text()}")
         return expr
 
-    def _enum_value(self, ref: Expr, expected: ValueType) -> EnumLit:
+    def _enum_value(self, ref: Ref | EnumLit, expected: ValueType) -> EnumLit:
         name = ref.name if isinstance(ref, Ref) else ref.value
         if "." in name or name not in expected.values:
             raise TypeProblem(ref, f"unknown name `{name}`",
@@ -93,20 +93,25 @@ class Checker:
         if isinstance(expr, Compare):
             return self._compare(expr), BOOL
         if isinstance(expr, Member):
-            operand, otype = self.typed(expr.operand)
-            items = []
-            for item in expr.items:
-                if isinstance(item, EnumLit):
-                    if otype.kind != "enum":
-                        raise TypeProblem(item, f"`{item.value}` is not a value of {otype.text()}")
-                    items.append(self._enum_value(item, otype))
-                else:
-                    itype = lit_type(item.value)
-                    if not _comparable(otype, itype):
-                        raise TypeProblem(item, f"{item.text()} cannot be a value of {otype.text()}")
-                    items.append(item)
-            return replace(expr, operand=operand, items=tuple(items)), BOOL
+            return self._member(expr), BOOL
         raise TypeProblem(expr, f"unsupported expression {expr.text()}")
+
+    def _member(self, expr: Member) -> Member:
+        """`x in {a, b}`: each item a value of x's type (a bare name one of its enum values)."""
+        operand, otype = self.typed(expr.operand)
+        items: list[Expr] = []
+        for item in expr.items:
+            if isinstance(item, EnumLit):
+                if otype.kind != "enum":
+                    raise TypeProblem(item, f"`{item.value}` is not a value of {otype.text()}")
+                items.append(self._enum_value(item, otype))
+            else:
+                assert isinstance(item, Lit)  # a set item is a literal or a bare name (the grammar's `set_item`)
+                itype = lit_type(item.value)
+                if not _comparable(otype, itype):
+                    raise TypeProblem(item, f"{item.text()} cannot be a value of {otype.text()}")
+                items.append(item)
+        return replace(expr, operand=operand, items=tuple(items))
 
     def _compare(self, expr: Compare) -> Compare:
         left, right = expr.left, expr.right

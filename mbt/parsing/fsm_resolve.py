@@ -7,7 +7,18 @@ import re
 from mbt.errors import Problem
 from mbt.model.common import Location, ModelBase, Status
 from mbt.model.expr import EnumLit, Expr, Lit, Ref
-from mbt.model.fsm import ARGUMENT_SOURCES, Assign, Discard, Effect, Event, Forbid, FsmModel, ToolCall, Transition
+from mbt.model.fsm import (
+    ARGUMENT_SOURCES,
+    Assign,
+    Discard,
+    Effect,
+    Event,
+    Forbid,
+    FsmModel,
+    ToolCall,
+    Transition,
+    Variable,
+)
 from mbt.model.typecheck import Checker, TypeProblem
 from mbt.model.types import ValueType
 from mbt.parsing.common import annotation_fields
@@ -103,7 +114,8 @@ class Resolver:
         return self.model.state_scope()
 
     def check_variables(self) -> None:
-        for var, initial in self.raw.items.get("var", []):
+        declared: list[tuple[Variable, Expr | None]] = self.raw.items.get("var", [])
+        for var, initial in declared:
             if self.model.variables.get(var.name) is not var:
                 continue
             if initial is None:
@@ -114,6 +126,7 @@ class Resolver:
             except TypeProblem as err:
                 self.type_problem(err, var.loc)
                 continue
+            assert isinstance(node, (Lit, EnumLit))  # an initial value is a literal or an enum name (the grammar)
             var.initial = node.value
 
     def check_bindings(self) -> None:
@@ -272,7 +285,7 @@ class Resolver:
                 if name is not None and name not in m.states:
                     self.problem(f.loc, f"unknown {role} state `{name}`", self.hint_for(name, m.states))
                     ok = False
-            scope = self.state_scope()
+            scope: dict[str, ValueType] | None = self.state_scope()
             if f.event is not None:
                 event = m.events.get(f.event)
                 if event is None:

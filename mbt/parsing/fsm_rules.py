@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from lark import v_args
 
+from mbt.model.common import Location
 from mbt.model.fsm import (
     Assign,
     Binding,
@@ -22,7 +23,7 @@ from mbt.model.fsm import (
     Variable,
 )
 from mbt.model.types import BOOL, STRING, ValueType
-from mbt.parsing.common import annotation_fields, unquote
+from mbt.parsing.common import Annotations, annotation_fields, unquote
 
 
 class FsmRules:
@@ -218,6 +219,6 @@ class RawFsm:
     """An FSM as written, before names are resolved and types checked (see fsm_resolve)."""
 
     name: str
-    loc: object
-    notes: dict
+    loc: Location
+    notes: Annotations
     items: dict[str, list] = field(default_factory=dict)

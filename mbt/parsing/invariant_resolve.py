@@ -44,7 +44,8 @@ class InvariantResolver:
 
     def _tool_args(self) -> dict[str, dict[str, ValueType]]:
         """Each tool the FSM calls, with the type of every argument some call passes (as fsm_resolve types them)."""
-        m, out = self.fsm, {}
+        m = self.fsm
+        out: dict[str, dict[str, ValueType]] = {}
         for t in m.transitions:
             event = m.events.get(t.event)
             scope = {k: v for k, v in self.base.items() if k != STATE}
@@ -150,7 +151,7 @@ class InvariantResolver:
 
     def invariant(self, inv: Invariant) -> Invariant | None:
         try:
-            fields = {"p": self.prop(inv.p)}
+            fields: dict[str, Expr | Scope] = {"p": self.prop(inv.p)}
             if inv.s is not None:
                 fields["s"] = self.prop(inv.s)
             if inv.antecedent is not None:

@@ -9,7 +9,7 @@ from lark import v_args
 from mbt.model.common import Location
 from mbt.model.expr import Ref
 from mbt.model.invariant import CallMade, EventIs, Invariant, Scope
-from mbt.parsing.common import annotation_fields, pos
+from mbt.parsing.common import Annotations, annotation_fields, pos
 
 
 class InvariantRules:
@@ -100,5 +100,5 @@ class RawInvariants:
     loc: Location
     fsm: str
     fsm_loc: Location
-    notes: dict
+    notes: Annotations
     items: list[Invariant] = field(default_factory=list)

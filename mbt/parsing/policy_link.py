@@ -18,8 +18,9 @@ def call_scope(fsm: FsmModel, tool: str) -> dict[str, ValueType]:
     scope = {name: v.type for name, v in fsm.variables.items()}
     for name in fsm.discardable:
         if name in fsm.variables:
-            t = fsm.variables[name].type
-            scope[f"discarded.{name}"] = ValueType(t.kind, t.lo, t.hi, t.values, optional=True, scale=t.scale)
+            vtype = fsm.variables[name].type
+            scope[f"discarded.{name}"] = ValueType(vtype.kind, vtype.lo, vtype.hi, vtype.values, optional=True,
+                                                   scale=vtype.scale)
     for t in fsm.transitions:
         event = fsm.events.get(t.event)
         local = dict(scope)

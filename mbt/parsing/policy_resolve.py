@@ -22,7 +22,8 @@ def decimal_scale(value: Decimal | int) -> int:
     """The number of decimal places a literal is written with (1.50 -> 2, 7 -> 0)."""
     if isinstance(value, int):
         return 0
-    return max(0, -value.as_tuple().exponent)
+    exponent = value.as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0  # a letter for NaN and infinity: never written
 
 
 class PolicyChecker(Checker):
@@ -137,7 +138,7 @@ class PolicyResolver:
                 continue
             table[attribute.qualified] = attribute.model_copy(update={"type": vtype})
 
-    def attribute_type(self, raw) -> ValueType | None:
+    def attribute_type(self, raw: ValueType | RawNumber) -> ValueType | None:
         if not isinstance(raw, RawNumber):
             return raw
         precision = Decimal(raw.precision)

@@ -7,10 +7,11 @@ from decimal import Decimal
 
 from lark import v_args
 
+from mbt.model.common import Location
 from mbt.model.policy import DENY, NOT_APPLICABLE, PERMIT, Assertion, Attribute, Combining, Enforcement, Mapping, Rule
 from mbt.model.typecheck import INT_ANY
 from mbt.model.types import ValueType
-from mbt.parsing.common import annotation_fields, unquote
+from mbt.parsing.common import Annotations, annotation_fields, unquote
 
 INDETERMINATE = "Indeterminate"  # an assert about Indeterminate means any of the three extended values
 
@@ -142,7 +143,7 @@ class RawNumber:
     precision: Decimal | int
     lo: Decimal | int | None
     hi: Decimal | int | None
-    loc: object
+    loc: Location
     optional: bool = False
 
 
@@ -151,7 +152,7 @@ class RawPolicy:
     """A policy as written, before names are resolved and types checked (see policy_resolve)."""
 
     name: str
-    loc: object
-    notes: dict
+    loc: Location
+    notes: Annotations
     items: dict[str, list] = field(default_factory=dict)
 

@@ -12,6 +12,7 @@ from lark.lexer import PatternStr
 
 from mbt.errors import LocatedError, problem_at
 from mbt.kind import all_kinds
+from mbt.parsing.grammar import parser
 
 # Named terminals as a person would say them; every other terminal is shown as its literal text.
 TOKEN_WORDS = {
@@ -76,7 +77,8 @@ def explain(err: UnexpectedInput, text: str) -> Failure:
 # ---------- characters the lexer cannot start a token with
 
 def _bad_character(err: UnexpectedCharacters, text: str) -> Failure:
-    pos, line, column = err.pos_in_stream, err.line, err.column
+    # lark declares `pos_in_stream = None` on the base class; UnexpectedCharacters always sets the lexer's position.
+    pos, line, column = err.pos_in_stream or 0, err.line, err.column
     char = text[pos] if pos < len(text) else ""
     allowed = set(err.allowed or ())
     if char == '"':
@@ -344,8 +346,9 @@ def _missing_closer(text: str, pos: int, literal: set[str]) -> Failure | None:
 def _early_end(expected: set[str], text: str) -> Failure:
     line, column = _content_end(text, len(text))
     opened = _unclosed(text, len(text))
-    if len(opened) == 1 and opened[0][0] == "{" and _open_model(text, len(text)) is not None:
-        name, model_line = _open_model(text, len(text))
+    open_model = _open_model(text, len(text)) if len(opened) == 1 and opened[0][0] == "{" else None
+    if open_model is not None:
+        name, model_line = open_model
         return Failure(line, column, f"the file ends before the model `{name}` (line {model_line}) is closed",
                        "add the missing `}` at the end of the model")
     if opened:
@@ -359,8 +362,6 @@ def _early_end(expected: set[str], text: str) -> Failure:
 
 def _terminal_text(name: str) -> str | None:
     """The literal text of a keyword or symbol terminal (e.g. __ANON_4 -> '->'), or None for a pattern."""
-    from mbt.parsing.grammar import parser
-
     try:
         pattern = parser().get_terminal(name).pattern
     except KeyError:
@@ -421,8 +422,6 @@ def _at_top_level(expected: set[str]) -> bool:
 
 
 def _keywords() -> frozenset[str]:
-    from mbt.parsing.grammar import parser  # grammar builds on this module's friends: imported when first needed
-
     return _keywords_of(parser())
 
 

@@ -105,7 +105,8 @@ class TableResolver:
 
     # ---- columns
     def columns(self, role: str, cls) -> list:
-        out, seen = [], {}
+        out = []
+        seen: dict[str, Location] = {}
         for raw in self.raw.items.get(role, []):
             if raw.name in seen:
                 self.problem(raw.loc, f"{role} `{raw.name}` is declared twice (first at line {seen[raw.name].line})")
@@ -242,14 +243,14 @@ class TableResolver:
                                       f"{len(m.outputs)} outputs ({', '.join(c.name for c in m.outputs)})")
                 continue
             entries, outputs, failed = [], [], False
-            for e, c in zip(raw.entries, m.inputs):  # every bad entry of the rule is reported, not just the first
+            for e, input_column in zip(raw.entries, m.inputs):  # every bad entry is reported, not just the first
                 try:
-                    entries.append(self.entry(e, c))
+                    entries.append(self.entry(e, input_column))
                 except Skip:
                     failed = True
-            for (lit, loc), c in zip(raw.outputs, m.outputs):
+            for (lit, loc), output_column in zip(raw.outputs, m.outputs):
                 try:
-                    outputs.append(self.output_entry(lit, loc, c))
+                    outputs.append(self.output_entry(lit, loc, output_column))
                 except Skip:
                     failed = True
             if failed:
