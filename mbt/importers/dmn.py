@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
+from xml.etree.ElementTree import Element
 
 from lark import Lark
 from lark.exceptions import LarkError
@@ -22,8 +24,15 @@ from mbt.errors import LocatedError, Problem, problem_at
 from mbt.importers.xmlread import parse_xml, position
 from mbt.model.common import Location
 from mbt.model.expr import Lit
-from mbt.parsing.grammar import grammar_text, reserved_words
-from mbt.parsing.table_rules import DateText, RawEntry, RawInterval, RawTest
+from mbt.parsing.grammar import grammar_text, parser, reserved_words
+from mbt.parsing.loader import FileTransformer, ModelFile, read_text
+from mbt.parsing.table_resolve import resolve_table
+from mbt.parsing.table_rules import DateText, RawEntry, RawInterval, RawTable, RawTest
+
+# One entry of a rule as read: an input entry's tests, an output entry's literal, "empty" for `-` or no text, None
+# for an entry that could not be read (reported).
+_Cell = RawEntry | Lit | Literal["empty"] | None
+_Row = tuple[list[_Cell], list[_Cell]]  # a rule's input entries, then its output entries
 
 MAX_DMN_BYTES = 20 * 1024 * 1024
 
@@ -53,16 +62,16 @@ def _local(tag: str) -> tuple[str, str]:
     return "", tag
 
 
-def _children(el, name: str) -> list:
+def _children(el: Element, name: str) -> list[Element]:
     return [c for c in el if _local(c.tag)[1] == name]
 
 
-def _child(el, name: str):
+def _child(el: Element, name: str) -> Element | None:
     found = _children(el, name)
     return found[0] if found else None
 
 
-def _text(el, name: str = "text") -> str | None:
+def _text(el: Element | None, name: str = "text") -> str | None:
     child = _child(el, name) if el is not None else None
     return child.text or "" if child is not None else None
 
@@ -90,12 +99,10 @@ def _feel_to_dsl_tokens(text: str) -> str:
 class _EntryReader:
     """Transforms a parsed entry with the DSL's own rules (positions are irrelevant here)."""
 
-    def __init__(self):
-        from mbt.parsing.loader import FileTransformer
-
+    def __init__(self) -> None:
         self.transformer = FileTransformer("<dmn>")
 
-    def read(self, text: str, start: str):
+    def read(self, text: str, start: str) -> _Cell:
         cleaned = _feel_to_dsl_tokens(text.strip())
         if "#" in re.sub(r'"[^"\\]*(?:\\.[^"\\]*)*"', "", cleaned):
             return None  # a `#` outside a string would start a DSL comment: not S-FEEL anyway
@@ -105,7 +112,7 @@ class _EntryReader:
         return value
 
 
-def _input_name(el) -> str | None:
+def _input_name(el: Element) -> str | None:
     """An input's name: its input expression (usually a plain name), else its label or id."""
     expression = _child(el, "inputExpression")
     return (_text(expression) if expression is not None else None) or el.get("label") or el.get("id")
@@ -178,20 +185,36 @@ def _comment(text: str) -> str:
     return " ".join(text.split())
 
 
+def _literals(tests: list[RawTest]) -> list[Lit]:
+    """The literals of an input column's tests (both ends of a range)."""
+    return [lit for t in tests for lit in ([t.value.lo, t.value.hi] if t.op == "range" else [t.value])]
+
+
+def _literal_kind(value: object) -> str:
+    """The column type a literal's value tells."""
+    if isinstance(value, DateText):
+        return "date"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, str):
+        return "string"
+    return "number"
+
+
 class _Converter:
-    def __init__(self, shown: str, xml_text: str):
+    def __init__(self, shown: str, xml_text: str) -> None:
         self.shown, self.xml_text = shown, xml_text
         self.problems: list[Problem] = []
         self.lines: list[str] = []
         self.segments: dict[int, list[tuple[int, int, int]]] = {}
         self.reader = _EntryReader()
-        self.items: dict[str, tuple[str | None, object]] = {}  # itemDefinition name -> (base typeRef, allowedValues)
+        self.items: dict[str, tuple[str | None, Element | None]] = {}  # itemDefinition -> (base typeRef, allowedValues)
 
-    def problem(self, el, message: str, hint: str | None = None) -> None:
+    def problem(self, el: Element, message: str, hint: str | None = None) -> None:
         line, column = position(el)
         self.problems.append(problem_at(self.shown, self.xml_text, line, column, message, hint))
 
-    def emit(self, text: str, el=None, cells: list[tuple[int, object]] | None = None) -> None:
+    def emit(self, text: str, el: Element | None = None, cells: list[tuple[int, Element]] | None = None) -> None:
         self.lines.append(text)
         number = len(self.lines)
         if el is not None:
@@ -199,7 +222,7 @@ class _Converter:
             segs += [(col, *position(cell)) for col, cell in cells or []]
             self.segments[number] = segs
 
-    def entry(self, el, start: str, what: str):
+    def entry(self, el: Element, start: str, what: str) -> _Cell:
         text = _text(el)
         if text is None or not text.strip():
             return "empty"
@@ -212,7 +235,7 @@ class _Converter:
             return None
         return value
 
-    def convert(self, root) -> DmnImport:
+    def convert(self, root: Element) -> DmnImport:
         ns, local = _local(root.tag)
         version = NAMESPACES.get(re.sub(r"^https?://", "", ns))
         if local != "definitions" or version is None:
@@ -222,7 +245,9 @@ class _Converter:
         self.emit(f"# Imported by mbt from {_comment(Path(self.shown).name)} (DMN {version}).")
         self.items = _item_definitions(root)
         names: set[str] = set()
-        tables, skipped, not_imported = [], [], []
+        tables: list[str] = []
+        skipped: list[str] = []
+        not_imported: list[str] = []
         failed: list[Problem] = []
         for decision in (d for d in root.iter() if _local(d.tag)[1] == "decision"):
             table = _child(decision, "decisionTable")
@@ -254,99 +279,123 @@ class _Converter:
         return DmnImport(self.shown, version, "\n".join(self.lines) + "\n", self.segments, tables, skipped,
                          not_imported, failed)
 
-    def table(self, decision, table, name: str) -> None:
+    def table(self, decision: Element, table: Element, name: str) -> None:
+        """One decision table as a `table` model: its heading, columns and rules (what is wrong, as problems)."""
         self.emit("")
-        if decision.get("id"):
-            self.emit(f"# DMN decision id: {_comment(decision.get('id'))}")
+        decision_id, decision_name = decision.get("id"), decision.get("name")
+        if decision_id:
+            self.emit(f"# DMN decision id: {_comment(decision_id)}")
         self.emit(f"table {name} {{", decision)
-        if decision.get("name"):
-            self.emit(f"  title {_quote(decision.get('name'))}", decision)
-        hit = (table.get("hitPolicy") or "UNIQUE").strip().upper()
-        if hit not in HIT_WORDS:
-            self.problem(table, f"unknown hitPolicy `{hit}`", "DMN hit policies: " + ", ".join(HIT_WORDS))
+        if decision_name:
+            self.emit(f"  title {_quote(decision_name)}", decision)
+        if not self.hit_policy(table):
             return
-        aggregation = (table.get("aggregation") or "").strip().upper()
-        if aggregation and aggregation not in ("SUM", "MIN", "MAX", "COUNT"):
-            self.problem(table, f"unknown aggregation `{aggregation}`", "DMN aggregations: SUM, MIN, MAX, COUNT")
-            return
-        self.emit(f"  hit {HIT_WORDS[hit]}" + (f" {aggregation.lower()}" if aggregation else ""), table)
         inputs, outputs = _children(table, "input"), _children(table, "output")
         rules = _children(table, "rule")
         # Read every entry first: the column types are inferred from them when typeRef is missing.
+        rows = self.rows(rules, inputs, outputs)
+        columns: set[str] = set()
+        for k, el in enumerate(inputs):
+            self.input_column(el, k, [row[0][k] for row in rows if row is not None], columns)
+        for k, el in enumerate(outputs):
+            self.output_column(el, k, [row[1][k] for row in rows if row is not None], columns)
+        rule_names: set[str] = set()
+        for r_index, (rule, row) in enumerate(zip(rules, rows)):
+            if row is None or any(v is None for v in row[0] + row[1]):
+                continue
+            self.rule(rule, r_index, row, rule_names)
+        self.emit("}")
+
+    def hit_policy(self, table: Element) -> bool:
+        """The `hit` line; False (and a problem) for a hit policy or aggregation DMN does not define."""
+        hit = (table.get("hitPolicy") or "UNIQUE").strip().upper()
+        if hit not in HIT_WORDS:
+            self.problem(table, f"unknown hitPolicy `{hit}`", "DMN hit policies: " + ", ".join(HIT_WORDS))
+            return False
+        aggregation = (table.get("aggregation") or "").strip().upper()
+        if aggregation and aggregation not in ("SUM", "MIN", "MAX", "COUNT"):
+            self.problem(table, f"unknown aggregation `{aggregation}`", "DMN aggregations: SUM, MIN, MAX, COUNT")
+            return False
+        self.emit(f"  hit {HIT_WORDS[hit]}" + (f" {aggregation.lower()}" if aggregation else ""), table)
+        return True
+
+    def rows(self, rules: list[Element], inputs: list[Element], outputs: list[Element]) -> list[_Row | None]:
+        """Each rule's entries read, input entries then output entries; None for a rule of the wrong width."""
         in_names = [_comment(_input_name(el) or f"{k + 1}") for k, el in enumerate(inputs)]
         out_names = [_comment(el.get("name") or el.get("label") or f"{k + 1}") for k, el in enumerate(outputs)]
-        entries = []
+        rows: list[_Row | None] = []
         for r_index, rule in enumerate(rules):
             rid = rule.get("id") or f"rule {r_index + 1}"
             ins, outs = _children(rule, "inputEntry"), _children(rule, "outputEntry")
             if len(ins) != len(inputs) or len(outs) != len(outputs):
                 self.problem(rule, f"rule `{rid}` has {len(ins)} input and {len(outs)} output entries; the table has "
                                    f"{len(inputs)} inputs and {len(outputs)} outputs")
-                entries.append(None)
+                rows.append(None)
                 continue
             row_in = [self.entry(e, "input_entry", f"rule `{rid}`, input `{name}`") for e, name in zip(ins, in_names)]
             row_out = [self.entry(e, "output_entry", f"rule `{rid}`, output `{name}`")
                        for e, name in zip(outs, out_names)]
-            entries.append((row_in, row_out))
-        columns: set[str] = set()
-        for k, el in enumerate(inputs):
-            expression = _child(el, "inputExpression")
-            raw_name = _input_name(el)
-            cname = safe_name(raw_name, f"input{k + 1}", columns)
-            type_ref = (expression.get("typeRef") if expression is not None else None) or el.get("typeRef")
-            values = [row[0][k] for row in entries if row is not None]
-            kind = self.kind(type_ref, [v for v in values if isinstance(v, RawEntry)], el, cname)
-            optional = any(isinstance(v, RawEntry) and any(t.op == "=" and t.value.value is None for t in v.tests)
-                           for v in values)
-            domain = self.domain(_first(_child(el, "inputValues"), self.allowed(type_ref)), cname)
-            label = el.get("label")
-            if raw_name and raw_name != cname or label and label != raw_name:
-                self.emit(f"  # DMN input: {_comment(label or raw_name)}" + (f" ({_comment(raw_name)})"
-                                                                              if label and raw_name != label else ""))
-            self.emit(f"  input {cname}: {kind}{'?' if optional else ''}{domain}", el)
-        for k, el in enumerate(outputs):
-            raw_name = el.get("name") or el.get("label") or el.get("id")
-            cname = safe_name(raw_name, f"output{k + 1}", columns)
-            values = [row[1][k] for row in entries if row is not None]
-            kind = self.kind(el.get("typeRef"), [RawEntry([RawTest("=", v, None)], False, None)
-                                                 for v in values if isinstance(v, Lit)], el, cname)
-            domain = self.domain(_first(_child(el, "outputValues"), self.allowed(el.get("typeRef"))), cname)
-            default = _child(el, "defaultOutputEntry")
-            default_text = ""
-            if default is not None:
-                value = self.entry(default, "output_entry", f"output `{cname}`, default")
-                if isinstance(value, Lit):
-                    default_text = f" default {lit_text(value)}"
-            self.emit(f"  output {cname}: {kind}{domain}{default_text}", el)
-        rule_names: set[str] = set()
-        for r_index, (rule, row) in enumerate(zip(rules, entries)):
-            if row is None or any(v is None for v in row[0] + row[1]):
-                continue
-            rname = safe_name(rule.get("id"), f"r{r_index + 1}", rule_names)
-            if rule.get("id") and rname != rule.get("id"):
-                self.emit(f"  # DMN rule id: {_comment(rule.get('id'))}")
-            head = f"  rule {rname}: "
-            cells, text = [], head
-            for e_el, value in zip(_children(rule, "inputEntry"), row[0]):
-                if cells:
-                    text += " | "
-                cells.append((len(text) + 1, e_el))
-                text += "-" if value == "empty" else entry_text(value)
-            text += " -> "
-            for i, (e_el, value) in enumerate(zip(_children(rule, "outputEntry"), row[1])):
-                if i:
-                    text += " | "
-                cells.append((len(text) + 1, e_el))
-                text += "-" if value == "empty" or value is None else lit_text(value)
-            notes = [(_text(rule, "description") or "").strip()]
-            notes += [(_text(a) or "").strip() for a in _children(rule, "annotationEntry")]
-            for note in notes:
-                if note:
-                    text += f" note {_quote(note)}"
-            self.emit(text, rule, cells)
-        self.emit("}")
+            rows.append((row_in, row_out))
+        return rows
 
-    def kind(self, type_ref: str | None, entries: list[RawEntry], el, cname: str) -> str:
+    def input_column(self, el: Element, k: int, values: list[_Cell], columns: set[str]) -> None:
+        """`input NAME: TYPE[?] [DOMAIN]`, the type from typeRef or else from the column's entries."""
+        expression = _child(el, "inputExpression")
+        raw_name = _input_name(el)
+        cname = safe_name(raw_name, f"input{k + 1}", columns)
+        type_ref = (expression.get("typeRef") if expression is not None else None) or el.get("typeRef")
+        tests = [t for v in values if isinstance(v, RawEntry) for t in v.tests]
+        kind = self.kind(type_ref, _literals(tests), el, cname)
+        optional = any(t.op == "=" and t.value.value is None for t in tests)
+        domain = self.domain(_first(_child(el, "inputValues"), self.allowed(type_ref)), cname)
+        label = el.get("label")
+        if raw_name and raw_name != cname or label and label != raw_name:
+            self.emit(f"  # DMN input: {_comment(label or raw_name or '')}"
+                      + (f" ({_comment(raw_name)})" if label and raw_name and raw_name != label else ""))
+        self.emit(f"  input {cname}: {kind}{'?' if optional else ''}{domain}", el)
+
+    def output_column(self, el: Element, k: int, values: list[_Cell], columns: set[str]) -> None:
+        """`output NAME: TYPE [DOMAIN] [default VALUE]`, the type from typeRef or else from the column's values."""
+        raw_name = el.get("name") or el.get("label") or el.get("id")
+        cname = safe_name(raw_name, f"output{k + 1}", columns)
+        kind = self.kind(el.get("typeRef"), [v for v in values if isinstance(v, Lit)], el, cname)
+        domain = self.domain(_first(_child(el, "outputValues"), self.allowed(el.get("typeRef"))), cname)
+        default = _child(el, "defaultOutputEntry")
+        default_text = ""
+        if default is not None:
+            value = self.entry(default, "output_entry", f"output `{cname}`, default")
+            if isinstance(value, Lit):
+                default_text = f" default {lit_text(value)}"
+        self.emit(f"  output {cname}: {kind}{domain}{default_text}", el)
+
+    def rule(self, rule: Element, r_index: int, row: _Row, rule_names: set[str]) -> None:
+        """`rule NAME: IN | IN -> OUT [note "..."]`, each cell located at its entry in the XML."""
+        rule_id = rule.get("id")
+        rname = safe_name(rule_id, f"r{r_index + 1}", rule_names)
+        if rule_id and rname != rule_id:
+            self.emit(f"  # DMN rule id: {_comment(rule_id)}")
+        text = f"  rule {rname}: "
+        cells: list[tuple[int, Element]] = []
+        for e_el, value in zip(_children(rule, "inputEntry"), row[0]):
+            if cells:
+                text += " | "
+            cells.append((len(text) + 1, e_el))
+            text += entry_text(value) if isinstance(value, RawEntry) else "-"  # else "empty"
+        text += " -> "
+        for i, (e_el, value) in enumerate(zip(_children(rule, "outputEntry"), row[1])):
+            if i:
+                text += " | "
+            cells.append((len(text) + 1, e_el))
+            text += lit_text(value) if isinstance(value, Lit) else "-"  # else "empty"
+        notes = [(_text(rule, "description") or "").strip()]
+        notes += [(_text(a) or "").strip() for a in _children(rule, "annotationEntry")]
+        for note in notes:
+            if note:
+                text += f" note {_quote(note)}"
+        self.emit(text, rule, cells)
+
+    def kind(self, type_ref: str | None, literals: list[Lit], el: Element, cname: str) -> str:
+        """A column's type: its typeRef (an itemDefinition's base type), else the one kind all its literals have."""
         item = self.items.get((type_ref or "").strip().split(":")[-1])
         if item is not None:
             type_ref = item[0]  # an itemDefinition: its base type
@@ -357,23 +406,15 @@ class _Converter:
             self.problem(el, f"`{cname}`: typeRef `{type_ref}` is not supported",
                          "mbt's column types: number, integer, string, boolean, date")
             return "string"
-        seen = set()
-        for entry in entries:
-            for t in entry.tests:
-                lits = [t.value.lo, t.value.hi] if t.op == "range" else [t.value]
-                for lit in lits:
-                    v = lit.value
-                    seen.add("date" if isinstance(v, DateText) else "boolean" if isinstance(v, bool)
-                             else "string" if isinstance(v, str) else "number" if v is not None else None)
-        seen.discard(None)
+        seen = {_literal_kind(lit.value) for lit in literals if lit.value is not None}  # `none` tells no type
         return seen.pop() if len(seen) == 1 else "string"
 
-    def allowed(self, type_ref: str | None):
+    def allowed(self, type_ref: str | None) -> Element | None:
         """The allowedValues of the itemDefinition a typeRef names, if any."""
         item = self.items.get((type_ref or "").strip().split(":")[-1])
         return item[1] if item is not None else None
 
-    def domain(self, el, cname: str) -> str:
+    def domain(self, el: Element | None, cname: str) -> str:
         if el is None:
             return ""
         value = self.entry(el, "input_entry", f"allowed values of `{cname}`")
@@ -387,14 +428,14 @@ class _Converter:
         return ""
 
 
-def _first(*elements):
+def _first(*elements: Element | None) -> Element | None:
     """The first element that is there (an XML element without children is falsy, so `or` would skip it)."""
     return next((el for el in elements if el is not None), None)
 
 
-def _item_definitions(root) -> dict[str, tuple[str | None, object]]:
+def _item_definitions(root: Element) -> dict[str, tuple[str | None, Element | None]]:
     """itemDefinition name -> (its base typeRef, its allowedValues element or None)."""
-    out: dict[str, tuple[str | None, object]] = {}
+    out: dict[str, tuple[str | None, Element | None]] = {}
     for item in (el for el in root.iter() if _local(el.tag)[1] == "itemDefinition"):
         name = item.get("name")
         if not name:
@@ -404,9 +445,7 @@ def _item_definitions(root) -> dict[str, tuple[str | None, object]]:
     return out
 
 
-def read_dmn(path: str | Path) -> tuple[str, object]:
-    from mbt.parsing.loader import read_text
-
+def read_dmn(path: str | Path) -> tuple[str, Element]:
     shown = str(path)
     text = read_text(Path(path), shown, MAX_DMN_BYTES)
     return text, parse_xml(text, shown, "DMN")
@@ -418,14 +457,9 @@ def convert_dmn(path: str | Path) -> DmnImport:
     return _Converter(str(path), xml_text).convert(root)
 
 
-def load_dmn(path: str | Path, partial: bool = False):
+def load_dmn(path: str | Path, partial: bool = False) -> ModelFile:
     """A DMN file as a ModelFile of `table` models whose locations point into the XML. A decision table mbt cannot
     read refuses the file unless `partial` (the importer's review copy): a measurement must not lose a table quietly."""
-    from mbt.parsing.grammar import parser
-    from mbt.parsing.loader import FileTransformer, ModelFile
-    from mbt.parsing.table_resolve import resolve_table
-    from mbt.parsing.table_rules import RawTable
-
     shown = str(path)
     xml_text, root = read_dmn(path)
     imported = _Converter(shown, xml_text).convert(root)
