@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import replace
 from decimal import Decimal
 
@@ -143,8 +144,6 @@ class Checker:
         return replace(expr, left=left, right=right)
 
     def _hint(self, name: str) -> str | None:
-        import difflib
-
         close = difflib.get_close_matches(name, list(self.scope), n=1)
         return f"did you mean `{close[0]}`?" if close else None
 

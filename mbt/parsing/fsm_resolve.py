@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 
 from mbt.errors import Problem
 from mbt.model.common import Location, ModelBase, Status
@@ -45,9 +47,7 @@ class Resolver:
         where = node if getattr(node, "line", 0) else fallback
         self.problem(where, err.message, err.hint)
 
-    def hint_for(self, name: str, known) -> str | None:
-        import difflib
-
+    def hint_for(self, name: str, known: Iterable[str]) -> str | None:
         close = difflib.get_close_matches(name, list(known), n=1)
         return f"did you mean `{close[0]}`?" if close else None
 
