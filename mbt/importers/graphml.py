@@ -13,16 +13,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+from xml.etree.ElementTree import Element
 
 from mbt.errors import LocatedError, Problem, problem_at
-from mbt.importers.jsonread import long_number
+from mbt.importers.jsonread import Ends, Path_, Positions, long_number
 from mbt.importers.xmlread import parse_xml, position
 
 GRAPHML = "{http://graphml.graphdrawing.org/xmlns}"
 YWORKS = "{http://www.yworks.com/xml/graphml}"
 
 
-def _label(el, tag: str) -> tuple[str, Any]:
+def _label(el: Element, tag: str) -> tuple[str, Element | None]:
     """The text of an element's yEd labels (GraphWalker joins several), and the first label element."""
     labels = [lab for lab in el.iter(f"{YWORKS}{tag}")]
     return "".join(lab.text or "" for lab in labels), (labels[0] if labels else None)
@@ -136,7 +137,7 @@ def parse_label(text: str, vertex: bool) -> dict:
 # ---------------------------------------------------------------- the document
 
 
-def read_graphml(text: str, shown: str) -> tuple[dict, dict, dict]:
+def read_graphml(text: str, shown: str) -> tuple[dict[str, Any], Positions, Ends]:
     """The GraphML file as GraphWalker's JSON document shape, where each value starts and where the names end (see
     jsonread.read_json)."""
     root = parse_xml(text, shown, "GraphML")
@@ -145,17 +146,17 @@ def read_graphml(text: str, shown: str) -> tuple[dict, dict, dict]:
     lines = text.split("\n")
     title = Path(shown).stem
     place = ("models", 0)
-    positions: dict[tuple, tuple[int, int]] = {(): (1, 1), place: position(root)}
-    ends: dict[tuple, tuple[int, int]] = {}
+    positions: Positions = {(): (1, 1), place: position(root)}
+    ends: Ends = {}
     model: dict[str, Any] = {"name": title, "id": title, "vertices": [], "edges": []}
     actions: list[str] = []
     starts: set[str] = set()
 
-    def located(el, message: str) -> LocatedError:
+    def located(el: Element, message: str) -> LocatedError:
         line, column = position(el)
         return LocatedError([problem_at(shown, text, line, column, message)])
 
-    def name_at(label_el, name: str, key: tuple) -> None:
+    def name_at(label_el: Element, name: str, key: Path_) -> None:
         # The name is in the label's text, after the label's start on its line or a few after it (attributes may
         # wrap): where it starts and ends, so a file on one line still tells each name's place.
         first, column = position(label_el)

@@ -34,12 +34,12 @@ def long_number(text: str) -> str | None:
     return f"a number of {found.end() - found.start()} digits; mbt reads numbers of up to {MAX_DIGITS}"
 
 
-Path_ = tuple  # a place in the JSON document: ("models", 0, "edges", 3, "id")
-Positions = dict  # Path_ -> (line, column) where the value there starts (objects, arrays, scalars)
-Ends = dict  # Path_ -> (line, column) of the value's last character (a string's closing quote, a `}`)
+Path_ = tuple[str | int, ...]  # a place in the JSON document: ("models", 0, "edges", 3, "id")
+Positions = dict[Path_, tuple[int, int]]  # Path_ -> (line, column) where the value there starts (any value)
+Ends = dict[Path_, tuple[int, int]]  # Path_ -> (line, column) of the value's last character (a closing quote, a `}`)
 
 
-def read_json(text: str, shown: str) -> tuple[Any, Positions, Ends]:
+def read_json(text: str, shown: str) -> tuple[object, Positions, Ends]:
     """The JSON document, where its values start and where they end."""
     positions: Positions = {}
     ends: Ends = {}
