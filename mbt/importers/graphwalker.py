@@ -6,6 +6,11 @@ GraphWalker (and AltWalker) keep models as JSON: per model, vertices and edges w
 (`x = 1`, `x++`, `x += 2`, `!a && (b || c == 'x')`); anything else is reported (which edge, which text) and the
 transition is kept without it, marked `unspecified` with the original text, never silently dropped. Every state and
 transition cites the JSON file (`source graphwalker`) at the line of its element, so `mbt check` traces it back.
+
+The way through: `convert` takes the files read (`_Doc`, with where each value is) and a `_Converter` writes the DSL
+lines; each fsm is one `_FsmBuilder`, which reads its models in file order (`read_model`: vertices, start actions,
+edges) and then writes it (`write`: heading, variables, states, events, transitions, each guard and action
+translated by `_Expr`). The text is read back with the DSL's parser before it is returned.
 """
 
 from __future__ import annotations
@@ -16,12 +21,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mbt.errors import LocatedError, Problem, problem_at
+from mbt.importers.graphml import read_graphml
 from mbt.importers.jsonread import Ends, Path_, Positions, long_number, read_json
 from mbt.model.common import Location
 from mbt.parsing.grammar import EXPRESSION_PREFIXES, reserved_words
+from mbt.parsing.loader import ModelFile, parse_text, read_text
 
 RESERVED = reserved_words() | EXPRESSION_PREFIXES  # from the grammar: model keywords such as `table` are fine names
 # Words that are keywords where an element's annotations may follow (a state named so could not start a line).
@@ -45,11 +52,20 @@ class Note:
 
 @dataclass
 class GraphWalkerImport:
+    """An import's result: the DSL text, the fsm names, and what was not translated as such (notes)."""
+
     text: str  # the DSL
     models: list[str]
+    locate: Callable[[int, int], Location]  # a DSL position -> where it is in the GraphWalker file
+    model_file: ModelFile  # the DSL read back, every position in the GraphWalker file
     notes: list[Note] = field(default_factory=list)
-    locate: Callable[[int, int], Location] | None = None  # a DSL position -> where it is in the GraphWalker file
-    model_file: Any = None  # the DSL read back (parsing.loader.ModelFile), every position in the GraphWalker file
+
+
+_Object = dict[str, Any]  # a JSON object as json.loads gives it: each value is checked where it is read
+Token = tuple[str, str]  # (kind, text): kind is "num", "str", "name" or "op"
+Scalar = bool | int | float | str  # a JavaScript literal's value
+_Literal = tuple[str, Scalar]  # ("num" | "str" | "bool", its value)
+_Place = tuple[int, *tuple[str | int, ...]]  # a file's index, then a place in its document (jsonread.Path_)
 
 
 class Untranslatable(Exception):
@@ -63,8 +79,9 @@ _TOKEN = re.compile(r"""\s*(?:(?P<num>\d+(?:\.\d+)?)|(?P<str>"[^"\\]*(?:\\.[^"\\
                     r"""[-+<>!()=;]))""")
 
 
-def tokens(text: str) -> list[tuple[str, str]]:
-    out, pos = [], 0
+def tokens(text: str) -> list[Token]:
+    out: list[Token] = []
+    pos = 0
     text = text.rstrip()
     while pos < len(text):
         m = _TOKEN.match(text, pos)
@@ -74,6 +91,7 @@ def tokens(text: str) -> list[tuple[str, str]]:
                 break
             raise Untranslatable(f"`{rest[0]}` is outside the translated subset")
         kind = m.lastgroup
+        assert kind is not None  # every alternative of _TOKEN is a named group
         out.append((kind, m.group(kind)))
         pos = m.end()
     return out
@@ -102,16 +120,16 @@ class _Expr:
     """Recursive descent over a token list: JavaScript precedence, DSL text out; records names and constants.
     The recursion is bounded: nesting deeper than MAX_NESTING is reported as outside the subset."""
 
-    def __init__(self, toks: list[tuple[str, str]], names: Names):
+    def __init__(self, toks: list[Token], names: Names):
         self.toks, self.i, self.names = toks, 0, names
         self.depth = 0
         self.used: list[str] = []  # variables read
-        self.constants: dict[str, list[Any]] = {}  # variable -> literals it is compared with
+        self.constants: dict[str, list[Scalar]] = {}  # variable -> literals it is compared with
 
     def peek(self) -> str | None:
         return self.toks[self.i][1] if self.i < len(self.toks) else None
 
-    def take(self) -> tuple[str, str]:
+    def take(self) -> Token:
         if self.i >= len(self.toks):
             raise Untranslatable("the expression ends too early")
         tok = self.toks[self.i]
@@ -215,7 +233,7 @@ class _Expr:
         return text
 
 
-def _literal_value(tok: tuple[str, str]) -> Any:
+def _literal_value(tok: Token) -> Scalar:
     kind, value = tok
     if kind == "num":
         return int(value) if "." not in value else float(value)
@@ -234,8 +252,8 @@ class Names:
     of a file's models. When models are merged (shared states), a local name used by several models is prefixed
     with its model's name (`collide`); `global.x` becomes `global_x`."""
 
-    def __init__(self):
-        self.vars: dict[Any, str] = {}
+    def __init__(self) -> None:
+        self.vars: dict[str | tuple[str, str], str] = {}  # `global.x`, or (scope, x) -> DSL name
         self.taken: set[str] = set()
         self.scope = ""  # the model whose guards are being read
         self.collide: set[str] = set()
@@ -258,7 +276,7 @@ class Names:
         return name
 
     def variable(self, raw: str) -> str:
-        key: Any = raw if raw.startswith("global.") else (self.scope, raw)
+        key = raw if raw.startswith("global.") else (self.scope, raw)
         if key not in self.vars:
             wanted = f"{self.scope}_{raw}" if raw in self.collide else raw
             self.vars[key] = self.unique(wanted, "v", self.taken)
@@ -275,7 +293,7 @@ class _Doc:
 
     shown: str
     text: str
-    data: Any
+    data: object  # as decoded; checked where it is read
     positions: Positions
     ends: Ends
     title: str  # the document's `name`, else the file's stem
@@ -286,13 +304,10 @@ class _Doc:
 
 def read_document(path: str | Path) -> _Doc:
     """A GraphWalker JSON or yEd GraphML file, read into GraphWalker's JSON document shape with its positions."""
-    from mbt.parsing.loader import read_text
-
     shown = str(path)
     text = read_text(Path(path), shown)
+    data: object
     if Path(path).suffix.lower() == ".graphml":
-        from mbt.importers.graphml import read_graphml
-
         data, positions, ends = read_graphml(text, shown)
     else:
         data, positions, ends = read_json(text, shown)
@@ -302,7 +317,7 @@ def read_document(path: str | Path) -> _Doc:
     return doc
 
 
-def _model_places(doc: _Doc) -> list[tuple[Any, Path_]]:
+def _model_places(doc: _Doc) -> list[tuple[object, Path_]]:
     """The document's models, each with its place (not yet checked to be objects)."""
     data = doc.data
     models = data.get("models") if isinstance(data, dict) else None
@@ -314,9 +329,15 @@ def _model_places(doc: _Doc) -> list[tuple[Any, Path_]]:
     return [(m, ("models", i)) for i, m in enumerate(models)]
 
 
-def _parts(model: Any, key: str) -> list[dict]:
+def _items(model: object, key: str) -> list[object]:
+    """The list a model holds under `key` (vertices, edges), or none when it holds something else."""
     value = model.get(key) if isinstance(model, dict) else None
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+    return value if isinstance(value, list) else []
+
+
+def _parts(model: object, key: str) -> list[_Object]:
+    """The objects of that list (what is not an object is refused where the model is converted)."""
+    return [item for item in _items(model, key) if isinstance(item, dict)]
 
 
 def _shared_lines(doc: _Doc) -> set[int]:
@@ -328,9 +349,7 @@ def _shared_lines(doc: _Doc) -> set[int]:
     owner: dict[int, Path_] = {}
     shared: set[int] = set()
     for model, place in models:
-        places = [place] + [(*place, key, i) for key in ("vertices", "edges")
-                            for i in range(len(model.get(key)) if isinstance(model, dict)
-                                           and isinstance(model.get(key), list) else 0)]
+        places = [place] + [(*place, key, i) for key in ("vertices", "edges") for i in range(len(_items(model, key)))]
         for p in places:
             for key in ("id", "name"):
                 at = doc.positions.get((*p, key))
@@ -345,7 +364,7 @@ def _shared_names(doc: _Doc) -> set[str]:
     except LocatedError:
         return set()
     return {v["sharedState"] for model, _ in models for v in _parts(model, "vertices")
-            if isinstance(v.get("sharedState"), str) and v["sharedState"] and not _Converter.blocked(v)}
+            if isinstance(v.get("sharedState"), str) and v["sharedState"] and not _is_blocked(v)}
 
 
 def link_groups(docs: list[_Doc]) -> list[list[int]]:
@@ -375,7 +394,8 @@ def link_groups(docs: list[_Doc]) -> list[list[int]]:
 
 def _read_all(paths: list[str | Path]) -> list[_Doc]:
     """Every file read; the problems of all of them reported together."""
-    docs, problems = [], []
+    docs: list[_Doc] = []
+    problems: list[Problem] = []
     for path in paths:
         try:
             docs.append(read_document(path))
@@ -412,13 +432,13 @@ def import_graphwalker_files(paths: list[str | Path], relative_to: str | Path | 
     return convert(docs, link_groups(docs))
 
 
-def load_graphwalker(path: str | Path):
+def load_graphwalker(path: str | Path) -> ModelFile:
     """A GraphWalker JSON or GraphML file read as a model file (`mbt coverage --model FILE.json`): every position
     is the JSON's (or GraphML's), not the converted DSL's."""
     return load_graphwalker_files([path])[0]
 
 
-def load_graphwalker_files(paths: list[str | Path]) -> list:
+def load_graphwalker_files(paths: list[str | Path]) -> list[ModelFile]:
     """GraphWalker files given together (`--model a.json b.graphml`, a folder), read as model files: one per group
     of files linked by shared states, named after the group's first file; every position is in its own file."""
     docs = _read_all(paths)
@@ -448,8 +468,6 @@ def looks_like_graphwalker(path: Path) -> bool:
 def convert(docs: list[_Doc], groups: list[list[int]]) -> GraphWalkerImport:
     """GraphWalker documents (JSON data, with where each value is) into one DSL text, a group of linked files as
     one fsm; read back before it is returned, so what `mbt import graphwalker` writes is a valid model."""
-    from mbt.parsing.loader import parse_text
-
     converter = _Converter(docs)
     models = [converter.models(d) for d in range(len(docs))]
     title = ", ".join(Path(doc.shown).name for doc in docs)
@@ -491,22 +509,45 @@ def convert(docs: list[_Doc], groups: list[list[int]]) -> GraphWalkerImport:
         raise converter.explain(out, located) from None
     order = {doc.shown: i for i, doc in enumerate(docs)}
     notes = sorted(converter.notes, key=lambda n: (order.get(n.file, 0), n.line, n.column or 0))
-    return GraphWalkerImport(out, names, notes, locate, read_back)
+    return GraphWalkerImport(out, names, locate, read_back, notes)
 
 
 @dataclass
 class _Edge:
     """One GraphWalker edge, read and checked, before it becomes a transition."""
 
-    place: Path_
-    raw: dict
+    place: _Place
+    raw: _Object
     name: str
-    source: str | None  # DSL state
+    source: str | None  # DSL state; None: the start edge, which leaves no vertex
     target: str
-    model: str
+    model: str  # the scope its guard and actions are read in
+
+
+class _Vertex(NamedTuple):
+    """The first vertex a DSL state comes from, and the tags of every vertex merged into it."""
+
+    place: _Place
+    raw: _Object
+    tags: list[str]
+
+
+@dataclass
+class _Variable:
+    """What the models tell of one variable: where it is first mentioned (its `var` line cites that), its start
+    value, the kinds and constants it is set to or compared with, and each step a counter takes (with what the
+    guard of that step's edge says of its range, and the edge)."""
+
+    place: _Place
+    init: _Literal | None = None
+    types: list[str] = field(default_factory=list)  # "num", "str", "bool"
+    consts: list[Scalar] = field(default_factory=list)
+    steps: list[tuple[int, tuple[float, float] | None, _Place]] = field(default_factory=list)
 
 
 class _Converter:
+    """One conversion: the files, the notes, and the DSL lines written so far, each with where it comes from."""
+
     def __init__(self, docs: list[_Doc]):
         self.docs = docs
         self.notes: list[Note] = []
@@ -516,50 +557,50 @@ class _Converter:
 
     # ---- where things are (a place starts with its file's index: (0, "models", 2, "edges", 5, "id"))
 
-    def where(self, place: Path_) -> tuple[_Doc, int, int]:
+    def where(self, place: _Place) -> tuple[_Doc, int, int]:
         """The file, line and column of the value at `place`, or of the nearest enclosing one."""
         doc = self.docs[place[0]]
-        inner = place[1:]
+        inner: Path_ = place[1:]
         while inner not in doc.positions and inner:
             inner = inner[:-1]
         line, column = doc.positions.get(inner, (1, 1))
         return doc, line, column
 
-    def at(self, place: Path_) -> tuple[int, int]:
+    def at(self, place: _Place) -> tuple[int, int]:
         return self.where(place)[1:]
 
-    def fail(self, place: Path_, message: str) -> LocatedError:
+    def fail(self, place: _Place, message: str) -> LocatedError:
         doc, line, column = self.where(place)
         return LocatedError([problem_at(doc.shown, doc.text, line, column, message)])
 
-    def need(self, place: Path_, value: Any, kind: type | tuple, message: str) -> None:
+    def need(self, place: _Place, value: object, kind: type | tuple[type, ...], message: str) -> None:
         if not isinstance(value, kind) or isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple)
                                                                                    else (kind,)):
             raise self.fail(place, message)
         if isinstance(value, str):
             self.readable(place, value)
 
-    def readable(self, place: Path_, text: str) -> None:
+    def readable(self, place: _Place, text: str) -> None:
         """A string the importer reads as code (a guard, an action) holds no number past the JSON's own limit: it
         is refused where it is rather than converted without bound."""
         problem = long_number(text)
         if problem is not None:
             raise self.fail(place, problem)
 
-    def note(self, place: Path_, message: str) -> None:
+    def note(self, place: _Place, message: str) -> None:
         doc, line, column = self.where(place)
         self.notes.append(Note(line, message, doc.shown, column if line in doc.shared_lines else None))
 
-    def emit(self, lines: list[str], place: Path_ | None = None) -> None:
+    def emit(self, lines: list[str], place: _Place | None = None) -> None:
         where = (place[0], *self.at(place)) if place is not None else None
         self.out += [(line, where) for line in lines]
 
-    def span(self, place: Path_, element: dict) -> str:
+    def span(self, place: _Place, element: _Object) -> str:
         """`@SOURCE:LINES "name"` from the element's id to its name; with columns where its lines hold another
         element too (a minified file), so each element cites its own characters."""
         doc, inner = self.docs[place[0]], place[1:]
-        first = doc.positions.get((*inner, "id")) if "id" in element else None
-        first = first or self.at(place)
+        id_at = doc.positions.get((*inner, "id")) if "id" in element else None
+        first = id_at or self.at(place)
         last = doc.ends.get((*inner, "id"), first) if "id" in element else first
         name, name_at = element.get("name"), doc.positions.get((*inner, "name"))
         quote = None
@@ -574,12 +615,10 @@ class _Converter:
             cited = f"{first[0]}" + (f"-{last[0]}" if last[0] != first[0] else "")
         return f"@{doc.source}:{cited}" + (f" {dsl_string(quote)}" if quote else "")
 
-    def explain(self, out: str, located: dict) -> LocatedError:
+    def explain(self, out: str, located: dict[int, tuple[int, int, int]]) -> LocatedError:
         """The converted text failed to read back (e.g. a variable used as a number in one place and as text in
         another): the problem at the GraphWalker element the failing line comes from, in that element's file.
         The text is read once more without positions to know which converted line that is."""
-        from mbt.parsing.loader import parse_text
-
         try:
             parse_text(out, "converted")
         except LocatedError as err:
@@ -593,37 +632,38 @@ class _Converter:
                                         f"the converted model does not type-check: {first.message}"
                                         + (f" (in the converted line `{shown_line}`)" if shown_line else ""))])
 
-    def models(self, d: int) -> list[tuple[dict, Path_]]:
+    def models(self, d: int) -> list[tuple[_Object, _Place]]:
         """The models of file `d`, each an object, with their places."""
-        out = []
+        out: list[tuple[_Object, _Place]] = []
         for model, place in _model_places(self.docs[d]):
-            self.need((d, *place), model, dict, "a model must be a JSON object")
+            if not isinstance(model, dict):
+                raise self.fail((d, *place), "a model must be a JSON object")
             out.append((model, (d, *place)))
         return out
 
-
     # ---- shapes
 
-    def element_id(self, place: Path_, element: dict, what: str) -> str | None:
+    def element_id(self, place: _Place, element: _Object, what: str) -> str | None:
         value = element.get("id")
         if value is None:
             return None
         self.need((*place, "id"), value, (str, int), f"{what}: `id` must be a string")
         return str(value)
 
-    def strings(self, place: Path_, value: Any, what: str) -> list[str]:
+    def strings(self, place: _Place, value: object, what: str) -> list[str]:
         """A list of strings (a lone string is read as a list of one)."""
         if value is None:
             return []
         if isinstance(value, str):
             self.readable(place, value)
             return [value]
-        self.need(place, value, list, f"{what} must be a list of strings")
+        if not isinstance(value, list):
+            raise self.fail(place, f"{what} must be a list of strings")
         for i, item in enumerate(value):
             self.need((*place, i), item, str, f"{what} must be a list of strings")
         return list(value)
 
-    def elements(self, model: dict, place: Path_, key: str, title: str) -> list[tuple[Path_, dict]]:
+    def elements(self, model: _Object, place: _Place, key: str, title: str) -> list[tuple[_Place, _Object]]:
         value = model.get(key)
         if value is None:
             return []
@@ -632,199 +672,279 @@ class _Converter:
             self.need((*place, key, i), item, dict, f"model `{title}`: {key[:-1]} {i + 1} must be a JSON object")
         return [((*place, key, i), item) for i, item in enumerate(value)]
 
-    @staticmethod
-    def blocked(element: dict) -> bool:
-        props = element.get("properties")
-        return isinstance(props, dict) and props.get("blocked") in (True, "true")
-
     # ---- one fsm from one model, or from models linked by shared states
 
-    def fsm(self, members: list[tuple[dict, Path_]], file_name: Any) -> str:
-        names = Names()
-        titles = [str(m.get("name") or f"model {p[-1] + 1 if len(p) > 1 else 1}") for m, p in members]
-        merged = len(members) > 1
-        title = str(file_name) if merged and file_name else " + ".join(titles) if merged else titles[0]
-        name = names.unique(title, "model", self.used_models)
-        for (model, place), model_title in zip(members, titles):
-            self.need((*place, "name"), _text_or_empty(model.get("name")), str,
+    def fsm(self, members: list[tuple[_Object, _Place]], file_name: object) -> str:
+        """Write one fsm (see _FsmBuilder); its DSL name. `file_name`: the document's `name`, which names an fsm of
+        several models."""
+        build = _FsmBuilder(self, members, file_name)
+        for k in range(len(members)):
+            build.read_model(k)
+        build.note_unused_properties()
+        build.write()
+        return build.name
+
+
+class _FsmBuilder:
+    """One fsm built from its members: one GraphWalker model, or the models linked by shared states, each a
+    JavaScript scope of its own. read_model reads a member's vertices (states), start actions (the variables'
+    initial values) and edges; write writes the fsm, its transitions' guards and actions translated. Names and
+    notes are taken in the order the files hold them, so the same files always give the same text."""
+
+    def __init__(self, conv: _Converter, members: list[tuple[_Object, _Place]], file_name: object):
+        self.conv, self.members = conv, members
+        self.names = Names()
+        self.titles = [str(m.get("name") or f"model {_number(p)}") for m, p in members]
+        self.merged = len(members) > 1
+        if self.merged:
+            self.title = str(file_name) if file_name else " + ".join(self.titles)
+        else:
+            self.title = self.titles[0]
+        self.name = self.names.unique(self.title, "model", conv.used_models)
+        for (model, place), model_title in zip(members, self.titles):
+            conv.need((*place, "name"), _text_or_empty(model.get("name")), str,
                       f"model `{model_title}`: `name` must be a string")
         # Each model is a JavaScript context of its own, named after the model (two files may both hold `Login`).
         used_scopes: set[str] = set()
-        scopes = [names.unique(model_title, "model", used_scopes) for model_title in titles]
-        sharers: dict[str, set[int]] = {}  # sharedState name -> the members with a vertex sharing it
-        for k, (model, _) in enumerate(members):
-            for v in _parts(model, "vertices"):
-                if isinstance(v.get("sharedState"), str) and v["sharedState"] and not self.blocked(v):
-                    sharers.setdefault(v["sharedState"], set()).add(k)
-        if merged:
+        self.scopes = [self.names.unique(model_title, "model", used_scopes) for model_title in self.titles]
+        self.sharers = _sharers(members)
+        if self.merged:
             # Local variables used by more than one model are told apart by their model's name.
-            seen: dict[str, set[int]] = {}
-            for k, (model, _) in enumerate(members):
-                for raw in _identifiers(model):
-                    seen.setdefault(raw, set()).add(k)
-            names.collide = {raw for raw, where in seen.items() if len(where) > 1}
-        states: dict[tuple[int, str], str] = {}  # (member, vertex id) -> DSL state
-        vertex_of: dict[str, tuple[Path_, dict, list[str]]] = {}  # DSL state -> its first vertex, and all tags
-        shared_state: dict[str, str] = {}  # sharedState name -> DSL state
-        used_states: set[str] = set()
-        edges: list[_Edge] = []
-        variables: dict[str, dict] = {}  # DSL name -> {"init", "types", "consts", "steps"}
-        initial: str | None = None
-        start_edge: _Edge | None = None
-        started: int | None = None  # the member whose start element starts the fsm
-        counts: dict[tuple[str, str], list[Path_]] = {}  # (model, unused property) -> where
+            self.names.collide = _colliding_names(members)
+        self.states: dict[tuple[int, str], str] = {}  # (member, vertex id) -> DSL state
+        self.vertex_of: dict[str, _Vertex] = {}  # DSL state -> its first vertex, and all tags
+        self.shared_state: dict[str, str] = {}  # sharedState name -> DSL state
+        self.used_states: set[str] = set()
+        self.edges: list[_Edge] = []
+        self.variables: dict[str, _Variable] = {}  # DSL name -> what the models tell of it
+        self.initial: str | None = None
+        self.start_edge: _Edge | None = None
+        self.started: int | None = None  # the member whose start element starts the fsm
+        self.unused: dict[tuple[str, str], list[_Place]] = {}  # (model title, property not imported) -> where
 
-        def var(raw: str, where: Path_) -> dict:
-            """The variable's record; `where`: the value that mentions it (its declaration is located at the first)."""
-            return variables.setdefault(names.variable(raw), {"init": None, "types": [], "consts": [], "steps": [],
-                                                              "place": where})
+    def variable(self, raw: str, where: _Place) -> _Variable:
+        """The variable's record; `where`: the value that mentions it (its declaration is located at the first)."""
+        return self.variables.setdefault(self.names.variable(raw), _Variable(where))
 
-        for k, ((model, place), model_title) in enumerate(zip(members, titles)):
-            names.scope = scopes[k]
-            blocked_ids = _blocked_ids(model)
-            vertices = self.elements(model, place, "vertices", model_title)
-            if not vertices:
-                raise self.fail(place, f"GraphWalker model `{model_title}` has no vertices")
-            for vplace, v in vertices:
-                vid = self.element_id(vplace, v, f"model `{model_title}`: vertex {vplace[-1] + 1}")
-                if vid is None:
-                    raise self.fail(vplace, f"model `{model_title}`: vertex {vplace[-1] + 1} has no `id`")
-                if (k, vid) in states:
-                    raise self.fail((*vplace, "id"), f"model `{model_title}`: vertex id `{vid}` is used twice")
-                self.need((*vplace, "name"), _text_or_empty(v.get("name")), str,
-                          f"vertex {vid}: `name` must be a string")
-                if self.blocked(v):
-                    self.note(vplace, f"vertex {vid} ({v.get('name')}) is BLOCKED: not imported, nor the edges "
-                                      "that touch it (GraphWalker filters blocked elements by default)")
-                    continue
-                tags = [t for t in self.strings((*vplace, "requirements"), v.get("requirements"),
-                                                f"vertex {vid}: `requirements`") if t.strip()]
-                share = v.get("sharedState")
-                if share is not None:
-                    self.need((*vplace, "sharedState"), share, str, f"vertex {vid}: `sharedState` must be a string")
-                if share and share in shared_state and merged:
-                    states[(k, vid)] = shared_state[share]
-                    merged_tags = vertex_of[shared_state[share]][2]
-                    merged_tags.extend(t for t in tags if t not in merged_tags)
-                    continue
-                raw_name = _text_or_empty(v.get("name"))
-                if not raw_name:
-                    self.note(vplace, f"model `{model_title}`: vertex {vid} has no name (GraphWalker's checker "
-                                      f"rejects it); imported as `{names.clean('', f'v_{vid}')}`")
-                wanted = raw_name
-                if merged and names.clean(raw_name, f"v_{vid}") in used_states:
-                    wanted = f"{model_title}_{raw_name}"
-                state = names.unique(wanted, f"v_{vid}", used_states)
-                states[(k, vid)] = state
-                vertex_of[state] = (vplace, v, tags)
-                if share and merged:
-                    shared_state[share] = state
-                if share and len(sharers.get(share, ())) < 2:
-                    self.note((*vplace, "sharedState"), f"vertex {vid} ({raw_name}): shared state `{share}` is shared with no other "
-                                      "model of this file or of the files given with it, so it is an ordinary state "
-                                      "here (GraphWalker links models only through a state two of them share: give "
-                                      "the file that shares it too, `mbt import graphwalker a.json b.json` or "
-                                      "`--model` on both)")
-                if v.get("actions"):
-                    self.note(vplace, f"vertex {vid} ({raw_name}): vertex actions are not translated")
-            # Model-level actions initialise the model's variables.
-            for statement in _statements(self.strings((*place, "actions"), model.get("actions"),
-                                                      f"model `{model_title}`: `actions`")):
-                try:
-                    target, value, kind = _assignment(statement)
-                except Untranslatable as err:
-                    self.note(place, f"model `{model_title}`: start action `{statement}` not translated: {err}")
-                    continue
-                if kind == "set" and value[0] in ("num", "str", "bool"):
-                    info = var(target, (*place, "actions"))
-                    info["init"] = value
-                    info["types"].append(value[0])
-                    info["consts"].append(value[1])
-                else:
-                    self.note(place, f"model `{model_title}`: start action `{statement}` not translated: only "
-                                     "`x = literal` initialises a variable")
-            seen_edges: set[str] = set()
-            start_id = model.get("startElementId")
-            if start_id is not None:
-                self.need((*place, "startElementId"), start_id, (str, int),
-                          f"model `{model_title}`: `startElementId` must be a string")
-                start_id = str(start_id)
-            for key in ("predefinedPathEdgeIds",):
-                if model.get(key):
-                    counts.setdefault((model_title, key), []).append((*place, key))
-            for eplace, e in self.elements(model, place, "edges", model_title):
-                eid = self.element_id(eplace, e, f"model `{model_title}`: edge {eplace[-1] + 1}")
-                self.need((*eplace, "name"), _text_or_empty(e.get("name")), str,
-                          f"edge {eid}: `name` must be a string")
-                label = f"edge {eid} ({e.get('name') or 'unnamed'})"
-                if eid is not None and eid in seen_edges:
-                    self.note(eplace, f"model `{model_title}`: {label}: edge id `{eid}` is used twice (GraphWalker's "
-                                      "checker rejects it); both edges are imported")
-                if eid is not None:
-                    seen_edges.add(eid)
-                for key in ("weight", "dependency"):
-                    if e.get(key) is not None:
-                        counts.setdefault((model_title, key), []).append((*eplace, key))
-                ends = []
-                for end_key in ("sourceVertexId", "targetVertexId"):
-                    value = e.get(end_key)
-                    if value is not None:
-                        self.need((*eplace, end_key), value, (str, int), f"{label}: `{end_key}` must be a string")
-                        value = str(value)
-                    ends.append(value)
-                source, target = ends
-                if (target is None or (k, target) not in states) and target not in blocked_ids:
-                    raise self.fail((*eplace, "targetVertexId"),
-                                    f"{label}: targetVertexId {target!r} is not a vertex of `{model_title}`")
-                if self.blocked(e) or target in blocked_ids or source in blocked_ids:
-                    if self.blocked(e):
-                        self.note(eplace, f"{label} is BLOCKED: not imported (GraphWalker filters blocked elements "
-                                          "by default)")
-                    continue
-                if source is not None and (k, source) not in states:
-                    self.note((*eplace, "sourceVertexId"), f"{label}: sourceVertexId {source!r} is not a vertex of "
-                                                           f"`{model_title}`; GraphWalker walks it as a start edge")
-                    source = None
-                edge = _Edge(eplace, e, str(_text_or_empty(e.get("name"))),
-                             states[(k, source)] if source is not None else None, states[(k, target)], names.scope)
-                if eid is not None and eid == start_id and initial is None and start_edge is None:
-                    start_edge, started = edge, k
-                if edge.source is None and edge is not start_edge:
-                    self.note(eplace, f"{label} has no source vertex and is not the start element; not imported")
-                    continue
-                edges.append(edge)
-            if start_id is not None and initial is None and start_edge is None:
-                if (k, start_id) in states:
-                    initial, started = states[(k, start_id)], k
-                else:
-                    raise self.fail((*place, "startElementId"), f"model `{model_title}`: startElementId "
-                                                                f"{start_id!r} is neither a vertex nor an edge")
-            elif start_id is not None and started != k:
-                self.note((*place, "startElementId"), f"model `{model_title}`: its start element is not used; the "
-                                                      "merged model starts where the first model does")
-        for (model_title, key), where in sorted(counts.items()):
+    # ---- reading a member
+
+    def read_model(self, k: int) -> None:
+        """Member k's vertices, start actions and edges, and where the fsm starts if it starts there."""
+        (model, place), model_title = self.members[k], self.titles[k]
+        self.names.scope = self.scopes[k]
+        blocked_ids = _blocked_ids(model)
+        vertices = self.conv.elements(model, place, "vertices", model_title)
+        if not vertices:
+            raise self.conv.fail(place, f"GraphWalker model `{model_title}` has no vertices")
+        for vplace, v in vertices:
+            self.read_vertex(k, vplace, v)
+        self.read_start_actions(k)
+        start_id = self.start_id(k)
+        if model.get("predefinedPathEdgeIds"):
+            self.unused.setdefault((model_title, "predefinedPathEdgeIds"), []).append(
+                (*place, "predefinedPathEdgeIds"))
+        seen_edges: set[str] = set()
+        for eplace, e in self.conv.elements(model, place, "edges", model_title):
+            self.read_edge(k, eplace, e, seen_edges, blocked_ids, start_id)
+        self.settle_start(k, start_id)
+
+    def read_vertex(self, k: int, vplace: _Place, v: _Object) -> None:
+        """A vertex as a state; a vertex sharing a state already read (merged models) is that state. A blocked
+        vertex is left out, as GraphWalker leaves it out."""
+        model_title = self.titles[k]
+        vid = self.conv.element_id(vplace, v, f"model `{model_title}`: vertex {_number(vplace)}")
+        if vid is None:
+            raise self.conv.fail(vplace, f"model `{model_title}`: vertex {_number(vplace)} has no `id`")
+        if (k, vid) in self.states:
+            raise self.conv.fail((*vplace, "id"), f"model `{model_title}`: vertex id `{vid}` is used twice")
+        self.conv.need((*vplace, "name"), _text_or_empty(v.get("name")), str, f"vertex {vid}: `name` must be a string")
+        if _is_blocked(v):
+            self.conv.note(vplace, f"vertex {vid} ({v.get('name')}) is BLOCKED: not imported, nor the edges "
+                                   "that touch it (GraphWalker filters blocked elements by default)")
+            return
+        tags = [t for t in self.conv.strings((*vplace, "requirements"), v.get("requirements"),
+                                             f"vertex {vid}: `requirements`") if t.strip()]
+        share = v.get("sharedState")
+        if share is not None:
+            self.conv.need((*vplace, "sharedState"), share, str, f"vertex {vid}: `sharedState` must be a string")
+        if share and share in self.shared_state and self.merged:
+            self.states[(k, vid)] = self.shared_state[share]
+            merged_tags = self.vertex_of[self.shared_state[share]].tags
+            merged_tags.extend(t for t in tags if t not in merged_tags)
+            return
+        raw_name = str(_text_or_empty(v.get("name")))
+        if not raw_name:
+            self.conv.note(vplace, f"model `{model_title}`: vertex {vid} has no name (GraphWalker's checker "
+                                   f"rejects it); imported as `{self.names.clean('', f'v_{vid}')}`")
+        wanted = raw_name
+        if self.merged and self.names.clean(raw_name, f"v_{vid}") in self.used_states:
+            wanted = f"{model_title}_{raw_name}"
+        state = self.names.unique(wanted, f"v_{vid}", self.used_states)
+        self.states[(k, vid)] = state
+        self.vertex_of[state] = _Vertex(vplace, v, tags)
+        if share and self.merged:
+            self.shared_state[share] = state
+        self.note_vertex(vplace, v, vid, raw_name)
+
+    def note_vertex(self, vplace: _Place, v: _Object, vid: str, raw_name: str) -> None:
+        """What an imported vertex holds that is not translated: a state shared with no other model, actions."""
+        share = v.get("sharedState")
+        if share and len(self.sharers.get(share, ())) < 2:
+            self.conv.note((*vplace, "sharedState"), f"vertex {vid} ({raw_name}): shared state `{share}` is shared "
+                           "with no other model of this file or of the files given with it, so it is an ordinary "
+                           "state here (GraphWalker links models only through a state two of them share: give the "
+                           "file that shares it too, `mbt import graphwalker a.json b.json` or `--model` on both)")
+        if v.get("actions"):
+            self.conv.note(vplace, f"vertex {vid} ({raw_name}): vertex actions are not translated")
+
+    def read_start_actions(self, k: int) -> None:
+        """Model-level actions: `x = literal` gives a variable its initial value; anything else is noted."""
+        (model, place), model_title = self.members[k], self.titles[k]
+        for statement in _statements(self.conv.strings((*place, "actions"), model.get("actions"),
+                                                       f"model `{model_title}`: `actions`")):
+            try:
+                assignment = _assignment(statement)
+            except Untranslatable as err:
+                self.conv.note(place, f"model `{model_title}`: start action `{statement}` not translated: {err}")
+                continue
+            if assignment.literal is not None:
+                info = self.variable(assignment.target, (*place, "actions"))
+                info.init = assignment.literal
+                info.types.append(assignment.literal[0])
+                info.consts.append(assignment.literal[1])
+            else:
+                self.conv.note(place, f"model `{model_title}`: start action `{statement}` not translated: only "
+                                      "`x = literal` initialises a variable")
+
+    def start_id(self, k: int) -> str | None:
+        """The member's `startElementId`, checked to be an id."""
+        (model, place), model_title = self.members[k], self.titles[k]
+        start_id = model.get("startElementId")
+        if start_id is None:
+            return None
+        self.conv.need((*place, "startElementId"), start_id, (str, int),
+                       f"model `{model_title}`: `startElementId` must be a string")
+        return str(start_id)
+
+    def read_edge(self, k: int, eplace: _Place, e: _Object, seen_edges: set[str], blocked_ids: set[str],
+                  start_id: str | None) -> None:
+        """An edge between two states read, kept for its transition. Left out with a note: a blocked edge, and an
+        edge without a source vertex unless it is the start element (GraphWalker walks that one first)."""
+        model_title = self.titles[k]
+        eid = self.conv.element_id(eplace, e, f"model `{model_title}`: edge {_number(eplace)}")
+        self.conv.need((*eplace, "name"), _text_or_empty(e.get("name")), str, f"edge {eid}: `name` must be a string")
+        label = f"edge {eid} ({e.get('name') or 'unnamed'})"
+        self.note_edge_properties(k, eplace, e, eid, label, seen_edges)
+        source, target = (self.edge_end(eplace, e, end_key, label) for end_key in ("sourceVertexId", "targetVertexId"))
+        if (target is None or (k, target) not in self.states) and target not in blocked_ids:
+            raise self.conv.fail((*eplace, "targetVertexId"),
+                                 f"{label}: targetVertexId {target!r} is not a vertex of `{model_title}`")
+        if _is_blocked(e) or target in blocked_ids or source in blocked_ids:
+            if _is_blocked(e):
+                self.conv.note(eplace, f"{label} is BLOCKED: not imported (GraphWalker filters blocked elements "
+                                       "by default)")
+            return
+        assert target is not None  # refused above: None is no blocked id
+        if source is not None and (k, source) not in self.states:
+            self.conv.note((*eplace, "sourceVertexId"), f"{label}: sourceVertexId {source!r} is not a vertex of "
+                                                        f"`{model_title}`; GraphWalker walks it as a start edge")
+            source = None
+        edge = _Edge(eplace, e, str(_text_or_empty(e.get("name"))),
+                     self.states[(k, source)] if source is not None else None, self.states[(k, target)],
+                     self.names.scope)
+        if eid is not None and eid == start_id and self.initial is None and self.start_edge is None:
+            self.start_edge, self.started = edge, k
+        if edge.source is None and edge is not self.start_edge:
+            self.conv.note(eplace, f"{label} has no source vertex and is not the start element; not imported")
+            return
+        self.edges.append(edge)
+
+    def note_edge_properties(self, k: int, eplace: _Place, e: _Object, eid: str | None, label: str,
+                             seen_edges: set[str]) -> None:
+        """A repeated edge id is noted; weights and dependencies are counted, to be noted once per model."""
+        model_title = self.titles[k]
+        if eid is not None and eid in seen_edges:
+            self.conv.note(eplace, f"model `{model_title}`: {label}: edge id `{eid}` is used twice (GraphWalker's "
+                                   "checker rejects it); both edges are imported")
+        if eid is not None:
+            seen_edges.add(eid)
+        for key in ("weight", "dependency"):
+            if e.get(key) is not None:
+                self.unused.setdefault((model_title, key), []).append((*eplace, key))
+
+    def edge_end(self, eplace: _Place, e: _Object, end_key: str, label: str) -> str | None:
+        """The vertex id an edge's `sourceVertexId` or `targetVertexId` names, checked to be an id."""
+        value = e.get(end_key)
+        if value is None:
+            return None
+        self.conv.need((*eplace, end_key), value, (str, int), f"{label}: `{end_key}` must be a string")
+        return str(value)
+
+    def settle_start(self, k: int, start_id: str | None) -> None:
+        """A start vertex is the initial state (unless an earlier member's start element came first)."""
+        place, model_title = self.members[k][1], self.titles[k]
+        if start_id is not None and self.initial is None and self.start_edge is None:
+            if (k, start_id) not in self.states:
+                raise self.conv.fail((*place, "startElementId"), f"model `{model_title}`: startElementId "
+                                                                 f"{start_id!r} is neither a vertex nor an edge")
+            self.initial, self.started = self.states[(k, start_id)], k
+        elif start_id is not None and self.started != k:
+            self.conv.note((*place, "startElementId"), f"model `{model_title}`: its start element is not used; the "
+                                                       "merged model starts where the first model does")
+
+    def note_unused_properties(self) -> None:
+        """Once per model and property: weights, dependencies and predefined paths are not imported, and why."""
+        for (model_title, key), where in sorted(self.unused.items()):
             why = {"weight": "edge weights steer GraphWalker's random generator; mbt's suites cover every edge",
                    "dependency": "edge dependencies steer GraphWalker's weighted generators",
                    "predefinedPathEdgeIds": "a predefined path is one walk; mbt builds its own suites (a golden "
                                             "case can replay that walk)"}[key]
-            self.note(where[0], f"model `{model_title}`: {len(where)} `{key}` value(s) not imported: {why}")
+            self.conv.note(where[0], f"model `{model_title}`: {len(where)} `{key}` value(s) not imported: {why}")
 
-        # The start: a vertex, or an edge walked first (GraphWalker starts before it): a state of our own leads in.
-        lines_out: list[tuple[str, Path_ | None]] = []
-        transitions: list[tuple[_Edge, str | None]] = []  # (edge, its source state; None: the start edge)
-        if start_edge is not None:
-            initial = names.unique("start", "start", used_states)
-            lines_out.append((f"  state {initial} initial inferred", (*start_edge.place, "id")))
-            transitions.append((start_edge, initial))
-        if initial is None:
-            first = next(iter(vertex_of))
-            initial = first
-            self.note(members[0][1], f"model `{titles[0]}` names no start element; its first vertex `{first}` is the "
-                                     "initial state")
-        transitions += [(e, e.source) for e in edges if e.source is not None]
+    # ---- writing the fsm
 
-        # Events: edges with one name are one event, except where two of them leave the same state: those are
-        # distinct edges GraphWalker chooses between, so each gets an event of its own, named NAME_ID.
+    def write(self) -> None:
+        """The fsm's DSL lines, each citing the GraphWalker value it comes from: the heading, variables, the
+        states, the events, then the transitions."""
+        start_line = self.start()
+        transitions = self.transitions()
+        events = self.event_names(transitions)
+        body: list[tuple[str, _Place | None]] = []
+        for (e, source), event in zip(transitions, events):
+            self.names.scope = e.model
+            body.append((self.transition(e, source, event), (*e.place, "id")))
+        lines = self.heading() + self.variable_lines()
+        if start_line is not None:
+            lines.append(start_line)
+        lines += self.state_lines(transitions) + self.event_lines(transitions, events) + body + [("}", None)]
+        for line, place in lines:
+            self.conv.emit([line], place)
+        self.conv.emit([""])
+
+    def start(self) -> tuple[str, _Place | None] | None:
+        """Settle the initial state: the start vertex; or, when GraphWalker starts on an edge (it walks that edge
+        first), a state of our own that leads into it, whose line is returned; or, without a start element, the
+        first vertex (noted)."""
+        line: tuple[str, _Place | None] | None = None
+        if self.start_edge is not None:
+            self.initial = self.names.unique("start", "start", self.used_states)
+            line = (f"  state {self.initial} initial inferred", (*self.start_edge.place, "id"))
+        if self.initial is None:
+            first = next(iter(self.vertex_of))
+            self.initial = first
+            self.conv.note(self.members[0][1], f"model `{self.titles[0]}` names no start element; its first vertex "
+                                               f"`{first}` is the initial state")
+        return line
+
+    def transitions(self) -> list[tuple[_Edge, str]]:
+        """Each transition's edge and source state: the start edge first (from the state of our own), then every
+        edge in the order read."""
+        out = [(self.start_edge, self.initial)] if self.start_edge is not None and self.initial is not None else []
+        return out + [(e, e.source) for e in self.edges if e.source is not None]
+
+    def event_names(self, transitions: list[tuple[_Edge, str]]) -> list[str]:
+        """Each transition's event. Edges with one name are one event, except where two of them leave the same
+        state: those are distinct edges GraphWalker chooses between, so each gets an event of its own, NAME_ID."""
         leaving: dict[tuple[str, str], int] = {}
         for e, source in transitions:
             leaving[(source, e.name)] = leaving.get((source, e.name), 0) + 1
@@ -834,169 +954,231 @@ class _Converter:
         for e, source in transitions:
             eid = e.raw.get("id")
             if not e.name or leaving[(source, e.name)] > 1:
-                event = names.unique(f"{e.name}_{eid}" if e.name else "", f"e_{eid}", used_events)
+                event = self.names.unique(f"{e.name}_{eid}" if e.name else "", f"e_{eid}", used_events)
             else:
                 if e.name not in events:
-                    events[e.name] = names.unique(e.name, f"e_{eid}", used_events)
+                    events[e.name] = self.names.unique(e.name, f"e_{eid}", used_events)
                 event = events[e.name]
             event_of.append(event)
         distinct = sorted({e.name for e, source in transitions if e.name and leaving[(source, e.name)] > 1})
         if distinct:
-            self.note(members[0][1], f"model `{title}`: {len(distinct)} edge name(s) label several edges leaving one "
-                                     f"vertex ({', '.join(f'`{n}`' for n in distinct[:5])}"
-                                     f"{', ...' if len(distinct) > 5 else ''}): each such edge is an event of its own, "
-                                     "`NAME_ID`")
+            self.conv.note(self.members[0][1], f"model `{self.title}`: {len(distinct)} edge name(s) label several "
+                                               f"edges leaving one vertex ({', '.join(f'`{n}`' for n in distinct[:5])}"
+                                               f"{', ...' if len(distinct) > 5 else ''}): each such edge is an event "
+                                               "of its own, `NAME_ID`")
+        return event_of
 
-        body: list[tuple[str, Path_]] = []
-        for (e, source), event in zip(transitions, event_of):
-            names.scope = e.model
-            body.append((self.transition(e, source, event, names, var), (*e.place, "id")))
-        out_lines: list[tuple[str, Path_ | None]] = [
-            (f"fsm {name} {self.span(members[0][1], members[0][0]) if members[0][0].get('id') is not None else ''}"
-             .rstrip() + " {", members[0][1]),
-            (f"  title {dsl_string(title + ' (imported from GraphWalker)')}", members[0][1])]
-        generator = members[0][0].get("generator")
+    def heading(self) -> list[tuple[str, _Place | None]]:
+        """`fsm NAME @span {`, its title, and the generator GraphWalker would run it with (as a comment)."""
+        model, place = self.members[0]
+        span = self.conv.span(place, model) if model.get("id") is not None else ""
+        lines: list[tuple[str, _Place | None]] = [
+            (f"fsm {self.name} {span}".rstrip() + " {", place),
+            (f"  title {dsl_string(self.title + ' (imported from GraphWalker)')}", place)]
+        generator = model.get("generator")
         if generator:
-            out_lines.append((f"  # GraphWalker generator: {_comment(str(generator))}", None))
-        for dsl_name, info in sorted(variables.items()):
-            out_lines.append((f"  var {dsl_name}: {self.type_text(dsl_name, info)}{_initial_text(info)}",
-                              info["place"]))
-        out_lines += lines_out
-        has_out = {source for _, source in transitions}
-        for state, (vplace, v, tags) in vertex_of.items():
-            flags = " initial" if state == initial else ""
-            if state not in has_out and state != initial:
-                flags += " final"
-            annotations = [self.span(vplace, v)] + [f"tag {dsl_string(t)}" for t in tags]
-            out_lines.append((f"  state {state}{flags} {' '.join(annotations)}", (*vplace, "id")))
-        first_edge: dict[str, Path_] = {}
-        for (e, _), event in zip(transitions, event_of):
-            first_edge.setdefault(event, (*e.place, "id"))
-        for event, place in first_edge.items():  # each once, in the order of the transitions, at its first edge
-            out_lines.append((f"  event {event}", place))
-        out_lines += body
-        out_lines.append(("}", None))
-        for line, place in out_lines:
-            self.emit([line], place)
-        self.emit([""])
-        return name
+            lines.append((f"  # GraphWalker generator: {_comment(str(generator))}", None))
+        return lines
 
-    def transition(self, e: _Edge, source: str, event: str, names: Names,
-                   var: Callable[[str, Path_], dict]) -> str:
+    def variable_lines(self) -> list[tuple[str, _Place | None]]:
+        return [(f"  var {dsl_name}: {self.type_text(dsl_name, info)}{_initial_text(info)}", info.place)
+                for dsl_name, info in sorted(self.variables.items())]
+
+    def state_lines(self, transitions: list[tuple[_Edge, str]]) -> list[tuple[str, _Place | None]]:
+        """One line per state; a state no transition leaves is `final`."""
+        has_out = {source for _, source in transitions}
+        lines: list[tuple[str, _Place | None]] = []
+        for state, (vplace, v, tags) in self.vertex_of.items():
+            flags = " initial" if state == self.initial else ""
+            if state not in has_out and state != self.initial:
+                flags += " final"
+            annotations = [self.conv.span(vplace, v)] + [f"tag {dsl_string(t)}" for t in tags]
+            lines.append((f"  state {state}{flags} {' '.join(annotations)}", (*vplace, "id")))
+        return lines
+
+    @staticmethod
+    def event_lines(transitions: list[tuple[_Edge, str]], events: list[str]) -> list[tuple[str, _Place | None]]:
+        """Each event once, in the order of the transitions, located at its first edge."""
+        first_edge: dict[str, _Place] = {}
+        for (e, _), event in zip(transitions, events):
+            first_edge.setdefault(event, (*e.place, "id"))
+        return [(f"  event {event}", place) for event, place in first_edge.items()]
+
+    # ---- one transition: its guard and actions translated
+
+    def transition(self, e: _Edge, source: str, event: str) -> str:
+        """`SOURCE -> TARGET on EVENT [GUARD] / ACTIONS` with the edge's span and tags. A guard or action outside
+        the translated subset is left out, noted, and the transition marked `unspecified` with its text."""
         label = f"edge {e.raw.get('id')} ({e.name or 'unnamed'})"
-        guard_text, action_texts, untranslated = "", [], []
-        guard = e.raw.get("guard")
-        if guard is not None:
-            self.need((*e.place, "guard"), guard, str, f"{label}: `guard` must be a string")
-        bounds: dict[str, tuple[float, float]] = {}
-        if isinstance(guard, str) and guard.strip():
-            try:
-                toks = tokens(guard)
-                parser = _Expr(toks, names)
-                guard_text = f" [{parser.parse()}]"
-                for raw in parser.used:
-                    var(raw, (*e.place, "guard"))
-                for raw, consts in parser.constants.items():
-                    info = var(raw, (*e.place, "guard"))
-                    info["consts"] += consts
-                    info["types"] += [_kind_of(c) for c in consts]
-                bounds = _conjunct_bounds(toks)
-            except Untranslatable as err:
-                self.note(e.place, f"{label}: guard `{guard}` not translated: {err}; the transition is kept "
-                                   "without it")
-                untranslated.append(f"guard `{guard}`")
-        for statement in _statements(self.strings((*e.place, "actions"), e.raw.get("actions"),
-                                                  f"{label}: `actions`")):
-            try:
-                action, raw, info_update = self.action(statement, names)
-                info = var(raw, (*e.place, "actions"))
-                for key, value in info_update.items():
-                    if key == "step":
-                        info["steps"].append((value, bounds.get(raw), e.place))
-                    else:
-                        info[key] = info[key] + value if isinstance(value, list) else value or info[key]
-                action_texts.append(action)
-            except Untranslatable as err:
-                self.note(e.place, f"{label}: action `{statement}` not translated: {err}")
-                untranslated.append(f"action `{statement}`")
-        annotations = [self.span(e.place, e.raw)] if e.raw.get("id") is not None else []
+        untranslated: list[str] = []
+        guard_text, bounds = self.guard(e, label, untranslated)
+        action_texts = self.actions(e, label, bounds, untranslated)
+        annotations = [self.conv.span(e.place, e.raw)] if e.raw.get("id") is not None else []
         if untranslated:
             reason = "GraphWalker " + "; ".join(untranslated) + " not translated"
             annotations.append(f"unspecified {dsl_string(reason)}")
-        tags = self.strings((*e.place, "requirements"), e.raw.get("requirements"), f"{label}: `requirements`")
+        tags = self.conv.strings((*e.place, "requirements"), e.raw.get("requirements"), f"{label}: `requirements`")
         annotations += [f"tag {dsl_string(t)}" for t in tags if t.strip()]
         actions = f" / {', '.join(action_texts)}" if action_texts else ""
         return (f"  {source} -> {e.target} on {event}{guard_text}{actions}"
                 + (" " + " ".join(annotations) if annotations else ""))
 
-    def action(self, statement: str, names: Names) -> tuple[str, str, dict]:
-        target, value, kind = _assignment(statement)
-        dsl_target = names.variable(target)
-        if kind == "incr":
-            return f"{dsl_target} := {dsl_target} {value}", target, {"types": ["num"],
-                                                                     "step": int(value.replace(" ", ""))}
-        if value[0] in ("num", "str", "bool"):
-            return f"{dsl_target} := {_literal_text(value)}", target, {"types": [value[0]], "consts": [value[1]]}
-        parser = _Expr(value[1], names)
-        return f"{dsl_target} := {parser.parse()}", target, {}
+    def guard(self, e: _Edge, label: str, untranslated: list[str]) -> tuple[str, dict[str, tuple[float, float]]]:
+        """The guard as DSL (` [...]`, or "" without one or when it is not translated) and what its top-level
+        conjuncts bound (for the counters it guards); the variables it reads and compares are recorded."""
+        guard = e.raw.get("guard")
+        if guard is not None:
+            self.conv.need((*e.place, "guard"), guard, str, f"{label}: `guard` must be a string")
+        if not isinstance(guard, str) or not guard.strip():
+            return "", {}
+        try:
+            toks = tokens(guard)
+            parser = _Expr(toks, self.names)
+            guard_text = f" [{parser.parse()}]"
+            for raw in parser.used:
+                self.variable(raw, (*e.place, "guard"))
+            for raw, consts in parser.constants.items():
+                info = self.variable(raw, (*e.place, "guard"))
+                info.consts += consts
+                info.types += [_kind_of(c) for c in consts]
+            return guard_text, _conjunct_bounds(toks)
+        except Untranslatable as err:
+            self.conv.note(e.place, f"{label}: guard `{guard}` not translated: {err}; the transition is kept "
+                                    "without it")
+            untranslated.append(f"guard `{guard}`")
+            return "", {}
 
-    def type_text(self, dsl_name: str, info: dict) -> str:
+    def actions(self, e: _Edge, label: str, bounds: dict[str, tuple[float, float]],
+                untranslated: list[str]) -> list[str]:
+        """The edge's actions as DSL assignments; what they set and step is recorded for the variables' types."""
+        texts: list[str] = []
+        for statement in _statements(self.conv.strings((*e.place, "actions"), e.raw.get("actions"),
+                                                       f"{label}: `actions`")):
+            try:
+                text, assignment = self.action(statement)
+            except Untranslatable as err:
+                self.conv.note(e.place, f"{label}: action `{statement}` not translated: {err}")
+                untranslated.append(f"action `{statement}`")
+                continue
+            info = self.variable(assignment.target, (*e.place, "actions"))
+            if assignment.increment:
+                info.types.append("num")
+                info.steps.append((assignment.step, bounds.get(assignment.target), e.place))
+            elif assignment.literal is not None:
+                info.types.append(assignment.literal[0])
+                info.consts.append(assignment.literal[1])
+            texts.append(text)
+        return texts
+
+    def action(self, statement: str) -> tuple[str, _Assignment]:
+        """One statement as a DSL assignment (`x := ...`), with the statement as read."""
+        assignment = _assignment(statement)
+        dsl_target = self.names.variable(assignment.target)
+        if assignment.increment:
+            return f"{dsl_target} := {dsl_target} {assignment.increment}", assignment
+        if assignment.literal is not None:
+            return f"{dsl_target} := {_literal_text(assignment.literal)}", assignment
+        parser = _Expr(assignment.expression, self.names)
+        return f"{dsl_target} := {parser.parse()}", assignment
+
+    def type_text(self, dsl_name: str, info: _Variable) -> str:
         """The DSL type of a variable. A counter's range is sound when every step of it is guarded (`x < 3` before
         `x++` bounds it by 3); an unguarded counter is unbounded in GraphWalker, so mbt explores a window of it
         (COUNTER_WINDOW steps past its constants) and says so."""
-        kinds = info["types"] or (["bool"] if info["init"] is None else [info["init"][0]])
+        kinds = info.types or (["bool"] if info.init is None else [info.init[0]])
         kind = kinds[0]
         if kind == "bool":
             return "bool"
         if kind == "str":
             return "string"
-        numbers = [c for c in info["consts"] if isinstance(c, int) and not isinstance(c, bool)]
-        lo, hi = min(numbers + [0]), max(numbers + [0])
-        free_up = free_down = False
-        for step, bound, _ in info["steps"]:
-            if step > 0:
-                if bound is None or bound[1] == float("inf"):
-                    free_up = True
-                else:
-                    hi = max(hi, int(bound[1]) + step)
-            elif step < 0:
-                if bound is None or bound[0] == float("-inf"):
-                    free_down = True
-                else:
-                    lo = min(lo, int(bound[0]) + step)
-        if free_up or free_down:
-            if free_up:
-                hi += COUNTER_WINDOW
-            if free_down:
-                lo -= COUNTER_WINDOW
-            where = next(p for s, b, p in info["steps"] if (s > 0 and free_up and (b is None or b[1] == float("inf")))
-                         or (s < 0 and free_down and (b is None or b[0] == float("-inf"))))
-            self.note(where, f"counter `{dsl_name}` changes without a guard that bounds it, so it is unbounded in "
-                             f"GraphWalker; mbt explores it within {lo}..{hi} (runs that would leave that range are "
-                             "not generated, and a golden case that leaves it is reported out of range)")
+        lo, hi, unbounded = _counter_range(info)
+        if unbounded is not None:
+            self.conv.note(unbounded, f"counter `{dsl_name}` changes without a guard that bounds it, so it is "
+                                      f"unbounded in GraphWalker; mbt explores it within {lo}..{hi} (runs that would "
+                                      "leave that range are not generated, and a golden case that leaves it is "
+                                      "reported out of range)")
         return f"int[{lo}..{max(hi, lo + 1)}]"
 
 
 COUNTER_WINDOW = 5
 
 
-def _text_or_empty(value: Any) -> Any:
+def _counter_range(info: _Variable) -> tuple[int, int, _Place | None]:
+    """A whole-number variable's range: its constants and 0, widened by each guarded step to the bound its guard
+    sets plus the step, and by COUNTER_WINDOW in each direction some step takes unguarded; with the first such
+    unguarded step (None when every step is guarded)."""
+    numbers = [c for c in info.consts if isinstance(c, int) and not isinstance(c, bool)]
+    lo, hi = min(numbers + [0]), max(numbers + [0])
+    free_up = free_down = False
+    for step, bound, _ in info.steps:
+        if step > 0:
+            if bound is None or bound[1] == float("inf"):
+                free_up = True
+            else:
+                hi = max(hi, int(bound[1]) + step)
+        elif step < 0:
+            if bound is None or bound[0] == float("-inf"):
+                free_down = True
+            else:
+                lo = min(lo, int(bound[0]) + step)
+    if not free_up and not free_down:
+        return lo, hi, None
+    if free_up:
+        hi += COUNTER_WINDOW
+    if free_down:
+        lo -= COUNTER_WINDOW
+    where = next(p for s, b, p in info.steps if (s > 0 and free_up and (b is None or b[1] == float("inf")))
+                 or (s < 0 and free_down and (b is None or b[0] == float("-inf"))))
+    return lo, hi, where
+
+
+def _number(place: _Place) -> int:
+    """The position (from 1) of the element at `place` in its list: a vertex, an edge, a model (a file holding
+    one model object, not a list, has model 1)."""
+    last = place[-1]
+    return last + 1 if len(place) > 1 and isinstance(last, int) else 1
+
+
+def _text_or_empty(value: object) -> object:
     """A name as checked for its shape: JSON `null` is no name (as a missing key is), anything else must be text."""
     return "" if value is None else value
 
 
-def _blocked_ids(model: dict) -> set[str]:
-    vertices = model.get("vertices") if isinstance(model.get("vertices"), list) else []
-    return {str(v.get("id")) for v in vertices if isinstance(v, dict) and _Converter.blocked(v)}
+def _is_blocked(element: _Object) -> bool:
+    """Whether the element is BLOCKED (GraphWalker leaves those out by default)."""
+    props = element.get("properties")
+    return isinstance(props, dict) and props.get("blocked") in (True, "true")
+
+
+def _blocked_ids(model: _Object) -> set[str]:
+    return {str(v.get("id")) for v in _parts(model, "vertices") if _is_blocked(v)}
+
+
+def _sharers(members: list[tuple[_Object, _Place]]) -> dict[str, set[int]]:
+    """sharedState name -> the members with a (not blocked) vertex sharing it."""
+    sharers: dict[str, set[int]] = {}
+    for k, (model, _) in enumerate(members):
+        for v in _parts(model, "vertices"):
+            if isinstance(v.get("sharedState"), str) and v["sharedState"] and not _is_blocked(v):
+                sharers.setdefault(v["sharedState"], set()).add(k)
+    return sharers
+
+
+def _colliding_names(members: list[tuple[_Object, _Place]]) -> set[str]:
+    """The names that more than one member's guards and actions mention."""
+    seen: dict[str, set[int]] = {}
+    for k, (model, _) in enumerate(members):
+        for raw in _identifiers(model):
+            seen.setdefault(raw, set()).add(k)
+    return {raw for raw, where in seen.items() if len(where) > 1}
 
 
 _IDENT = re.compile(r"(?<![\w$.])[A-Za-z_$][\w$]*")
 
 
-def _identifiers(model: dict) -> set[str]:
+def _identifiers(model: _Object) -> set[str]:
     """The names a model's guards and actions mention (to tell its local variables from another model's)."""
-    texts = [model.get("actions")] + [e.get(k) for e in (model.get("edges") if isinstance(model.get("edges"), list)
-                                                          else []) if isinstance(e, dict) for k in ("guard", "actions")]
+    texts = [model.get("actions")] + [e.get(k) for e in _parts(model, "edges") for k in ("guard", "actions")]
     found: set[str] = set()
     for t in texts:
         for item in t if isinstance(t, list) else [t]:
@@ -1005,23 +1187,31 @@ def _identifiers(model: dict) -> set[str]:
     return found
 
 
-def _conjunct_bounds(toks: list[tuple[str, str]]) -> dict[str, tuple[float, float]]:
-    """What a guard's top-level conjuncts (`x < 3 && ...`) say about variables: name -> (lowest, highest) value
-    the variable can have when the guard holds. Anything under `||` or `!` says nothing."""
-    depth, parts, current = 0, [], []
+def _top_conjuncts(toks: list[Token]) -> list[list[Token]]:
+    """A guard's top-level conjuncts (`a && (b || c)`: `a`, `(b || c)`); none when `||` joins it at the top."""
+    depth = 0
+    parts: list[list[Token]] = []
+    current: list[Token] = []
     for tok in toks:
         if tok[1] == "(":
             depth += 1
         elif tok[1] == ")":
             depth -= 1
         if depth == 0 and tok[1] == "||":
-            return {}
+            return []
         if depth == 0 and tok[1] == "&&":
             parts.append(current)
             current = []
         else:
             current.append(tok)
     parts.append(current)
+    return parts
+
+
+def _conjunct_bounds(toks: list[Token]) -> dict[str, tuple[float, float]]:
+    """What a guard's top-level conjuncts (`x < 3 && ...`) say about variables: name -> (lowest, highest) value
+    the variable can have when the guard holds. Anything under `||` or `!` says nothing."""
+    parts = _top_conjuncts(toks)
     out: dict[str, tuple[float, float]] = {}
     flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "===": "==="}
     for part in parts:
@@ -1048,45 +1238,63 @@ def _conjunct_bounds(toks: list[tuple[str, str]]) -> dict[str, tuple[float, floa
     return out
 
 
-def _statements(actions: list) -> list[str]:
+def _statements(actions: list[str]) -> list[str]:
     """GraphWalker actions: a list of strings, each holding one or more `;`-separated statements."""
     out = []
-    for item in actions if isinstance(actions, list) else [actions]:
+    for item in actions:
         for part in re.split(r";(?=(?:[^'\"]|'[^']*'|\"[^\"]*\")*$)", str(item)):
             if part.strip():
                 out.append(part.strip())
     return out
 
 
-def _assignment(statement: str) -> tuple[str, Any, str]:
-    """(variable, value, kind): kind "set" with a literal ("num"/"str"/"bool", value) or ("expr", tokens); "incr"
-    with "+ N" / "- N"."""
+@dataclass(frozen=True)
+class _Assignment:
+    """One statement of GraphWalker actions as read: `x = literal`, `x = expression` or a step `x++`, `x -= 2`
+    (exactly one of literal, expression and increment is given)."""
+
+    target: str  # the JavaScript name
+    literal: _Literal | None = None
+    expression: list[Token] = field(default_factory=list)  # the tokens after `=`
+    increment: str = ""  # "+ 1", "- 2": as the DSL writes it after `x := x`
+
+    @property
+    def step(self) -> int:
+        return int(self.increment.replace(" ", "")) if self.increment else 0
+
+
+def _assignment(statement: str) -> _Assignment:
+    """The statement read, or Untranslatable: only `x = value`, `x++`, `x--`, `x += n` and `x -= n` are."""
     toks = tokens(statement)
     if toks and toks[0] == ("name", "var") or toks and toks[0] == ("name", "let"):
         toks = toks[1:]
     if len(toks) == 2 and toks[0][0] == "name" and toks[1][1] in ("++", "--"):
-        return toks[0][1], "+ 1" if toks[1][1] == "++" else "- 1", "incr"
+        return _Assignment(toks[0][1], increment="+ 1" if toks[1][1] == "++" else "- 1")
     if len(toks) == 2 and toks[1][0] == "name" and toks[0][1] in ("++", "--"):
-        return toks[1][1], "+ 1" if toks[0][1] == "++" else "- 1", "incr"
+        return _Assignment(toks[1][1], increment="+ 1" if toks[0][1] == "++" else "- 1")
     if len(toks) >= 3 and toks[0][0] == "name" and toks[1][1] in ("+=", "-=") and len(toks) == 3 and toks[2][0] == "num":
         if "." in toks[2][1]:
             raise Untranslatable(f"`{toks[2][1]}` is a decimal number")
-        return toks[0][1], f"{'+' if toks[1][1] == '+=' else '-'} {toks[2][1]}", "incr"
+        return _Assignment(toks[0][1], increment=f"{'+' if toks[1][1] == '+=' else '-'} {toks[2][1]}")
     if len(toks) >= 3 and toks[0][0] == "name" and toks[1][1] == "=":
-        rest = toks[2:]
-        if len(rest) == 1 and rest[0][0] in ("num", "str"):
-            if rest[0][0] == "num" and "." in rest[0][1]:
-                raise Untranslatable(f"`{rest[0][1]}` is a decimal number")
-            return toks[0][1], (rest[0][0], _literal_value(rest[0])), "set"
-        if len(rest) == 2 and rest[0][1] == "-" and rest[1][0] == "num" and "." not in rest[1][1]:
-            return toks[0][1], ("num", -int(rest[1][1])), "set"
-        if len(rest) == 1 and rest[0] in (("name", "true"), ("name", "false")):
-            return toks[0][1], ("bool", rest[0][1] == "true"), "set"
-        return toks[0][1], ("expr", rest), "set"
+        return _set(toks[0][1], toks[2:])
     raise Untranslatable("only `x = value`, `x++`, `x--`, `x += n` and `x -= n` are translated")
 
 
-def _kind_of(value: Any) -> str:
+def _set(target: str, rest: list[Token]) -> _Assignment:
+    """`target = ...`: a literal (a whole number, a string, true or false) or an expression."""
+    if len(rest) == 1 and rest[0][0] in ("num", "str"):
+        if rest[0][0] == "num" and "." in rest[0][1]:
+            raise Untranslatable(f"`{rest[0][1]}` is a decimal number")
+        return _Assignment(target, literal=(rest[0][0], _literal_value(rest[0])))
+    if len(rest) == 2 and rest[0][1] == "-" and rest[1][0] == "num" and "." not in rest[1][1]:
+        return _Assignment(target, literal=("num", -int(rest[1][1])))
+    if len(rest) == 1 and rest[0] in (("name", "true"), ("name", "false")):
+        return _Assignment(target, literal=("bool", rest[0][1] == "true"))
+    return _Assignment(target, expression=rest)
+
+
+def _kind_of(value: Scalar) -> str:
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, (int, float)):
@@ -1094,19 +1302,19 @@ def _kind_of(value: Any) -> str:
     return "str"
 
 
-def _literal_text(value: tuple[str, Any]) -> str:
+def _literal_text(value: _Literal) -> str:
     kind, v = value
     if kind == "bool":
         return "true" if v else "false"
     if kind == "num":
         return str(v)
-    return dsl_string(v)
+    return dsl_string(str(v))
 
 
-def _initial_text(info: dict) -> str:
-    if info["init"] is None:
+def _initial_text(info: _Variable) -> str:
+    if info.init is None:
         return ""
-    return f" = {_literal_text(info['init'])}"
+    return f" = {_literal_text(info.init)}"
 
 
 def _comment(text: str) -> str:
