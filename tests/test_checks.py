@@ -11,6 +11,7 @@ import z3
 
 from mbt.analysis import fsm_checks, invariant_checks, policy_checks, smt, spans, table_checks
 from mbt.analysis.check import KIND_CHECKS, CheckOptions, check_model, has_errors, run_checks
+from mbt.analysis.findings import CHECKS
 from mbt.analysis.fsm_checks import FsmChecker
 from mbt.analysis.smt import Solver, Symbols, encode, model_to_valuation, pin
 from mbt.model.common import Location, ModelBase
@@ -70,12 +71,15 @@ def test_every_documented_code_has_a_case_and_every_code_is_documented():
     for path in CASES.glob("*.yaml"):
         for case in yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]:
             in_cases.update(code for code, _ in case["expect"])
-    defined = {value[0] for module in (fsm_checks, spans, invariant_checks, policy_checks, table_checks)
-               for value in vars(module).values()
-               if isinstance(value, tuple) and len(value) == 3
-               and str(value[0])[:3] in ("FSM", "SPN", "INV", "POL", "TBL")}
+    assert all((fsm_checks, spans, invariant_checks, policy_checks, table_checks))  # imported: every check declared
+    defined = set(CHECKS)  # the one registry of Check(code, name, severity, doc)
     assert defined == documented
     assert defined == in_cases
+    for code, check in CHECKS.items():  # its name, severity and first sentence are docs/checks.md's
+        heading = next(line for line in (Path(__file__).parents[1] / "docs" / "checks.md").read_text(
+            encoding="utf-8").splitlines() if line.startswith(f"### {code} "))
+        assert f"`{check.name}` ({check.severity}" in heading, (code, heading)
+        assert check.doc and check.doc.endswith((".", ":", ")")), code
 
 
 # ---------------------------------------------------------------- witnesses

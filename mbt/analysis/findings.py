@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -11,6 +12,30 @@ from mbt.analysis.counterexample import Counterexample
 from mbt.model.common import Location
 
 FindingSeverity = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of `mbt check`: its stable code and name, its severity, and one sentence of what it finds (the first
+    of its section in docs/checks.md, where a bad and a good example show it)."""
+
+    code: str
+    name: str
+    severity: str
+    doc: str
+
+
+CHECKS: dict[str, Check] = {}  # code -> the check, every kind's: docs/checks.md lists exactly these
+
+
+def check(code: str, name: str, severity: str, doc: str) -> Check:
+    """Declare a check (at import of its module). A code may be declared again under another severity (TBL001 is
+    info where the outputs' defaults answer), never under another name."""
+    found = Check(code, name, severity, doc)
+    known = CHECKS.setdefault(code, found)
+    if known.name != name:
+        raise ValueError(f"check {code} is declared as `{known.name}` and as `{name}`")
+    return found
 
 
 class Finding(BaseModel):

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 import networkx as nx
 import z3
 
-from mbt.analysis.findings import Finding
+from mbt.analysis.findings import Check, Finding, check
 from mbt.analysis.smt import (
     NONE,
     Solver,
@@ -30,18 +30,37 @@ from mbt.model.expr import Env, Expr, Ref, compile_expr
 from mbt.model.fsm import Action, Assign, Discard, Effect, Forbid, FsmModel, ToolCall, Transition
 from mbt.model.types import ValueType
 
-# (code, name, severity); stable, documented with a bad and a good example each in docs/checks.md.
-UNREACHABLE_STATE = ("FSM001", "unreachable-state", "warning")
-UNREACHABLE_BY_GUARDS = ("FSM002", "unreachable-by-guards", "warning")
-DEAD_END = ("FSM003", "dead-end", "warning")
-NO_FINAL_STATE = ("FSM004", "no-final-state", "info")
-GUARD_NEVER_HOLDS = ("FSM005", "guard-never-holds", "error")
-OVERLAPPING_GUARDS = ("FSM006", "overlapping-guards", "error")
-TRANSITION_FORBIDDEN = ("FSM007", "transition-forbidden", "error")
-FORBID_NEVER_APPLIES = ("FSM008", "forbid-never-applies", "warning")
-UNUSED_EVENT = ("FSM009", "unused-event", "info")
-UNUSED_VARIABLE = ("FSM010", "unused-variable", "info")
-CONFLICTING_BINDINGS = ("FSM011", "conflicting-intent-bindings", "error")
+# Check(code, name, severity, doc), registered in mbt.analysis.findings.CHECKS; stable, documented with a bad and a
+# good example each in docs/checks.md (doc: its first sentence there).
+UNREACHABLE_STATE = check("FSM001", "unreachable-state", "warning",
+                          "No chain of transitions leads from the initial state to this state, whatever the guards.")
+UNREACHABLE_BY_GUARDS = check("FSM002", "unreachable-by-guards", "warning",
+                              "The state is reachable on the graph, but only over transitions whose guard can never "
+                              "hold (FSM005), so in fact no run gets there.")
+DEAD_END = check("FSM003", "dead-end", "warning",
+                 "A state that is not `final` has no outgoing transition (or only transitions whose guard can never "
+                 "hold): a run that enters it is stuck.")
+NO_FINAL_STATE = check("FSM004", "no-final-state", "info",
+                       "The machine declares no `final` state.")
+GUARD_NEVER_HOLDS = check("FSM005", "guard-never-holds", "error",
+                          "No values of the variables and parameters (within their declared types) satisfy the "
+                          "guard, so the transition can never be taken.")
+OVERLAPPING_GUARDS = check("FSM006", "overlapping-guards", "error",
+                           "Two transitions leave the same state on the same event and their guards can both hold: "
+                           "the model is non-deterministic there.")
+TRANSITION_FORBIDDEN = check("FSM007", "transition-forbidden", "error",
+                             "A declared transition does what a `forbid` declaration forbids.")
+FORBID_NEVER_APPLIES = check("FSM008", "forbid-never-applies", "warning",
+                             "The forbid's guard can never hold, so the forbid can match nothing and a golden can "
+                             "never cover it.")
+UNUSED_EVENT = check("FSM009", "unused-event", "info",
+                     "An event that no transition, binding or forbid mentions.")
+UNUSED_VARIABLE = check("FSM010", "unused-variable", "info",
+                        "A variable that no guard, assigned value, tool argument, forbid guard or effect condition "
+                        "reads (reading `discarded.X` counts as reading `X`).")
+CONFLICTING_BINDINGS = check("FSM011", "conflicting-intent-bindings", "error",
+                             "Two `bind intent` lines route the same intent (compared exactly) to different events; "
+                             "a turn with that intent cannot be bound deterministically.")
 
 REPLAY_FAILED = " (the solver's witness did not replay on mbt's evaluator; this is an mbt bug, please report it)"
 
@@ -195,9 +214,9 @@ class FsmChecker:
         return "sat", shown(valuation)
 
     # ------------------------------------------------------------ reporting
-    def report(self, kind: tuple[str, str, str], location: Location, message: str,
+    def report(self, kind: Check, location: Location, message: str,
                related: list[Location] | None = None, witness: dict[str, Any] | None = None) -> None:
-        code, name, severity = kind
+        code, name, severity = kind.code, kind.name, kind.severity
         self.findings.append(Finding(code=code, name=name, severity=severity, location=location, message=message,
                                      model=self.model.name, related=related or [], witness=witness))
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from mbt.analysis.counterexample import CallShown, Counterexample, TraceStep
 from mbt.analysis.explore import MAX_CONFIGURATIONS, Edge, Explorer, StateGraph
-from mbt.analysis.findings import Finding
+from mbt.analysis.findings import Finding, check
 from mbt.analysis.smt import Solver, Symbols, encode_term, truth
 from mbt.elements.base import Element
 from mbt.elements.fsm import enumerate_fsm
@@ -31,11 +31,22 @@ from mbt.model.fsm import FsmModel
 from mbt.model.invariant import CallMade, EventIs, Invariant, InvariantModel, given
 from mbt.model.types import ValueType
 
-# (code, name, severity); stable, documented with a bad and a good example each in docs/checks.md.
-INVARIANT_VIOLATED = ("INV001", "invariant-violated", "error")
-INVARIANT_HOLDS = ("INV002", "invariant-holds", "info")
-INVARIANT_VACUOUS = ("INV003", "invariant-vacuous", "warning")
-EXPLORATION_LIMITED = ("INV004", "exploration-limited", "warning")
+# Check(code, name, severity, doc), registered in mbt.analysis.findings.CHECKS; stable, documented with a bad and a
+# good example each in docs/checks.md (doc: its first sentence there).
+INVARIANT_VIOLATED = check("INV001", "invariant-violated", "error",
+                           "Some run of the state machine breaks the invariant.")
+INVARIANT_HOLDS = check("INV002", "invariant-holds", "info",
+                        "No explored run breaks the invariant, and some run triggers it: \"holds on every run (N "
+                        "reachable configurations explored)\" when the exploration was complete, else \"holds on "
+                        "every run of up to N steps\".")
+INVARIANT_VACUOUS = check("INV003", "invariant-vacuous", "warning",
+                          "The invariant can never be broken because it is never *triggered*: no explored run opens "
+                          "its scope, makes its antecedent true (`always A -> P`, `every call T`), makes P true (`S "
+                          "precedes P`) or S true (`S leads to P`) — or, for `before`/`between` scopes, no run ever "
+                          "closes an open interval with R.")
+EXPLORATION_LIMITED = check("INV004", "exploration-limited", "warning",
+                            "The exploration reached 200,000 configurations before the depth bound and stopped; the "
+                            "invariants were judged on the part explored only.")
 
 DEFAULT_DEPTH = 20  # steps; `mbt check --depth N` changes it
 
@@ -208,7 +219,7 @@ def check_invariants(model: InvariantModel, options=None) -> list[Finding]:
     engine = None  # built on the first counterexample, shared by the others
 
     def report(kind, loc: Location, message: str, example: Counterexample | None = None) -> None:
-        code, name, severity = kind
+        code, name, severity = kind.code, kind.name, kind.severity
         findings.append(Finding(code=code, name=name, severity=severity, location=loc, message=message,
                                 model=model.name, counterexample=example))
 

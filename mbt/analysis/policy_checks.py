@@ -12,7 +12,7 @@ from typing import Any, TypeGuard
 
 import z3
 
-from mbt.analysis.findings import Finding
+from mbt.analysis.findings import Check, Finding, check
 from mbt.analysis.policy_smt import INDETERMINATE, Answer, PolicyEncoding
 from mbt.analysis.smt import candidates, constants_of
 from mbt.elements.policy import Boundary
@@ -21,18 +21,42 @@ from mbt.model.common import Location
 from mbt.model.expr import Lit, atoms
 from mbt.model.policy import NOT_APPLICABLE, Assertion, PolicyModel, Rule
 
-# (code, name, severity); stable, documented with a bad and a good example each in docs/checks.md.
-RULE_NEVER_APPLIES = ("POL001", "rule-never-applies", "error")
-RULE_ALWAYS_APPLIES = ("POL002", "rule-always-applies", "warning")
-RULE_NEVER_DECISIVE = ("POL003", "rule-never-decisive", "warning")
-RULES_CONFLICT = ("POL004", "rules-conflict", "info")
-RULES_OVERLAP = ("POL005", "rules-overlap", "error")
-POLICY_GAP = ("POL006", "policy-gap", "warning")
-PROPERTY_REFUTED = ("POL007", "property-refuted", "error")
-PROPERTY_PROVED = ("POL008", "property-proved", "info")
-UNUSED_ATTRIBUTE = ("POL009", "unused-attribute", "info")
-ENFORCED_FSM_MISSING = ("POL010", "enforced-fsm-not-loaded", "warning")
-ENFORCED_TOOL_NEVER_CALLED = ("POL011", "enforced-tool-never-called", "warning")
+# Check(code, name, severity, doc), registered in mbt.analysis.findings.CHECKS; stable, documented with a bad and a
+# good example each in docs/checks.md (doc: its first sentence there).
+RULE_NEVER_APPLIES = check("POL001", "rule-never-applies", "error",
+                           "No request satisfies the rule's target and condition together (within the declared "
+                           "types), so the rule never takes part in a decision and no golden can cover it.")
+RULE_ALWAYS_APPLIES = check("POL002", "rule-always-applies", "warning",
+                            "The rule has a target or a condition, yet it holds for every request: the condition "
+                            "does not restrict anything (often a wrong bound or a tautology).")
+RULE_NEVER_DECISIVE = check("POL003", "rule-never-decisive", "warning",
+                            "The rule can apply, but whenever it does the decision is made by other rules: a permit "
+                            "always overridden by a deny (deny-overrides), a rule shadowed by earlier ones "
+                            "(first-applicable), a rule that always meets another one (Indeterminate under "
+                            "only-one-applicable), a deny always beaten by a permit (deny-unless-permit).")
+RULES_CONFLICT = check("POL004", "rules-conflict", "info",
+                       "A permit and a deny rule both apply to one request; the message says which effect wins under "
+                       "the combining algorithm (for first-applicable, the earlier rule) and what the policy decides "
+                       "at the witness.")
+RULES_OVERLAP = check("POL005", "rules-overlap", "error",
+                      "Under only-one-applicable two rules (of any effect) apply to one request, which makes the "
+                      "decision Indeterminate{DP}.")
+POLICY_GAP = check("POL006", "policy-gap", "warning",
+                   "Some complete requests are NotApplicable: no rule applies, and the enforcement point has to "
+                   "decide on its own.")
+PROPERTY_REFUTED = check("POL007", "property-refuted", "error",
+                         "A declared property does not hold.")
+PROPERTY_PROVED = check("POL008", "property-proved", "info",
+                        "The declared property holds: for every request, with or without all its attributes "
+                        "(`never`), or for every complete request (`always`).")
+UNUSED_ATTRIBUTE = check("POL009", "unused-attribute", "info",
+                         "An attribute that no rule and no assert reads.")
+ENFORCED_FSM_MISSING = check("POL010", "enforced-fsm-not-loaded", "warning",
+                             "An `enforce call TOOL in FSM` block names an FSM that is not among the models read, so "
+                             "the link is not checked and conversation goldens are not checked against the policy.")
+ENFORCED_TOOL_NEVER_CALLED = check("POL011", "enforced-tool-never-called", "warning",
+                                   "The FSM that an `enforce` block names never calls the tool, so no conversation "
+                                   "is checked against the policy (a typo in the tool's name, usually).")
 
 # Whether a tidier witness still shows what the original one did (the evaluator's verdict on it).
 Keeps = Callable[[dict[str, Any]], bool]
@@ -467,9 +491,9 @@ class PolicyChecker:
         self.findings: list[Finding] = []
         self.rules = {rule.name: rule for rule in model.rules}
 
-    def report(self, kind: tuple[str, str, str], location: Location, message: str,
+    def report(self, kind: Check, location: Location, message: str,
                related: list[Location] | None = None, witness: dict[str, Any] | None = None) -> None:
-        code, name, severity = kind
+        code, name, severity = kind.code, kind.name, kind.severity
         self.findings.append(Finding(code=code, name=name, severity=severity, location=location, message=message,
                                      model=self.model.name, related=related or [], witness=witness))
 

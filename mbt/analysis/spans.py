@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
-from mbt.analysis.findings import Finding
+from mbt.analysis.findings import Check, Finding, check
 from mbt.model.common import Location, ModelBase, SourceDecl, Span
 from mbt.parsing.loader import ModelFile, annotated_elements
 from mbt.sources import SourceDocument, SourceError, load_document, normalise, source_path
 
 # Codes are stable and documented in docs/checks.md.
-SOURCE_UNUSABLE = ("SPN001", "source-unusable", "error")
-LINES_OUT_OF_RANGE = ("SPN002", "span-lines-out-of-range", "error")
-QUOTE_MOVED = ("SPN003", "quote-moved", "warning")
-QUOTE_NOT_FOUND = ("SPN004", "quote-not-found", "error")
-EMPTY_QUOTE = ("SPN005", "empty-quote", "warning")
+SOURCE_UNUSABLE = check("SPN001", "source-unusable", "error",
+                        "The declared source document is missing, a folder, binary, not UTF-8 or too large.")
+LINES_OUT_OF_RANGE = check("SPN002", "span-lines-out-of-range", "error",
+                           "The span cites lines the document does not have (it got shorter, or the numbers are "
+                           "wrong), or columns its lines do not have (`@doc:1:900-1:950` on a line of 400 "
+                           "characters; a line's end counts as one character).")
+QUOTE_MOVED = check("SPN003", "quote-moved", "warning",
+                    "The quote is not inside the cited lines, but it is elsewhere in the document: `quote moved: now "
+                    "at lines 14-15`.")
+QUOTE_NOT_FOUND = check("SPN004", "quote-not-found", "error",
+                        "The quote occurs nowhere in the document: the document no longer says it (or the quote has "
+                        "a typo).")
+EMPTY_QUOTE = check("SPN005", "empty-quote", "warning",
+                    "The quote is empty or only whitespace, so it says nothing (it would match anywhere).")
 
 
-def finding(kind: tuple[str, str, str], location: Location, message: str, model: str | None,
+def finding(kind: Check, location: Location, message: str, model: str | None,
             related: list[Location] | None = None) -> Finding:
-    code, name, severity = kind
+    code, name, severity = kind.code, kind.name, kind.severity
     return Finding(code=code, name=name, severity=severity, location=location, message=message, model=model,
                    related=related or [])
 

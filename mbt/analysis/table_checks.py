@@ -2,30 +2,56 @@
 
 from __future__ import annotations
 
-from mbt.analysis.findings import Finding
+from mbt.analysis.findings import Check, Finding, check
 from mbt.model.common import Location
 from mbt.model.table import TableModel, plain, value_text
 from mbt.tables.analysis import analyse, masked_reason
 
-# (code, name, severity); stable, documented with a bad and a good example each in docs/checks.md.
-GAP = ("TBL001", "table-gap", "warning")
-GAP_DEFAULT = ("TBL001", "table-gap", "info")  # the outputs' defaults answer there
-UNIQUE_OVERLAP = ("TBL002", "unique-overlap", "error")
-ANY_CONFLICT = ("TBL003", "any-conflict", "error")
-MASKED = ("TBL004", "masked-rule", "warning")
-DUPLICATE = ("TBL005", "duplicate-rules", "warning")
-SUBSUMED = ("TBL006", "subsumed-rule", "warning")
-NEVER_MATCHES = ("TBL007", "rule-never-matches", "error")
-OUTSIDE_DOMAIN = ("TBL008", "entry-outside-domain", "warning")
-FINER_THAN_PRECISION = ("TBL009", "entry-finer-than-precision", "warning")
-INCOMPLETE = ("TBL010", "analysis-incomplete", "info")  # more gaps than listed, or a question the solver left open
+# Check(code, name, severity, doc), registered in mbt.analysis.findings.CHECKS; stable, documented with a bad and a
+# good example each in docs/checks.md (doc: its first sentence there).
+GAP = check("TBL001", "table-gap", "warning",
+            "Some inputs match no rule: the table gives no result there (or only the outputs' defaults).")
+# the outputs' defaults answer there
+GAP_DEFAULT = check("TBL001", "table-gap", "info",
+                    "Some inputs match no rule: the table gives no result there (or only the outputs' defaults).")
+UNIQUE_OVERLAP = check("TBL002", "unique-overlap", "error",
+                       "Under `hit unique` two rules match the same input, so evaluation fails there.")
+ANY_CONFLICT = check("TBL003", "any-conflict", "error",
+                     "Under `hit any` two rules with different outputs match the same input (rules with equal "
+                     "outputs may overlap).")
+MASKED = check("TBL004", "masked-rule", "warning",
+               "The rule matches some inputs, but on every one of them another rule gives the result: under `first` "
+               "an earlier rule, under `priority` a rule with a higher-priority output; under `unique` (`any`) every "
+               "input it matches also matches another rule (with different outputs), so evaluation fails wherever it "
+               "matches.")
+DUPLICATE = check("TBL005", "duplicate-rules", "warning",
+                  "Two rules match exactly the same inputs (the message says whether their outputs agree): one of "
+                  "them is redundant or the two contradict each other.")
+SUBSUMED = check("TBL006", "subsumed-rule", "warning",
+                 "Under `unique`, `any` or `priority`, every input the rule matches is matched by another rule with "
+                 "the same outputs: the rule can be removed without changing any result. (Under `first` such a rule "
+                 "is reported as masked.)")
+NEVER_MATCHES = check("TBL007", "rule-never-matches", "error",
+                      "An entry holds for no value of its column's domain, so the rule never matches.")
+OUTSIDE_DOMAIN = check("TBL008", "entry-outside-domain", "warning",
+                       "A constant of an entry lies outside the column's declared range: the entry reaches values "
+                       "the input can never take (`[100..150]` on `integer [0..120]`).")
+FINER_THAN_PRECISION = check("TBL009", "entry-finer-than-precision", "warning",
+                             "A constant is not a multiple of the column's precision: `< 10.005` on `number "
+                             "precision 0.01` cannot be told apart from `<= 10` by any input, which usually means a "
+                             "typo or a wrong precision.")
+INCOMPLETE = check("TBL010", "analysis-incomplete", "info",
+                   "The analysis shows only part of what it found, or could not settle a question: the table has "
+                   "more gap regions than the 20 listed (TBL001; fill those, or add defaults, and check again), or "
+                   "the solver could not decide within its time limit whether the table is complete or whether a "
+                   "rule can give the result.")  # more gaps than listed, or a question the solver left open
 
 REPLAY_FAILED = " (the witness did not replay on mbt's evaluator; this is an mbt bug, please report it)"
 
 
-def finding(kind: tuple[str, str, str], location: Location, message: str, model: TableModel,
+def finding(kind: Check, location: Location, message: str, model: TableModel,
             related: list[Location] | None = None, witness: dict | None = None) -> Finding:
-    code, name, severity = kind
+    code, name, severity = kind.code, kind.name, kind.severity
     return Finding(code=code, name=name, severity=severity, location=location, message=message, model=model.name,
                    related=related or [], witness=witness)
 
