@@ -10,12 +10,21 @@ The importers themselves live in mbt/importers/, a floor above the parser.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:  # annotations only: the registry imports no importer and not the loader at run time
+    from mbt.parsing.loader import ModelFile
+
+Load = Callable[[str | Path], "ModelFile"]  # a file -> its models
+LoadGroup = Callable[[Sequence[str | Path]], "list[ModelFile]"]  # the files of one load, read together
+Sniff = Callable[[Path], bool]  # a file found in a folder -> whether it is such a model
 
 
-def _function(name: str) -> Callable[..., Any]:
+def _function(name: str) -> object:
+    """The function a "module:function" entry names, its module imported now (when such a file is read)."""
     module, _, function = name.partition(":")
     return getattr(importlib.import_module(module), function)
 
@@ -32,15 +41,17 @@ class Importer:
     # "module:function" telling, for a file of this suffix found in a folder, whether it is such a model.
     sniff: str | None = None
 
-    def load(self) -> Callable[..., Any]:
-        return _function(self.loader)
+    # The entries name functions of these signatures (tests/test_architecture.py imports each and checks them): the
+    # casts state what the entry promises, which a string cannot say to a type checker.
+    def load(self) -> Load:
+        return cast(Load, _function(self.loader))
 
-    def load_group(self) -> Callable[..., Any]:
+    def load_group(self) -> LoadGroup:
         assert self.group_loader is not None
-        return _function(self.group_loader)
+        return cast(LoadGroup, _function(self.group_loader))
 
-    def found_in_folder(self, path) -> bool:
-        return self.searched or (self.sniff is not None and bool(_function(self.sniff)(path)))
+    def found_in_folder(self, path: Path) -> bool:
+        return self.searched or (self.sniff is not None and cast(Sniff, _function(self.sniff))(path))
 
 
 _GW = "mbt.importers.graphwalker"

@@ -101,3 +101,18 @@ def test_every_package_is_shipped_in_the_wheel():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
     packages = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "mbt").rglob("__init__.py")}
     assert packages - listed == set(), f"add to [tool.setuptools] packages: {sorted(packages - listed)}"
+
+
+def test_every_importer_entry_names_a_function_of_its_signature():
+    """mbt/importer.py names its importers by "module:function" strings: each must be importable and take what its
+    type says (a path; the group loader a list of paths; the sniffer a path)."""
+    import inspect
+
+    from mbt.importer import IMPORTERS
+
+    for suffix, entry in IMPORTERS.items():
+        for name in filter(None, (entry.loader, entry.group_loader, entry.sniff)):
+            module, _, function = name.partition(":")
+            found = getattr(__import__(module, fromlist=[function]), function)
+            params = [p for p in inspect.signature(found).parameters.values() if p.default is p.empty]
+            assert len(params) == 1, (suffix, name)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -438,10 +438,10 @@ def load_graphwalker(path: str | Path) -> ModelFile:
     return load_graphwalker_files([path])[0]
 
 
-def load_graphwalker_files(paths: list[str | Path]) -> list[ModelFile]:
+def load_graphwalker_files(paths: Sequence[str | Path]) -> list[ModelFile]:
     """GraphWalker files given together (`--model a.json b.graphml`, a folder), read as model files: one per group
     of files linked by shared states, named after the group's first file; every position is in its own file."""
-    docs = _read_all(paths)
+    docs = _read_all(list(paths))
     out = []
     for group in link_groups(docs):
         members = [docs[i] for i in group]
