@@ -70,10 +70,11 @@ def coverage_github(report: CoverageReport, full_report: str | None = None) -> s
                                  gate.source, None, None, "mbt gate: FAILED"))
     forbidden: list[tuple[int, str]] = []
     for m in report.models:
+        alarms = m.alarm_criteria()  # errors when uncovered (CriterionCoverage.alarm)
         for ec in m.uncovered():
             e = ec.element
             rank = _SEVERITY_RANK.get(e.severity.value, 9)
-            if e.criterion == "forbidden" and (m.model, e.id) not in waived:
+            if e.criterion in alarms and (m.model, e.id) not in waived:
                 cite = f" (cites {e.span.describe()})" if e.span else ""
                 forbidden.append((rank, annotation("error", f"forbidden behaviour not tested: {e.label}{cite}",
                                                    e.location.file, e.location.line, e.location.column,

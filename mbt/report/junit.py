@@ -20,7 +20,7 @@ def _a(text) -> str:
 
 
 def coverage_junit(report: CoverageReport) -> str:
-    """Covered (verified) elements pass; an uncovered forbidden element fails; a waived one is skipped with the
+    """Covered (verified) elements pass; an uncovered element of an alarm criterion (forbidden) fails; a waived one is skipped with the
     waiver's reason; other uncovered elements are skipped as "not covered" (not tested is not passed)."""
     gate = report.gate
     waivers = report.waived()
@@ -29,6 +29,7 @@ def coverage_junit(report: CoverageReport) -> str:
     for m in report.models:
         cases = []
         failures = skipped = 0
+        alarms = m.alarm_criteria()  # the criteria whose uncovered elements fail (CriterionCoverage.alarm)
         for ec in m.elements:
             e = ec.element
             attrs = f"name={_a(e.id)} classname={_a(f'{m.model}.{e.criterion}')} file={_a(e.location.file)} " \
@@ -43,7 +44,7 @@ def coverage_junit(report: CoverageReport) -> str:
             elif waiver is not None:
                 body = f"<skipped message={_a(f'waived until {waiver.expires}: {waiver.reason}')}/>"
                 skipped += 1
-            elif e.criterion == "forbidden":
+            elif e.criterion in alarms:
                 reached = "exercised but never checked" if ec.exercised_by else "never reached"
                 cite = f"\ncites {e.span.describe()}" if e.span else ""
                 body = (f"<failure message={_a(f'forbidden behaviour not tested ({reached})')} type=\"uncovered-forbidden\">"

@@ -53,7 +53,7 @@ def coverage_markdown(report: CoverageReport) -> str:
             extra = f" ({c.infeasible} infeasible)" if c.infeasible else ""
             out.append(f"| {c.criterion}{extra} | {c.verified.covered}/{c.verified.total} | {_pct(c.verified)} | "
                        f"{_pct(c.verified, True)} | {c.exercised.covered}/{c.exercised.total} | {_pct(c.exercised)} |")
-        forbidden = m.uncovered("forbidden")
+        forbidden = m.uncovered_alarms()  # the kind's alarm criteria (CriterionCoverage.alarm)
         waived = report.waived_in(m.model)
         if forbidden:
             out += ["", f"**Uncovered forbidden elements ({len(forbidden)})** — behaviour that must never happen "
@@ -63,7 +63,8 @@ def coverage_markdown(report: CoverageReport) -> str:
                 cite = f" — cites {cell(ec.element.span.describe())}" if ec.element.span else ""
                 out.append(f"- {code(ec.element.id)}{tag} ({ec.element.severity.value}, "
                            f"{code(str(ec.element.location))}){cite}")
-        others = [ec for ec in m.uncovered() if ec.element.criterion != "forbidden"]
+        alarms = m.alarm_criteria()
+        others = [ec for ec in m.uncovered() if ec.element.criterion not in alarms]
         if others:
             out += ["", f"<details><summary>Other uncovered elements ({len(others)})</summary>", ""]
             for ec in others[:UNCOVERED_SHOWN * 5]:

@@ -138,9 +138,10 @@ def coverage_sarif(report: CoverageReport, root: str | None = None) -> str:
         return item
 
     for m in report.models:
+        alarms = m.alarm_criteria()  # reported as uncovered-forbidden (CriterionCoverage.alarm)
         for ec in m.uncovered():
             e = ec.element
-            forbidden = e.criterion == "forbidden"
+            forbidden = e.criterion in alarms
             reached = "exercised by a golden but never checked" if ec.exercised_by else "not reached by any golden"
             text = (f"{'Forbidden behaviour not tested' if forbidden else 'Not covered'}: {e.id} in model "
                     f"{m.model} ({e.label}; {reached}).")

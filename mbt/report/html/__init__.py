@@ -76,6 +76,7 @@ def html_files(run) -> dict[str, bytes]:
 
     def rows_for(m: ModelCoverage) -> list[dict]:
         out = []
+        alarms = m.alarm_criteria()  # the kind's alarm criteria (CriterionCoverage.alarm)
         for ec in m.elements:
             e = ec.element
             row = trace.get((m.model, e.id))
@@ -90,7 +91,7 @@ def html_files(run) -> dict[str, bytes]:
                         "exercised_by": [c for c in ec.exercised_by if c not in set(ec.verified_by)],
                         # beyond the covering cap: exercised, some of them perhaps also verifying
                         "exercised_more": ec.exercised_more,
-                        "alarm": state in ("uncovered", "exercised") and e.criterion == "forbidden",
+                        "alarm": state in ("uncovered", "exercised") and e.criterion in alarms,
                         "model_page": model_pages[m.model]})
         return out
 
