@@ -10,7 +10,8 @@ import jinja2
 from markupsafe import Markup, escape
 
 from mbt import __version__
-from mbt.measure.coverage import CoverageReport, ModelCoverage
+from mbt.measure.coverage import ModelCoverage
+from mbt.measure.coverage_run import CoverageRun
 from mbt.measure.numbers import in_goldens, percent_text
 from mbt.measure.review import DocumentCoverage, TraceRow
 from mbt.render.dot import anchor
@@ -58,9 +59,9 @@ def _asset(name: str) -> str:
     return resources.files("mbt.report.html").joinpath("static", name).read_text(encoding="utf-8")
 
 
-def html_files(run) -> dict[str, bytes]:
-    """Every page of the report, by file name. `run` is mbt.api.CoverageRun (report + diagrams)."""
-    report: CoverageReport = run.report
+def html_files(run: CoverageRun) -> dict[str, bytes]:
+    """Every page of the report, by file name: the run's report, diagrams, tables, comparison and cases."""
+    report = run.report
     env = _env()
     gate = report.gate
     waived = report.waived()
