@@ -5,17 +5,18 @@ from __future__ import annotations
 import re
 from xml.sax.saxutils import escape, quoteattr
 
+from mbt.analysis.findings import CheckReport
 from mbt.measure.coverage import CoverageReport
 
 # XML 1.0 cannot carry most control characters, even escaped: drop them (they can come from golden text).
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-def _t(text) -> str:
+def _t(text: object) -> str:
     return escape(_INVALID_XML.sub("", str(text)))
 
 
-def _a(text) -> str:
+def _a(text: object) -> str:
     return quoteattr(_INVALID_XML.sub("", str(text)).replace("\n", " "))
 
 
@@ -99,7 +100,7 @@ def coverage_junit(report: CoverageReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def check_junit(report) -> str:
+def check_junit(report: CheckReport) -> str:
     """A testcase per finding, its severity as a property: errors fail; warnings pass with their message on
     system-err, infos with theirs on system-out (JUnit has no warning outcome)."""
     cases = []

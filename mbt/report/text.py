@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mbt.analysis.findings import CheckReport
 from mbt.elements.base import Element, ElementsReport
-from mbt.measure.coverage import CoverageReport, ElementCoverage, ModelCoverage, WaiverState
+from mbt.measure.coverage import CoverageReport, ElementCoverage, GateResult, ModelCoverage, WaiverState
 from mbt.measure.numbers import Numbers, in_goldens, percent
 from mbt.report.style import PLAIN, Style
 
@@ -40,7 +40,7 @@ def coverage_text(report: CoverageReport, style: Style = PLAIN, show_covering: b
         lines += [""] + (section[:2 + len(m.criteria)] if quiet else section)
     lines += _findings_counts(report) if quiet else _findings_sections(report, style)
     if report.gate is not None:
-        lines += [""] + _gate_section(report, style)
+        lines += [""] + _gate_section(report.gate, style)
     return "\n".join(lines) + "\n"
 
 
@@ -182,8 +182,7 @@ def _findings_counts(report: CoverageReport) -> list[str]:
     return ["", "Findings: " + ", ".join(found) + " (listed without -q)"] if found else []
 
 
-def _gate_section(report: CoverageReport, style: Style) -> list[str]:
-    gate = report.gate
+def _gate_section(gate: GateResult, style: Style) -> list[str]:
     source = gate.source or "default gate: no uncovered forbidden element"
     if gate.baseline:  # the ratchet replaced the default limits the gate file did not write
         source = f"{gate.source + '; ' if gate.source else ''}ratchet on baseline {gate.baseline}: no worse than it"
@@ -196,7 +195,7 @@ def _gate_section(report: CoverageReport, style: Style) -> list[str]:
     return lines
 
 
-def _value(v) -> str:
+def _value(v: object) -> str:
     if v is None:
         return "none"
     return repr(v) if isinstance(v, str) else str(v)
