@@ -5,8 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import gc
-from dataclasses import dataclass, field
-from typing import cast
+from dataclasses import dataclass
 
 from mbt.analysis.findings import CheckReport
 from mbt.cache import Loaded, load_compiled
@@ -16,10 +15,10 @@ from mbt.goldens.loader import GoldenSet, GoldenStream, load_goldens
 from mbt.goldens.results import Note
 from mbt.goldens.routing import applies  # noqa: F401 - part of the facade
 from mbt.kind import support
-from mbt.measure.baseline import BaselineDelta
 from mbt.measure.baseline import compare as compare_with_baseline
-from mbt.measure.cases import CaseResult, case_results
+from mbt.measure.cases import case_results
 from mbt.measure.coverage import CoverageReport
+from mbt.measure.coverage_run import CoverageRun
 from mbt.measure.distributed import DaskEngine  # imports dask only when a run starts it
 from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate, with_fail_under
 from mbt.measure.run import INVALID_CAP, CaseEntry, measure
@@ -27,7 +26,7 @@ from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile, load_paths
 from mbt.paths import left_out
 from mbt.progress import Progress
-from mbt.provenance import Provenance, provenance
+from mbt.provenance import provenance
 
 
 def collector_paused(func):
@@ -116,21 +115,6 @@ def _cache_notes(loaded: Loaded) -> list[Note]:
     return [Note(case="", where="", model="", turn=None, message=message) for message in loaded.notes]
 
 
-@dataclass
-class CoverageRun:
-    """A coverage report plus what review formats need beside it: each drawable model's diagram as inline SVG."""
-
-    report: CoverageReport
-    diagrams: dict[str, str] = field(default_factory=dict)  # model name -> <svg ...>
-    diagram_errors: dict[str, str] = field(default_factory=dict)  # model name -> why there is no diagram
-    tables: dict[str, object] = field(default_factory=dict)  # model name -> mbt.render.table.TableView
-    diagram_notes: dict[str, str] = field(default_factory=dict)  # model name -> how a large diagram was bounded
-    models: list[ModelBase] = field(default_factory=list)  # the loaded models (add_diagrams draws them later)
-    provenance: Provenance | None = None  # date, version, commit, command line (the HTML report's header)
-    comparison: list[BaselineDelta] = field(default_factory=list)  # gained and lost against --baseline
-    cases: list[CaseResult] = field(default_factory=list)  # per-case results, when a format asks for them
-
-
 @collector_paused
 def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
                  use_gate: bool = True, baseline_path: str | None = None, review: bool = False,
@@ -205,7 +189,8 @@ def add_diagrams(run: CoverageRun, progress: Progress | None = None) -> None:
     long stopped with a note) or a table. Separate from coverage_run, so the other reports need not wait for it."""
     from mbt.errors import MbtError
     from mbt.render import views
-    from mbt.render.graph import RenderOptions
+    from mbt.render.graph import Graph, RenderOptions
+    from mbt.render.table import TableView
 
     waived = waived_elements(run.report)
     by_name = {m.model: m for m in run.report.models}
@@ -222,15 +207,15 @@ def add_diagrams(run: CoverageRun, progress: Progress | None = None) -> None:
         options = RenderOptions(waived=frozenset(waived.get(model.name, set())), short_labels=True)
         built = view.build(model, by_name.get(model.name), options)
         if view.shape == "table":
+            assert isinstance(built, TableView)  # what a table-shaped view builds
             run.tables[model.name] = built
             continue
         from mbt.render.dot import layout_for, svg_text, to_dot
-        from mbt.render.graph import Graph
 
-        graph = cast(Graph, built)  # a graph-shaped view
-        layout = layout_for(graph)
+        assert isinstance(built, Graph)  # what a graph-shaped view builds
+        layout = layout_for(built)
         try:
-            run.diagrams[model.name] = svg_text(to_dot(graph, links=True, layout=layout), layout.engine)
+            run.diagrams[model.name] = svg_text(to_dot(built, links=True, layout=layout), layout.engine)
         except MbtError as err:  # no `dot`, a failed layout, or one stopped at the time limit: the report says so
             run.diagram_errors[model.name] = str(err).removeprefix("error: ")
             continue

@@ -118,8 +118,8 @@ class View:
     shape: str  # graph | table
     build: GraphBuild | TableBuild
     suffixes: tuple[str, ...]
-    # a table view's rule grid: (model, coverage by element id) -> RuleGrid
-    grid: Callable[[ModelBase, dict[str, ElementCoverage]], RuleGrid] | None = None
+    # a table view's rule grid: (model, coverage state by element id, mbt.render.graph.coverage_of) -> RuleGrid
+    grid: Callable[[ModelBase, dict[str, str]], RuleGrid] | None = None
 
 
 @dataclass(frozen=True)

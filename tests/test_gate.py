@@ -6,6 +6,7 @@ import pytest
 
 from mbt.elements.base import Element
 from mbt.errors import LocatedError
+from mbt.kind import Criterion
 from mbt.measure.coverage import CoverageReport, ElementCoverage, GoldenSummary, ModelCoverage, criterion_table
 from mbt.measure.gate import DEFAULT_GATE, evaluate_gate, load_gate
 from mbt.model.common import Location, Severity
@@ -22,7 +23,8 @@ def report(verified: set[str], contradictions: int = 0) -> CoverageReport:
     rows = [ElementCoverage(element=e, verified_by=["G"] if e.id in verified else [],
                             exercised_by=["G"] if e.id in verified else []) for e in elements]
     model = ModelCoverage(model="m", kind="fsm", file="m.fsm", goldens_replayed=1,
-                          criteria=criterion_table(("state", "transition", "forbidden"), rows), elements=rows)
+                          criteria=criterion_table((Criterion("state"), Criterion("transition"),
+                                                     Criterion("forbidden", alarm=True, findings=True)), rows), elements=rows)
     from mbt.goldens.results import Contradiction
 
     found = [Contradiction(case="G", where="g:1", model="m", turn=1, path="state", expected="a", actual="b",

@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from mbt.errors import LocatedError, Problem
+from mbt.kind import support
 from mbt.measure.coverage import CoverageReport, GateFailure
 from mbt.reader import read_text
 
@@ -26,7 +27,7 @@ class CriterionBaseline(BaseModel):
 class ModelBaseline(BaseModel):
     kind: str
     criteria: dict[str, CriterionBaseline]
-    forbidden_uncovered: list[str] = []
+    forbidden_uncovered: list[str] = []  # the uncovered elements of its alarm criteria (the FSM's forbidden ones)
 
 
 class Baseline(BaseModel):
@@ -46,7 +47,7 @@ def baseline_of(report: CoverageReport, waived: dict[str, set[str]] | None = Non
             criteria={c.criterion: CriterionBaseline(covered=c.verified.covered, total=c.verified.total,
                                                      ratio=c.verified.ratio, weighted_ratio=c.verified.weighted_ratio)
                       for c in m.criteria},
-            forbidden_uncovered=sorted(e.element.id for e in m.uncovered("forbidden")
+            forbidden_uncovered=sorted(e.element.id for e in m.uncovered_alarms()
                                        if e.element.id not in waived.get(m.model, set())))
     counts = {name: report.count(name) for name in COUNTED}
     return Baseline(models=models, counts=counts)
@@ -92,7 +93,7 @@ def ratchet(baseline: Baseline, source: str, report: CoverageReport,
     for m in report.models:
         base = baseline.models.get(m.model)
         known = set(base.forbidden_uncovered) if base is not None else set()
-        new_gaps = [e.element.id for e in m.uncovered("forbidden")
+        new_gaps = [e.element.id for e in m.uncovered_alarms()
                     if e.element.id not in known and e.element.id not in waived.get(m.model, set())]
         if new_gaps:
             failures.append(GateFailure(rule="baseline.forbidden_uncovered", expected="no new uncovered forbidden element",
@@ -130,7 +131,8 @@ class BaselineDelta(BaseModel):
     before: CriterionBaseline | None  # None: new since the baseline
     now: CriterionBaseline | None  # None: gone since the baseline
     change: str  # gained | lost | same | new | gone
-    forbidden_gained: list[str] = []  # forbidden elements verified now, uncovered in the baseline
+    # Beside the model's (first) alarm criterion, the model's alarm elements (the FSM's forbidden ones):
+    forbidden_gained: list[str] = []  # verified now, uncovered in the baseline
     forbidden_lost: list[str] = []  # uncovered now, not in the baseline's gaps
 
 
@@ -141,6 +143,8 @@ def compare(baseline: Baseline, report: CoverageReport, waived: dict[str, set[st
     out: list[BaselineDelta] = []
     for name in sorted(set(baseline.models) | set(now.models)):
         old_m, new_m = baseline.models.get(name), now.models.get(name)
+        either = new_m if new_m is not None else old_m
+        alarm = _first_alarm_criterion(either.kind) if either is not None else None
         old_c = old_m.criteria if old_m else {}
         new_c = new_m.criteria if new_m else {}
         gained = sorted(set(old_m.forbidden_uncovered if old_m else []) - set(new_m.forbidden_uncovered if new_m else []))
@@ -154,8 +158,19 @@ def compare(baseline: Baseline, report: CoverageReport, waived: dict[str, set[st
             else:
                 change = "gained" if after.covered > before.covered else "lost" if after.covered < before.covered \
                     else "same"
-            forbidden = criterion == "forbidden"
+            forbidden = criterion == alarm
             out.append(BaselineDelta(model=name, criterion=criterion, before=before, now=after, change=change,
                                      forbidden_gained=gained if forbidden else [],
                                      forbidden_lost=lost if forbidden else []))
     return out
+
+
+def _first_alarm_criterion(kind: str) -> str | None:
+    """The first criterion the kind declares an alarm (mbt.kind.Criterion.alarm), where a comparison lists the
+    model's alarm gaps gained and lost (the baseline records them per model). Asked of the kind, not of the report:
+    a model of the baseline may be gone from this run. A kind no longer registered has none."""
+    try:
+        criteria = support(kind).criteria
+    except KeyError:
+        return None
+    return next((c.name for c in criteria if c.alarm), None)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
-from pydantic import BaseModel, GetCoreSchemaHandler
+from pydantic import BaseModel, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
 from mbt.elements.base import Element
@@ -13,6 +13,9 @@ from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, No
 from mbt.measure.mutation import MutationReport
 from mbt.measure.numbers import Numbers
 from mbt.measure.review import SourceCoverage, TraceRow
+
+if TYPE_CHECKING:
+    from mbt.kind import Criterion
 
 SCHEMA_VERSION = "3.0"
 
@@ -22,6 +25,12 @@ class CriterionCoverage(BaseModel):
     verified: Numbers
     exercised: Numbers
     infeasible: int = 0  # elements no run can cover; not in the denominator
+    # What the criterion means, as its kind declares it (mbt.kind.Criterion), set by the measuring stage so the gate,
+    # the baseline and the reporters read it here and never name a criterion. Not written in the JSON report: the
+    # meaning is the kind's, and a reader of the report looks it up there (`alarm`: uncovered elements are behaviour
+    # that must never happen and nobody tests; `findings`: elements a reviewer reads one by one, label and all).
+    alarm: bool = Field(default=False, exclude=True)
+    findings: bool = Field(default=False, exclude=True)
 
 
 def _row_schema() -> type[BaseModel]:
@@ -125,6 +134,19 @@ class ModelCoverage(BaseModel):
     def uncovered(self, criterion: str | None = None) -> list[ElementCoverage]:
         return [e for e in self.elements if e.element.feasible and not e.verified
                 and (criterion is None or e.element.criterion == criterion)]
+
+    def alarm_criteria(self) -> frozenset[str]:
+        """The criteria whose uncovered elements are alarms (CriterionCoverage.alarm): the FSM's `forbidden`."""
+        return frozenset(c.criterion for c in self.criteria if c.alarm)
+
+    def findings_criteria(self) -> frozenset[str]:
+        """The criteria whose elements are findings read one by one (CriterionCoverage.findings)."""
+        return frozenset(c.criterion for c in self.criteria if c.findings)
+
+    def uncovered_alarms(self) -> list[ElementCoverage]:
+        """The uncovered elements of the alarm criteria, in the report's order."""
+        alarms = self.alarm_criteria()
+        return [e for e in self.uncovered() if e.element.criterion in alarms]
 
 
 class InvalidCaseReport(BaseModel):
@@ -254,16 +276,18 @@ def requirement_table(elements: list[ElementCoverage],
     return out
 
 
-def criterion_table(criteria: tuple[str, ...], elements: list[ElementCoverage]) -> list[CriterionCoverage]:
-    by_criterion: dict[str, list[ElementCoverage]] = {name: [] for name in criteria}
+def criterion_table(criteria: tuple[Criterion, ...], elements: list[ElementCoverage]) -> list[CriterionCoverage]:
+    """Per criterion of the kind (in its order): the verified and exercised numbers, and what the criterion means."""
+    by_criterion: dict[str, list[ElementCoverage]] = {c.name: [] for c in criteria}
     for ec in elements:  # one pass: a large model has hundreds of thousands of elements
         mine = by_criterion.get(ec.element.criterion)
         if mine is not None:
             mine.append(ec)
     out = []
-    for name in criteria:
-        mine = by_criterion[name]
-        out.append(CriterionCoverage(criterion=name, verified=numbers_for(mine, True),
+    for criterion in criteria:
+        mine = by_criterion[criterion.name]
+        out.append(CriterionCoverage(criterion=criterion.name, verified=numbers_for(mine, True),
                                      exercised=numbers_for(mine, False),
-                                     infeasible=sum(1 for ec in mine if not ec.element.feasible)))
+                                     infeasible=sum(1 for ec in mine if not ec.element.feasible),
+                                     alarm=criterion.alarm, findings=criterion.findings))
     return out

@@ -362,9 +362,9 @@ def _mutation_failures(rule: Rule, scope: str, report: CoverageReport) -> list[G
 
 
 def _count(key: str, report: CoverageReport, waived: dict[str, set[str]] | None = None) -> tuple[int, list[str]]:
-    if key == "forbidden_uncovered":
+    if key == "forbidden_uncovered":  # the uncovered elements of every alarm criterion (mbt.kind.Criterion.alarm)
         waived = waived or {}
-        ids = [e.element.id for m in report.models for e in m.uncovered("forbidden")
+        ids = [e.element.id for m in report.models for e in m.uncovered_alarms()
                if e.element.id not in waived.get(m.model, set())]
         return len(ids), ids
     if key == "contradictions":

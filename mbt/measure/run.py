@@ -209,7 +209,7 @@ class ModelTally:
                 for e, exercised, verified, more_e, more_v in zip(self.elements, self.exercised_by, self.verified_by,
                                                                   self.exercised_more, self.verified_more)]
         return ModelCoverage(model=model.name, kind=model.kind, file=model.file, goldens_replayed=self.replayed,
-                             criteria=criterion_table(tuple(c.name for c in self.kind.criteria), rows), elements=rows,
+                             criteria=criterion_table(self.kind.criteria, rows), elements=rows,
                              requirements=requirement_table(rows, self.kind.requirement_criteria))
 
 

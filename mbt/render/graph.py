@@ -230,7 +230,7 @@ def fsm_graph(model: FsmModel, model_cov: ModelCoverage | None = None,
     graph.legend = list(LEGEND_WITH_COVERAGE if graph.has_coverage else LEGEND_PLAIN)
     if not path_steps:
         graph.legend = [item for item in graph.legend if item[0] != "path"]
-    if not any(x.coverage == WAIVED for x in [*graph.nodes, *graph.edges]):
+    if not any(n.coverage == WAIVED for n in graph.nodes) and not any(e.coverage == WAIVED for e in graph.edges):
         graph.legend = [item for item in graph.legend if item[1] != WAIVED]
     return graph
 

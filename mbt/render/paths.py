@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
+from mbt.engine.fsm import CompiledFsm
 from mbt.errors import LocatedError, MbtError, Problem
+from mbt.goldens.cases import GoldenCase, Turn
+from mbt.goldens.replay_fsm import FsmReplayer
+from mbt.kind import elements_of
 from mbt.model.common import ModelBase
+from mbt.model.fsm import FsmModel
 from mbt.reader import read_text
 
 
@@ -32,7 +36,7 @@ def read_path(spec: str, model: ModelBase) -> list[str]:
     return keys
 
 
-def _from_json(data: Any, model: ModelBase, where: str) -> list[str]:
+def _from_json(data: object, model: ModelBase, where: str) -> list[str]:
     precondition: dict = {}
     steps = data
     if isinstance(data, dict):
@@ -70,18 +74,15 @@ def _from_json(data: Any, model: ModelBase, where: str) -> list[str]:
 
 
 def _keys(model: ModelBase) -> set[str]:
-    return {t.key for t in getattr(model, "transitions", [])}
+    return {t.key for t in model.transitions} if isinstance(model, FsmModel) else set()
 
 
 def _replay_events(model: ModelBase, events: list[dict], precondition: dict, where: str) -> list[str]:
     """Replay the events on the model (the same engine as coverage) and return the transitions taken."""
-    if model.kind != "fsm":
+    if not isinstance(model, FsmModel):
         raise MbtError(f"error: --path highlights paths on state machines; `{model.name}` is a {model.kind}")
-    from mbt.goldens.cases import GoldenCase, Turn
-    from mbt.kind import support
-
-    kind = support(model.kind)
-    replayer = kind.replayer(model, kind.elements(model))
+    # the FSM's own replayer: a path is the transitions its snapshots record
+    replayer = FsmReplayer(CompiledFsm(model, elements_of(model)))
     case = GoldenCase(id="path", file=where, line=1, precondition=precondition,
                       turns=[Turn(event=e["event"], args=e.get("args") or {}) for e in events])
     run = replayer.replay(case, keep_snapshots=True)

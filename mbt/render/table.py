@@ -96,7 +96,7 @@ def element_table(model: ModelBase, model_cov: ModelCoverage | None, options: Re
                      grid(model, cov) if grid is not None else None)
 
 
-def table_rule_grid(model: TableModel, cov: dict) -> RuleGrid:
+def table_rule_grid(model: TableModel, cov: dict[str, str]) -> RuleGrid:
     """A decision table's rules: input entries and outputs, with each rule's coverage."""
     headers = ["rule", *(f"{c.name} (in)" for c in model.inputs), *(f"{c.name} (out)" for c in model.outputs)]
     rows = [[r.name, *(e.text() for e in r.entries), *("-" if v is None else value_text(v) for v in r.outputs)]
@@ -105,7 +105,7 @@ def table_rule_grid(model: TableModel, cov: dict) -> RuleGrid:
     return RuleGrid(f"hit policy {model.hit_text}", headers, rows, coverage)
 
 
-def policy_rule_grid(model: PolicyModel, cov: dict) -> RuleGrid:
+def policy_rule_grid(model: PolicyModel, cov: dict[str, str]) -> RuleGrid:
     """A policy's rules: effect, target and condition, with whether each was applicable and decisive."""
     rows = [[r.name, str(r.effect), r.target.text() if r.target is not None else "(any request)",
              r.condition.text() if r.condition is not None else "-"] for r in model.rules]
@@ -145,7 +145,7 @@ def table_markdown(view: TableView) -> str:
 _TICKS = re.compile(r"`([^`]+)`")
 
 
-def ticks(text) -> Markup:
+def ticks(text: object) -> Markup:
     """A message as HTML: escaped, and `code` in backticks (mbt's messages and quoted documents mark names so) as
     <code>, never raw backticks; None (a finding about no particular turn) as an empty cell."""
     if text is None:

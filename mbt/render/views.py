@@ -8,7 +8,9 @@ from mbt.errors import MbtError
 from mbt.kind import View, support
 from mbt.measure.coverage import ModelCoverage
 from mbt.model.common import ModelBase
+from mbt.render.dot import layout_for, render_dot, to_dot
 from mbt.render.graph import Graph, RenderOptions
+from mbt.render.table import TableView, table_html_page, table_markdown
 
 
 def view_for(model: ModelBase) -> View:
@@ -24,7 +26,7 @@ def can_draw_graph(model: ModelBase) -> bool:
     return view is not None and view.shape == "graph"
 
 
-def build(model: ModelBase, model_cov: ModelCoverage | None, options: RenderOptions):
+def build(model: ModelBase, model_cov: ModelCoverage | None, options: RenderOptions) -> Graph | TableView:
     return view_for(model).build(model, model_cov, options)
 
 
@@ -45,13 +47,10 @@ def render_bytes(model: ModelBase, model_cov: ModelCoverage | None, options: Ren
     view = view_for(model)
     built = view.build(model, model_cov, options)
     if view.shape == "graph":
-        from mbt.render.dot import layout_for, render_dot, to_dot
-
         assert isinstance(built, Graph)
         if suffix == ".dot":
             return to_dot(built).encode("utf-8"), None
         layout = layout_for(built)
         return render_dot(to_dot(built, layout=layout), suffix[1:], layout.engine), layout.note
-    from mbt.render.table import table_html_page, table_markdown
-
+    assert isinstance(built, TableView)
     return (table_markdown(built) if suffix == ".md" else table_html_page(built)).encode("utf-8"), None

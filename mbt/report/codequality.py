@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+from mbt.analysis.findings import CheckReport
 from mbt.measure.coverage import CoverageReport
 
 # GitLab's severities: info, minor, major, critical, blocker.
@@ -31,7 +32,7 @@ def coverage_codequality(report: CoverageReport) -> str:
     waived = report.waived()
     issues = []
     for m in report.models:
-        for ec in m.uncovered("forbidden"):
+        for ec in m.uncovered_alarms():  # the kind's alarm criteria (CriterionCoverage.alarm)
             e = ec.element
             if (m.model, e.id) in waived:
                 continue
@@ -60,7 +61,7 @@ def coverage_codequality(report: CoverageReport) -> str:
     return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
 
 
-def check_codequality(report) -> str:
+def check_codequality(report: CheckReport) -> str:
     issues = [_issue(f.code, f"{f.message} [{f.code} {f.name}]", f.location.file, f.location.line,
                      _CHECK_SEVERITY[f.severity], f.code, f.model or "", f.message) for f in report.findings]
     return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"

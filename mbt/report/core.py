@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 from mbt.errors import MbtError
 from mbt.files import Chunks, OutputSet
@@ -19,11 +19,18 @@ Body = str | bytes | Chunks | Mapping[str, bytes]
 MARKER = ".mbt-report"
 
 
-class Reporter(Protocol):
-    """A report format: turns a result (and presentation options) into its body. It never prints or opens a file;
-    `write_reports` does both (as coverage.py's reporters hand their output to report_core)."""
+# What a reporter reads and the presentation options it takes (contravariant: a reporter of a wider result type
+# reports a narrower one too).
+R_contra = TypeVar("R_contra", contravariant=True)
+O_contra = TypeVar("O_contra", contravariant=True)
 
-    def __call__(self, result: Any, options: Any, /) -> Body: ...
+
+class Reporter(Protocol[R_contra, O_contra]):
+    """A report format for one kind of result: turns the result (a CoverageRun, a CheckReport) and presentation
+    options into its body. It never prints or opens a file; `write_reports` does both (as coverage.py's reporters
+    hand their output to report_core)."""
+
+    def __call__(self, result: R_contra, options: O_contra, /) -> Body: ...
 
 
 @dataclass(frozen=True)
@@ -34,8 +41,9 @@ class Output:
     path: str | None = None
 
 
-def _is_stdout(path: str | None) -> bool:
-    return path is None or path == "-"
+def _file_path(path: str | None) -> str | None:
+    """The file or folder a report goes to; None for stdout (None or "-")."""
+    return None if path is None or path == "-" else path
 
 
 def _parent(target: Path, shown: str) -> Path:
@@ -82,9 +90,9 @@ def write_reports(outputs: Sequence[Output]) -> None:
     """Produce every report first, then write them as one set: each file and folder is staged beside its target
     and all are moved into place together once every one is written (mbt/files.OutputSet), so a reporter that fails,
     an OS error or a Ctrl-C leaves what was there before, never part of the new set; stdout is written last."""
-    made = [(o.produce(), o.path) for o in outputs]
+    made = [(o.produce(), _file_path(o.path)) for o in outputs]
     for body, path in made:
-        if _is_stdout(path):
+        if path is None:
             if isinstance(body, Mapping):
                 raise MbtError("error: a report folder cannot go to stdout: give it a folder name")
         elif isinstance(body, Mapping):
@@ -93,14 +101,14 @@ def write_reports(outputs: Sequence[Output]) -> None:
             check_file_target(path)
     with OutputSet() as staged:
         for body, path in made:
-            if _is_stdout(path):
+            if path is None:
                 continue
             if isinstance(body, Mapping):
                 staged.folder(path, {**body, MARKER: b"written by mbt; this folder is replaced on the next report\n"})
             else:
                 staged.file(Path(path), body)
     for body, path in made:
-        if _is_stdout(path):
+        if path is None:
             _write_stdout(body)
 
 

@@ -4,18 +4,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mbt.errors import MbtError
 from mbt.files import Chunks
-from mbt.report.core import Reporter
+from mbt.report.core import Reporter, check_file_target, check_folder_target
+from mbt.report.style import PLAIN, Style
+
+if TYPE_CHECKING:  # annotations only: each format's module (and the report models it reads) loads when it is used
+    from mbt.analysis.findings import CheckReport
+    from mbt.measure.coverage_run import CoverageRun
+
+# Each reporter below imports its format's module when it is called, not this module: a command loads only the
+# formats it writes (`mbt --help` and a bad option none; html loads jinja2, xlsx openpyxl).
 
 
 @dataclass(frozen=True)
 class Format:
     name: str
     description: str
-    coverage: Reporter | None  # (CoverageRun, Options) -> text, bytes, or a dict of files for folder formats
-    check: Reporter | None = None  # (CheckReport, Options) -> text
+    coverage: Reporter[CoverageRun, Options] | None  # text, bytes, or a dict of files for folder formats
+    check: Reporter[CheckReport, Options] | None = None
     review: bool = False  # needs source coverage and the traceability matrix
     diagrams: bool = False  # needs the models' diagrams
     folder: bool = False  # writes a folder (-o DIR), never stdout
@@ -27,7 +36,7 @@ class Format:
 class Options:
     """Presentation options some formats read (the text report's lists)."""
 
-    style: object = None
+    style: Style = PLAIN
     show_covering: bool = False
     uncovered_limit: int | None = 25
     show_sources: bool = False
@@ -37,137 +46,136 @@ class Options:
     pretty: bool = False  # indent JSON; the CLI sets it for a terminal (files stay compact: large reports halve)
 
 
-def _text_cov(run, o: Options) -> str:
-    from mbt.report import text
+def _text_cov(run: CoverageRun, o: Options) -> str:
+    from mbt.report import text  # on use (start-up time), as every format below
 
     out = text.coverage_text(run.report, o.style, o.show_covering, o.uncovered_limit, o.quiet)
     if o.show_sources and run.report.sources is not None:
-        from mbt.report.sources_text import sources_text
+        from mbt.report.sources_text import sources_text  # on use: only with --show-sources
 
         out += sources_text(run.report.sources)
     if run.report.mutation is not None:
-        from mbt.report.mutation import mutation_text
+        from mbt.report.mutation import mutation_text  # on use: only with --mutants
 
         out += "\n" + mutation_text(run.report.mutation, o.uncovered_limit)
     return out
 
 
-def _text_check(report, o: Options) -> str:
-    from mbt.report import text
+def _text_check(report: CheckReport, o: Options) -> str:
+    from mbt.report import text  # on use: start-up time
 
     return text.check_text(report, o.style, o.quiet)
 
 
-def _json(run_or_report, o: Options) -> str | bytes | Chunks:
-    from mbt.measure.coverage import CoverageReport
+def _json_coverage(run: CoverageRun, o: Options) -> bytes | Chunks:
+    from mbt.report.jsonout import coverage_json_body  # on use: start-up time
 
-    report = getattr(run_or_report, "report", run_or_report)
-    indent = 2 if o.pretty else None
-    if isinstance(report, CoverageReport):  # one row per element: written without a pydantic object each
-        from mbt.report.jsonout import coverage_json_body
-
-        return coverage_json_body(report, indent)
-    return report.model_dump_json(indent=indent) + "\n"
+    # one row per element: written without a pydantic object each
+    return coverage_json_body(run.report, 2 if o.pretty else None)
 
 
-def _markdown(run, o):
-    from mbt.report.markdown import coverage_markdown
+def _json_check(report: CheckReport, o: Options) -> str:
+    return report.model_dump_json(indent=2 if o.pretty else None) + "\n"
+
+
+def _markdown(run: CoverageRun, o: Options) -> str:
+    from mbt.report.markdown import coverage_markdown  # on use: start-up time
 
     out = coverage_markdown(run.report)
     if run.report.mutation is not None:
-        from mbt.report.mutation import mutation_markdown
+        from mbt.report.mutation import mutation_markdown  # on use: only with --mutants
 
         out += "\n" + mutation_markdown(run.report.mutation)
     return out
 
 
-def _markdown_check(report, o):
-    from mbt.report.markdown import check_markdown
+def _markdown_check(report: CheckReport, o: Options) -> str:
+    from mbt.report.markdown import check_markdown  # on use: start-up time
 
     return check_markdown(report)
 
 
-def _junit(run, o):
-    from mbt.report.junit import coverage_junit
+def _junit(run: CoverageRun, o: Options) -> str:
+    from mbt.report.junit import coverage_junit  # on use: start-up time
 
     return coverage_junit(run.report)
 
 
-def _junit_check(report, o):
-    from mbt.report.junit import check_junit
+def _junit_check(report: CheckReport, o: Options) -> str:
+    from mbt.report.junit import check_junit  # on use: start-up time
 
     return check_junit(report)
 
 
-def _sarif(run, o):
-    from mbt.report.sarif import coverage_sarif
+def _sarif(run: CoverageRun, o: Options) -> str:
+    from mbt.report.sarif import coverage_sarif  # on use: start-up time
 
     return coverage_sarif(run.report, o.root)
 
 
-def _sarif_check(report, o):
-    from mbt.report.sarif import check_sarif
+def _sarif_check(report: CheckReport, o: Options) -> str:
+    from mbt.report.sarif import check_sarif  # on use: start-up time
 
     return check_sarif(report, o.root)
 
 
-def _github(run, o):
-    from mbt.report.github import coverage_github
+def _github(run: CoverageRun, o: Options) -> str:
+    from mbt.report.github import coverage_github  # on use: start-up time
 
     return coverage_github(run.report, o.full_report)
 
 
-def _github_check(report, o):
-    from mbt.report.github import check_github
+def _github_check(report: CheckReport, o: Options) -> str:
+    from mbt.report.github import check_github  # on use: start-up time
 
     return check_github(report, o.full_report)
 
 
-def _codequality(run, o):
-    from mbt.report.codequality import coverage_codequality
+def _codequality(run: CoverageRun, o: Options) -> str:
+    from mbt.report.codequality import coverage_codequality  # on use: start-up time
 
     return coverage_codequality(run.report)
 
 
-def _codequality_check(report, o):
-    from mbt.report.codequality import check_codequality
+def _codequality_check(report: CheckReport, o: Options) -> str:
+    from mbt.report.codequality import check_codequality  # on use: start-up time
 
     return check_codequality(report)
 
 
-def _trace_md(run, o):
-    from mbt.report.markdown import trace_markdown
+def _trace_md(run: CoverageRun, o: Options) -> str:
+    from mbt.report.markdown import trace_markdown  # on use: start-up time
 
     return trace_markdown(run.report.traceability)
 
 
-def _trace_csv(run, o):
-    from mbt.report.markdown import trace_csv
+def _trace_csv(run: CoverageRun, o: Options) -> str:
+    from mbt.report.markdown import trace_csv  # on use: start-up time
 
     return trace_csv(run.report.traceability)
 
 
-def _xlsx(run, o):
-    from mbt.report.cases import cases_xlsx
+def _xlsx(run: CoverageRun, o: Options) -> bytes:
+    from mbt.report.cases import cases_xlsx  # on use: start-up time
 
     return cases_xlsx(run.cases)
 
 
-def _cases_csv(run, o):
-    from mbt.report.cases import cases_csv
+def _cases_csv(run: CoverageRun, o: Options) -> str:
+    from mbt.report.cases import cases_csv  # on use: start-up time
 
     return cases_csv(run.cases)
 
 
-def _html(run, o):
-    from mbt.report.html import html_files
+def _html(run: CoverageRun, o: Options) -> dict[str, bytes]:
+    from mbt.report.html import html_files  # on use: jinja2
 
     return html_files(run)
 
 
 FORMATS: dict[str, Format] = {f.name: f for f in [
     Format("text", "the human summary (default)", _text_cov, _text_check),
-    Format("json", "the full report (docs/schemas/)", _json, _json),
+    Format("json", "the full report (docs/schemas/)", _json_coverage, _json_check),
     Format("markdown", "a compact summary for $GITHUB_STEP_SUMMARY", _markdown, _markdown_check, review=True),
     Format("junit", "JUnit XML: a testcase per element", _junit, _junit_check),
     Format("sarif", "SARIF 2.1.0 for code scanning", _sarif, _sarif_check, review=True),
@@ -238,19 +246,13 @@ def parse_targets(specs: tuple[str, ...], output: str | None, command: str) -> l
         if t.format.binary and t.path in (None, "-"):
             raise MbtError(f"error: --format {t.format.name} writes a binary file: use --format {t.format.name}:PATH "
                            "or -o PATH")
-        if t.path not in (None, "-"):
+        if t.path is not None and t.path != "-":
             key = str(Path(t.path).resolve())
             if key in seen:
                 raise MbtError(f"error: two reports would be written to {t.path}")
             seen.add(key)
-            _check_writable(t)
+            if t.format.folder:
+                check_folder_target(t.path)
+            else:
+                check_file_target(t.path, t.format.name)
     return targets
-
-
-def _check_writable(t: Target) -> None:
-    from mbt.report.core import check_file_target, check_folder_target
-
-    if t.format.folder:
-        check_folder_target(t.path)
-    else:
-        check_file_target(t.path, t.format.name)

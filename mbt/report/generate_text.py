@@ -3,7 +3,7 @@ reason), suite figures against their bounds, and what happened to each file."""
 
 from __future__ import annotations
 
-from mbt.generate.report import GenerateReport, ModelGeneration
+from mbt.generate.report import GenerateReport, ModelGeneration, SuiteFigures
 from mbt.measure.coverage import GoldenSummary
 from mbt.report.style import PLAIN, Style
 
@@ -73,7 +73,7 @@ def _model(m: ModelGeneration, style: Style) -> list[str]:
     return lines
 
 
-def _excess(s) -> str:
+def _excess(s: SuiteFigures) -> str:
     """How the suite compares with the bounds, said only as far as it is known."""
     if s.exact:
         extra = s.steps - s.optimum_steps

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mbt.analysis.findings import CheckReport
 from mbt.measure.coverage import CoverageReport
 
 
@@ -70,10 +71,11 @@ def coverage_github(report: CoverageReport, full_report: str | None = None) -> s
                                  gate.source, None, None, "mbt gate: FAILED"))
     forbidden: list[tuple[int, str]] = []
     for m in report.models:
+        alarms = m.alarm_criteria()  # errors when uncovered (CriterionCoverage.alarm)
         for ec in m.uncovered():
             e = ec.element
             rank = _SEVERITY_RANK.get(e.severity.value, 9)
-            if e.criterion == "forbidden" and (m.model, e.id) not in waived:
+            if e.criterion in alarms and (m.model, e.id) not in waived:
                 cite = f" (cites {e.span.describe()})" if e.span else ""
                 forbidden.append((rank, annotation("error", f"forbidden behaviour not tested: {e.label}{cite}",
                                                    e.location.file, e.location.line, e.location.column,
@@ -94,8 +96,8 @@ def coverage_github(report: CoverageReport, full_report: str | None = None) -> s
     for i in report.invalid_cases:
         errors.append(annotation("error", i.message, i.file, i.line, None, "mbt: invalid golden case"))
     if gate is not None:
-        for f in gate.failures:
-            errors.append(annotation("error", f.message, gate.source, None, None, f"mbt gate: {f.rule}"))
+        for failure in gate.failures:
+            errors.append(annotation("error", failure.message, gate.source, None, None, f"mbt gate: {failure.rule}"))
     for d in report.divergences:
         file, line = _where(d.where)
         warnings.append(annotation("warning", d.message, file, line, None, f"mbt: {d.case} diverges from {d.model}"))
@@ -106,7 +108,7 @@ def coverage_github(report: CoverageReport, full_report: str | None = None) -> s
     return _limited(errors, warnings, [text for _, text in sorted(notices, key=lambda x: x[0])], full_report)
 
 
-def check_github(report, full_report: str | None = None) -> str:
+def check_github(report: CheckReport, full_report: str | None = None) -> str:
     level = {"error": "error", "warning": "warning", "info": "notice"}
     by_level: dict[str, list[str]] = {"error": [], "warning": [], "notice": []}
     for f in report.findings:

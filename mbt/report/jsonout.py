@@ -33,7 +33,7 @@ _FIELDS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 # Where a list goes in its document's text: a raw NUL byte, which JSON text never holds (in strings it is \u0000).
 _HERE = msgspec.Raw(b"\x00")
 ROWS_PER_PIECE = 10_000
-_DEFAULT = {name: f.default for name, f in Element.__dataclass_fields__.items()}  # type: ignore[attr-defined]
+_DEFAULT = {name: f.default for name, f in Element.__dataclass_fields__.items()}
 
 
 class ElementRow(msgspec.Struct, kw_only=True):
@@ -178,7 +178,8 @@ def _row_maker(m: ModelCoverage, numbers: _Numbers) -> Callable[[ElementCoverage
     return row
 
 
-def _around(encode, written: str, name: str, model: type, before: dict | None = None) -> tuple[bytes, bytes]:
+def _around(encode: Callable[[object], bytes], written: str, name: str, model: type[BaseModel],
+            before: dict | None = None) -> tuple[bytes, bytes]:
     """The text pydantic wrote for a document without its list `name`, cut where that list goes: before, after
     (with the fields of `before` just ahead of it)."""
     head, tail = encode(_placed(_FIELDS.decode(written), name, _HERE, model, before or {})).split(b"\x00")
@@ -188,7 +189,7 @@ def _around(encode, written: str, name: str, model: type, before: dict | None = 
 def _encoder() -> msgspec.json.Encoder:
     written: dict[int, tuple[BaseModel, msgspec.Raw]] = {}  # id -> (the part, its JSON): shared parts written once
 
-    def pydantic_part(part: Any) -> msgspec.Raw:
+    def pydantic_part(part: object) -> msgspec.Raw:
         if not isinstance(part, BaseModel):
             raise TypeError(f"a coverage report holds no {type(part).__name__}")
         found = written.get(id(part))
@@ -199,7 +200,7 @@ def _encoder() -> msgspec.json.Encoder:
     return msgspec.json.Encoder(enc_hook=pydantic_part)
 
 
-def _placed(fields: dict, name: str, value: object, model: type, before: dict) -> dict:
+def _placed(fields: dict, name: str, value: object, model: type[BaseModel], before: dict) -> dict:
     """The fields pydantic wrote with `name` put back where pydantic writes it (declaration order, computed fields
     after), and the fields of `before` just ahead of it."""
     order = [n for n in model.model_fields if n == name or n in fields] + [n for n in fields if n not in model.model_fields]

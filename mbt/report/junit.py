@@ -5,22 +5,23 @@ from __future__ import annotations
 import re
 from xml.sax.saxutils import escape, quoteattr
 
+from mbt.analysis.findings import CheckReport
 from mbt.measure.coverage import CoverageReport
 
 # XML 1.0 cannot carry most control characters, even escaped: drop them (they can come from golden text).
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-def _t(text) -> str:
+def _t(text: object) -> str:
     return escape(_INVALID_XML.sub("", str(text)))
 
 
-def _a(text) -> str:
+def _a(text: object) -> str:
     return quoteattr(_INVALID_XML.sub("", str(text)).replace("\n", " "))
 
 
 def coverage_junit(report: CoverageReport) -> str:
-    """Covered (verified) elements pass; an uncovered forbidden element fails; a waived one is skipped with the
+    """Covered (verified) elements pass; an uncovered element of an alarm criterion (forbidden) fails; a waived one is skipped with the
     waiver's reason; other uncovered elements are skipped as "not covered" (not tested is not passed)."""
     gate = report.gate
     waivers = report.waived()
@@ -29,6 +30,7 @@ def coverage_junit(report: CoverageReport) -> str:
     for m in report.models:
         cases = []
         failures = skipped = 0
+        alarms = m.alarm_criteria()  # the criteria whose uncovered elements fail (CriterionCoverage.alarm)
         for ec in m.elements:
             e = ec.element
             attrs = f"name={_a(e.id)} classname={_a(f'{m.model}.{e.criterion}')} file={_a(e.location.file)} " \
@@ -43,7 +45,7 @@ def coverage_junit(report: CoverageReport) -> str:
             elif waiver is not None:
                 body = f"<skipped message={_a(f'waived until {waiver.expires}: {waiver.reason}')}/>"
                 skipped += 1
-            elif e.criterion == "forbidden":
+            elif e.criterion in alarms:
                 reached = "exercised but never checked" if ec.exercised_by else "never reached"
                 cite = f"\ncites {e.span.describe()}" if e.span else ""
                 body = (f"<failure message={_a(f'forbidden behaviour not tested ({reached})')} type=\"uncovered-forbidden\">"
@@ -98,7 +100,7 @@ def coverage_junit(report: CoverageReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def check_junit(report) -> str:
+def check_junit(report: CheckReport) -> str:
     """A testcase per finding, its severity as a property: errors fail; warnings pass with their message on
     system-err, infos with theirs on system-out (JUnit has no warning outcome)."""
     cases = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mbt.analysis.findings import CheckReport
 from mbt.measure.coverage import CoverageReport
 from mbt.measure.numbers import Numbers, in_goldens, percent_text
 from mbt.measure.review import TraceRow
@@ -10,7 +11,7 @@ from mbt.render.table import no_tags
 UNCOVERED_SHOWN = 10
 
 
-def cell(text) -> str:
+def cell(text: object) -> str:
     """Text safe inside a Markdown table cell: pipes escaped, newlines flattened, HTML tags neutralised."""
     s = "" if text is None else str(text)
     s = " ".join(s.split())
@@ -18,7 +19,7 @@ def cell(text) -> str:
             .replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\[").replace("]", "\\]"))
 
 
-def code(text, table: bool = False) -> str:
+def code(text: object, table: bool = False) -> str:
     """An inline code span that survives backticks (and, inside a table cell, pipes) in the text."""
     s = " ".join(str(text).split())
     if table:
@@ -53,7 +54,7 @@ def coverage_markdown(report: CoverageReport) -> str:
             extra = f" ({c.infeasible} infeasible)" if c.infeasible else ""
             out.append(f"| {c.criterion}{extra} | {c.verified.covered}/{c.verified.total} | {_pct(c.verified)} | "
                        f"{_pct(c.verified, True)} | {c.exercised.covered}/{c.exercised.total} | {_pct(c.exercised)} |")
-        forbidden = m.uncovered("forbidden")
+        forbidden = m.uncovered_alarms()  # the kind's alarm criteria (CriterionCoverage.alarm)
         waived = report.waived_in(m.model)
         if forbidden:
             out += ["", f"**Uncovered forbidden elements ({len(forbidden)})** — behaviour that must never happen "
@@ -63,7 +64,8 @@ def coverage_markdown(report: CoverageReport) -> str:
                 cite = f" — cites {cell(ec.element.span.describe())}" if ec.element.span else ""
                 out.append(f"- {code(ec.element.id)}{tag} ({ec.element.severity.value}, "
                            f"{code(str(ec.element.location))}){cite}")
-        others = [ec for ec in m.uncovered() if ec.element.criterion != "forbidden"]
+        alarms = m.alarm_criteria()
+        others = [ec for ec in m.uncovered() if ec.element.criterion not in alarms]
         if others:
             out += ["", f"<details><summary>Other uncovered elements ({len(others)})</summary>", ""]
             for ec in others[:UNCOVERED_SHOWN * 5]:
@@ -99,9 +101,9 @@ def coverage_markdown(report: CoverageReport) -> str:
         out += [f"| {name} | {n if goldens is None else in_goldens(n, goldens)} |" for name, n, goldens in findings
                 if n]
         out.append("")
-        for c in report.contradictions[:UNCOVERED_SHOWN]:
-            out.append(f"- **{cell(c.case)}** ({code(c.where)}): {cell(c.message)} — expected {code(_v(c.expected))}, "
-                       f"model gives {code(_v(c.actual))}")
+        for found in report.contradictions[:UNCOVERED_SHOWN]:
+            out.append(f"- **{cell(found.case)}** ({code(found.where)}): {cell(found.message)} — expected "
+                       f"{code(_v(found.expected))}, model gives {code(_v(found.actual))}")
         if report.contradictions:
             out.append("")
         for f in report.forbidden_expected[:UNCOVERED_SHOWN]:
@@ -112,8 +114,8 @@ def coverage_markdown(report: CoverageReport) -> str:
         source = code(gate.source or 'default gate') if not gate.baseline else \
             f"{code(gate.source) + '; ' if gate.source else ''}ratchet on baseline {code(gate.baseline)}"
         out += [f"### Gate: {'passed' if gate.passed else 'FAILED'} ({source})", ""]
-        for f in gate.failures:
-            out.append(f"- ❌ {cell(f.message)}")
+        for failure in gate.failures:
+            out.append(f"- ❌ {cell(failure.message)}")
         active = [w for w in gate.waivers if w.status == "active"]
         for w in active:
             out.append(f"- waived until {w.expires}: {code(w.element)} — {cell(w.reason)}")
@@ -121,7 +123,7 @@ def coverage_markdown(report: CoverageReport) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _v(value) -> str:
+def _v(value: object) -> str:
     return "none" if value is None else str(value)
 
 
@@ -171,13 +173,13 @@ def trace_csv(rows: list[TraceRow]) -> str:
 BOM = "\ufeff"
 
 
-def safe_cell(value) -> str:
+def safe_cell(value: object) -> str:
     """Spreadsheets run cells starting with = + - @ as formulas; a leading apostrophe keeps them text."""
     s = str(value)
     return "'" + s if s[:1] in ("=", "+", "-", "@", "\t", "\r") else s
 
 
-def check_markdown(report) -> str:
+def check_markdown(report: CheckReport) -> str:
     errors, warnings, infos = report.count("error"), report.count("warning"), report.count("info")
     verdict = "❌ failed" if errors else "✅ passed"
     out = [f"## mbt check: {verdict}", "",

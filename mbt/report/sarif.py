@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 from pathlib import Path
 
 from mbt import HOMEPAGE, __version__
+from mbt.analysis.findings import CheckReport
 from mbt.measure.coverage import CoverageReport
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -119,17 +121,14 @@ def _log(rules: list[dict], results: list[dict], command: str) -> str:
 
 def coverage_sarif(report: CoverageReport, root: str | None = None) -> str:
     rule_ids = list(COVERAGE_RULES)
-    base = _root(root)
-
-    def _location(*args, **kw) -> dict:
-        return _located(*args, root=base, **kw)
+    _location = functools.partial(_located, root=_root(root))
 
     gate = report.gate
     waivers = report.waived()
     spans = {(r.model, r.element): r for r in report.traceability}
     results = []
 
-    def result(rule: str, message: str, locations: list[dict], fp: str, **extra) -> dict:
+    def result(rule: str, message: str, locations: list[dict], fp: str, **extra: object) -> dict:
         item = {"ruleId": rule, "ruleIndex": rule_ids.index(rule), "level": COVERAGE_RULES[rule][0],
                 "message": {"text": message}, "partialFingerprints": {"mbt/v1": fp}}
         if locations:
@@ -138,9 +137,10 @@ def coverage_sarif(report: CoverageReport, root: str | None = None) -> str:
         return item
 
     for m in report.models:
+        alarms = m.alarm_criteria()  # reported as uncovered-forbidden (CriterionCoverage.alarm)
         for ec in m.uncovered():
             e = ec.element
-            forbidden = e.criterion == "forbidden"
+            forbidden = e.criterion in alarms
             reached = "exercised by a golden but never checked" if ec.exercised_by else "not reached by any golden"
             text = (f"{'Forbidden behaviour not tested' if forbidden else 'Not covered'}: {e.id} in model "
                     f"{m.model} ({e.label}; {reached}).")
@@ -188,17 +188,15 @@ def coverage_sarif(report: CoverageReport, root: str | None = None) -> str:
         results.append(result("invalid-case", i.message, [_location(i.file, i.line)],
                               fingerprint("invalid", i.file, i.message)))
     if gate is not None:
-        for f in gate.failures:
+        for failure in gate.failures:
             locations = [_location(gate.source)] if gate.source else []
-            results.append(result("gate", f.message, locations, fingerprint("gate", f.rule, *f.elements)))
+            results.append(result("gate", failure.message, locations,
+                                  fingerprint("gate", failure.rule, *failure.elements)))
     return _log(_rules(COVERAGE_RULES), results, "coverage")
 
 
-def check_sarif(report, root: str | None = None) -> str:
-    base = _root(root)
-
-    def _location(*args, **kw) -> dict:
-        return _located(*args, root=base, **kw)
+def check_sarif(report: CheckReport, root: str | None = None) -> str:
+    _location = functools.partial(_located, root=_root(root))
 
     codes: dict[str, tuple[str, str]] = {}
     for f in report.findings:

@@ -27,8 +27,8 @@ def sources_text(sources: SourceCoverage, limit: int | None = None) -> str:
         lines.append(f"  The document is silent ({len(sources.silent)}): parts marked `unspecified`")
         for s in sources.silent:
             lines.append(f"    {s.model}: {s.part}  {s.location}" + (f"  — {s.reason}" if s.reason else ""))
-    for u in sources.unused_exclusions:
-        lines.append(f"  warning: {u.message} (gate file line {u.line})")
+    for unused in sources.unused_exclusions:
+        lines.append(f"  warning: {unused.message} (gate file line {unused.line})")
     lines.append("  No golden covers it: the uncovered elements listed above.")
     return "\n".join(lines) + "\n"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TextIO
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
 
@@ -13,7 +14,7 @@ class Style:
         self.enabled = enabled
 
     @classmethod
-    def for_stream(cls, stream=None, color: str = "auto") -> Style:
+    def for_stream(cls, stream: TextIO | None = None, color: str = "auto") -> Style:
         """`color` is --color: yes, no, or auto: PY_COLORS=1/0 decides, else a set NO_COLOR turns colour off and a
         set FORCE_COLOR on, else colour on a terminal that is not TERM=dumb (https://no-color.org,
         https://force-color.org, and pytest's own order)."""
@@ -25,7 +26,7 @@ class Style:
         return f"\x1b[{_CODES[color]}m{text}\x1b[0m"
 
 
-def wants_color(stream, color: str = "auto") -> bool:
+def wants_color(stream: object, color: str = "auto") -> bool:
     if color in ("yes", "no"):
         return color == "yes"
     forced = os.environ.get("PY_COLORS")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mbt.analysis.findings import CheckReport
 from mbt.elements.base import Element, ElementsReport
-from mbt.measure.coverage import CoverageReport, ElementCoverage, ModelCoverage, WaiverState
+from mbt.measure.coverage import CoverageReport, ElementCoverage, GateResult, ModelCoverage, WaiverState
 from mbt.measure.numbers import Numbers, in_goldens, percent
 from mbt.report.style import PLAIN, Style
 
@@ -40,7 +40,7 @@ def coverage_text(report: CoverageReport, style: Style = PLAIN, show_covering: b
         lines += [""] + (section[:2 + len(m.criteria)] if quiet else section)
     lines += _findings_counts(report) if quiet else _findings_sections(report, style)
     if report.gate is not None:
-        lines += [""] + _gate_section(report, style)
+        lines += [""] + _gate_section(report.gate, style)
     return "\n".join(lines) + "\n"
 
 
@@ -60,19 +60,22 @@ def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: i
             if r.status != "verified":
                 lines.append(f"    {r.requirement}: {r.status}, {r.verified} of {r.elements} elements verified"
                              + (f" (first not verified: {r.not_verified[0]})" if r.not_verified else ""))
-    forbidden = m.uncovered("forbidden")
+    # What each criterion means is its kind's (CriterionCoverage.alarm, .findings): alarms first, in full; the
+    # labels of findings' elements shown.
+    alarms, findings = m.alarm_criteria(), m.findings_criteria()
+    forbidden = m.uncovered_alarms()
     if forbidden:
         lines += ["", style(f"  Uncovered forbidden elements ({len(forbidden)}): behaviour that must never happen "
                             "and no golden checks", "red")]
-        lines += _element_lines(forbidden, show_covering, None, m.model, waived)
-    others = [e for e in m.uncovered() if e.element.criterion != "forbidden"]
+        lines += _element_lines(forbidden, show_covering, None, m.model, waived, findings)
+    others = [e for e in m.uncovered() if e.element.criterion not in alarms]
     if others:
         lines += ["", f"  Uncovered elements ({len(others)}; verified by no golden), by criterion:"]
         for c in m.criteria:
             mine = [e for e in others if e.element.criterion == c.criterion]
             if mine:
                 lines.append(f"   {c.criterion} ({len(mine)})")
-                lines += _element_lines(mine, show_covering, limit, m.model, waived)
+                lines += _element_lines(mine, show_covering, limit, m.model, waived, findings)
     if show_covering:
         covered = [e for e in m.elements if e.verified or e.exercised]
         if covered:
@@ -92,8 +95,9 @@ def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: i
 
 
 def _element_lines(rows: list[ElementCoverage], show_covering: bool, limit: int | None, model: str,
-                   waived: dict[tuple[str, str], WaiverState]) -> list[str]:
-    """Uncovered elements, each with its state, severity and place; a waived one says so, with its waiver."""
+                   waived: dict[tuple[str, str], WaiverState], findings: frozenset[str]) -> list[str]:
+    """Uncovered elements, each with its state, severity and place; a waived one says so, with its waiver; one of
+    the `findings` criteria with its label."""
     out = []
     shown = rows if limit is None else rows[:limit]
     for ec in shown:
@@ -103,7 +107,7 @@ def _element_lines(rows: list[ElementCoverage], show_covering: bool, limit: int 
         if waiver is not None:
             state += f"; waived until {waiver.expires}: {waiver.reason}"
         out.append(f"    {e.id}  ({state}; {e.severity.value})  {e.location}")
-        if e.criterion in ("forbidden", "guard", "trigger", "conflict", "boundary"):
+        if e.criterion in findings:
             out.append(f"        {e.label}")
         if e.span is not None:
             out.append(f"        {_cite(e)}")
@@ -178,8 +182,7 @@ def _findings_counts(report: CoverageReport) -> list[str]:
     return ["", "Findings: " + ", ".join(found) + " (listed without -q)"] if found else []
 
 
-def _gate_section(report: CoverageReport, style: Style) -> list[str]:
-    gate = report.gate
+def _gate_section(gate: GateResult, style: Style) -> list[str]:
     source = gate.source or "default gate: no uncovered forbidden element"
     if gate.baseline:  # the ratchet replaced the default limits the gate file did not write
         source = f"{gate.source + '; ' if gate.source else ''}ratchet on baseline {gate.baseline}: no worse than it"
@@ -192,7 +195,7 @@ def _gate_section(report: CoverageReport, style: Style) -> list[str]:
     return lines
 
 
-def _value(v) -> str:
+def _value(v: object) -> str:
     if v is None:
         return "none"
     return repr(v) if isinstance(v, str) else str(v)

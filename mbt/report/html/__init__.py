@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from importlib import resources
 
 import jinja2
 from markupsafe import Markup, escape
 
 from mbt import __version__
-from mbt.measure.coverage import CoverageReport, ModelCoverage
+from mbt.measure.cases import CaseResult
+from mbt.measure.coverage import ModelCoverage
+from mbt.measure.coverage_run import CoverageRun
 from mbt.measure.numbers import in_goldens, percent_text
-from mbt.measure.review import DocumentCoverage, TraceRow
+from mbt.measure.review import DocumentCoverage, SourceUnit, TraceRow
 from mbt.render.dot import anchor
 from mbt.render.table import ticks
 
@@ -35,7 +39,7 @@ def slug(text: str) -> str:
     return f"{base}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:6]}"
 
 
-def value(v) -> Markup:
+def value(v: object) -> Markup:
     """An expected or actual value: as code, or, when it is a sentence quoting names in backticks, via `ticks`."""
     text = "none" if v is None else str(v)
     return ticks(text) if "`" in text else Markup(f"<code>{escape(text)}</code>")
@@ -58,9 +62,9 @@ def _asset(name: str) -> str:
     return resources.files("mbt.report.html").joinpath("static", name).read_text(encoding="utf-8")
 
 
-def html_files(run) -> dict[str, bytes]:
-    """Every page of the report, by file name. `run` is mbt.api.CoverageRun (report + diagrams)."""
-    report: CoverageReport = run.report
+def html_files(run: CoverageRun) -> dict[str, bytes]:
+    """Every page of the report, by file name: the run's report, diagrams, tables, comparison and cases."""
+    report = run.report
     env = _env()
     gate = report.gate
     waived = report.waived()
@@ -76,6 +80,7 @@ def html_files(run) -> dict[str, bytes]:
 
     def rows_for(m: ModelCoverage) -> list[dict]:
         out = []
+        alarms = m.alarm_criteria()  # the kind's alarm criteria (CriterionCoverage.alarm)
         for ec in m.elements:
             e = ec.element
             row = trace.get((m.model, e.id))
@@ -90,7 +95,7 @@ def html_files(run) -> dict[str, bytes]:
                         "exercised_by": [c for c in ec.exercised_by if c not in set(ec.verified_by)],
                         # beyond the covering cap: exercised, some of them perhaps also verifying
                         "exercised_more": ec.exercised_more,
-                        "alarm": state in ("uncovered", "exercised") and e.criterion == "forbidden",
+                        "alarm": state in ("uncovered", "exercised") and e.criterion in alarms,
                         "model_page": model_pages[m.model]})
         return out
 
@@ -106,7 +111,7 @@ def html_files(run) -> dict[str, bytes]:
               "counts": counts, "docs": docs, "prov": run.provenance, "comparison": run.comparison}
     files: dict[str, bytes] = {}
 
-    def page(name: str, template: str, title: str, active: str, **values) -> None:
+    def page(name: str, template: str, title: str, active: str, **values: object) -> None:
         html = env.get_template(template).render(title=title, active=active, **common, **values)
         files[name] = html.encode("utf-8")
 
@@ -158,7 +163,7 @@ def html_files(run) -> dict[str, bytes]:
     return files
 
 
-def _case_row(c, model_pages: dict[str, str]) -> dict:
+def _case_row(c: CaseResult, model_pages: dict[str, str]) -> dict:
     """A per-case result (mbt.measure.cases.CaseResult) with links to the elements it covers."""
     def links(labels: list[str]) -> list[dict]:
         out = []
@@ -173,7 +178,7 @@ def _case_row(c, model_pages: dict[str, str]) -> dict:
             "first_finding": c.first_finding, "explanation": c.explanation}
 
 
-def _ordered(values) -> list[str]:
+def _ordered(values: Iterable[str]) -> list[str]:
     seen: list[str] = []
     for v in values:
         if v not in seen:
@@ -185,7 +190,21 @@ def _severity_order(s: str) -> int:
     return ["critical", "high", "medium", "low"].index(s) if s in ("critical", "high", "medium", "low") else 9
 
 
-def _shaded_lines(d: DocumentCoverage) -> list[dict]:
+@dataclass(frozen=True)
+class Segment:
+    """A run of a document line's text, shaded by the source unit it belongs to (None: no unit)."""
+
+    text: str
+    unit: SourceUnit | None
+
+
+@dataclass(frozen=True)
+class ShadedLine:
+    number: int
+    segments: list[Segment]
+
+
+def _shaded_lines(d: DocumentCoverage) -> list[ShadedLine]:
     """Each document line as segments, each segment shaded by the unit it belongs to (or none)."""
     marks: dict[int, list[tuple[int, int, int]]] = {}  # line -> (start col, end col, unit index)
     for k, u in enumerate(d.units):
@@ -196,17 +215,18 @@ def _shaded_lines(d: DocumentCoverage) -> list[dict]:
             marks.setdefault(line, []).append((a, b, k))
     out = []
     for number, text in enumerate(d.lines, start=1):
-        segments, pos = [], 1
+        segments: list[Segment] = []
+        pos = 1
         for a, b, k in sorted(marks.get(number, [])):
             a = max(a, pos)
             if a > pos:
-                segments.append({"text": text[pos - 1:a - 1], "unit": None})
+                segments.append(Segment(text[pos - 1:a - 1], None))
             if b > a:
-                segments.append({"text": text[a - 1:b - 1], "unit": d.units[k]})
+                segments.append(Segment(text[a - 1:b - 1], d.units[k]))
             pos = max(pos, b)
         if pos <= len(text):
-            segments.append({"text": text[pos - 1:], "unit": None})
-        out.append({"number": number, "segments": segments})
+            segments.append(Segment(text[pos - 1:], None))
+        out.append(ShadedLine(number, segments))
     return out
 
 
