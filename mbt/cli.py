@@ -6,8 +6,11 @@ import sys
 
 try:  # everything but sys inside: a Ctrl-C while any of it loads is caught below
     import errno
+    import functools
     import os
     import traceback
+    from collections.abc import Callable, Sequence
+    from typing import TYPE_CHECKING
 
     import click
 
@@ -19,6 +22,11 @@ except KeyboardInterrupt:  # Ctrl-C while mbt starts (before main can catch it):
 
 # mbt.api and the reporters import the whole pipeline (lark, pydantic models, networkx, z3 ...): they are imported
 # when a command runs, so `mbt --help` and `mbt --version` start fast.
+if TYPE_CHECKING:  # annotations only (start-up time, as above)
+    from mbt.analysis.findings import CheckReport
+    from mbt.measure.coverage_run import CoverageRun
+    from mbt.report.core import Body
+    from mbt.report.formats import Format, Options, Target
 
 
 def _api():
@@ -147,11 +155,11 @@ def _progress():
     return Progress.for_terminal()
 
 
-def _write_reports(targets, produce) -> None:
+def _write_reports(targets: Sequence[Target], produce: Callable[[Target], Body]) -> None:
     """Produce every report first, then write them (mbt.report.core): a failure leaves no half-written set behind."""
-    from mbt.report.core import Output, write_reports
+    from mbt.report.core import Output, write_reports  # start-up time: only commands that write reports load them
 
-    write_reports([Output(lambda t=t: produce(t), t.path) for t in targets])
+    write_reports([Output(functools.partial(produce, t), t.path) for t in targets])
 
 
 # The report the github format's summary annotation points to, when several are written (the most complete first).
@@ -225,8 +233,8 @@ def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], o
     targets = parse_targets(formats, output, "check")
     report = _api().check(list(paths), depth=depth)
     full = _full_report(targets)
-    _write_reports(targets, lambda t: t.format.check(report, Options(style=_style(t.path), quiet=quiet, root=root,
-                                                                     full_report=full, pretty=_pretty(t.path))))
+    _write_reports(targets, lambda t: _check_body(t.format, report, Options(
+        style=_style(t.path), quiet=quiet, root=root, full_report=full, pretty=_pretty(t.path))))
     sys.exit(EXIT_FAILED if report.count("error") else EXIT_OK)
 
 
@@ -320,8 +328,8 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
     full = _full_report(targets)
 
     def produce(t):
-        return t.format.coverage(run, Options(_style(t.path), show_covering is not None or verbose, limit, show_sources, quiet,
-                                              root, full, _pretty(t.path)))
+        return _coverage_body(t.format, run, Options(_style(t.path), show_covering is not None or verbose, limit,
+                                                     show_sources, quiet, root, full, _pretty(t.path)))
 
     # The reports without diagrams are written first: a large model's layout never holds them back.
     _write_reports([t for t in targets if not t.format.diagrams], produce)
@@ -619,9 +627,24 @@ def pytest_coverage(models: list[str], goldens: list[str], gate: str | None, fai
                               review=any(t.format.review for t in targets),
                               diagrams=any(t.format.diagrams for t in targets),
                               cases=any(t.format.cases for t in targets), fail_under=_percent(fail_under))
-    _write_reports(targets, lambda t: t.format.coverage(run, Options(Style(False))))
-    text = FORMATS["text"].coverage(run, Options(Style(color)))
+    _write_reports(targets, lambda t: _coverage_body(t.format, run, Options(Style(False))))
+    text = _coverage_body(FORMATS["text"], run, Options(Style(color)))
+    assert isinstance(text, str)  # the text format writes text
     return text, run.report.gate is None or run.report.gate.passed
+
+
+def _check_body(fmt: Format, report: CheckReport, options: Options) -> Body:
+    """A format's check report; parse_targets only lets through formats that have one."""
+    if fmt.check is None:
+        raise MbtError(f"error: --format {fmt.name} writes no check report")
+    return fmt.check(report, options)
+
+
+def _coverage_body(fmt: Format, run: CoverageRun, options: Options) -> Body:
+    """A format's coverage report; parse_targets only lets through formats that have one."""
+    if fmt.coverage is None:
+        raise MbtError(f"error: --format {fmt.name} writes no coverage report")
+    return fmt.coverage(run, options)
 
 
 EXIT_INTERNAL, EXIT_INTERRUPTED = 3, 130

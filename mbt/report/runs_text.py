@@ -183,7 +183,8 @@ def runs_text(report: RunsReport) -> str:
     out += [f"  no golden: {s}" for s in report.regressions_skipped]
     if report.gate is not None:
         out.append("")
-        g = report.gate
-        out.append(f"Gate{' ' + g.source if g.source else ' (default)'}: {'PASSED' if g.passed else 'FAILED'}")
-        out += [f"  - {f.message}" for f in g.failures]
+        gate = report.gate
+        out.append(f"Gate{' ' + gate.source if gate.source else ' (default)'}: "
+                   f"{'PASSED' if gate.passed else 'FAILED'}")
+        out += [f"  - {f.message}" for f in gate.failures]
     return "\n".join(out) + "\n"
