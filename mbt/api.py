@@ -105,9 +105,9 @@ def _measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: i
         with DaskEngine(model_paths, scheduler, jobs, use_cache) as cluster:
             return measure(models, goldens, jobs, covering_cap, cases, cluster, invalid_cap)
     if engine != "local":
-        raise MbtError(f"error: unknown engine `{engine}` (local, dask)")
+        raise MbtError(f"unknown engine `{engine}` (local, dask)")
     if scheduler is not None:
-        raise MbtError("error: --scheduler is an address for --engine dask; add --engine dask")
+        raise MbtError("--scheduler is an address for --engine dask; add --engine dask")
     return measure(models, goldens, jobs, covering_cap, cases, invalid_cap=invalid_cap)
 
 
@@ -201,7 +201,7 @@ def add_diagrams(run: CoverageRun, progress: Progress | None = None) -> None:
         try:
             view = views.view_for(model)
         except MbtError as err:
-            run.diagram_errors[model.name] = str(err).removeprefix("error: ")
+            run.diagram_errors[model.name] = err.message
             continue
         # Short edge labels (event and guard): the actions are in each transition's tooltip.
         options = RenderOptions(waived=frozenset(waived.get(model.name, set())), short_labels=True)
@@ -217,7 +217,7 @@ def add_diagrams(run: CoverageRun, progress: Progress | None = None) -> None:
         try:
             run.diagrams[model.name] = svg_text(to_dot(built, links=True, layout=layout), layout.engine)
         except MbtError as err:  # no `dot`, a failed layout, or one stopped at the time limit: the report says so
-            run.diagram_errors[model.name] = str(err).removeprefix("error: ")
+            run.diagram_errors[model.name] = err.message
             continue
         if layout.note:
             run.diagram_notes[model.name] = layout.note
@@ -253,11 +253,11 @@ def render(model_paths: list[str], output: str, golden_paths: list[str] | None =
     if name is not None:
         chosen = [m for m in models if m.name == name]
         if not chosen:
-            raise MbtError(f"error: --name {name}: no such model (loaded: {', '.join(m.name for m in models)})")
+            raise MbtError(f"--name {name}: no such model (loaded: {', '.join(m.name for m in models)})")
     else:
         chosen = models
     if len(chosen) != 1:
-        raise MbtError(f"error: {len(chosen)} models loaded ({', '.join(m.name for m in chosen)}); "
+        raise MbtError(f"{len(chosen)} models loaded ({', '.join(m.name for m in chosen)}); "
                        "pick one with --name")
     model = chosen[0]
     suffix = views.check_suffix(model, output)
@@ -348,11 +348,11 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
     loaded = load_compiled(model_paths, use_cache)
     models = loaded.models
     if engine not in ("local", "dask"):
-        raise MbtError(f"error: unknown engine `{engine}` (local, dask)")
+        raise MbtError(f"unknown engine `{engine}` (local, dask)")
     if scheduler is not None and engine != "dask":
-        raise MbtError("error: --scheduler is an address for --engine dask; add --engine dask")
+        raise MbtError("--scheduler is an address for --engine dask; add --engine dask")
     if group_by is not None and group_by not in GROUP_KEYS:
-        raise MbtError(f"error: unknown --group-by `{group_by}` ({', '.join(GROUP_KEYS)})")
+        raise MbtError(f"unknown --group-by `{group_by}` ({', '.join(GROUP_KEYS)})")
     separately, required = (gate.report_separately, gate.required_suites) if gate else ([], [])
     loop = LoopRules(**gate.turn_loop) if gate else LoopRules()
     handoff = frozenset(gate.handoff_suites) if gate else frozenset()
@@ -427,7 +427,7 @@ def compare(model_paths: list[str], baseline_paths: list[str], golden_paths: lis
                      left_out=new.left_out)
     clash = {c.id for c in old.cases} & {c.id for c in new.cases}
     if clash:
-        raise MbtError(f"error: {len(clash)} candidate golden id(s) are baseline ids too ({', '.join(sorted(clash)[:5])}"
+        raise MbtError(f"{len(clash)} candidate golden id(s) are baseline ids too ({', '.join(sorted(clash)[:5])}"
                        "): give the new goldens their own ids")
     run = mutation_run(models, both, sample=sample, seed=seed)
     report = judge([run.profiles[c.id] for c in _first_ids(old.cases)], [run.profiles[c.id] for c in _first_ids(new.cases)])

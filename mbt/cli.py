@@ -92,7 +92,7 @@ def _models_and_goldens(paths, models, goldens,
     found_models = positional.models + expand(list(models), "--model")
     found_goldens = positional.goldens + expand(list(goldens), "--goldens")
     if not found_models:
-        raise MbtError("error: no model given: name model files or folders with --model PATH (or as arguments)")
+        raise MbtError("no model given: name model files or folders with --model PATH (or as arguments)")
     return found_models, found_goldens, positional.folders
 
 format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
@@ -139,7 +139,7 @@ def verbosity(command):
 
 def _check_verbosity(quiet: bool, verbose: bool) -> None:
     if quiet and verbose:
-        raise MbtError("error: -q and -v cannot be used together")
+        raise MbtError("-q and -v cannot be used together")
 
 
 def _note(message: str, quiet: bool) -> None:
@@ -228,7 +228,7 @@ def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], o
 
     _check_verbosity(quiet, verbose)
     if not paths:
-        raise MbtError("error: no model given: name model files or folders (or set `models` in the configuration "
+        raise MbtError("no model given: name model files or folders (or set `models` in the configuration "
                        "file, see docs/user-guide.md)")
     targets = parse_targets(formats, output, "check")
     report = _api().check(list(paths), depth=depth)
@@ -304,11 +304,11 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
     from mbt.report.formats import Options, parse_targets
 
     if gate and no_gate:
-        raise MbtError("error: --gate and --no-gate cannot be used together")
+        raise MbtError("--gate and --no-gate cannot be used together")
     if baseline and no_gate:
-        raise MbtError("error: --baseline is a gate rule; it cannot be used with --no-gate")
+        raise MbtError("--baseline is a gate rule; it cannot be used with --no-gate")
     if fail_under is not None and no_gate:
-        raise MbtError("error: --fail-under is a gate rule; it cannot be used with --no-gate")
+        raise MbtError("--fail-under is a gate rule; it cannot be used with --no-gate")
     percent = _percent(fail_under)
     _check_verbosity(quiet, verbose)
     targets = parse_targets(formats, output, "coverage")
@@ -381,7 +381,7 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
     """Judge observed runs (traces, transcripts) on models: first deviations, run metrics, usage-weighted coverage,
     the release gate, regression goldens for failing runs."""
     if gate and no_gate:
-        raise MbtError("error: --gate and --no-gate cannot be used together")
+        raise MbtError("--gate and --no-gate cannot be used together")
     from mbt.paths import expand
 
     report = _api().runs(expand(list(models), "--model"), expand(list(run_paths), "--runs"),
@@ -422,7 +422,7 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
 def render(models, goldens, output, name, focus, depth, path, clusters, gate, quiet, verbose) -> None:
     """Draw a model for review (a state machine as a diagram), with coverage painted on it when goldens are given."""
     if depth != 1 and focus is None:
-        raise MbtError("error: --depth needs --focus STATE")
+        raise MbtError("--depth needs --focus STATE")
     models, goldens, _ = _models_and_goldens((), models, goldens)
     rendered = _api().render(models, output, goldens or None, name=name, focus=focus, depth=depth,
                           path=path, clusters=clusters, gate_path=gate)
@@ -461,10 +461,10 @@ def generate(models, goldens, out, criteria, full, max_depth, max_paths, precond
 
     suite = None
     if kill and full:
-        raise MbtError("error: --kill and --all cannot be used together")
+        raise MbtError("--kill and --all cannot be used together")
     if full:
         if len(criteria) > 1:
-            raise MbtError("error: --all takes one --criterion (transition or transition-pair)")
+            raise MbtError("--all takes one --criterion (transition or transition-pair)")
         suite = criteria[0] if criteria else "transition"
     models, goldens, _ = _models_and_goldens((), models, goldens)
     report = _api().generate(models, goldens, out, criteria=None if full else list(criteria) or None,
@@ -486,7 +486,7 @@ def _percent(value) -> float | None:
     try:
         return parse_percent(value)
     except ValueError as err:
-        raise MbtError(f"error: --fail-under: {err}") from None
+        raise MbtError(f"--fail-under: {err}") from None
 
 
 def _mapping(text: str) -> dict:
@@ -495,9 +495,9 @@ def _mapping(text: str) -> dict:
     try:
         value = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        raise MbtError(f"error: --precondition {text!r} is not valid YAML/JSON: {err}") from None
+        raise MbtError(f"--precondition {text!r} is not valid YAML/JSON: {err}") from None
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        raise MbtError(f"error: --precondition {text!r} must be a mapping such as '{{state: idle, retries: 0}}'")
+        raise MbtError(f"--precondition {text!r} must be a mapping such as '{{state: idle, retries: 0}}'")
     return value
 
 
@@ -622,7 +622,7 @@ def pytest_coverage(models: list[str], goldens: list[str], gate: str | None, fai
 
     targets = parse_targets(tuple(formats), None, "coverage") if formats else []
     if any(t.path in (None, "-") for t in targets):
-        raise MbtError("error: --mbt-report takes NAME:PATH (the terminal shows the text report)")
+        raise MbtError("--mbt-report takes NAME:PATH (the terminal shows the text report)")
     run = _api().coverage_run(expand(models, "--mbt-model"), expand(goldens, "--mbt-goldens"), gate_path=gate,
                               review=any(t.format.review for t in targets),
                               diagrams=any(t.format.diagrams for t in targets),
@@ -636,14 +636,14 @@ def pytest_coverage(models: list[str], goldens: list[str], gate: str | None, fai
 def _check_body(fmt: Format, report: CheckReport, options: Options) -> Body:
     """A format's check report; parse_targets only lets through formats that have one."""
     if fmt.check is None:
-        raise MbtError(f"error: --format {fmt.name} writes no check report")
+        raise MbtError(f"--format {fmt.name} writes no check report")
     return fmt.check(report, options)
 
 
 def _coverage_body(fmt: Format, run: CoverageRun, options: Options) -> Body:
     """A format's coverage report; parse_targets only lets through formats that have one."""
     if fmt.coverage is None:
-        raise MbtError(f"error: --format {fmt.name} writes no coverage report")
+        raise MbtError(f"--format {fmt.name} writes no coverage report")
     return fmt.coverage(run, options)
 
 

@@ -19,12 +19,17 @@ def did_you_mean(name: str, known) -> str:
 
 
 class MbtError(Exception):
-    """Input that mbt cannot use (exit code 2). The message is shown to the user as is."""
+    """Input that mbt cannot use (exit code 2). The message says what is wrong; `render()` is what the user sees:
+    `error: MESSAGE` (the one place that writes `error: `)."""
 
     exit_code = 2
 
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+
     def render(self) -> str:
-        return str(self)
+        return f"error: {self.message}"
 
 
 @dataclass
@@ -80,4 +85,7 @@ class UsageError(MbtError):
     details: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
+        return self.render()
+
+    def render(self) -> str:
         return "\n".join([f"error: {self.message}", *self.details])

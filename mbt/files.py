@@ -97,14 +97,14 @@ class OutputSet:
             target = target.resolve()  # write where the link points; the link itself stays a link
         if target.exists() and not target.is_file():
             if target.is_dir():
-                raise MbtError(f"error: {path} is a folder; give a file name")
+                raise MbtError(f"{path} is a folder; give a file name")
             self._devices.append((target, payload))  # a device or a pipe: written in place, never replaced
             return
         folder = target.parent if str(target.parent) else Path(".")
         if make_folders:
             self._make_folders(folder)
         if not folder.is_dir():
-            raise MbtError(f"error: cannot write {path}: folder {folder} does not exist")
+            raise MbtError(f"cannot write {path}: folder {folder} does not exist")
         mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else new_file_mode()
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name[:200]}.", suffix=".tmp")
         self._files.append((tmp, target))  # before writing: an error while writing still removes it
@@ -184,7 +184,7 @@ def fill_folder(root: Path, files: dict[str, bytes]) -> None:
     for name, data in sorted(files.items()):
         rel = Path(name)
         if rel.is_absolute() or ".." in rel.parts:  # names come from mbt, but never escape the folder
-            raise MbtError(f"error: refusing to write {name!r} outside {root}")
+            raise MbtError(f"refusing to write {name!r} outside {root}")
         dest = root / rel
         for folder in reversed([p for p in dest.parents if p != root and root in p.parents]):
             if not folder.exists():

@@ -30,7 +30,7 @@ def expand(paths: list[str], what: str) -> list[str]:
         if raw != "-" and GLOB_CHARS & set(raw) and not Path(raw).exists():
             found = sorted(glob.glob(raw, recursive=True))
             if not found:
-                raise MbtError(f"error: {what} {raw}: no file matches this pattern")
+                raise MbtError(f"{what} {raw}: no file matches this pattern")
             out.extend(found)
         else:
             out.append(raw)
@@ -70,9 +70,9 @@ def split_positional(paths: list[str]) -> Positional:
                 goldens.append(raw)
                 found.folders.append(raw)
         elif not p.exists():
-            raise MbtError(f"error: {raw}: no such file or folder")
+            raise MbtError(f"{raw}: no such file or folder")
         else:
-            raise MbtError(f"error: {raw}: neither a model file ({', '.join(model_kinds)}) nor a golden file "
+            raise MbtError(f"{raw}: neither a model file ({', '.join(model_kinds)}) nor a golden file "
                            f"({', '.join(GOLDEN_SUFFIXES)})")
     return found
 

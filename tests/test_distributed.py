@@ -128,7 +128,7 @@ def test_a_missing_extra_is_one_line(goldens, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` now raises ImportError
     out = run_mbt("coverage", "--model", model, "--goldens", folder, "--engine", "dask")
     assert out.returncode == 2 and out.stdout == ""
-    assert out.stderr == distributed.EXTRA_MISSING + "\n"
+    assert out.stderr == "error: " + distributed.EXTRA_MISSING + "\n"
 
 
 def test_a_scheduler_needs_the_dask_engine(goldens):

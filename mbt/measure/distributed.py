@@ -27,7 +27,7 @@ from mbt.measure.run import replay_part as replay_here
 T = TypeVar("T")
 
 CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler, and for it to have a worker
-EXTRA_MISSING = "error: --engine dask needs dask.distributed, the optional extra: pip install 'mbt[dask]'"
+EXTRA_MISSING = "--engine dask needs dask.distributed, the optional extra: pip install 'mbt[dask]'"
 
 
 def fingerprint(tallies: list[ModelTally]) -> str:
@@ -96,7 +96,7 @@ class DaskEngine:
             self.__exit__(None, None, None)
             where = f"the Dask scheduler at {self.scheduler}" if self.scheduler else "a local Dask cluster"
             reason = " ".join(str(err).split()) or type(err).__name__
-            raise MbtError(f"error: cannot reach {where}: {reason}") from None
+            raise MbtError(f"cannot reach {where}: {reason}") from None
         known = len(self.client.scheduler_info().get("workers", {}))
         self.workers = self.jobs if self.scheduler is not None and self.jobs else max(1, known)
         return self

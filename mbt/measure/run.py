@@ -95,7 +95,7 @@ class ModelTally:
         else:
             self.elements = elements_of(model)
             if self.kind.replayer is None:
-                raise MbtError(f"error: mbt cannot measure {model.kind} models yet (`{model.name}`)")
+                raise MbtError(f"mbt cannot measure {model.kind} models yet (`{model.name}`)")
             self.replayer = self.kind.replayer(model, self.elements)
         self._fresh_counts()
 

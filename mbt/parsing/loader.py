@@ -266,7 +266,7 @@ def load_paths(paths: list[str]) -> list[ModelFile]:
     if not problems:
         problems.extend(link_models(files))
     if not files and not problems:
-        raise MbtError(f"error: no model files found in {', '.join(paths)}")
+        raise MbtError(f"no model files found in {', '.join(paths)}")
     seen: dict[str, str] = {}
     for f in files:
         for m in f.models:

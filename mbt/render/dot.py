@@ -229,21 +229,21 @@ def render_dot(dot_text: str, fmt: str, engine: str = "dot", timeout: float | No
     """Lay out DOT text with graphviz's `engine` program, stopped after `timeout` seconds (default:
     layout_timeout()); a missing program or a layout that fails or runs too long is a clear error."""
     if fmt not in FORMATS:
-        raise MbtError(f"error: cannot render to .{fmt}; use .dot, .svg or .png")
+        raise MbtError(f"cannot render to .{fmt}; use .dot, .svg or .png")
     program = shutil.which(engine)
     if program is None:
-        raise MbtError(f"error: the graphviz program `{engine}` is not installed (Debian: apt-get install graphviz); "
+        raise MbtError(f"the graphviz program `{engine}` is not installed (Debian: apt-get install graphviz); "
                        "write a .dot file instead, or install it")
     limit = layout_timeout() if timeout is None else timeout
     try:
         done = subprocess.run([program, f"-T{fmt}"], input=dot_text.encode("utf-8"), capture_output=True,
                               timeout=limit, check=False)
     except subprocess.TimeoutExpired:
-        raise LayoutTimeout(f"error: `{engine}` took longer than {limit:g} s to lay out the diagram and was stopped "
+        raise LayoutTimeout(f"`{engine}` took longer than {limit:g} s to lay out the diagram and was stopped "
                             "(MBT_LAYOUT_TIMEOUT sets the limit; `mbt render --focus STATE` draws a part)") from None
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise MbtError(f"error: `{engine}` failed to lay out the diagram" + (f": {detail[-1]}" if detail else ""))
+        raise MbtError(f"`{engine}` failed to lay out the diagram" + (f": {detail[-1]}" if detail else ""))
     return done.stdout
 
 

@@ -240,10 +240,10 @@ def _focus(model: FsmModel, focus: str | None, depth: int) -> set[str]:
     if focus is None:
         return set(model.states)
     if focus not in model.states:
-        raise MbtError(f"error: --focus: model `{model.name}` has no state `{focus}` "
+        raise MbtError(f"--focus: model `{model.name}` has no state `{focus}` "
                        f"(states: {', '.join(sorted(model.states))})")
     if depth < 0:
-        raise MbtError("error: --depth must be 0 or more")
+        raise MbtError("--depth must be 0 or more")
     neighbours: dict[str, set[str]] = defaultdict(set)
     for t in model.transitions:
         neighbours[t.source].add(t.target)
@@ -275,10 +275,10 @@ def _path_steps(model: FsmModel, path: list[str] | None) -> dict[int, list[int]]
     for step, raw in enumerate(path, start=1):
         key = raw[len("transition:"):] if raw.startswith("transition:") else raw
         if key not in by_key:
-            raise MbtError(f"error: --path: model `{model.name}` has no transition `{raw}`")
+            raise MbtError(f"--path: model `{model.name}` has no transition `{raw}`")
         t = model.transitions[by_key[key]]
         if prev_target is not None and t.source != prev_target:
-            raise MbtError(f"error: --path: step {step} `{key}` starts in `{t.source}`, "
+            raise MbtError(f"--path: step {step} `{key}` starts in `{t.source}`, "
                            f"but step {step - 1} ends in `{prev_target}`")
         prev_target = t.target
         out[by_key[key]].append(step)
@@ -314,7 +314,7 @@ def _assign_clusters(graph: Graph, model: FsmModel, mode: str) -> None:
                 groups[f"scc{member[n.label]}"].append(n)
         labels = {f"scc{i}": f"cycle group {i}: {comp[0]}, ..." for i, comp in enumerate(components, start=1)}
     else:
-        raise MbtError(f"error: --clusters must be auto, none, prefix or scc, not {mode!r}")
+        raise MbtError(f"--clusters must be auto, none, prefix or scc, not {mode!r}")
     for name, members in groups.items():
         if len(members) < 2:
             continue

@@ -32,7 +32,7 @@ def read_path(spec: str, model: ModelBase) -> list[str]:
         return _from_json(data, model, spec)
     keys = [part.strip() for part in spec.split(",") if part.strip()]
     if not keys:
-        raise MbtError("error: --path is empty; give transition keys separated by commas, or a JSON file")
+        raise MbtError("--path is empty; give transition keys separated by commas, or a JSON file")
     return keys
 
 
@@ -44,10 +44,10 @@ def _from_json(data: object, model: ModelBase, where: str) -> list[str]:
             return _from_json(data["counterexample"], model, where)
         precondition = data.get("precondition") or {}
         if not isinstance(precondition, dict):
-            raise MbtError(f"error: {where}: `precondition` must be an object")
+            raise MbtError(f"{where}: `precondition` must be an object")
         steps = next((data[k] for k in ("path", "steps", "transitions", "events") if k in data), None)
     if not isinstance(steps, list) or not steps:
-        raise MbtError(f"error: {where}: expected a list of steps (transition keys, or events), or an object with "
+        raise MbtError(f"{where}: expected a list of steps (transition keys, or events), or an object with "
                        "`path`, `steps`, `transitions` or `events`")
     keys: list[str | None] = []
     events: list[dict] = []
@@ -65,11 +65,11 @@ def _from_json(data: object, model: ModelBase, where: str) -> list[str]:
             keys.append(None)
             events.append({"event": step["event"], "args": step.get("args") or {}})
         else:
-            raise MbtError(f"error: {where}: step {i} names neither a `transition` nor an `event`")
+            raise MbtError(f"{where}: step {i} names neither a `transition` nor an `event`")
     if all(k is not None for k in keys):
         return [k for k in keys if k is not None]
     if any(k is not None for k in keys):
-        raise MbtError(f"error: {where}: give every step as a transition key, or every step as an event, not a mix")
+        raise MbtError(f"{where}: give every step as a transition key, or every step as an event, not a mix")
     return _replay_events(model, events, precondition, where)
 
 
@@ -80,20 +80,20 @@ def _keys(model: ModelBase) -> set[str]:
 def _replay_events(model: ModelBase, events: list[dict], precondition: dict, where: str) -> list[str]:
     """Replay the events on the model (the same engine as coverage) and return the transitions taken."""
     if not isinstance(model, FsmModel):
-        raise MbtError(f"error: --path highlights paths on state machines; `{model.name}` is a {model.kind}")
+        raise MbtError(f"--path highlights paths on state machines; `{model.name}` is a {model.kind}")
     # the FSM's own replayer: a path is the transitions its snapshots record
     replayer = FsmReplayer(CompiledFsm(model, elements_of(model)))
     case = GoldenCase(id="path", file=where, line=1, precondition=precondition,
                       turns=[Turn(event=e["event"], args=e.get("args") or {}) for e in events])
     run = replayer.replay(case, keep_snapshots=True)
     if run.invalid:
-        raise MbtError(f"error: {where}: {run.invalid}")
+        raise MbtError(f"{where}: {run.invalid}")
     if run.unbound:
-        raise MbtError(f"error: {where}: step {run.unbound[0].turn}: {run.unbound[0].reason}")
+        raise MbtError(f"{where}: step {run.unbound[0].turn}: {run.unbound[0].reason}")
     keys = []
     for number, snap in enumerate(run.snapshots, start=1):
         if snap.transition is None:
-            raise MbtError(f"error: {where}: step {number} (`{events[number - 1]['event']}`) is refused by the model "
+            raise MbtError(f"{where}: step {number} (`{events[number - 1]['event']}`) is refused by the model "
                            f"in state `{snap.state}`")
         keys.append(snap.transition)
     return keys

@@ -17,7 +17,7 @@ def view_for(model: ModelBase) -> View:
     """The kind's view (KindSupport.view); a kind without one cannot be rendered, and `mbt render` says so."""
     view = support(model.kind).view
     if view is None:
-        raise MbtError(f"error: mbt cannot draw {model.kind} models yet (`{model.name}`)")
+        raise MbtError(f"mbt cannot draw {model.kind} models yet (`{model.name}`)")
     return view
 
 
@@ -35,7 +35,7 @@ def check_suffix(model: ModelBase, output: str) -> str:
     suffix = Path(output).suffix.lower()
     view = view_for(model)
     if suffix not in view.suffixes:
-        raise MbtError(f"error: -o {output}: a {model.kind} model renders to "
+        raise MbtError(f"-o {output}: a {model.kind} model renders to "
                        f"{', '.join(view.suffixes)}, not {suffix or 'a file without a suffix'}")
     return suffix
 

@@ -49,7 +49,7 @@ def _file_path(path: str | None) -> str | None:
 def _parent(target: Path, shown: str) -> Path:
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
-        raise MbtError(f"error: cannot write {shown}: folder {folder} does not exist")
+        raise MbtError(f"cannot write {shown}: folder {folder} does not exist")
     return folder
 
 
@@ -57,7 +57,7 @@ def check_file_target(path: str, what: str = "") -> None:
     """Fail early (before any work) when `path` cannot receive a report file."""
     target = Path(path)
     if target.is_dir():
-        raise MbtError(f"error: {path} is a folder; give a file name" + (f" for the {what} report" if what else ""))
+        raise MbtError(f"{path} is a folder; give a file name" + (f" for the {what} report" if what else ""))
     _parent(target, path)
 
 
@@ -65,16 +65,16 @@ def check_folder_target(path: str) -> None:
     """Fail early (before any work) when `path` cannot receive a report folder."""
     target = Path(path)
     if target.exists() and not target.is_dir():
-        raise MbtError(f"error: {path} is a file; the HTML report needs a folder name")
+        raise MbtError(f"{path} is a file; the HTML report needs a folder name")
     if target.is_dir() and any(target.iterdir()) and not (target / MARKER).exists():
-        raise MbtError(f"error: {path} is a folder mbt did not write and it is not empty; "
+        raise MbtError(f"{path} is a folder mbt did not write and it is not empty; "
                        "choose a new or empty folder (mbt replaces only its own report folders)")
     _parent(target, path)
 
 
 def _write_stdout(body: Body) -> None:
     if isinstance(body, Mapping):
-        raise MbtError("error: a report folder cannot go to stdout: give it a folder name")
+        raise MbtError("a report folder cannot go to stdout: give it a folder name")
     if isinstance(body, Chunks):  # made whole first: an error while making it must not leave half a report on stdout
         body = b"".join(body)
     if isinstance(body, bytes):
@@ -94,7 +94,7 @@ def write_reports(outputs: Sequence[Output]) -> None:
     for body, path in made:
         if path is None:
             if isinstance(body, Mapping):
-                raise MbtError("error: a report folder cannot go to stdout: give it a folder name")
+                raise MbtError("a report folder cannot go to stdout: give it a folder name")
         elif isinstance(body, Mapping):
             check_folder_target(path)
         else:

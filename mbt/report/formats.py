@@ -222,34 +222,34 @@ def parse_targets(specs: tuple[str, ...], output: str | None, command: str) -> l
         name = name.strip().lower()
         fmt = FORMATS.get(name)
         if fmt is None or fmt not in allowed:
-            raise MbtError(f"error: --format {spec}: unknown format for `mbt {command}` (use {names}, "
+            raise MbtError(f"--format {spec}: unknown format for `mbt {command}` (use {names}, "
                            "optionally as NAME:PATH)")
         if sep and not path:
-            raise MbtError(f"error: --format {spec}: give a path after the colon, or leave the colon out")
+            raise MbtError(f"--format {spec}: give a path after the colon, or leave the colon out")
         if not sep:
             pathless += 1
         targets.append(Target(fmt, path if sep else None))
     if output is not None:
         if pathless != 1:
-            raise MbtError("error: -o names the output of the one --format given without a path; "
+            raise MbtError("-o names the output of the one --format given without a path; "
                            + ("every --format has its own path" if pathless == 0 else
                               f"{pathless} are given without one (write them as NAME:PATH)"))
         targets = [Target(t.format, output) if t.path is None else t for t in targets]
     to_stdout = [t for t in targets if t.path in (None, "-")]
     if len(to_stdout) > 1:
-        raise MbtError("error: only one report can go to stdout; give the others a path (--format NAME:PATH)")
+        raise MbtError("only one report can go to stdout; give the others a path (--format NAME:PATH)")
     seen: set[str] = set()
     for t in targets:
         if t.format.folder and t.path in (None, "-"):
-            raise MbtError(f"error: --format {t.format.name} writes a folder: use -o DIR or --format "
+            raise MbtError(f"--format {t.format.name} writes a folder: use -o DIR or --format "
                            f"{t.format.name}:DIR")
         if t.format.binary and t.path in (None, "-"):
-            raise MbtError(f"error: --format {t.format.name} writes a binary file: use --format {t.format.name}:PATH "
+            raise MbtError(f"--format {t.format.name} writes a binary file: use --format {t.format.name}:PATH "
                            "or -o PATH")
         if t.path is not None and t.path != "-":
             key = str(Path(t.path).resolve())
             if key in seen:
-                raise MbtError(f"error: two reports would be written to {t.path}")
+                raise MbtError(f"two reports would be written to {t.path}")
             seen.add(key)
             if t.format.folder:
                 check_folder_target(t.path)

@@ -116,10 +116,10 @@ def write_regressions(folder: str, goldens: dict[str, list[dict[str, Any]]]) -> 
 
     root = Path(folder)
     if root.exists() and not root.is_dir():
-        raise MbtError(f"error: --regressions {folder} is a file; give a folder")
+        raise MbtError(f"--regressions {folder} is a file; give a folder")
     if not root.exists():
         if not root.parent.is_dir():
-            raise MbtError(f"error: cannot write {folder}: folder {root.parent} does not exist")
+            raise MbtError(f"cannot write {folder}: folder {root.parent} does not exist")
         root.mkdir(mode=new_folder_mode())
     written = []
     for model in sorted(goldens):
