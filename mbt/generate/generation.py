@@ -32,10 +32,10 @@ from mbt.generate.report import (
     WrittenFile,
 )
 from mbt.generate.skeleton import Skeleton, SkeletonBuilder, test_name
-from mbt.generate.suites import CRITERIA as SUITE_CRITERIA
 from mbt.generate.suites import SuiteBuilder
+from mbt.generate.support import support_source
 from mbt.generate.witnesses import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PATHS, NoWitness, WitnessFinder
-from mbt.generate.writers import conftest_source, fsm_calls, render_jsonl, render_pytest, support_source
+from mbt.generate.writers import conftest_source, fsm_calls, render_jsonl, render_pytest
 from mbt.goldens.loader import GoldenSet
 from mbt.kind import all_kinds, support
 from mbt.measure.coverage import ElementCoverage, GoldenSummary
@@ -63,8 +63,9 @@ class GenerateOptions:
 
 
 def generate(models: list[ModelBase], goldens: GoldenSet, out: str, options: GenerateOptions) -> GenerateReport:
-    if options.suite is not None and options.suite not in SUITE_CRITERIA:
-        raise MbtError(f"error: --all builds suites for {' or '.join(SUITE_CRITERIA)}, not {options.suite!r}")
+    suited = list(dict.fromkeys(c for k in all_kinds() for c in k.suites))  # every kind's suite criteria
+    if options.suite is not None and options.suite not in suited:
+        raise MbtError(f"error: --all builds suites for {' or '.join(suited)}, not {options.suite!r}")
     rows: dict[str, list[ElementCoverage]] = {}
     results: list[ModelGeneration] = []
     files: list[OutputFile] = []
@@ -77,9 +78,9 @@ def generate(models: list[ModelBase], goldens: GoldenSet, out: str, options: Gen
     options.models = list(models)
     for model in models:
         kind = support(model.kind)
-        if kind.generation is None or (options.suite is not None and not kind.suites):
-            suited = " and ".join(k.kind for k in all_kinds() if k.suites)
-            note = (f"full suites are for {suited} models; `{model.kind}` models get a test per gap (without --all)"
+        if kind.generation is None or (options.suite is not None and options.suite not in kind.suites):
+            kinds = " and ".join(k.kind for k in all_kinds() if options.suite in k.suites)
+            note = (f"full suites are for {kinds} models; `{model.kind}` models get a test per gap (without --all)"
                     if kind.generation is not None else f"generation for `{model.kind}` models is not supported yet")
             results.append(ModelGeneration(model=model.name, kind=model.kind, file=model.file, mode=mode, uncovered=0,
                                            note=note))

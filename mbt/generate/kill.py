@@ -16,6 +16,7 @@ from mbt.generate.files import OutputFile
 from mbt.generate.generation import DecisionGeneration, FsmGeneration, GenerateOptions, finish, model_files
 from mbt.generate.report import GeneratedTest, GenerateReport, MissingWitness, ModelGeneration
 from mbt.generate.skeleton import test_name
+from mbt.generate.support import driver_class
 from mbt.goldens.cases import parse_case
 from mbt.goldens.loader import GoldenSet
 from mbt.kind import support
@@ -128,11 +129,11 @@ def _fsm_kills(gen, base, replayer, mutant) -> str | None:
 
 def _decision_test_problem(call: dict, model: ModelBase, mutated: ModelBase) -> str | None:
     """The test's call must pass on the model's reference adapter and fail on the mutant's."""
-    from mbt.generate.support import Driver
+    driver = driver_class()  # the conversation's and every kind's methods (KindSupport.driver)
 
     def fails(on: ModelBase) -> str | None:
         try:
-            getattr(Driver(ReferenceAdapter(on)), call["method"])(*call["args"], **dict(call["kwargs"]))
+            getattr(driver(ReferenceAdapter(on)), call["method"])(*call["args"], **dict(call["kwargs"]))
         except AssertionError as err:
             return str(err)
         return None

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import keyword
-from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from mbt.generate.files import comment_safe
 from mbt.generate.skeleton import Skeleton, Step
+from mbt.generate.support import driver_methods
 
 
 class Code(str):
@@ -178,9 +178,10 @@ def fsm_calls(sk: Skeleton) -> list[dict[str, Any]]:
 
 def render_pytest(tests: list[dict[str, Any]], model_name: str, model_file: str, module_doc: str) -> str:
     """A pytest module: one test per entry (`name`, `doc`, `calls`: driver method, arguments, keyword arguments)."""
+    methods = driver_methods()  # the conversation's and every registered kind's (KindSupport.driver)
     for test in tests:
         for call in test["calls"]:
-            if call["method"] not in ("start", "step", "decide", "authorize"):
+            if call["method"] not in methods:
                 raise ValueError(f"unknown driver call {call['method']!r}")
     template = _environment().from_string(PYTEST_TEMPLATE)
     return template.render(module_doc=module_doc, model=model_name, model_file=model_file, tests=tests)
@@ -204,13 +205,6 @@ def render_jsonl(cases: list[dict[str, Any]]) -> str:
             text = text.replace(ch, f"\\u{ord(ch):04x}")
         lines.append(text)
     return "".join(line + "\n" for line in lines)
-
-
-def support_source() -> str:
-    """mbt_support.py: the driver module copied beside the generated tests."""
-    from mbt.generate import support
-
-    return Path(support.__file__).read_text(encoding="utf-8")
 
 
 def conftest_source() -> str:
