@@ -23,7 +23,7 @@ import importlib.metadata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: the interface names the stages' types, and imports none of them at run time
     from mbt.analysis.check import CheckOptions
@@ -103,6 +103,7 @@ class Generator(Protocol):
     def files(self, mode: str, /) -> list[OutputFile]: ...
 
 
+@runtime_checkable  # generate() checks that a kind declaring `suites` gives one
 class SuiteGenerator(Generator, Protocol):
     """A generator that also builds full suites (`mbt generate --all --criterion C`)."""
 

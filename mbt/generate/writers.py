@@ -10,13 +10,31 @@ from __future__ import annotations
 
 import json
 import keyword
-from typing import Any
+from typing import Any, TypedDict
 
 import jinja2
 
 from mbt.generate.files import comment_safe
 from mbt.generate.skeleton import Skeleton, Step
 from mbt.generate.support import driver_methods
+
+
+class DriverCall(TypedDict):
+    """One call a generated test makes on the driver (`sut`): a Driver method, its arguments, its keyword arguments
+    in order, and a comment written above it (or None)."""
+
+    method: str
+    args: list[object]
+    kwargs: list[tuple[str, object]]
+    comment: str | None
+
+
+class GeneratedFunction(TypedDict):
+    """One test function of a generated pytest module: its name, its docstring and the driver calls it makes."""
+
+    name: str
+    doc: str
+    calls: list[DriverCall]
 
 
 class Code(str):
@@ -163,11 +181,11 @@ def sut(request):
 '''
 
 
-def fsm_calls(sk: Skeleton) -> list[dict[str, Any]]:
+def fsm_calls(sk: Skeleton) -> list[DriverCall]:
     """An FSM skeleton as driver calls: start from the precondition, then one checked step per event."""
-    calls = [{"method": "start", "args": [dict(sk.precondition)], "kwargs": [], "comment": None}]
+    calls: list[DriverCall] = [{"method": "start", "args": [dict(sk.precondition)], "kwargs": [], "comment": None}]
     for step in sk.steps:
-        kwargs = [("expect", step.expect())]
+        kwargs: list[tuple[str, object]] = [("expect", step.expect())]
         if step.forbid is not None:
             kwargs.append(("forbid", step.forbid.data()))
         kwargs.append(("user", step.user))
@@ -176,7 +194,7 @@ def fsm_calls(sk: Skeleton) -> list[dict[str, Any]]:
     return calls
 
 
-def render_pytest(tests: list[dict[str, Any]], model_name: str, model_file: str, module_doc: str) -> str:
+def render_pytest(tests: list[GeneratedFunction], model_name: str, model_file: str, module_doc: str) -> str:
     """A pytest module: one test per entry (`name`, `doc`, `calls`: driver method, arguments, keyword arguments)."""
     methods = driver_methods()  # the conversation's and every registered kind's (KindSupport.driver)
     for test in tests:

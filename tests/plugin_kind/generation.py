@@ -10,6 +10,7 @@ from mbt.generate.files import OutputFile
 from mbt.generate.generation import GenerateOptions, model_files
 from mbt.generate.report import GeneratedTest, ModelGeneration
 from mbt.generate.skeleton import test_name
+from mbt.generate.writers import GeneratedFunction
 from mbt.kind import DriverPart
 from mbt.measure.coverage import ElementCoverage
 from tests.plugin_kind.stages import ChecklistModel, enumerate_checklist
@@ -47,7 +48,7 @@ class ChecklistGeneration:
 
     def __init__(self, model: ChecklistModel, options: GenerateOptions, out: str):
         self.model, self.options, self.out = model, options, out
-        self.tests: list[dict[str, object]] = []
+        self.tests: list[GeneratedFunction] = []
         self.stubs: list[dict[str, object]] = []
         self.names: set[str] = set()
 
