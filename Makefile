@@ -59,7 +59,7 @@ test-fast: $(STAMP) graphviz
 # listed files are checked: --follow-imports=silent reads the others for their types without reporting on them);
 # lint-imports, the floors of docs/architecture.md as [tool.importlinter] in pyproject.toml declares them.
 MYPY_CLEAN := mbt/api.py mbt/engine mbt/kind.py mbt/kinds mbt/importer.py mbt/measure mbt/goldens mbt/runs mbt/files.py mbt/paths.py \
-	mbt/argpaths.py
+	mbt/argpaths.py mbt/generate mbt/mutate
 lint: $(STAMP)
 	$(BIN)/ruff check mbt tests
 	$(BIN)/mypy --follow-imports=silent $(MYPY_CLEAN)

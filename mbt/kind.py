@@ -3,8 +3,9 @@ each stage of the pipeline handles it.
 
 A kind is its grammar file, a transformer mixin and a resolver (parsing), its checks (`mbt check`), its element
 enumeration and replayer (coverage), optionally which golden cases it takes, its view (`mbt render`, the HTML report),
-its expected result (the traceability matrix), its test generator (`mbt generate`), its mutation operators
-(`mbt mutate`) and its run judge (`mbt runs`). The stages ask this registry; none of them names a kind.
+its expected result (the traceability matrix), its test generator, its part of the generated tests' driver and
+its reference for them (`mbt generate`), its mutation operators (`mbt mutate`) and its run judge (`mbt runs`). The
+stages ask this registry; none of them names a kind.
 
 Each hook is a Protocol (a typed callable) over the base types every stage shares (ModelBase, Element, GoldenCase,
 CaseRun): a kind's assembly (`mbt/kinds/<kind>.py`) narrows the model to its own class before calling its stage
@@ -22,13 +23,14 @@ import importlib.metadata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: the interface names the stages' types, and imports none of them at run time
     from mbt.analysis.check import CheckOptions
     from mbt.analysis.findings import Finding
     from mbt.elements.base import Element
     from mbt.errors import Problem
+    from mbt.generate.driver import Driver
     from mbt.generate.files import OutputFile
     from mbt.generate.generation import GenerateOptions
     from mbt.generate.report import ModelGeneration
@@ -101,10 +103,28 @@ class Generator(Protocol):
     def files(self, mode: str, /) -> list[OutputFile]: ...
 
 
+@runtime_checkable  # generate() checks that a kind declaring `suites` gives one
 class SuiteGenerator(Generator, Protocol):
     """A generator that also builds full suites (`mbt generate --all --criterion C`)."""
 
     def full_suite(self, criterion: str, /) -> ModelGeneration: ...
+
+
+@dataclass(frozen=True)
+class DriverPart:
+    """A kind's part of the driver its generated tests run on (mbt_support.py, which `mbt generate` copies beside
+    them: mbt.generate.support joins every registered kind's part to the conversation driver, mbt/generate/driver.py).
+    The part is plain Python, copied as written: its methods and functions may use what the driver module imports
+    (json, operator, os, re, Path, Any) and defines (observe, same, evaluate), and import anything else themselves."""
+
+    # A subclass of the driver: the statements after its docstring (the methods the kind's tests call) join the
+    # Driver class, in mbt as in the copy.
+    methods: type[Driver]
+    # Its lines of the adapter protocol in the module's docstring: the adapter methods those methods call, e.g.
+    # `    decide(table, inputs)               # a decision table: ...`, each ending with a newline.
+    adapter: str
+    # Module functions the methods call, copied after the Driver class.
+    functions: tuple[Callable[..., object], ...] = ()
 
 
 GraphBuild = Callable[["ModelBase", "ModelCoverage | None", "RenderOptions"], "Graph"]
@@ -171,7 +191,13 @@ class KindSupport:
     # ---- generation (`mbt generate`): (model, options, out folder) -> the kind's generator; with `suites`, the
     # generator is a SuiteGenerator. None: the kind generates nothing.
     generation: Callable[[ModelBase, GenerateOptions, str], Generator] | None = None
-    suites: bool = False
+    suites: tuple[str, ...] = ()  # the criteria it builds full suites for (`mbt generate --all --criterion C`)
+    # What its generated tests call beyond the conversation (start, step): its part of their Driver. None: nothing.
+    driver: DriverPart | None = None
+    # (model) -> mbt's own semantics answering the adapter methods its tests call (reset / send / observe for a
+    # conversation, its part's own), which the reference adapter (`MBT_ADAPTER=reference`, mbt.generate.adapter)
+    # hands each call to. None: its tests run on no reference of their own (an invariant's run on its FSM's).
+    reference: Callable[[ModelBase], object] | None = None
     # ---- mutation (mbt mutate, coverage --mutants)
     mutation: MutationSupport | None = None
     # ---- observed runs (`mbt runs`): (model, its elements) -> the judge; None: the kind judges no run

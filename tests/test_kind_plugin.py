@@ -1,10 +1,15 @@
 """A fifth model kind plugs in through the registry alone (issue 12): tests/plugin_kind/ registers `checklist`
 with its own grammar, rules, resolver, elements, replayer and checks, editing no file of mbt, and the whole
-pipeline takes it: parsed, checked, enumerated, measured, gated, reported as text and JSON."""
+pipeline takes it: parsed, checked, enumerated, measured, gated, reported as text and JSON, and tests generated for
+it run on the reference adapter."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +19,7 @@ from tests.cli_runner import run_mbt
 from tests.json_report import expanded
 from tests.plugin_kind import kind as checklist_kind
 
+ROOT = Path(__file__).resolve().parents[1]
 MODEL = 'checklist release {\n  item notes "release notes written"\n  item tag\n}\n'
 GOLDENS = [{"id": "C1", "checklist": "release", "ticked": ["notes"]},
            {"id": "C2", "checklist": "release", "untouched": ["tag"]},
@@ -78,3 +84,64 @@ def test_the_keys_the_kind_declares_are_read_and_any_other_is_a_note(checklist):
     report = api.coverage([str(checklist / "release.chk")], [str(checklist / "g.jsonl")])
     assert [(n.case, n.where, n.message) for n in report.notes] == [
         ("C4", f"{checklist / 'g.jsonl'}:1", "`ticket` is not checked (mbt does not read this key)")]
+
+
+# ---------------------------------------------------------------- generation, run on the reference adapter
+
+
+def installed_as_a_package(folder) -> dict[str, str]:
+    """The environment of a process that finds the toy kind as an installed package would declare it: an
+    `mbt.kinds` entry point (in a dist-info folder on PYTHONPATH) naming tests.plugin_kind.installed."""
+    info = folder / "mbt_checklist-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mbt-checklist\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[mbt.kinds]\nchecklist = tests.plugin_kind.installed\n", encoding="utf-8")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT)]), "MBT_ADAPTER": "reference",
+            "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+def run_generated_tests(tests, env) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)]
+    return subprocess.run(command, cwd=tests.parent, env=env, capture_output=True, text=True)
+
+
+def test_gaps_and_a_full_suite_generated_and_run_on_the_reference_adapter(checklist, tmp_path):
+    """KindSupport.generation, suites, driver and reference: a test per uncovered item (C1 ticks `notes`, so only
+    `tag` is a gap) and a full `item` suite, run by pytest in a process of its own on the reference adapter, which
+    there answers through the kind's own reference -- and fail on a system whose checklist lacks an item."""
+    out = tmp_path / "out"
+    gaps = run_mbt("generate", "--model", checklist / "release.chk", "--goldens", checklist / "g.jsonl", "--out", out,
+                   "--format", "json")
+    assert gaps.returncode == 0, gaps.stderr
+    (model,) = json.loads(gaps.stdout)["models"]
+    assert (model["kind"], model["uncovered"], [t["elements"] for t in model["tests"]]) == (
+        "checklist", 1, [["item:tag"]])
+    suite = run_mbt("generate", "--model", checklist / "release.chk", "--all", "--criterion", "item", "--out", out,
+                    "--format", "json")
+    assert suite.returncode == 0, suite.stderr
+    (model,) = json.loads(suite.stdout)["models"]
+    assert [t["elements"] for t in model["tests"]] == [["item:notes"], ["item:tag"]]
+    support = (out / "tests" / "mbt_support.py").read_text(encoding="utf-8")
+    assert "    def has_item(self, checklist: str, item: str) -> None:" in support
+    assert "    items(checklist)" in support  # the adapter method, documented with the others
+    # The stubs are golden cases of the kind: measured with the goldens, every item is verified.
+    measured = api.coverage([str(checklist / "release.chk")], [str(checklist / "g.jsonl"), str(out / "goldens")])
+    assert [e.element.id for e in measured.models[0].uncovered()] == []
+
+    env = installed_as_a_package(tmp_path / "site")
+    result = run_generated_tests(out / "tests", env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 passed" in result.stdout
+    # The same tests on a system whose checklist has no `tag`: the two tests of `tag` fail.
+    (checklist / "release.chk").write_text('checklist release {\n  item notes "release notes written"\n}\n',
+                                           encoding="utf-8")
+    result = run_generated_tests(out / "tests", env)
+    assert result.returncode == 1 and "2 failed, 1 passed" in result.stdout
+    assert "checklist `release` has no item `tag`" in result.stdout
+
+
+def test_a_suite_criterion_no_kind_builds_is_refused(checklist, tmp_path):
+    result = run_mbt("generate", "--model", checklist / "release.chk", "--all", "--criterion", "items",
+                     "--out", tmp_path / "out")
+    assert result.returncode == 2
+    assert "error: --all builds suites for transition or transition-pair or item, not 'items'" in result.stderr

@@ -5,7 +5,7 @@ generator uses."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -92,7 +92,8 @@ class CompiledFsm:
         idx = self.index
         self.params = {name: [p.name for p in e.params] for name, e in model.events.items()}
         self.param_types = {name: {p.name: p.type for p in e.params} for name, e in model.events.items()}
-        self.by_state_event: dict[tuple[str, str], list[CompiledTransition]] = defaultdict(list)
+        # A mapping, not only a dict: a mutant's replayer (mbt/mutate/fsm.py) lays its changed slots over it (a ChainMap).
+        self.by_state_event: MutableMapping[tuple[str, str], list[CompiledTransition]] = defaultdict(list)
         grouped = ids.guard_groups(model)
         self.no_branch = {key: idx[ids.no_branch_id(*key)] for key in grouped}
         self.transitions: list[CompiledTransition] = []

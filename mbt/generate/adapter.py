@@ -1,100 +1,71 @@
 """The reference adapter: generated tests driving mbt's own executable semantics instead of a real system -- the
-`transitions` reference machine for an FSM, the table evaluator, the policy evaluator. Generated tests pass against it
-by construction and fail against a mutated model's, which is how mbt's own tests prove that generated tests test
-something. `MBT_ADAPTER=reference` selects it."""
+`transitions` reference machine for an FSM, the table evaluator, the policy evaluator, whatever a kind registers as
+its `KindSupport.reference`. Generated tests pass against it by construction and fail against a mutated model's,
+which is how mbt's own tests prove that generated tests test something. `MBT_ADAPTER=reference` selects it."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
+from mbt.kind import support
 from mbt.model.common import ModelBase
-from mbt.model.fsm import FsmModel
+from mbt.parsing.loader import load_paths
+
+
+@runtime_checkable
+class Conversation(Protocol):
+    """A reference that holds conversations: the adapter methods the driver's start and step call."""
+
+    def reset(self, state: str | None, variables: dict[str, Any], discarded: dict[str, Any], /) -> None: ...
+
+    def send(self, event: str, args: dict[str, Any], user: str | None = None, /) -> None: ...
+
+    def observe(self) -> dict[str, Any]: ...
 
 
 class ReferenceAdapter:
-    """The adapter protocol of mbt_support (reset / send / observe, decide, authorize) over one model."""
+    """The adapter protocol of mbt_support over one model, each call answered by the reference of the model's kind:
+    the conversation (reset / send / observe) and the methods of the kind's own (decide, authorize, ...)."""
 
     def __init__(self, model: ModelBase):
         self.model = model
-        self.machine = None
-        self._accepted: bool | None = None
-        self._sent: tuple[str, dict[str, Any]] | None = None
-        if isinstance(model, FsmModel):
-            from mbt.reference import ReferenceMachine
-
-            self.machine = ReferenceMachine(model)
+        make = support(model.kind).reference
+        self.reference: object | None = make(model) if make is not None else None
 
     @classmethod
     def from_file(cls, path: str | Path, model: str | None = None) -> ReferenceAdapter:
         return cls(_load(str(Path(path).resolve()), model))
 
-    # ---- conversations (fsm)
+    # ---- conversations (the driver's start and step)
     def reset(self, state: str | None, variables: dict[str, Any], discarded: dict[str, Any]) -> None:
-        self._fsm().reset(state, variables, discarded)
-        self._accepted, self._sent = None, None
+        self._conversation().reset(state, variables, discarded)
 
     def send(self, event: str, args: dict[str, Any], user: str | None = None) -> None:
-        self._accepted = self._fsm().send(event, args)
-        self._sent = (event, dict(args))
+        self._conversation().send(event, args, user)
 
     def observe(self) -> dict[str, Any]:
-        m = self._fsm()
-        return {"state": m.state, "accepted": self._accepted, "variables": dict(m.variables),
-                "discarded": dict(m.discarded), "calls": [(c.tool, dict(c.args)) for c in m.last_calls],
-                "outputs": [],  # the model says nothing: `say` effects are behaviour outside it
-                "results": self._results()}
+        return self._conversation().observe()
 
-    def _results(self) -> list[tuple[str, dict[str, Any]]]:
-        """The tool result that delivers the last event, read backwards off the model's first `bind tool` for it
-        (a fake tool answering so): what a transcript of the run shows."""
-        if self._sent is None or not isinstance(self.model, FsmModel):
-            return []
-        event, args = self._sent
-        b = next((b for b in self.model.tool_bindings if b.event == event), None)
-        if b is None:
-            return []
-        if b.outcome == "error":
-            code = args.get(b.params[0]) if b.fields else (b.codes[0] if b.codes else "error")
-            return [(b.tool, {"ok": False, "error": code})]
-        return [(b.tool, {"ok": True, "result": {f: args.get(p) for f, p in zip(b.fields, b.params)}})]
+    def _conversation(self) -> Conversation:
+        if not isinstance(self.reference, Conversation):
+            raise ValueError(f"model `{self.model.name}` is a {self.model.kind}, which holds no conversation")
+        return self.reference
 
-    def _fsm(self):
-        if self.machine is None:
-            raise ValueError(f"model `{self.model.name}` is a {self.model.kind}, not an fsm")
-        return self.machine
-
-    # ---- decisions (table)
-    def decide(self, table: str, inputs: dict[str, Any]) -> dict[str, Any]:
-        from mbt.engine.table import TableEvaluator
-        from mbt.model.table import plain
-        from mbt.tables.values import coerce
-
-        model = self._kind("table", table)
-        values = tuple(coerce(inputs.get(c.name), c.type) for c in model.inputs)
-        decision = TableEvaluator(model).decide(values)
-        return {"result": None if decision.error else plain(decision.result), "error": decision.error}
-
-    # ---- requests (policy)
-    def authorize(self, policy: str, request: dict[str, Any]) -> dict[str, Any]:
-        from mbt.engine.policy import PolicyEvaluator
-        from mbt.goldens.replay_policy import typed_value
-
-        model = self._kind("policy", policy)
-        outcome = PolicyEvaluator(model).evaluate({k: typed_value(v) for k, v in request.items()})
-        return {"decision": outcome.decision, "reasons": list(outcome.reasons)}
-
-    def _kind(self, kind: str, name: str):
-        if self.model.kind != kind or self.model.name != name:
-            raise ValueError(f"this adapter runs {self.model.kind} `{self.model.name}`, not {kind} `{name}`")
-        return self.model
+    # ---- the kind's own methods (its DriverPart calls them): decide for a table, authorize for a policy, ...
+    def __getattr__(self, name: str) -> object:
+        reference = self.__dict__.get("reference")  # not self.reference: __getattr__ again, before __init__ sets it
+        found = getattr(reference, name, None) if reference is not None and not name.startswith("_") else None
+        if found is None:
+            model = self.__dict__.get("model")
+            what = f"{model.kind} `{model.name}`" if isinstance(model, ModelBase) else "no model yet"
+            raise AttributeError(f"the reference adapter of {what} has no `{name}`")
+        return found
 
 
 @lru_cache(maxsize=32)
 def _load(path: str, name: str | None) -> ModelBase:
-    from mbt.parsing.loader import load_paths
-
     models = [m for f in load_paths([path]) for m in f.models]
     chosen = [m for m in models if name is None or m.name == name]
     if not chosen:

@@ -14,40 +14,57 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
-from mbt.analysis.policy_checks import on_point
+from mbt.analysis.policy_checks import analysis_of, on_point
 from mbt.elements import policy as policy_ids
 from mbt.elements import table as table_ids
 from mbt.elements.base import Element
 from mbt.generate.witnesses import NoWitness
+from mbt.generate.writers import DriverCall
 from mbt.goldens.cases import parse_case
-from mbt.kind import support
-from mbt.model.table import plain
+from mbt.goldens.replay_policy import CompiledPolicy, PolicyReplayer
+from mbt.goldens.replay_table import CompiledTable, TableReplayer
+from mbt.kind import Replayer
+from mbt.model.common import ModelBase
+from mbt.model.policy import PolicyModel
+from mbt.model.table import TableModel, plain
 
 CANDIDATES = 2000  # per element: candidates are cheap, but a table's region boxes multiply
 
+M = TypeVar("M", bound=ModelBase)
+R = TypeVar("R", bound=Replayer)
+C = TypeVar("C")  # a candidate: a table's input values, a policy's request
 
-class DecisionWitnesses:
+
+class DecisionSearch(Protocol):
+    """What the generation of a decision's tests asks of its witness search (mbt.generate.generation)."""
+
+    def find(self, element: str, /) -> dict[str, Any] | NoWitness: ...
+
+    def call(self, stub: dict[str, Any], /) -> DriverCall: ...
+
+
+class DecisionWitnesses(Generic[M, R, C]):
     """Common part: elements, the kind's replayer, and the search over candidates checked by replay."""
 
     kind = ""
     what = ""  # what a candidate is called: input, request
     origin = ""  # where the candidates come from
 
-    def __init__(self, model, elements: list[Element]):
+    def __init__(self, model: M, elements: list[Element], replayer: R):
         self.model = model
         self.elements = elements
         self.index = {e.id: i for i, e in enumerate(elements)}
         self.by_id = {e.id: e for e in elements}
-        self.replayer = support(model.kind).replayer(model, elements)
+        self.replayer = replayer
 
     def find(self, element: str) -> dict[str, Any] | NoWitness:
         """A stub (without the id and annotations) that verifies `element`, or why there is none."""
         target = self.index.get(element)
         if target is None:
             return NoWitness(element, "unusable", "not an element of this model")
-        seen: set = set()
+        seen: set[str] = set()
         tried = 0
         for candidate in itertools.islice(self.candidates(element), CANDIDATES):
             key = repr(candidate)
@@ -79,37 +96,41 @@ class DecisionWitnesses:
         return all(self.index[e] in run.verified for e in elements)
 
     # kind-specific
-    def candidates(self, element: str) -> Iterator[Any]:
+    def candidates(self, element: str) -> Iterator[C]:
         raise NotImplementedError
 
-    def touched(self, candidate: Any) -> list[int]:
+    def touched(self, candidate: C) -> list[int]:
         raise NotImplementedError
 
     @staticmethod
-    def call(stub: dict[str, Any]) -> dict[str, Any]:
+    def call(stub: dict[str, Any]) -> DriverCall:
         """The driver call a generated pytest test makes to check the stub."""
         raise NotImplementedError
 
-    def stub(self, candidate: Any) -> dict[str, Any]:
+    def stub(self, candidate: C) -> dict[str, Any]:
         raise NotImplementedError
 
 
 # ---------------------------------------------------------------- tables
 
 
-class TableWitnesses(DecisionWitnesses):
+Values = tuple[object, ...]  # a table's input values, column by column
+
+
+class TableWitnesses(DecisionWitnesses[TableModel, TableReplayer, Values]):
     kind = "table"
     what = "input"
     origin = "region lattice"
 
     @staticmethod
-    def call(stub: dict[str, Any]) -> dict[str, Any]:
+    def call(stub: dict[str, Any]) -> DriverCall:
         """The driver call checking the table's decision on the stub's inputs (`decide`)."""
-        kwargs = [("error", True)] if stub.get("expect_error") else [("expect", stub.get("expect"))]
+        kwargs: list[tuple[str, object]] = ([("error", True)] if stub.get("expect_error")
+                                            else [("expect", stub.get("expect"))])
         return {"method": "decide", "args": [stub["table"], dict(stub["inputs"])], "kwargs": kwargs, "comment": None}
 
-    def __init__(self, model, elements: list[Element]):
-        super().__init__(model, elements)
+    def __init__(self, model: TableModel, elements: list[Element]):
+        super().__init__(model, elements, TableReplayer(CompiledTable(model, elements)))
         c = self.replayer.c
         self.partition = c.partition
         self.evaluator = c.evaluator
@@ -136,12 +157,12 @@ class TableWitnesses(DecisionWitnesses):
         regions = self.partition.columns[k].regions
         return [regions[r].rep for r in range(len(regions)) if mask >> r & 1]
 
-    def _box(self, masks: Iterable[int], fixed: dict[int, list[Any]] | None = None) -> Iterator[tuple]:
+    def _box(self, masks: Iterable[int], fixed: dict[int, list[Any]] | None = None) -> Iterator[Values]:
         choices = [(fixed or {}).get(k) or self._reps(k, m) for k, m in enumerate(masks)]
         if all(choices):
             yield from itertools.product(*choices)
 
-    def candidates(self, element: str) -> Iterator[tuple]:
+    def candidates(self, element: str) -> Iterator[Values]:
         recipe = self.recipes.get(element)
         if recipe is None:
             return
@@ -157,15 +178,15 @@ class TableWitnesses(DecisionWitnesses):
         else:
             _, k, value = recipe
             region = p.columns[k].region_of(value)
-            for masks in p.rule_masks:
-                if region is not None and masks[k] >> region & 1:
-                    yield from itertools.islice(self._box(masks, {k: [value]}), 50)
+            for rule_masks in p.rule_masks:
+                if region is not None and rule_masks[k] >> region & 1:
+                    yield from itertools.islice(self._box(rule_masks, {k: [value]}), 50)
             yield from self._box(everything, {k: [value]})
 
-    def touched(self, values: tuple) -> list[int]:
+    def touched(self, values: Values) -> list[int]:
         return self.replayer._exercised(values, self.evaluator.decide(values))
 
-    def stub(self, values: tuple) -> dict[str, Any]:
+    def stub(self, values: Values) -> dict[str, Any]:
         decision = self.evaluator.decide(values)
         stub: dict[str, Any] = {"table": self.model.name,
                                 "inputs": {c.name: plain(v) for c, v in zip(self.model.inputs, values)}}
@@ -179,24 +200,22 @@ class TableWitnesses(DecisionWitnesses):
 # ---------------------------------------------------------------- policies
 
 
-class PolicyWitnesses(DecisionWitnesses):
+class PolicyWitnesses(DecisionWitnesses[PolicyModel, PolicyReplayer, dict[str, Any]]):
     kind = "policy"
     what = "request"
     origin = "analysis witnesses and samples"
 
     @staticmethod
-    def call(stub: dict[str, Any]) -> dict[str, Any]:
+    def call(stub: dict[str, Any]) -> DriverCall:
         """The driver call checking the policy's decision (and reasons) on the stub's request (`authorize`)."""
-        kwargs = [("expect", stub["expect"])]
+        kwargs: list[tuple[str, object]] = [("expect", stub["expect"])]
         if stub.get("reason"):
             kwargs.append(("reasons", list(stub["reason"])))
         return {"method": "authorize", "args": [stub["policy"], dict(stub["request"])], "kwargs": kwargs,
                 "comment": None}
 
-    def __init__(self, model, elements: list[Element]):
-        from mbt.analysis.policy_checks import analysis_of
-
-        super().__init__(model, elements)
+    def __init__(self, model: PolicyModel, elements: list[Element]):
+        super().__init__(model, elements, PolicyReplayer(CompiledPolicy(model, elements)))
         self.analysis = analysis_of(model)
         self.evaluator = self.analysis.evaluator
         self.rules = {r.name: i for i, r in enumerate(model.rules)}
@@ -210,9 +229,13 @@ class PolicyWitnesses(DecisionWitnesses):
             if i is not None and a.applicable[i].sat:
                 if which == "decisive" and i in a.decisive and a.decisive[i].request is not None:
                     # Made readable the way `mbt check` shows witnesses: plainer values where the rule still decides.
-                    yield a.tidy(a.decisive[i], lambda r: name in self.evaluator.evaluate(r).decisive).request
+                    tidy = a.tidy(a.decisive[i], lambda r: name in self.evaluator.evaluate(r).decisive).request
+                    if tidy is not None:
+                        yield tidy
                 if a.applicable[i].request is not None:
-                    yield a.applies_witness(i).request
+                    applies = a.applies_witness(i).request
+                    if applies is not None:
+                        yield applies
         elif kind == "conflict":
             first, second = element.removeprefix("conflict:").split("|")
             yield from (c.request for c in a.conflicts

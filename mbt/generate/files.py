@@ -112,7 +112,7 @@ def write_outputs(out: str, files: list[OutputFile], force: bool = False) -> lis
     manifest = read_manifest(manifest_path)
     digests = {path: entry["sha256"] for path, entry in manifest.items()}
     recorded = dict(manifest)
-    results = []
+    results: list[Written] = []
     # The whole set is staged and moved into place only once every file is written (mbt/files.OutputSet): a full
     # disk, a name too long or a Ctrl-C half-way leaves --out as it was, never a mix of old and new files.
     with OutputSet() as outputs:

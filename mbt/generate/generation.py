@@ -14,15 +14,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from mbt.elements.base import Element
 from mbt.errors import MbtError
 from mbt.generate.adapter import ReferenceAdapter
-from mbt.generate.decisions import DecisionWitnesses
+from mbt.generate.decisions import DecisionSearch
 from mbt.generate.enforced import enforcements_of
 from mbt.generate.files import OutputFile, write_outputs
-from mbt.generate.invariants import InvariantWitnesses
+from mbt.generate.invariants import InvariantWitnesses, fsm_of
 from mbt.generate.report import (
     GeneratedTest,
     GenerateReport,
@@ -32,16 +32,27 @@ from mbt.generate.report import (
     WrittenFile,
 )
 from mbt.generate.skeleton import Skeleton, SkeletonBuilder, test_name
-from mbt.generate.suites import CRITERIA as SUITE_CRITERIA
 from mbt.generate.suites import SuiteBuilder
+from mbt.generate.support import support_source
 from mbt.generate.witnesses import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PATHS, NoWitness, WitnessFinder
-from mbt.generate.writers import conftest_source, fsm_calls, render_jsonl, render_pytest, support_source
+from mbt.generate.writers import (
+    DriverCall,
+    GeneratedFunction,
+    conftest_source,
+    fsm_calls,
+    render_jsonl,
+    render_pytest,
+)
 from mbt.goldens.loader import GoldenSet
-from mbt.kind import all_kinds, support
+from mbt.kind import Generator, SuiteGenerator, all_kinds, support
 from mbt.measure.coverage import ElementCoverage, GoldenSummary
 from mbt.measure.run import measure
 from mbt.model.common import ModelBase
 from mbt.model.fsm import FsmModel
+from mbt.model.invariant import InvariantModel
+
+M = TypeVar("M", bound=ModelBase)
+W = TypeVar("W")  # what a kind's witness search finds for an element
 
 
 @dataclass
@@ -63,8 +74,9 @@ class GenerateOptions:
 
 
 def generate(models: list[ModelBase], goldens: GoldenSet, out: str, options: GenerateOptions) -> GenerateReport:
-    if options.suite is not None and options.suite not in SUITE_CRITERIA:
-        raise MbtError(f"error: --all builds suites for {' or '.join(SUITE_CRITERIA)}, not {options.suite!r}")
+    suited = list(dict.fromkeys(c for k in all_kinds() for c in k.suites))  # every kind's suite criteria
+    if options.suite is not None and options.suite not in suited:
+        raise MbtError(f"error: --all builds suites for {' or '.join(suited)}, not {options.suite!r}")
     rows: dict[str, list[ElementCoverage]] = {}
     results: list[ModelGeneration] = []
     files: list[OutputFile] = []
@@ -77,19 +89,28 @@ def generate(models: list[ModelBase], goldens: GoldenSet, out: str, options: Gen
     options.models = list(models)
     for model in models:
         kind = support(model.kind)
-        if kind.generation is None or (options.suite is not None and not kind.suites):
-            suited = " and ".join(k.kind for k in all_kinds() if k.suites)
-            note = (f"full suites are for {suited} models; `{model.kind}` models get a test per gap (without --all)"
+        if kind.generation is None or (options.suite is not None and options.suite not in kind.suites):
+            kinds = " and ".join(k.kind for k in all_kinds() if options.suite in k.suites)
+            note = (f"full suites are for {kinds} models; `{model.kind}` models get a test per gap (without --all)"
                     if kind.generation is not None else f"generation for `{model.kind}` models is not supported yet")
             results.append(ModelGeneration(model=model.name, kind=model.kind, file=model.file, mode=mode, uncovered=0,
                                            note=note))
             continue
         gen = kind.generation(model, options, out)
-        results.append(gen.gaps(rows[model.name]) if options.suite is None else gen.full_suite(options.suite))
+        results.append(gen.gaps(rows[model.name]) if options.suite is None
+                       else suite_generator(gen, model.kind).full_suite(options.suite))
         files += gen.files(mode)
         if options.advance is not None:
             options.advance(1)
     return finish(out, mode, results, files, options, measured)
+
+
+def suite_generator(gen: Generator, kind: str) -> SuiteGenerator:
+    """The generator of a kind that declares `suites`: it builds them (a plug-in kind that says so and does not is
+    told here, rather than by an AttributeError)."""
+    if not isinstance(gen, SuiteGenerator):
+        raise TypeError(f"the {kind} kind declares suites, and its generator has no `full_suite`")
+    return gen
 
 
 def finish(out: str, mode: str, results: list[ModelGeneration], files: list[OutputFile],
@@ -243,26 +264,26 @@ class FsmGeneration:
 
     # ------------------------------------------------------------ files
     def files(self, mode: str) -> list[OutputFile]:
-        tests = [{"name": sk.name, "doc": self.docs[sk.name], "calls": fsm_calls(sk)} for sk in self.skeletons]
+        tests: list[GeneratedFunction] = [{"name": sk.name, "doc": self.docs[sk.name], "calls": fsm_calls(sk)}
+                                          for sk in self.skeletons]
         return model_files(self.model, self.out, mode, tests, self.stubs)
 
 
-class GapGeneration:
+class GapGeneration(Generic[M, W]):
     """Generation of one test per uncovered element for kinds without full suites (tables, policies, invariants):
-    subclasses find a witness per element and turn it into a test and a stub (`add`)."""
+    subclasses find a witness per element (`find`) and turn it into a test and a stub (`add`)."""
 
-    def __init__(self, model: ModelBase, options: GenerateOptions, out: str):
+    def __init__(self, model: M, options: GenerateOptions, out: str):
         self.model, self.options, self.out = model, options, out
         self.elements: list[Element] = support(model.kind).elements(model)
-        self.witnesses = self.make_witnesses()
-        self.tests: list[dict[str, Any]] = []
+        self.tests: list[GeneratedFunction] = []
         self.stubs: list[dict[str, Any]] = []
         self.names: set[str] = set()
 
-    def make_witnesses(self):
+    def find(self, element: str) -> W | NoWitness:
         raise NotImplementedError
 
-    def add(self, row: ElementCoverage, found, result: ModelGeneration) -> None:
+    def add(self, row: ElementCoverage, found: W, result: ModelGeneration) -> None:
         raise NotImplementedError
 
     def gaps(self, rows: list[ElementCoverage]) -> ModelGeneration:
@@ -275,7 +296,7 @@ class GapGeneration:
             if not e.feasible:
                 result.missing.append(missing(e, "infeasible", f"infeasible: {e.reason}"))
                 continue
-            found = self.witnesses.find(e.id)
+            found = self.find(e.id)
             if isinstance(found, NoWitness):
                 result.missing.append(missing(e, found.reason, found.message))
                 continue
@@ -286,48 +307,58 @@ class GapGeneration:
         return model_files(self.model, self.out, mode, self.tests, self.stubs)
 
 
-class DecisionGeneration(GapGeneration):
+class DecisionGeneration(GapGeneration[M, dict[str, Any]]):
     """Generation for a decision table or a policy: a witness input (request) per uncovered element, found by the
-    kind's DecisionWitnesses (mbt/generate/decisions.py)."""
+    kind's DecisionWitnesses (mbt/generate/decisions.py), made by `witnesses` from the model and its elements."""
 
-    def __init__(self, model: ModelBase, options: GenerateOptions, out: str, witnesses: type[DecisionWitnesses]):
-        self.witness_class = witnesses
+    def __init__(self, model: M, options: GenerateOptions, out: str,
+                 witnesses: Callable[[M, list[Element]], DecisionSearch]):
         super().__init__(model, options, out)
+        self.witnesses = witnesses(model, self.elements)
 
-    def make_witnesses(self):
-        return self.witness_class(self.model, self.elements)
+    def find(self, element: str) -> dict[str, Any] | NoWitness:
+        return self.witnesses.find(element)
 
-    def add(self, row: ElementCoverage, found, result: ModelGeneration) -> None:
+    def add(self, row: ElementCoverage, found: dict[str, Any], result: ModelGeneration) -> None:
         e = row.element
         name = test_name(e.id, self.names)
         case_id = f"gen:{self.model.name}:{e.id}"
         call = self.witnesses.call(found)
-        self.stubs.append({"id": case_id, **annotations(e), **found})
+        self.stubs.append({"id": case_id, **stub_notes(e), **found})
         self.tests.append({"name": name, "doc": decision_doc(e, row.exercised_by, call), "calls": [call]})
         result.tests.append(GeneratedTest(name=name, case_id=case_id, elements=[e.id], steps=1,
                                           events=[f"{call['method']}({call['args'][0]!r}, {call['args'][1]!r})"]))
 
 
-class InvariantGeneration(GapGeneration):
+# An invariant's witness: the golden stub, and the run of its FSM as (event, arguments).
+InvariantWitness = tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]
+
+
+class InvariantGeneration(GapGeneration[InvariantModel, InvariantWitness]):
     """Generation for invariants: a run of their FSM that triggers each untested invariant and asserts it."""
 
-    def make_witnesses(self):
-        return InvariantWitnesses(self.model, self.elements, self.options.max_depth)
+    def __init__(self, model: InvariantModel, options: GenerateOptions, out: str):
+        super().__init__(model, options, out)
+        self.fsm = fsm_of(model)
+        self.witnesses = InvariantWitnesses(model, self.elements, options.max_depth)
 
-    def add(self, row: ElementCoverage, found, result: ModelGeneration) -> None:
+    def find(self, element: str) -> InvariantWitness | NoWitness:
+        return self.witnesses.find(element)
+
+    def add(self, row: ElementCoverage, found: InvariantWitness, result: ModelGeneration) -> None:
         e = row.element
         builder = self.witnesses.builder
         stub, events = found
         name = test_name(e.id, self.names)
         case_id = f"gen:{self.model.name}:{e.id}"
         sk = builder.build(name, case_id, [], {}, events)
-        problem = builder.check_test(sk, ReferenceAdapter(self.model.fsm_model))
+        problem = builder.check_test(sk, ReferenceAdapter(self.fsm))
         if problem is not None:
             result.missing.append(missing(e, "replay", f"the test fails on the reference machine: {problem} "
                                                        "(an mbt bug, please report it)"))
             return
-        self.stubs.append({"id": case_id, **annotations(e), **stub})
-        doc = [f"Covers {e.id} ({e.criterion}, {e.severity.value}): a run of `{self.model.fsm_model.name}` "
+        self.stubs.append({"id": case_id, **stub_notes(e), **stub})
+        doc = [f"Covers {e.id} ({e.criterion}, {e.severity.value}): a run of `{self.fsm.name}` "
                "that triggers the invariant, checked at every step.", "", e.label,
                f"Model: {e.location.file}:{e.location.line}",
                f"Source: {e.span.describe()} ({e.status.value})" if e.span is not None
@@ -339,10 +370,10 @@ class InvariantGeneration(GapGeneration):
 
     def files(self, mode: str) -> list[OutputFile]:
         # The tests drive the invariants' FSM: its adapter runs them.
-        return model_files(self.model, self.out, mode, self.tests, self.stubs, adapter=self.model.fsm_model)
+        return model_files(self.model, self.out, mode, self.tests, self.stubs, adapter=self.fsm)
 
 
-def annotations(e: Element) -> dict[str, Any]:
+def stub_notes(e: Element) -> dict[str, Any]:
     """What a stub says about the element it was made for (kept as extra fields by the golden loader)."""
     out: dict[str, Any] = {"severity": e.severity.value, "element": e.id}
     if e.span is not None:
@@ -350,7 +381,7 @@ def annotations(e: Element) -> dict[str, Any]:
     return out
 
 
-def decision_doc(e: Element, exercised_by: list[str], call: dict[str, Any]) -> str:
+def decision_doc(e: Element, exercised_by: list[str], call: DriverCall) -> str:
     lines = [f"Covers {e.id} ({e.criterion}, {e.severity.value}).", "", e.label,
              f"Model: {e.location.file}:{e.location.line}",
              f"Source: {e.span.describe()} ({e.status.value})" if e.span is not None
@@ -362,7 +393,7 @@ def decision_doc(e: Element, exercised_by: list[str], call: dict[str, Any]) -> s
     return "\n".join(lines)
 
 
-def model_files(model: ModelBase, out: str, mode: str, tests: list[dict[str, Any]],
+def model_files(model: ModelBase, out: str, mode: str, tests: list[GeneratedFunction],
                 stubs: list[dict[str, Any]], adapter: ModelBase | None = None) -> list[OutputFile]:
     """A model's two files: golden-case stubs (JSONL) and the pytest module (whose tests run on `adapter`'s model,
     by default the model itself)."""

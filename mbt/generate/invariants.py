@@ -15,27 +15,35 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+from mbt.analysis.explore import Edge
+from mbt.analysis.invariant_checks import analyse
 from mbt.elements.base import Element
 from mbt.elements.fsm import enumerate_fsm
 from mbt.elements.invariant import trigger_id
+from mbt.engine.temporal import Monitor
 from mbt.generate.skeleton import SkeletonBuilder
 from mbt.generate.witnesses import NoWitness
 from mbt.goldens.cases import parse_case
+from mbt.goldens.replay_invariant import InvariantReplayer
+from mbt.kind import narrow
+from mbt.model.fsm import FsmModel
+from mbt.model.invariant import CallMade, Invariant, InvariantModel
 
 EXTENSION_STEPS = 4  # steps a run may continue past the trigger, to reach the consequent of a response pattern
 CANDIDATES = 200
 
 
-class InvariantWitnesses:
-    def __init__(self, model, elements: list[Element], depth: int):
-        from mbt.analysis.invariant_checks import analyse
-        from mbt.engine.temporal import Monitor
-        from mbt.kind import support
+def fsm_of(model: InvariantModel) -> FsmModel:
+    """The FSM the invariants constrain (linked by the loader)."""
+    return narrow(model.fsm_model, FsmModel, "fsm")
 
+
+class InvariantWitnesses:
+    def __init__(self, model: InvariantModel, elements: list[Element], depth: int):
         self.model = model
-        self.fsm = model.fsm_model
+        self.fsm = fsm_of(model)
         self.index = {e.id: i for i, e in enumerate(elements)}
-        self.replayer = support("invariant").replayer(model, elements)
+        self.replayer = InvariantReplayer(model, elements)
         self.graph = analyse(model, depth).graph  # explored to `--max-depth`, the bound the messages cite
         self.monitors = {trigger_id(inv): Monitor(inv) for inv in model.invariants}
         self.invariants = {trigger_id(inv): inv for inv in model.invariants}
@@ -132,7 +140,7 @@ class InvariantWitnesses:
             # invariant about a tool's calls is asserted where a call is made: the shortest continuation to each
             # configuration (to each one making such a call, when the invariant speaks of calls).
             seen = {key[0]}
-            queue = deque([(key[0], [])])
+            queue: deque[tuple[int, list[Edge]]] = deque([(key[0], [])])  # (node, the steps after the trigger)
             while queue:
                 node, more = queue.popleft()
                 if len(more) >= (graph.depth if tools else EXTENSION_STEPS):
@@ -145,10 +153,8 @@ class InvariantWitnesses:
                         seen.add(edge.target)
                         queue.append((edge.target, longer))
 
-    def tools_of(self, inv) -> set[str]:
+    def tools_of(self, inv: Invariant) -> set[str]:
         """The tools an invariant without `matching` phrases speaks of (its checks are those calls' arguments)."""
-        from mbt.model.invariant import CallMade
-
         if inv.matching:
             return set()
         return {node.tool for expr in inv.props().values() for node in expr.walk() if isinstance(node, CallMade)}

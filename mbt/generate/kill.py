@@ -16,11 +16,15 @@ from mbt.generate.files import OutputFile
 from mbt.generate.generation import DecisionGeneration, FsmGeneration, GenerateOptions, finish, model_files
 from mbt.generate.report import GeneratedTest, GenerateReport, MissingWitness, ModelGeneration
 from mbt.generate.skeleton import test_name
+from mbt.generate.support import driver_class
+from mbt.generate.writers import DriverCall, GeneratedFunction
 from mbt.goldens.cases import parse_case
 from mbt.goldens.loader import GoldenSet
-from mbt.kind import support
+from mbt.kind import Replayer, support
+from mbt.measure.mutation import MutantResult
 from mbt.model.common import ModelBase
 from mbt.mutate.engine import MutationRun, killed, mutation_run
+from mbt.mutate.mutant import Mutant
 
 
 def generate_kill(models: list[ModelBase], goldens: GoldenSet, out: str, options: GenerateOptions) -> GenerateReport:
@@ -30,7 +34,8 @@ def generate_kill(models: list[ModelBase], goldens: GoldenSet, out: str, options
     return finish(out, "kill", results, files, options, measured)
 
 
-def kill_generation(models: list[ModelBase], goldens: GoldenSet, out: str, options) -> tuple[list, list, MutationRun]:
+def kill_generation(models: list[ModelBase], goldens: GoldenSet, out: str, options: GenerateOptions
+                    ) -> tuple[list[ModelGeneration], list[OutputFile], MutationRun]:
     """(ModelGeneration per model, files, the mutation run) for the surviving mutants of the goldens on the models."""
 
     run = mutation_run(models, goldens)
@@ -42,12 +47,12 @@ def kill_generation(models: list[ModelBase], goldens: GoldenSet, out: str, optio
         result = ModelGeneration(model=model.name, kind=model.kind, file=model.file, mode="kill",
                                  uncovered=len(survivors), note=mm.note)
         kind = support(model.kind)
-        if kind.mutation is None or not survivors:
+        if kind.mutation is None or kind.replayer is None or not survivors:
             results.append(result)
             continue
         base = kind.replayer(model, kind.elements(model))
         by_id = {m.id: m for m in kind.mutation.mutants(model)}
-        tests: list[dict[str, Any]] = []
+        tests: list[GeneratedFunction] = []
         stubs: list[dict[str, Any]] = []
         names: set[str] = set()
         # The kind's own generator (KindSupport.generation): an FSM's builds and checks skeletons, a table's or a
@@ -67,13 +72,12 @@ def kill_generation(models: list[ModelBase], goldens: GoldenSet, out: str, optio
                 # The element the stub is checked to verify is the state the witness step starts in (a refusal
                 # verifies no transition, yet kills a boundary shifted the other way); the stub then names the
                 # element the mutant touches, and the mutant.
-                start = state_id(w["precondition"].get("state", model.initial_state))
-                problem = gen.add(test_name(r.id, gen.names), w["id"], [start], w["precondition"], events, None, [],
+                start = state_id(w["precondition"].get("state", gen.model.initial_state))
+                refused = gen.add(test_name(r.id, gen.names), w["id"], [start], w["precondition"], events, None, [],
                                   None)
-                if problem is None:
-                    problem = _fsm_kills(gen, base, replayer, mutant)
+                problem = refused[1] if refused is not None else _fsm_kills(gen, base, replayer, mutant)
                 if problem is not None:
-                    result.missing.append(_missing(r, "replay", problem if isinstance(problem, str) else problem[1]))
+                    result.missing.append(_missing(r, "replay", problem))
                     continue
                 gen.stubs[-1].update(element=r.element, mutant=r.id)
                 run_line = gen.docs[gen.skeletons[-1].name].splitlines()[-1]
@@ -109,7 +113,7 @@ def kill_generation(models: list[ModelBase], goldens: GoldenSet, out: str, optio
     return results, files, run
 
 
-def _fsm_kills(gen, base, replayer, mutant) -> str | None:
+def _fsm_kills(gen: FsmGeneration, base: Replayer, replayer: Replayer, mutant: Mutant) -> str | None:
     """The kept skeleton's stub must be contradicted on the mutant and its test fail on the mutant's reference
     machine; otherwise it is taken back."""
     sk, stub = gen.skeletons[-1], gen.stubs[-1]
@@ -126,13 +130,13 @@ def _fsm_kills(gen, base, replayer, mutant) -> str | None:
     return problem
 
 
-def _decision_test_problem(call: dict, model: ModelBase, mutated: ModelBase) -> str | None:
+def _decision_test_problem(call: DriverCall, model: ModelBase, mutated: ModelBase) -> str | None:
     """The test's call must pass on the model's reference adapter and fail on the mutant's."""
-    from mbt.generate.support import Driver
+    driver = driver_class()  # the conversation's and every kind's methods (KindSupport.driver)
 
     def fails(on: ModelBase) -> str | None:
         try:
-            getattr(Driver(ReferenceAdapter(on)), call["method"])(*call["args"], **dict(call["kwargs"]))
+            getattr(driver(ReferenceAdapter(on)), call["method"])(*call["args"], **dict(call["kwargs"]))
         except AssertionError as err:
             return str(err)
         return None
@@ -145,6 +149,6 @@ def _decision_test_problem(call: dict, model: ModelBase, mutated: ModelBase) -> 
     return None
 
 
-def _missing(r, reason: str, message: str) -> MissingWitness:
+def _missing(r: MutantResult, reason: str, message: str) -> MissingWitness:
     return MissingWitness(element=r.element, criterion="mutation", reason=reason, message=f"{r.id}: {message}",
                           location=r.at)

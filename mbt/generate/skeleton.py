@@ -15,7 +15,7 @@ from typing import Any
 from mbt.elements.base import Element
 from mbt.engine import fsm as engine
 from mbt.engine.fsm import CompiledFsm
-from mbt.generate.support import Driver
+from mbt.generate.driver import Driver
 from mbt.generate.words import Words
 from mbt.goldens.cases import GoldenCase, Turn, parse_case
 from mbt.goldens.replay_fsm import FsmReplayer

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import networkx as nx
 
@@ -130,8 +130,8 @@ def required_transitions(engine: SymbolicFsm, edge_ok: list[bool], initial: str)
     return [i for i, t in enumerate(engine.transitions) if edge_ok[i] and t.source in reach], reach
 
 
-def optimal_cover(nodes: list[Hashable], edges: list[tuple[Hashable, Hashable, Any]], start: Hashable,
-                  start_edges: list[tuple[Hashable, Any]] | None = None, closed: bool | None = None) -> Tour:
+def optimal_cover(nodes: Sequence[Hashable], edges: Sequence[tuple[Hashable, Hashable, Hashable]], start: Hashable,
+                  start_edges: Sequence[tuple[Hashable, Hashable]] | None = None, closed: bool | None = None) -> Tour:
     """Min-cost cover of every edge (u, v, key) by runs from `start`.
 
     `start_edges` (for line graphs) are extra first steps leaving a virtual start node; they cost one step each.
@@ -153,10 +153,10 @@ def optimal_cover(nodes: list[Hashable], edges: list[tuple[Hashable, Hashable, A
     return opened
 
 
-def _cover(nodes: list[Hashable], edges: list[tuple[Hashable, Hashable, Any]], start: Hashable,
-           start_edges: list[tuple[Hashable, Any]] | None, closed: bool) -> Tour:
+def _cover(all_nodes: Sequence[Hashable], edges: Sequence[tuple[Hashable, Hashable, Hashable]], start: Hashable,
+           start_edges: Sequence[tuple[Hashable, Hashable]] | None, closed: bool) -> Tour:
     touched = {start} | {u for u, _, _ in edges} | {v for _, v, _ in edges}
-    nodes = [n for n in nodes if n in touched]  # an Euler circuit may not leave isolated nodes behind
+    nodes = [n for n in all_nodes if n in touched]  # an Euler circuit may not leave isolated nodes behind
     graph = nx.MultiDiGraph()
     graph.add_nodes_from(nodes)
     for u, v, key in edges:
@@ -172,7 +172,7 @@ def _cover(nodes: list[Hashable], edges: list[tuple[Hashable, Hashable, Any]], s
     flow_net = nx.DiGraph()
     for n in nodes:
         flow_net.add_node(n, demand=balance[n])
-    representative: dict[tuple, Any] = {}
+    representative: dict[tuple[Hashable, Hashable], Hashable] = {}
     for u, v, key in edges:
         if u != v:
             flow_net.add_edge(u, v, weight=step_cost)
@@ -354,6 +354,7 @@ class SuiteBuilder:
                 best = (score, runs, tried)
             if score[:2] == (len(missing), tour.steps):
                 break  # everything covered at the guard-free optimum: the guards did not get in the way
+        assert best is not None  # range(-1, attempts) runs at least once
         (left, steps, _), runs, tried = best
         if (left, steps) == (len(missing), tour.steps):
             return Suite(criterion, tour.method, len(all_items), len(wanted), tour.steps, tour.tests, runs, tried,
@@ -457,7 +458,7 @@ class SuiteBuilder:
                                                 self.detour_steps)
                 if detour is not None:
                     for step, args in detour.steps:
-                        run.push(self.engine, step.outcome, step.event, args, [])
+                        run.push(self.engine, taken(step), step.event, args, [])
                         covered.add(self._last_item(criterion, run))
                     run.constraints.extend(detour.constraints)
                     continue
@@ -477,16 +478,16 @@ class SuiteBuilder:
 
     def _last_item(self, criterion: str, run: _Open) -> str:
         transitions = self.engine.transitions
-        i = run.plan[-1].outcome
+        i = taken(run.plan[-1])
         if criterion == "transition" or len(run.plan) < 2:
             return ids.transition_id(transitions[i])
-        return ids.pair_id(transitions[run.plan[-2].outcome], transitions[i])
+        return ids.pair_id(transitions[taken(run.plan[-2])], transitions[i])
 
     def _items(self, criterion: str, plan: list[PlannedStep]) -> set[str]:
         transitions = self.engine.transitions
         if criterion == "transition":
-            return {ids.transition_id(transitions[s.outcome]) for s in plan}
-        return {ids.pair_id(transitions[a.outcome], transitions[b.outcome]) for a, b in zip(plan, plan[1:])}
+            return {ids.transition_id(transitions[taken(s)]) for s in plan}
+        return {ids.pair_id(transitions[taken(a)], transitions[taken(b)]) for a, b in zip(plan, plan[1:])}
 
     def _greedy(self, tour: Tour, criterion: str, wanted: set[str], missing: list[NoWitness]) -> list[SuiteRun]:
         """Another way through the flow's edges: walk them with the guards evaluated as the run goes, at each step
@@ -515,7 +516,9 @@ class SuiteBuilder:
             covered.wanted = {e[2] for e in remaining}
             covered.transition_of = {}
             for e in remaining:
-                covered.transition_of.setdefault(item_of[e], set()).add(e[2])
+                item = item_of[e]
+                if item is not None:  # always: only a pair walk's first steps cover nothing
+                    covered.transition_of.setdefault(item, set()).add(e[2])
         runs: list[SuiteRun] = []
         failed: set[str] = set()
         run = self._fresh()
@@ -572,37 +575,36 @@ class SuiteBuilder:
         if not wanted or any(not concrete(v) for v in run.store.values()):
             return None
         key = store_key(run.state, run.store)
-        start = (run.state, run.store, None, None, None, key)
         seen = {key}
-        frontier = [start]
+        frontier = [_Reached(run.state, run.store, key)]
         edge_ok, outgoing = finder.edge_ok, engine.outgoing
         for level in range(self.reconnect_steps):
             # The first wanted transition that fits, in the walk's order, ends it: the wanted ones of a level are
             # tried first, and the others are worked out only to go one level further (never after the last).
             for node in frontier:
-                for i in outgoing[node[0]]:
+                for i in outgoing[node.state]:
                     if i in wanted and edge_ok[i]:
-                        fit = self._fit(node[5], node[1], i)
+                        fit = self._fit(node.key, node.store, i)
                         if fit is not None:
                             path = [(i, fit[0])]
-                            while node[2] is not None:
-                                path.append((node[3], node[4]))
-                                node = node[2]
+                            while node.via is not None:
+                                node, j, args = node.via
+                                path.append((j, args))
                             return path[::-1]
             if level == self.reconnect_steps - 1:
                 break
             following = []
             for node in frontier:
-                for i in outgoing[node[0]]:
+                for i in outgoing[node.state]:
                     if i in wanted or not edge_ok[i]:
                         continue
-                    fit = self._fit(node[5], node[1], i)
+                    fit = self._fit(node.key, node.store, i)
                     if fit is None:
                         continue
                     args, after, after_key = fit
                     if after_key not in seen:
                         seen.add(after_key)
-                        following.append((engine.transitions[i].target, after, node, i, args, after_key))
+                        following.append(_Reached(engine.transitions[i].target, after, after_key, (node, i, args)))
             frontier = following
         return None
 
@@ -709,7 +711,7 @@ class SuiteBuilder:
             last = -1
             prev = None
             for k, step in enumerate(run.plan):
-                i = step.outcome
+                i = taken(step)
                 item = ids.transition_id(transitions[i]) if criterion == "transition" else (
                     ids.pair_id(transitions[prev], transitions[i]) if prev is not None else None)
                 prev = i
@@ -719,7 +721,7 @@ class SuiteBuilder:
                     last = k
             if not new:
                 continue
-            if self._closed and transitions[run.plan[-1].outcome].target == run.start.state:
+            if self._closed and transitions[taken(run.plan[-1])].target == run.start.state:
                 last = len(run.plan) - 1  # a Chinese-postman tour returns to where it started: keep its way back
             out.append(SuiteRun(run.start, run.plan[:last + 1], run.args[:last + 1], new))
         given_up = {m.element for m in missing}
@@ -734,7 +736,7 @@ class SuiteBuilder:
             out.append(SuiteRun(witness.start, witness.plan, witness.args, []))
             prev = None
             for step in witness.plan:
-                i = step.outcome
+                i = taken(step)
                 item_here = ids.transition_id(transitions[i]) if criterion == "transition" else (
                     ids.pair_id(transitions[prev], transitions[i]) if prev is not None else None)
                 prev = i
@@ -756,7 +758,7 @@ class _Covered(set):
         if self.wanted is not None:
             self.wanted.difference_update(self.transition_of.get(item, ()))
 
-    def update(self, *items) -> None:  # type: ignore[override]
+    def update(self, *items) -> None:
         for group in items:
             for item in group:
                 self.add(item)
@@ -776,6 +778,23 @@ def _order(transitions, criterion):
         return (0, item)
 
     return key
+
+
+class _Reached(NamedTuple):
+    """A configuration a reconnection reaches (values concrete): its state, store and key, and the step into it
+    (from where, the transition, its arguments; None at the run's own configuration)."""
+
+    state: str
+    store: dict[str, Any]
+    key: Hashable
+    via: tuple[_Reached, int, dict[str, Any]] | None = None
+
+
+def taken(step: PlannedStep) -> int:
+    """The transition a suite's step takes: each one takes a transition (a refusal covers no transition or pair)."""
+    if not isinstance(step.outcome, int):
+        raise ValueError(f"a suite's step `{step.event}` takes no transition (an mbt bug)")
+    return step.outcome
 
 
 @dataclass

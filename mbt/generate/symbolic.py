@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import z3
 
@@ -21,6 +21,9 @@ from mbt.analysis.smt import NONE, Solver, Symbols, Term, encode_term, literal, 
 from mbt.model.expr import Arith, EnumLit, Expr, Lit, Ref, compile_expr
 from mbt.model.fsm import Assign, Discard, FsmModel, ToolCall
 from mbt.model.types import ValueType
+
+if TYPE_CHECKING:  # a cycle: the enforced calls are conditions on this engine's steps
+    from mbt.generate.enforced import EnforcedCalls
 
 # A planned step's outcome: the index of the transition it takes, a refusal, or whatever the model does (last step).
 REFUSED = "refused"
@@ -77,8 +80,8 @@ class SymbolicFsm:
         self.symbols = PathSymbols({})
         self.var_types: dict[str, ValueType] = {name: v.type for name, v in model.variables.items()}
         for name in model.discardable:
-            t = model.variables[name].type
-            self.var_types[f"discarded.{name}"] = ValueType(t.kind, t.lo, t.hi, t.values, optional=True)
+            vt = model.variables[name].type
+            self.var_types[f"discarded.{name}"] = ValueType(vt.kind, vt.lo, vt.hi, vt.values, optional=True)
         self.declared = {name: [p.name for p in e.params] for name, e in model.events.items()}
         self.param_types = {name: {p.name: p.type for p in e.params} for name, e in model.events.items()}
         self.transitions = model.transitions
@@ -97,7 +100,7 @@ class SymbolicFsm:
         self.queries = 0
         # The policies enforcing this model's tool calls (mbt/generate/enforced.py's EnforcedCalls), when a witness
         # must make requests they accept; None: the model alone decides.
-        self.enforced: Any = None
+        self.enforced: EnforcedCalls | None = None
 
     # ------------------------------------------------------------ configurations
     def start(self, precondition: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -351,7 +354,7 @@ def symbolic_key(state: str, store: dict[str, Any], constraints: Sequence[Constr
     This is what makes the search finite on models that copy event arguments into variables and loop.
     """
     leaves: set[str] = set()
-    texts = []
+    texts: list[tuple[object, ...]] = []  # (name, value), or (name, kind, is_set, value) of a symbolic one
     for name in sorted(store):
         value = store[name]
         if isinstance(value, Term):

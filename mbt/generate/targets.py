@@ -10,8 +10,8 @@ import z3
 
 from mbt.elements import fsm as ids
 from mbt.generate.symbolic import ANY, REFUSED, Cond, Constraint, Extra, PlannedStep, SymbolicFsm
-from mbt.model.expr import atoms
-from mbt.model.fsm import Forbid, FsmModel, ToolCall
+from mbt.model.expr import Expr, atoms
+from mbt.model.fsm import Effect, Forbid, FsmModel, ToolCall
 
 Suffix = list[PlannedStep]
 
@@ -86,12 +86,11 @@ class TargetIndex:
             t = transitions[i]
             atom = atoms(t.guard)[k]
             extra = _atom_extra(i, atom, value)
-            return Target(element, frozenset([t.source]),
-                          _only(t.source, lambda e=t.event, x=extra: [PlannedStep(e, ANY, [x])]), 1,
+            return Target(element, frozenset([t.source]), _only(t.source, _planned(t.event, ANY, extra)), 1,
                           f"`{t.event}` in `{t.source}` with `{atom.text()}` {str(value).lower()}")
         if kind == "none":
             _, source, event = recipe
-            return Target(element, frozenset([source]), _only(source, lambda e=event: [PlannedStep(e, REFUSED)]), 1,
+            return Target(element, frozenset([source]), _only(source, _planned(event, REFUSED)), 1,
                           f"`{event}` refused in `{source}` (no branch holds)")
         return _forbid_target(model, engine, model.forbids[recipe[1]])
 
@@ -107,7 +106,7 @@ class TargetIndex:
         if first.target != second.source:
             return None
         suffix = [PlannedStep(first.event, i), PlannedStep(second.event, j)]
-        return Target(element, frozenset([first.source]), _only(first.source, lambda s=suffix: list(s)), 2,
+        return Target(element, frozenset([first.source]), _only(first.source, lambda: list(suffix)), 2,
                       f"`{first.key}` then `{second.key}`")
 
 
@@ -118,6 +117,11 @@ def fsm_targets(model: FsmModel, engine: SymbolicFsm) -> TargetIndex:
 
 def _take(event: str, index: int) -> Callable[[], Suffix]:
     return lambda: [PlannedStep(event, index)]
+
+
+def _planned(event: str, outcome: int | str, *extras: Extra) -> Callable[[], Suffix]:
+    """One planned step, made afresh on each call (a caller may add extras to it)."""
+    return lambda: [PlannedStep(event, outcome, list(extras))]
 
 
 def _only(source: str, make: Callable[[], Suffix]) -> Callable[[str], list[Suffix]]:
@@ -142,7 +146,7 @@ def _state_target(model: FsmModel, engine: SymbolicFsm, name: str, entering: lis
     return Target(ids.state_id(name), frozenset(sources), suffixes, 1, f"a checked step in or into `{name}`")
 
 
-def _atom_extra(t_index: int, atom, value: bool) -> Extra:
+def _atom_extra(t_index: int, atom: Expr, value: bool) -> Extra:
     def build(engine: SymbolicFsm, store: dict, args: dict) -> list[Cond]:
         return [engine.condition(atom, engine.local_env(store, t_index, args), value, engine.local_types(t_index))]
 
@@ -175,17 +179,17 @@ def calls_tool(engine: SymbolicFsm, index: int, tool: str) -> bool:
     return any(isinstance(a, ToolCall) and a.tool == tool for a in engine.transitions[index].actions)
 
 
-def tempting(engine: SymbolicFsm, f: Forbid, state: str, event: str, store: dict, args: dict) -> list[Cond]:
-    """For each transition of (state, event) that calls the forbidden tool: its call's arguments (computed from the
+def tempting(engine: SymbolicFsm, effect: Effect, tool: str, state: str, event: str, store: dict, args: dict
+             ) -> list[Cond]:
+    """For each transition of (state, event) that calls the forbidden `tool`: its call's arguments (computed from the
     store as its actions run, its guard ignored) satisfy the effect's condition."""
-    effect = f.effect
     options: list[Cond] = []
     for i in engine.groups.get((state, event), ()):
-        if not calls_tool(engine, i, effect.tool):
+        if not calls_tool(engine, i, tool):
             continue
 
         def on_call(call: ToolCall, values: dict[str, Any], env: dict[str, Any], types: dict, i: int = i) -> None:
-            if call.tool != effect.tool:
+            if call.tool != tool:
                 return
             if effect.condition is None:
                 options.append(True)
@@ -226,21 +230,31 @@ def _forbid_target(model: FsmModel, engine: SymbolicFsm, f: Forbid) -> Target:
         return [[PlannedStep(event, outcome, [guard])] for event in events]
 
     preferred = None
-    if effect is not None and effect.kind == "call" and any(calls_tool(engine, i, effect.tool)
-                                                            for i in range(len(engine.transitions))):
-        def preferred(state: str) -> list[Suffix]:
-            out = []
-            for suffix in suffixes(state):
-                step = suffix[-1]
-                if not any(calls_tool(engine, i, effect.tool) for i in engine.groups.get((state, step.event), ())):
-                    continue
-
-                def build(eng: SymbolicFsm, store: dict, args: dict, s=state, e=step.event) -> list[Cond]:
-                    return [_any_of(eng, tempting(eng, f, s, e, store, args))]
-
-                tempted = Extra(f"a transition of `{step.event}` would call `{effect.tool}` with forbidden arguments "
-                                "if its guard let it", build)
-                out.append([PlannedStep(step.event, step.outcome, [*step.extras, tempted])])
-            return out
-
+    tool = effect.tool if effect is not None and effect.kind == "call" else None
+    if effect is not None and tool is not None and any(calls_tool(engine, i, tool)
+                                                       for i in range(len(engine.transitions))):
+        preferred = _tempted(engine, effect, tool, suffixes)
     return Target(element, sources, suffixes, 1, where, forbid=f, unusable=unusable, preferred=preferred)
+
+
+def _tempted(engine: SymbolicFsm, effect: Effect, tool: str, suffixes: Callable[[str], list[Suffix]]
+             ) -> Callable[[str], list[Suffix]]:
+    """A forbidden call's preferred suffixes: those whose last step has a transition that would call `tool` with
+    forbidden arguments if its guard let it (a stronger test than one where no transition could)."""
+
+    def preferred(state: str) -> list[Suffix]:
+        out = []
+        for suffix in suffixes(state):
+            step = suffix[-1]
+            if not any(calls_tool(engine, i, tool) for i in engine.groups.get((state, step.event), ())):
+                continue
+
+            def build(eng: SymbolicFsm, store: dict, args: dict, s: str = state, e: str = step.event) -> list[Cond]:
+                return [_any_of(eng, tempting(eng, effect, tool, s, e, store, args))]
+
+            tempted = Extra(f"a transition of `{step.event}` would call `{tool}` with forbidden arguments "
+                            "if its guard let it", build)
+            out.append([PlannedStep(step.event, step.outcome, [*step.extras, tempted])])
+        return out
+
+    return preferred

@@ -14,12 +14,14 @@ import itertools
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
+from mbt.analysis.fsm_checks import FsmChecker
 from mbt.analysis.smt import constants_of
+from mbt.generate.enforced import EnforcedCalls
 from mbt.generate.symbolic import (
-    ANY,
     REFUSED,
     Constraint,
     PlannedStep,
@@ -31,6 +33,7 @@ from mbt.generate.symbolic import (
 )
 from mbt.generate.targets import Suffix, Target, fsm_targets
 from mbt.model.fsm import FsmModel
+from mbt.model.policy import Enforcement, PolicyModel
 from mbt.model.types import ValueType
 
 DEFAULT_MAX_DEPTH = 40
@@ -74,15 +77,27 @@ class NoWitness:
 @dataclass
 class _Node:
     state: str
-    store: dict[str, Any] | None  # None until the search gets to the node (then its step is worked out)
+    store: dict[str, Any]
     constraints: tuple[Constraint, ...]
     pending: int  # how many of the last constraints are not checked yet
     depth: int
-    parent: _Node | None = None
+    parent: _Node | None = None  # with the step into this node and its arguments (symbols, or values)
     step: PlannedStep | None = None
-    start: Start | None = None
-    args: dict[str, Any] | None = None  # the symbols of the step into this node
+    start: Start | None = None  # where the run began (None: a detour's root, which continues a run being built)
+    args: dict[str, Any] | None = None
     key: Hashable | None = None  # the configuration's key when every value is concrete (set once searched)
+
+    def steps_since(self, root: _Node | None = None) -> list[tuple[PlannedStep, dict[str, Any]]]:
+        """The steps into the nodes after `root` (None: the start) up to this one, with their arguments, in order."""
+        out: list[tuple[PlannedStep, dict[str, Any]]] = []
+        cursor = self
+        while cursor is not root and cursor.parent is not None:
+            if cursor.step is None or cursor.args is None:
+                raise ValueError("a node made by a step is given the step and its arguments")
+            out.append((cursor.step, cursor.args))
+            cursor = cursor.parent
+        out.reverse()
+        return out
 
 
 @dataclass
@@ -113,25 +128,23 @@ class _Search:
     max_paths: int = 0
 
 
-@dataclass
 class WitnessFinder:
-    """Finds witnesses for the elements of one FSM model; reuse one finder for many elements (caches are shared)."""
+    """Finds witnesses for the elements of one FSM model; reuse one finder for many elements (caches are shared).
 
-    model: FsmModel
-    preconditions: list[dict[str, Any]] = field(default_factory=list)
-    max_depth: int = DEFAULT_MAX_DEPTH
-    max_paths: int = DEFAULT_MAX_PATHS
-    engine: SymbolicFsm | None = None
-    # The policies that enforce the model's tool calls (mbt/generate/enforced.py): a witness's calls of their tools
-    # make valid requests, and with `permitted` requests they permit, as replaying its stub on them asks.
-    enforcements: list[tuple[Any, Any]] = field(default_factory=list)
-    permitted: bool = True
+    `enforcements`: the policies that enforce the model's tool calls (mbt/generate/enforced.py): a witness's calls of
+    their tools make valid requests, and with `permitted` requests they permit, as replaying its stub on them asks."""
 
-    def __post_init__(self) -> None:
-        self.engine = self.engine or SymbolicFsm(self.model)
+    def __init__(self, model: FsmModel, preconditions: list[dict[str, Any]] | None = None,
+                 max_depth: int = DEFAULT_MAX_DEPTH, max_paths: int = DEFAULT_MAX_PATHS,
+                 enforcements: list[tuple[PolicyModel, Enforcement]] | None = None, permitted: bool = True):
+        self.model = model
+        self.preconditions = list(preconditions or [])
+        self.max_depth = max_depth
+        self.max_paths = max_paths
+        self.enforcements = list(enforcements or [])
+        self.permitted = permitted
+        self.engine = SymbolicFsm(self.model)
         if self.enforcements:
-            from mbt.generate.enforced import EnforcedCalls
-
             self.engine.enforced = EnforcedCalls(self.engine, self.enforcements, self.permitted)
         self.targets = fsm_targets(self.model, self.engine)
         self.starts = [Start({}, *self.engine.start())]
@@ -251,12 +264,12 @@ class WitnessFinder:
         for k, step in enumerate(suffix):
             args = engine.arguments(node.depth + 1 + k, step.event)
             arguments.append(args)
-            if step.outcome == REFUSED:
-                found = engine.refuses(store, state, step.event, args)
-            elif step.outcome == ANY:
-                found = []
-            else:
+            if isinstance(step.outcome, int):
                 found = engine.takes(store, step.outcome, args)
+            elif step.outcome == REFUSED:
+                found = engine.refuses(store, state, step.event, args)
+            else:  # ANY: whatever the model does
+                found = []
             for extra in step.extras:
                 found += extra.build(engine, store, args)
             ok, symbolic = split(found)
@@ -283,40 +296,27 @@ class WitnessFinder:
         if search.found is None:
             return None
         node, suffix, done = search.found
-        steps: list[tuple[PlannedStep, dict[str, Any]]] = []
-        cursor = node
-        while cursor is not root and cursor.parent is not None:
-            steps.append((cursor.step, cursor.args))
-            cursor = cursor.parent
-        steps.reverse()
-        steps += list(zip(suffix, done.arguments))
+        steps = node.steps_since(root) + list(zip(suffix, done.arguments))
         return Detour(steps, list(node.constraints[len(constraints):]) + done.conds, done.state, done.store)
 
     # ------------------------------------------------------------ results
     def _witness(self, target: Target, node: _Node, suffix: Suffix, done: _Finish) -> Witness | NoWitness:
         engine = self.engine
-        prefix: list[PlannedStep] = []
-        cursor = node
-        while cursor.parent is not None:
-            prefix.append(cursor.step)
-            cursor = cursor.parent
-        plan = prefix[::-1] + list(suffix)
+        trail = node.steps_since()
+        plan = [step for step, _ in trail] + list(suffix)
         names = [f"@{k}:{step.event}:{p}" for k, step in enumerate(plan, start=1) for p in engine.declared[step.event]]
         values = engine.solve(list(node.constraints) + done.conds, names)
         if values is None:
             return NoWitness(target.element, "unknown", "the solver could not produce values for the run (timeout)")
-        given: list[dict[str, Any] | None] = []
-        cursor = node
-        while cursor.parent is not None:
-            given.append(cursor.args if cursor.args is not None and all(concrete(v) for v in cursor.args.values())
-                         else None)
-            cursor = cursor.parent
-        given = given[::-1] + [None] * len(suffix)
+        given: list[dict[str, Any] | None] = [known if all(concrete(v) for v in known.values()) else None
+                                              for _, known in trail] + [None] * len(suffix)
         # Steps the atlas took with concrete arguments keep them; the rest come from the solver.
-        args = [dict(given[k - 1]) if given[k - 1] is not None else
+        args = [dict(known) if (known := given[k - 1]) is not None else
                 {p: values[f"@{k}:{step.event}:{p}"] for p in engine.declared[step.event]}
                 for k, step in enumerate(plan, start=1)]
         start = node.start
+        if start is None:
+            raise ValueError("a witness is searched from the starts")
         if not self.holds(start, plan, args):
             return NoWitness(target.element, "replay", "the solver's values do not satisfy the run on mbt's evaluator "
                                                        "(an mbt bug, please report it)")
@@ -361,14 +361,14 @@ class WitnessFinder:
         engine = self.engine
         state, store = start.state, start.store
         for step, values in zip(plan, args):
-            if step.outcome == REFUSED:
-                conds = engine.refuses(store, state, step.event, values)
-            elif step.outcome == ANY:
-                conds = []
-            else:
+            if isinstance(step.outcome, int):
                 if engine.transitions[step.outcome].source != state:
                     return False
                 conds = engine.takes(store, step.outcome, values)
+            elif step.outcome == REFUSED:
+                conds = engine.refuses(store, state, step.event, values)
+            else:  # ANY: whatever the model does
+                conds = []
             for extra in step.extras:
                 conds = conds + extra.build(engine, store, values)
             if not all(c is True for c in conds):
@@ -419,11 +419,14 @@ def candidate_values(name: str, vtype: ValueType, constants: list[Any]) -> list[
     if vtype.kind == "bool":
         values: list[Any] = [False, True]
     elif vtype.kind == "int":
-        numbers = {0, 1, -1, vtype.lo, vtype.hi}
+        lo, hi = vtype.lo, vtype.hi
+        if lo is None or hi is None:
+            raise ValueError(f"`{name}`: an FSM's int has bounds (int[lo..hi])")
+        numbers: set[int | Decimal] = {0, 1, -1, lo, hi}
         for c in constants:
             if isinstance(c, int) and not isinstance(c, bool):
                 numbers.update((c - 1, c, c + 1))
-        values = sorted((n for n in numbers if vtype.lo <= n <= vtype.hi), key=lambda n: (abs(n), n))
+        values = sorted((n for n in numbers if lo <= n <= hi), key=lambda n: (abs(n), n))
     elif vtype.kind == "enum":
         values = list(vtype.values)
     else:
@@ -434,8 +437,6 @@ def candidate_values(name: str, vtype: ValueType, constants: list[Any]) -> list[
 
 def usable_transitions(model: FsmModel) -> list[bool]:
     """For each transition: can its guard hold at all (z3, cached per guard)? Edges that cannot are never taken."""
-    from mbt.analysis.fsm_checks import FsmChecker
-
     checker = FsmChecker(model)
     return [t.guard is None or checker.can_hold(t.guard, checker.transition_renames(t)) != "unsat"
             for t in model.transitions]

@@ -10,13 +10,31 @@ from __future__ import annotations
 
 import json
 import keyword
-from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import jinja2
 
 from mbt.generate.files import comment_safe
 from mbt.generate.skeleton import Skeleton, Step
+from mbt.generate.support import driver_methods
+
+
+class DriverCall(TypedDict):
+    """One call a generated test makes on the driver (`sut`): a Driver method, its arguments, its keyword arguments
+    in order, and a comment written above it (or None)."""
+
+    method: str
+    args: list[object]
+    kwargs: list[tuple[str, object]]
+    comment: str | None
+
+
+class GeneratedFunction(TypedDict):
+    """One test function of a generated pytest module: its name, its docstring and the driver calls it makes."""
+
+    name: str
+    doc: str
+    calls: list[DriverCall]
 
 
 class Code(str):
@@ -163,11 +181,11 @@ def sut(request):
 '''
 
 
-def fsm_calls(sk: Skeleton) -> list[dict[str, Any]]:
+def fsm_calls(sk: Skeleton) -> list[DriverCall]:
     """An FSM skeleton as driver calls: start from the precondition, then one checked step per event."""
-    calls = [{"method": "start", "args": [dict(sk.precondition)], "kwargs": [], "comment": None}]
+    calls: list[DriverCall] = [{"method": "start", "args": [dict(sk.precondition)], "kwargs": [], "comment": None}]
     for step in sk.steps:
-        kwargs = [("expect", step.expect())]
+        kwargs: list[tuple[str, object]] = [("expect", step.expect())]
         if step.forbid is not None:
             kwargs.append(("forbid", step.forbid.data()))
         kwargs.append(("user", step.user))
@@ -176,11 +194,12 @@ def fsm_calls(sk: Skeleton) -> list[dict[str, Any]]:
     return calls
 
 
-def render_pytest(tests: list[dict[str, Any]], model_name: str, model_file: str, module_doc: str) -> str:
+def render_pytest(tests: list[GeneratedFunction], model_name: str, model_file: str, module_doc: str) -> str:
     """A pytest module: one test per entry (`name`, `doc`, `calls`: driver method, arguments, keyword arguments)."""
+    methods = driver_methods()  # the conversation's and every registered kind's (KindSupport.driver)
     for test in tests:
         for call in test["calls"]:
-            if call["method"] not in ("start", "step", "decide", "authorize"):
+            if call["method"] not in methods:
                 raise ValueError(f"unknown driver call {call['method']!r}")
     template = _environment().from_string(PYTEST_TEMPLATE)
     return template.render(module_doc=module_doc, model=model_name, model_file=model_file, tests=tests)
@@ -204,13 +223,6 @@ def render_jsonl(cases: list[dict[str, Any]]) -> str:
             text = text.replace(ch, f"\\u{ord(ch):04x}")
         lines.append(text)
     return "".join(line + "\n" for line in lines)
-
-
-def support_source() -> str:
-    """mbt_support.py: the driver module copied beside the generated tests."""
-    from mbt.generate import support
-
-    return Path(support.__file__).read_text(encoding="utf-8")
 
 
 def conftest_source() -> str:

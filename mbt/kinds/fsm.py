@@ -6,7 +6,9 @@ from mbt.analysis.feasibility import infeasible_fsm_elements
 from mbt.analysis.fsm_checks import check_fsm
 from mbt.elements.fsm import CRITERIA, enumerate_fsm
 from mbt.engine.fsm import CompiledFsm
+from mbt.generate.drive_fsm import FsmReference
 from mbt.generate.generation import FsmGeneration
+from mbt.generate.suites import CRITERIA as SUITE_CRITERIA
 from mbt.goldens.replay_fsm import FsmReplayer
 from mbt.kind import Criterion, KindSupport, MutationSupport, Replayer, View, narrow, register
 from mbt.measure.trace import fsm_expected
@@ -41,7 +43,8 @@ register(KindSupport(
     check=lambda model, options: check_fsm(_fsm(model)),
     view=View("graph", lambda model, cov, options: fsm_graph(_fsm(model), cov, options), (".dot", ".svg", ".png")),
     expected=lambda model: fsm_expected(_fsm(model)),
-    generation=lambda model, options, out: FsmGeneration(_fsm(model), options, out), suites=True,
+    generation=lambda model, options, out: FsmGeneration(_fsm(model), options, out), suites=SUITE_CRITERIA,
+    reference=lambda model: FsmReference(_fsm(model)),
     mutation=MutationSupport(
         mutate_fsm.OPERATORS, lambda model: mutate_fsm.fsm_mutants(_fsm(model)),
         lambda base, mutant: mutate_fsm.mutant_replayer(_replayer(base), mutant),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from mbt.analysis.policy_checks import analysis_of, check_policy
 from mbt.elements.policy import CRITERIA, enumerate_policy
 from mbt.generate.decisions import PolicyWitnesses
+from mbt.generate.drive_policy import DRIVER, PolicyReference
 from mbt.generate.generation import DecisionGeneration
 from mbt.goldens.replay_policy import CompiledPolicy, PolicyReplayer, accepts
 from mbt.kind import Criterion, KindSupport, MutationSupport, View, narrow, register
@@ -41,6 +42,7 @@ register(KindSupport(
     check=lambda model, options: check_policy(_policy(model)),
     view=View("table", element_table, TABLE_SUFFIXES, grid=lambda model, cov: policy_rule_grid(_policy(model), cov)),
     generation=lambda model, options, out: DecisionGeneration(_policy(model), options, out, PolicyWitnesses),
+    driver=DRIVER, reference=lambda model: PolicyReference(_policy(model)),
     mutation=MutationSupport(
         mutate_policy.OPERATORS, lambda model: mutate_policy.policy_mutants(_policy(model)),
         lambda base, mutant: mutate_policy.mutant_replayer(_replayer(base), mutant),

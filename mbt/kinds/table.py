@@ -5,6 +5,7 @@ from __future__ import annotations
 from mbt.analysis.table_checks import check_table
 from mbt.elements.table import CRITERIA, enumerate_table
 from mbt.generate.decisions import TableWitnesses
+from mbt.generate.drive_table import DRIVER, TableReference
 from mbt.generate.generation import DecisionGeneration
 from mbt.goldens.replay_table import CompiledTable, TableReplayer, accepts
 from mbt.kind import Criterion, KindSupport, MutationSupport, View, narrow, register
@@ -40,6 +41,7 @@ register(KindSupport(
     check=lambda model, options: check_table(_table(model)),
     view=View("table", element_table, TABLE_SUFFIXES, grid=lambda model, cov: table_rule_grid(_table(model), cov)),
     generation=lambda model, options, out: DecisionGeneration(_table(model), options, out, TableWitnesses),
+    driver=DRIVER, reference=lambda model: TableReference(_table(model)),
     mutation=MutationSupport(
         mutate_table.OPERATORS, lambda model: mutate_table.table_mutants(_table(model)),
         lambda base, mutant: mutate_table.mutant_replayer(_replayer(base), mutant),

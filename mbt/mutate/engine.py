@@ -15,14 +15,15 @@ from __future__ import annotations
 import random
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from mbt.goldens.cases import GoldenCase
+from mbt.goldens.cases import GoldenCase, parse_case
 from mbt.goldens.loader import GoldenSet
 from mbt.goldens.results import disagrees
 from mbt.goldens.routing import applies
-from mbt.kind import elements_of, support
+from mbt.kind import Replayer, elements_of, support
 from mbt.measure.coverage import GoldenSummary, InvalidCaseReport
 from mbt.measure.mutation import ModelMutation, MutantResult, MutationReport, OperatorScore, score
 from mbt.measure.run import CaseEntry, left_out_notes, measure
@@ -174,6 +175,7 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
     for mutant in mutants:
         started = time.perf_counter()
         replayer = ms.replayer(base, mutant)
+        candidates: Sequence[int]
         if mutant.slots is None:
             candidates = range(len(clean))
         else:
@@ -202,9 +204,10 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
         out.results.append(result)
     for code, doc in ms.operators.items():
         rs = per_op.get(code, [])
-        k, e = sum(r.status == "killed" for r in rs), sum(r.status == "equivalent" for r in rs)
-        out.operators.append(OperatorScore(operator=code, doc=doc, mutants=len(rs), equivalent=e, killed=k,
-                                           survived=len(rs) - k - e, score=score(k, len(rs), e)))
+        n_killed, n_equivalent = sum(r.status == "killed" for r in rs), sum(r.status == "equivalent" for r in rs)
+        out.operators.append(OperatorScore(operator=code, doc=doc, mutants=len(rs), equivalent=n_equivalent,
+                                           killed=n_killed, survived=len(rs) - n_killed - n_equivalent,
+                                           score=score(n_killed, len(rs), n_equivalent)))
     out.mutants = len(out.results)
     out.killed = sum(r.status == "killed" for r in out.results)
     out.equivalent = sum(r.status == "equivalent" for r in out.results)
@@ -213,10 +216,8 @@ def _model_run(model: ModelBase, cases: list[GoldenCase], profiles: dict[str, Go
     return out
 
 
-def _kills(base, replayer, witness: dict) -> bool:
+def _kills(base: Replayer, replayer: Replayer, witness: dict[str, Any]) -> bool:
     """A witness is kept only when it does what it claims: it agrees with the original and the mutant contradicts it."""
-    from mbt.goldens.cases import parse_case
-
     case = parse_case(witness, "witness", 1)
     first = base.replay(case)
     return not first.invalid and not killed(first) and killed(replayer.replay(case))

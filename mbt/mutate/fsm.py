@@ -14,9 +14,12 @@ import copy
 import dataclasses
 import itertools
 import random
+import weakref
 import zlib
 from collections import ChainMap, defaultdict
-from typing import Any
+from collections.abc import Callable
+from functools import partial
+from typing import Any, TypeVar
 
 from mbt.elements import fsm as ids
 
@@ -26,8 +29,9 @@ from mbt.elements import fsm as ids
 from mbt.engine.fsm import CompiledFsm, CompiledTransition, compile_action
 from mbt.goldens.cases import GoldenCase, Turn
 from mbt.goldens.replay_fsm import FsmReplayer
+from mbt.kind import narrow
 from mbt.model.expr import And, Arith, Compare, Expr, Lit, Member, Not, Or, compile_expr, refs
-from mbt.model.fsm import Assign, Discard, Forbid, FsmModel, ToolCall, Transition
+from mbt.model.fsm import Action, Assign, Discard, Forbid, FsmModel, ToolCall, Transition, action_text
 from mbt.model.types import ValueType
 from mbt.mutate.mutant import Distinction, Mutant, Operators
 
@@ -64,23 +68,25 @@ def fsm_mutants(model: FsmModel) -> list[Mutant]:
         if len(states) > 1:
             other = states[(position[t.target] + 1) % len(states)]
             ops.add("FTS", el, t.loc, f"{t.key}: target `{t.target}` -> `{other}`",
-                    *_replacing(model, i, lambda t=t, other=other: t.model_copy(update={"target": other})), slot)
+                    *_replacing(model, i, partial(t.model_copy, update={"target": other})), slot)
         ops.add("FMT", el, t.loc, f"{t.key} removed", *_replacing(model, i, lambda: None), slot)
-        if t.guard is not None:
-            ops.add("FGN", el, t.loc, f"{t.key}: guard [{t.guard.text()}] negated",
-                    *_replacing(model, i, lambda t=t: t.model_copy(update={"guard": Not(t.guard)})), slot)
-            for k, node in enumerate(_compares(t.guard)):
+        guard = t.guard
+        if guard is not None:
+            ops.add("FGN", el, t.loc, f"{t.key}: guard [{guard.text()}] negated",
+                    *_replacing(model, i, partial(t.model_copy, update={"guard": Not(guard)})), slot)
+            for k, node in enumerate(_compares(guard)):
                 if node.op in _SWAP:
                     new = dataclasses.replace(node, op=_SWAP[node.op])
                     ops.add("FRO", el, _at(t, node), f"{t.key}: `{node.text()}` -> `{new.text()}`",
-                            *_guard_change(model, i, k, new), slot)
-                for side in ("left", "right"):
-                    lit = getattr(node, side)
+                            *_guard_change(model, i, guard, k, new), slot)
+                for side, lit in (("left", node.left), ("right", node.right)):
                     if isinstance(lit, Lit) and isinstance(lit.value, int) and not isinstance(lit.value, bool):
                         for delta in (-1, 1):
-                            new = dataclasses.replace(node, **{side: Lit(lit.value + delta)})
+                            shifted = Lit(lit.value + delta)
+                            new = (dataclasses.replace(node, left=shifted) if side == "left"
+                                   else dataclasses.replace(node, right=shifted))
                             ops.add("FBS", el, _at(t, node), f"{t.key}: `{node.text()}` -> `{new.text()}`",
-                                    *_guard_change(model, i, k, new), slot)
+                                    *_guard_change(model, i, guard, k, new), slot)
         for j, action in enumerate(t.actions):
             at = action.loc
             ops.add("FAD", el, at, f"{t.key}: action `{_action_text(action)}` dropped",
@@ -90,8 +96,8 @@ def fsm_mutants(model: FsmModel) -> list[Mutant]:
                 if other_value is not _NONE:
                     ops.add("FAC", el, at, f"{t.key}: `{action.target} := {action.value.text()}` -> "
                                            f"`{action.target} := {Lit(other_value).text()}`",
-                            *_action_change(model, i, j, lambda action=action, v=other_value:
-                                            action.model_copy(update={"value": Lit(v)})), slot)
+                            *_action_change(model, i, j, partial(action.model_copy,
+                                                                 update={"value": Lit(other_value)})), slot)
             if isinstance(action, ToolCall):
                 for a in range(len(action.args) - 1):
                     (n1, v1), (n2, v2) = action.args[a], action.args[a + 1]
@@ -99,13 +105,12 @@ def fsm_mutants(model: FsmModel) -> list[Mutant]:
                         args = list(action.args)
                         args[a], args[a + 1] = (n1, v2), (n2, v1)
                         ops.add("FAS", el, at, f"{t.key}: call {action.tool}: `{n1}` and `{n2}` swapped",
-                                *_action_change(model, i, j, lambda action=action, args=args:
-                                                action.model_copy(update={"args": args})), slot)
+                                *_action_change(model, i, j, partial(action.model_copy, update={"args": args})),
+                                slot)
                 for a, (name, _) in enumerate(action.args):
                     args = action.args[:a] + action.args[a + 1:]
                     ops.add("FAR", el, at, f"{t.key}: call {action.tool}: argument `{name}` dropped",
-                            *_action_change(model, i, j, lambda action=action, args=args:
-                                            action.model_copy(update={"args": args})), slot)
+                            *_action_change(model, i, j, partial(action.model_copy, update={"args": args})), slot)
     forbidden_slots = {(f.source, f.event) for f in model.forbids}
     # A final state has no outgoing transition by definition (the resolver refuses one): a self-loop there would
     # not be a model at all, only a mutant no golden is expected to kill.
@@ -122,7 +127,7 @@ def fsm_mutants(model: FsmModel) -> list[Mutant]:
     for f in model.forbids:
         forced = _forbidden_behaviour(model, f, first_of)
         if forced is not None:
-            build, data = _inserting(model, lambda forced=forced: forced[0])
+            build, data = _inserting(model, partial(_given, forced[0]))
             data["forbid"] = f
             ops.add("FFR", ids.forbidden_id(f), f.loc, f"forbid {f.label()} removed: {forced[1]}",
                     _without_forbid(build, f), data, frozenset({(f.source, f.event)}))
@@ -130,16 +135,21 @@ def fsm_mutants(model: FsmModel) -> list[Mutant]:
 
 
 _NONE = object()
+T = TypeVar("T")
 
 
-def _replacing(model: FsmModel, i: int, make):
+Change = tuple[Callable[[], FsmModel], dict[str, Any]]  # (build, data): the mutant and what mutant_replayer reads
+
+
+def _replacing(model: FsmModel, i: int, make: Callable[[], Transition | None]) -> Change:
     """(build, data): the model with transition i replaced by make() (None: removed)."""
     old = model.transitions[i]
-    data = {"old": old, "new": _once(make)}
+    new_of = _once(make)
+    data: dict[str, Any] = {"old": old, "new": new_of}
 
     def build() -> FsmModel:
         ts = list(model.transitions)
-        new = data["new"]()
+        new = new_of()
         if new is None:
             del ts[i]
         else:
@@ -148,12 +158,13 @@ def _replacing(model: FsmModel, i: int, make):
     return build, data
 
 
-def _inserting(model: FsmModel, make):
+def _inserting(model: FsmModel, make: Callable[[], Transition]) -> Change:
     """(build, data): make() goes before the first transition of its slot, so it is the one taken there."""
-    data = {"old": None, "new": _once(make)}
+    new_of = _once(make)
+    data: dict[str, Any] = {"old": None, "new": new_of}
 
     def build() -> FsmModel:
-        new = data["new"]()
+        new = new_of()
         ts = list(model.transitions)
         at = next((k for k, t in enumerate(ts) if (t.source, t.event) == (new.source, new.event)), len(ts))
         ts.insert(at, new)
@@ -161,22 +172,28 @@ def _inserting(model: FsmModel, make):
     return build, data
 
 
-def _once(make):
-    made: list = []
+def _given(t: Transition) -> Transition:
+    """The transition itself: partial(_given, t) hands over one that exists already, as the others are made."""
+    return t
 
-    def get():
+
+def _once(make: Callable[[], T]) -> Callable[[], T]:
+    """make(), called once: the mutant's model and its replayer share the changed transition."""
+    made: list[T] = []
+
+    def get() -> T:
         if not made:
             made.append(make())
         return made[0]
     return get
 
 
-def _guard_change(model: FsmModel, i: int, k: int, new: Compare):
+def _guard_change(model: FsmModel, i: int, guard: Expr, k: int, new: Compare) -> Change:
     t = model.transitions[i]
-    return _replacing(model, i, lambda: t.model_copy(update={"guard": _replace_compare(t.guard, k, new)}))
+    return _replacing(model, i, lambda: t.model_copy(update={"guard": _replace_compare(guard, k, new)}))
 
 
-def _action_change(model: FsmModel, i: int, j: int, make):
+def _action_change(model: FsmModel, i: int, j: int, make: Callable[[], Action | None]) -> Change:
     t = model.transitions[i]
 
     def changed() -> Transition:
@@ -190,7 +207,7 @@ def _action_change(model: FsmModel, i: int, j: int, make):
     return _replacing(model, i, changed)
 
 
-def _without_forbid(build, f: Forbid):
+def _without_forbid(build: Callable[[], FsmModel], f: Forbid) -> Callable[[], FsmModel]:
     def without() -> FsmModel:
         m = build()
         return m.model_copy(update={"forbids": [g for g in m.forbids if g is not f]})
@@ -248,9 +265,7 @@ def _at(t: Transition, node: Expr) -> str:
     return f"{t.loc.file}:{node.line}:{node.column}" if node.line else str(t.loc)
 
 
-def _action_text(action) -> str:
-    from mbt.model.fsm import action_text
-
+def _action_text(action: Action) -> str:
     return action_text(action)
 
 
@@ -275,7 +290,7 @@ def mutant_replayer(base: FsmReplayer, mutant: Mutant) -> FsmReplayer:
     transitions are the original's, with the changed one replaced, removed, or a new one put first."""
     c0: CompiledFsm = base.c
     c = copy.copy(c0)
-    c.model = mutant.model
+    c.model = narrow(mutant.model, FsmModel, "fsm")
     c._slots = {}
     old, new = mutant.data.get("old"), mutant.data["new"]()
     overrides: dict = {}
@@ -290,7 +305,7 @@ def mutant_replayer(base: FsmReplayer, mutant: Mutant) -> FsmReplayer:
         elif new is not None:
             group.insert(0, _compiled(c0, new, None))
         overrides[key] = group
-    c.by_state_event = ChainMap(overrides, c0.by_state_event)  # type: ignore[assignment]
+    c.by_state_event = ChainMap(overrides, c0.by_state_event)
     removed = mutant.data.get("forbid")
     if removed is not None:
         kept = [cf for cf in c0.forbids if cf.f is not removed]
@@ -332,7 +347,7 @@ def distinguish(base: FsmReplayer, replayer: FsmReplayer, mutant: Mutant) -> Dis
     """Every single step from a settable configuration in the mutant's slots, on both models: the first that
     differs becomes a witness golden (checked to agree with the original and contradict the mutant)."""
     original: FsmModel = base.model
-    model: FsmModel = mutant.model
+    model = narrow(mutant.model, FsmModel, "fsm")
     tried, exhaustive = 0, True
     for state, event in sorted(mutant.slots or ()):
         group = [ct.t for ct in itertools.chain(base.c.by_state_event.get((state, event), ()),
@@ -365,8 +380,8 @@ def distinguish(base: FsmReplayer, replayer: FsmReplayer, mutant: Mutant) -> Dis
             combos = _sampled(pools, mutant.id)
         for values in combos:
             tried += 1
-            pre = {"state": state}
-            args = {}
+            pre: dict[str, object] = {"state": state}
+            args: dict[str, object] = {}
             for (k, n), v in zip(names, values):
                 (pre if k == "var" else args)[n] = v
             witness = _witness(base, replayer, original, mutant, pre, event, args)
@@ -418,14 +433,16 @@ def _transition_exprs(t: Transition):
             yield from (v for _, v in a.args)
 
 
-def _constants(base: FsmReplayer) -> list:
-    """The literal values of the original model, worked out once (kept on its replayer, which lives as long)."""
-    found = getattr(base, "_mutation_constants", None)
+_CONSTANTS: weakref.WeakKeyDictionary[FsmReplayer, list[object]] = weakref.WeakKeyDictionary()
+
+
+def _constants(base: FsmReplayer) -> list[object]:
+    """The literal values of the original model, worked out once per replayer (and gone with it)."""
+    found = _CONSTANTS.get(base)
     if found is None:
         values = dict.fromkeys((type(n.value), n.value) for expr in base.model.expressions()
                                for n in expr.walk() if isinstance(n, Lit))
-        found = [v for _, v in values]
-        base._mutation_constants = found  # type: ignore[attr-defined]
+        found = _CONSTANTS[base] = [v for _, v in values]
     return found
 
 
@@ -444,7 +461,7 @@ def _type_values(vtype: ValueType, constants: list) -> list:
         values = list(vtype.values)
     elif vtype.kind == "int":
         lo, hi = vtype.lo, vtype.hi
-        if lo is not None and hi is not None and hi - lo < INT_RANGE_LIMIT:
+        if isinstance(lo, int) and isinstance(hi, int) and hi - lo < INT_RANGE_LIMIT:  # an int's bounds are ints
             values = list(range(lo, hi + 1))
         else:
             near = {0} | {b for b in (lo, hi) if b is not None}

@@ -6,6 +6,8 @@ decided", and stays in the score's denominator (never called equivalent without 
 
 from __future__ import annotations
 
+from mbt.goldens.replay_invariant import InvariantReplayer
+from mbt.kind import narrow, support
 from mbt.model.expr import And
 from mbt.model.invariant import InvariantModel, Scope
 from mbt.mutate.mutant import Distinction, Mutant, Operators
@@ -41,13 +43,12 @@ def invariant_mutants(model: InvariantModel) -> list[Mutant]:
     return ops.found
 
 
-def mutant_replayer(base, mutant: Mutant):
-    from mbt.kind import support
+def mutant_replayer(base: InvariantReplayer, mutant: Mutant) -> InvariantReplayer:
+    """The mutant's replayer: the invariant kind's, over the mutant's own elements."""
+    model = narrow(mutant.model, InvariantModel, "invariant")
+    return InvariantReplayer(model, support("invariant").elements(model))
 
-    kind = support("invariant")
-    return kind.replayer(mutant.model, kind.elements(mutant.model))
 
-
-def distinguish(base, replayer, mutant: Mutant) -> Distinction:
+def distinguish(base: InvariantReplayer, replayer: InvariantReplayer, mutant: Mutant) -> Distinction:
     return Distinction(False, "not decided: mbt does not search for a run telling invariant mutants apart yet",
                        exhaustive=False)

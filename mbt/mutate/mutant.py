@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mbt.model.common import ModelBase
+
 
 @dataclass
 class Mutant:
@@ -17,15 +19,15 @@ class Mutant:
     element: str  # the id of the model element it touches
     at: str  # file:line:col of what it changes
     description: str  # what was changed, in words
-    build: Callable[[], Any]  # -> the mutated model (the kind's model class)
+    build: Callable[[], ModelBase]  # -> the mutated model (the kind's model class)
     # For kinds whose goldens are step sequences (FSM): the (state, event) slots whose behaviour changes; a golden
     # that never steps through one of them replays identically on the mutant. None: every golden may differ.
     slots: frozenset | None = None
     data: dict[str, Any] = field(default_factory=dict)  # the operator's own record of the change (for fast replay)
-    _model: Any = None
+    _model: ModelBase | None = None
 
     @property
-    def model(self) -> Any:
+    def model(self) -> ModelBase:
         if self._model is None:
             self._model = self.build()
         return self._model
@@ -49,7 +51,7 @@ class Operators:
         self.found: list[Mutant] = []
         self._ids: dict[str, int] = {}
 
-    def add(self, code: str, element: str, at: object, description: str, build: Callable[[], Any],
+    def add(self, code: str, element: str, at: object, description: str, build: Callable[[], ModelBase],
             data: dict[str, Any] | None = None, slots: frozenset | None = None, name: str | None = None) -> None:
         """`name`: the id's body when it is not the element id (an extra transition names its state and event)."""
         assert code in self.docs, code

@@ -12,6 +12,8 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
+from mbt.goldens.replay_policy import CompiledPolicy, PolicyReplayer
+from mbt.kind import narrow, support
 from mbt.model.expr import Lit
 from mbt.model.policy import ALGORITHMS, DECISIONS, PolicyModel
 from mbt.mutate.mutant import Distinction, Mutant, Operators
@@ -62,21 +64,21 @@ def policy_mutants(model: PolicyModel) -> list[Mutant]:
     return ops.found
 
 
-def mutant_replayer(base, mutant: Mutant):
-    from mbt.kind import support
+def mutant_replayer(base: PolicyReplayer, mutant: Mutant) -> PolicyReplayer:
+    """The mutant's replayer: the policy kind's, over the mutant's own elements."""
+    model = narrow(mutant.model, PolicyModel, "policy")
+    return PolicyReplayer(CompiledPolicy(model, support("policy").elements(model)))
 
-    kind = support("policy")
-    return kind.replayer(mutant.model, kind.elements(mutant.model))
 
-
-def distinguish(base, replayer, mutant: Mutant) -> Distinction:
+def distinguish(base: PolicyReplayer, replayer: PolicyReplayer, mutant: Mutant) -> Distinction:
     import z3  # heavy: only when a mutant survives
 
-    from mbt.analysis.policy_smt import PolicyEncoding
+    from mbt.analysis.policy_smt import PolicyEncoding  # z3's encoding: as heavy, as rarely needed
 
-    original: PolicyModel = base.model
+    original = base.model
     # Requests may leave attributes out (a golden's may): the encoding with presence flags covers those too.
-    ours, theirs = PolicyEncoding(original, complete=False), PolicyEncoding(mutant.model, complete=False)
+    mutated = narrow(mutant.model, PolicyModel, "policy")
+    ours, theirs = PolicyEncoding(original, complete=False), PolicyEncoding(mutated, complete=False)
     # z3 constants are their names: both encodings speak of the same attributes and presence flags.
     mine, other = ours.decisions(), theirs.decisions()
     unknown = False

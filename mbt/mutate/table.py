@@ -13,11 +13,14 @@ import datetime as dt
 import itertools
 import random
 import zlib
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
 from mbt.engine.table import TableEvaluator
-from mbt.model.table import ColumnType, TableModel, UnaryTest
+from mbt.goldens.replay_table import CompiledTable, TableReplayer
+from mbt.kind import narrow, support
+from mbt.model.table import ColumnType, TableModel, UnaryTest, value_text
 from mbt.mutate.mutant import Distinction, Mutant, Operators
 from mbt.tables.regions import ColumnPartition, boundary_step, constants_by_column
 
@@ -63,10 +66,10 @@ def table_mutants(model: TableModel) -> list[Mutant]:
                 ops.add("TOC", el, rule.loc, f"rule {rule.name}: {column.name} {_text(rule.outputs[k])} -> "
                                              f"{_text(other)}", with_rule(rule.model_copy(update={"outputs": outputs})))
         for k, entry in enumerate(rule.entries):
-            column = model.inputs[k]
-            if not column.type.ordered:
+            input_column = model.inputs[k]
+            if not input_column.type.ordered:
                 continue
-            step = boundary_step(column, constants[k])
+            step = boundary_step(input_column, constants[k])
             for j, test in enumerate(entry.tests):
                 for shifted, what in _shifts(test, step):
                     tests = list(entry.tests)
@@ -115,27 +118,25 @@ def _other_output(ctype: ColumnType, value: Any) -> Any:
 
 
 def _text(value: Any) -> str:
-    from mbt.model.table import value_text
-
     return value_text(value)
 
 
-def mutant_replayer(base, mutant: Mutant):
-    from mbt.kind import support
+def mutant_replayer(base: TableReplayer, mutant: Mutant) -> TableReplayer:
+    """The mutant's replayer: the table kind's, over the mutant's own elements."""
+    model = narrow(mutant.model, TableModel, "table")
+    return TableReplayer(CompiledTable(model, support("table").elements(model)))
 
-    kind = support("table")
-    return kind.replayer(mutant.model, kind.elements(mutant.model))
 
-
-def distinguish(base, replayer, mutant: Mutant) -> Distinction:
-    original: TableModel = base.model
-    mutated: TableModel = mutant.model
+def distinguish(base: TableReplayer, replayer: TableReplayer, mutant: Mutant) -> Distinction:
+    original = base.model
+    mutated = narrow(mutant.model, TableModel, "table")
     consts = [a + b for a, b in zip(constants_by_column(original), constants_by_column(mutated))]
     pools = [[r.rep for r in ColumnPartition(c, k).regions] for c, k in zip(original.inputs, consts)]
     total = 1
     for p in pools:
         total *= len(p)
     exhaustive = total <= MAX_POINTS
+    points: Iterable[tuple[Any, ...]]
     if exhaustive:
         points = itertools.product(*pools)
     else:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from mbt.kind import KindSupport, narrow, register
 from mbt.kinds.views import ELEMENT_TABLE
+from tests.plugin_kind.generation import DRIVER, SUITE_CRITERIA, ChecklistGeneration, ChecklistReference
 from tests.plugin_kind.stages import (
     CRITERIA,
     ChecklistModel,
@@ -34,7 +35,9 @@ SUPPORT = KindSupport(
     accepts=lambda model, case: accepts(_checklist(model), case),
     check=lambda model, options: check_checklist(_checklist(model), options), view=ELEMENT_TABLE,
     case_shape=lambda case: "checklist" in (case.model_extra or {}),
-    golden_keys=frozenset(("checklist", "ticked", "untouched")))
+    golden_keys=frozenset(("checklist", "ticked", "untouched")),
+    generation=lambda model, options, out: ChecklistGeneration(_checklist(model), options, out),
+    suites=SUITE_CRITERIA, driver=DRIVER, reference=lambda model: ChecklistReference(_checklist(model)))
 
 
 def install() -> None:
