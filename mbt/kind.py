@@ -182,9 +182,11 @@ class KindSupport:
     view: View | None = None
     expected: Callable[[ModelBase], Callable[[Element], str]] | None = None  # traceability's expected result
     # ---- goldens
-    # For a kind whose cases have no turns, decisions or request: is this case one of its own? (GoldenCase keeps
-    # unknown keys as extra fields, so such a kind reads its case shape from `case.model_extra`.)
-    case_shape: Callable[[GoldenCase], bool] | None = None
+    # For a kind whose cases have no turns, decisions or request: the case as the kind's own typed case, or None
+    # when it is not one of its cases (GoldenCase keeps keys it does not know in `case.model_extra`; the kind reads
+    # them here, once, into its own type). Raises ValueError for a case of its shape whose values do not fit: the case
+    # is invalid with that message. The kind's replayer and `accepts` read the same typed case.
+    case_shape: Callable[[GoldenCase], object | None] | None = None
     # Keys of a case, beyond the golden format's own (GoldenCase's fields), that the kind reads from
     # `case.model_extra`: any other such key is a "Not checked" note (goldens.cases.unchecked_key_notes).
     golden_keys: frozenset[str] = frozenset()
@@ -239,7 +241,7 @@ def unregister(kind: str) -> None:
     _VERSION[0] += 1
 
 
-def case_shapes() -> list[Callable[[GoldenCase], bool]]:
+def case_shapes() -> list[Callable[[GoldenCase], object | None]]:
     """How the registered kinds whose cases have no turns, decisions or request recognise theirs (the built-in kinds
     have none, so the registry is not loaded for this)."""
     return [k.case_shape for k in _KINDS.values() if k.case_shape is not None]

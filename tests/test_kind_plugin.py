@@ -145,3 +145,17 @@ def test_a_suite_criterion_no_kind_builds_is_refused(checklist, tmp_path):
                      "--out", tmp_path / "out")
     assert result.returncode == 2
     assert "error: --all builds suites for transition or transition-pair or item, not 'items'" in result.stderr
+
+
+def test_a_plug_in_case_is_read_into_the_kinds_own_type_and_a_misfit_is_invalid(checklist):
+    """KindSupport.case_shape types a plug-in kind's cases as built-in kinds' are typed: a case of its shape whose
+    values do not fit is an invalid case with the kind's message and its line, never half-read."""
+    (checklist / "g.jsonl").write_text(json.dumps({"id": "BAD", "checklist": "release", "ticked": "notes"}) + "\n",
+                                       encoding="utf-8")
+    result = run_mbt("coverage", "--model", checklist / "release.chk", "--goldens", checklist / "g.jsonl",
+                     "--no-gate", "--format", "json")
+    report = expanded(json.loads(result.stdout))
+    assert (report["goldens"]["read"], report["goldens"]["valid"], report["goldens"]["invalid"]) == (1, 0, 1)
+    [bad] = report["invalid_cases"]
+    assert "`ticked` is a list of item names" in bad["message"] and (bad["file"].endswith("g.jsonl"), bad["line"]) == (
+        True, 1)

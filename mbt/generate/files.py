@@ -90,11 +90,11 @@ def check_inside(root: Path, relative: str) -> Path:
     symbolic links leading out)."""
     rel = PurePosixPath(relative)
     if rel.is_absolute() or not rel.parts or any(part in ("..", "") for part in rel.parts) or "\\" in relative:
-        raise MbtError(f"error: refusing to write {relative!r}: generated paths must stay inside --out")
+        raise MbtError(f"refusing to write {relative!r}: generated paths must stay inside --out")
     target = root.joinpath(*rel.parts)
     resolved = target.resolve()
     if not resolved.is_relative_to(root.resolve()):
-        raise MbtError(f"error: refusing to write {target}: it resolves to {resolved}, outside --out {root}")
+        raise MbtError(f"refusing to write {target}: it resolves to {resolved}, outside --out {root}")
     return target
 
 
@@ -102,7 +102,7 @@ def write_outputs(out: str, files: list[OutputFile], force: bool = False) -> lis
     """Write `files` under `out`; every path is checked before the first file is written."""
     root = Path(out)
     if root.exists() and not root.is_dir():
-        raise MbtError(f"error: --out {out} exists and is not a folder")
+        raise MbtError(f"--out {out} exists and is not a folder")
     planned = []
     for f in files:
         target = check_inside(root, f.path)
@@ -134,7 +134,7 @@ def _plan(outputs: OutputSet, planned: list[tuple[OutputFile, Path, Path]], mani
             results.append(Written(f.path, "written"))
             continue
         if target.is_dir():
-            raise MbtError(f"error: cannot write {target}: it is a folder")
+            raise MbtError(f"cannot write {target}: it is a folder")
         old = target.read_text(encoding="utf-8", errors="replace")
         if old == text:
             results.append(Written(f.path, "unchanged"))

@@ -76,7 +76,7 @@ class GenerateOptions:
 def generate(models: list[ModelBase], goldens: GoldenSet, out: str, options: GenerateOptions) -> GenerateReport:
     suited = list(dict.fromkeys(c for k in all_kinds() for c in k.suites))  # every kind's suite criteria
     if options.suite is not None and options.suite not in suited:
-        raise MbtError(f"error: --all builds suites for {' or '.join(suited)}, not {options.suite!r}")
+        raise MbtError(f"--all builds suites for {' or '.join(suited)}, not {options.suite!r}")
     rows: dict[str, list[ElementCoverage]] = {}
     results: list[ModelGeneration] = []
     files: list[OutputFile] = []
@@ -136,17 +136,17 @@ def check_precondition(model: FsmModel, pre: dict[str, Any]) -> None:
     for key, value in pre.items():
         if key == "state":
             if not isinstance(value, str):
-                raise MbtError(f"error: --precondition `state: {value!r}` must be a state name of model `{model.name}`")
+                raise MbtError(f"--precondition `state: {value!r}` must be a state name of model `{model.name}`")
             if value not in model.states:
-                raise MbtError(f"error: --precondition names unknown state {value!r} of model `{model.name}`")
+                raise MbtError(f"--precondition names unknown state {value!r} of model `{model.name}`")
         elif key.startswith("discarded."):
             # A golden's precondition sets the state and variables only: a stub could not start from it.
-            raise MbtError(f"error: --precondition `{key}`: a precondition sets the state and variables, "
+            raise MbtError(f"--precondition `{key}`: a precondition sets the state and variables, "
                            "not discarded values")
         elif key not in model.variables:
-            raise MbtError(f"error: --precondition names `{key}`, which is not a variable of model `{model.name}`")
+            raise MbtError(f"--precondition names `{key}`, which is not a variable of model `{model.name}`")
         elif not model.variables[key].type.admits(value):
-            raise MbtError(f"error: --precondition `{key}: {value!r}` is not a value of "
+            raise MbtError(f"--precondition `{key}: {value!r}` is not a value of "
                            f"{model.variables[key].type.text()} (model `{model.name}`)")
 
 
@@ -214,7 +214,7 @@ class FsmGeneration:
             problem = self.add(name, f"gen:{self.model.name}:suite-{criterion}-{n:0{width}d}", run.covers,
                                run.start.precondition, run.events, None, [], (criterion, n, len(suite.runs)))
             if problem is not None:
-                raise MbtError(f"error: suite run {n} of `{self.model.name}` failed its check ({problem[1]}); "
+                raise MbtError(f"suite run {n} of `{self.model.name}` failed its check ({problem[1]}); "
                                "this is an mbt bug, please report it")
         for m in suite.missing:
             e = self.by_id.get(m.element)

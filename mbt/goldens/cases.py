@@ -424,7 +424,7 @@ def lax_bool(value: Any, where: str) -> bool:
 def checked(case: GoldenCase) -> GoldenCase:
     """The case, if it holds something to replay."""
     # a kind whose cases have neither turns, decisions nor a request says how to recognise its own (KindSupport)
-    if not case.turns and not case.decisions and case.request is None and not any(s(case) for s in case_shapes()):
+    if not case.turns and not case.decisions and case.request is None and all(s(case) is None for s in case_shapes()):
         raise ValueError("the case has no turns (and no `input`); a decision case names its `table`, "
                          "a request case its `policy` and `request`")
     return case

@@ -15,6 +15,7 @@ from tests.plugin_kind.stages import (
     RawChecklist,
     accepts,
     check_checklist,
+    checklist_case,
     enumerate_checklist,
     resolve_checklist,
 )
@@ -34,7 +35,7 @@ SUPPORT = KindSupport(
     replayer=lambda model, elements: ChecklistReplayer(_checklist(model), elements),
     accepts=lambda model, case: accepts(_checklist(model), case),
     check=lambda model, options: check_checklist(_checklist(model), options), view=ELEMENT_TABLE,
-    case_shape=lambda case: "checklist" in (case.model_extra or {}),
+    case_shape=checklist_case,
     golden_keys=frozenset(("checklist", "ticked", "untouched")),
     generation=lambda model, options, out: ChecklistGeneration(_checklist(model), options, out),
     suites=SUITE_CRITERIA, driver=DRIVER, reference=lambda model: ChecklistReference(_checklist(model)))

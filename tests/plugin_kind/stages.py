@@ -69,10 +69,12 @@ class ChecklistReplayer:
         self.index = {e.id: i for i, e in enumerate(elements)}
 
     def replay(self, case: GoldenCase) -> CaseRun:
-        extra = case.model_extra or {}
+        shape = checklist_case(case)
         run = CaseRun(case)  # the one result type every replayer returns
+        if shape is None:
+            return run
         for key, into in (("ticked", run.verified), ("untouched", run.exercised)):
-            for name in extra.get(key, []):
+            for name in getattr(shape, key):
                 i = self.index.get(f"item:{name}")
                 if i is None:
                     run.contradictions.append(Contradiction(
@@ -86,8 +88,34 @@ class ChecklistReplayer:
         return run
 
 
+@dataclass(frozen=True)
+class ChecklistCase:
+    """A case of the kind, typed: `{checklist: NAME, ticked: [ITEM...], untouched: [ITEM...]}`."""
+
+    checklist: str
+    ticked: tuple[str, ...] = ()
+    untouched: tuple[str, ...] = ()
+
+
+def checklist_case(case: GoldenCase) -> ChecklistCase | None:
+    """The kind's case shape (KindSupport.case_shape): the case typed, None when it names no checklist."""
+    extra = case.model_extra or {}
+    if "checklist" not in extra:
+        return None
+    if not isinstance(extra["checklist"], str):
+        raise ValueError("`checklist` names a checklist (text)")
+    lists = {}
+    for key in ("ticked", "untouched"):
+        value = extra.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"`{key}` is a list of item names")
+        lists[key] = tuple(value)
+    return ChecklistCase(extra["checklist"], **lists)
+
+
 def accepts(model: ChecklistModel, case: GoldenCase) -> bool:
-    return (case.model_extra or {}).get("checklist") == model.name
+    shape = checklist_case(case)
+    return shape is not None and shape.checklist == model.name
 
 
 def check_checklist(model: ChecklistModel, options: object = None) -> list[Finding]:
