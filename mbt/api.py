@@ -59,6 +59,7 @@ def load_models(paths: list[str]) -> tuple[list[ModelFile], list[ModelBase]]:
 @collector_paused
 def check(paths: list[str], depth: int | None = None) -> CheckReport:
     """`depth`: how many steps the invariant checks explore (default: mbt.analysis.invariant_checks.DEFAULT_DEPTH)."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.analysis.check import CheckOptions, run_checks
 
     files, models = load_models(paths)
@@ -128,6 +129,7 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
     (`review`), diagrams for the HTML report (`diagrams`), the per-case results (`cases`) and the mutation run
     (`mutants`, before the gate: `<kind>.mutation` and `duplicates` rules read it). `sorted_folders`: golden folders
     given as positional paths, whose files that are not golden cases are left out (mbt.paths.left_out)."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.measure.baseline import load_baseline
 
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
@@ -187,7 +189,7 @@ def waived_elements(report: CoverageReport) -> dict[str, set[str]]:
 def add_diagrams(run: CoverageRun, progress: Progress | None = None) -> None:
     """Each model's view for the HTML report: a diagram (a large one in its bounded form, a layout that runs too
     long stopped with a note) or a table. Separate from coverage_run, so the other reports need not wait for it."""
-    from mbt.errors import MbtError
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.render import views
     from mbt.render.graph import Graph, RenderOptions
     from mbt.render.table import TableView
@@ -227,6 +229,7 @@ def add_diagrams(run: CoverageRun, progress: Progress | None = None) -> None:
 
 def baseline_text(report: CoverageReport) -> str:
     """The baseline file content for `--save-baseline` (waived forbidden elements are not recorded as gaps)."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.measure.baseline import baseline_text as text
 
     return text(report, waived_elements(report))
@@ -244,7 +247,7 @@ def render(model_paths: list[str], output: str, golden_paths: list[str] | None =
            focus: str | None = None, depth: int = 1, path: str | None = None, clusters: str = "auto",
            gate_path: str | None = None) -> Rendered:
     """One model drawn (FSM: DOT/SVG/PNG) or tabulated (tables, policies), coverage painted when goldens are given."""
-    from mbt.errors import MbtError
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.render import views
     from mbt.render.graph import RenderOptions
     from mbt.render.paths import read_path
@@ -278,6 +281,7 @@ def render(model_paths: list[str], output: str, golden_paths: list[str] | None =
 def import_dmn(path: str):
     """A DMN file's decision tables as DSL text (mbt.importers.dmn.DmnImport); the text is read back before it is
     returned, so what `mbt import dmn` writes is a valid model."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.importers.dmn import import_dmn as convert
 
     return convert(path)
@@ -290,6 +294,7 @@ def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria
     """Test skeletons for the coverage gaps (or, with `suite`, a full suite; with `kill`, the tests that kill the
     surviving mutants, mbt.generate.kill) written under `out`
     (mbt.generate.generation); returns the GenerateReport."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.generate.generation import GenerateOptions
     from mbt.generate.generation import generate as run
     from mbt.generate.witnesses import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PATHS
@@ -319,6 +324,7 @@ def import_graphwalker(paths: str | list[str], output: str | None = None):
     goes; the text is read back before it is returned, so it is a valid model."""
     from pathlib import Path
 
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.importers.graphwalker import import_graphwalker_files
 
     folder = Path(output).resolve().parent if output not in (None, "-") else Path.cwd()
@@ -336,6 +342,7 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
     `engine` "dask" on a Dask cluster (`scheduler`, or a local one of `jobs` workers); the report is the same. The
     compiled models come from the cache (mbt/cache.py) unless `use_cache` is False. `group_by` (a key of
     mbt.runs.steps.GROUP_KEYS) adds every run metric and the first-deviation distribution per value."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.measure.coverage import GateFailure, GateResult
     from mbt.runs.gate import evaluate_runs
     from mbt.runs.loop import LoopRules
@@ -398,6 +405,7 @@ def mutate(model_paths: list[str], golden_paths: list[str], sample: int | None =
            sorted_folders: list[str] | None = None):
     """Mutation adequacy of the goldens on the models, with their redundancy and the smallest equivalent set
     (mbt.mutate); returns the mbt.mutate.engine.MutationRun. `sorted_folders`: as for coverage_run."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.mutate.engine import mutation_run
     from mbt.mutate.redundancy import DEFAULT_TIME_LIMIT, redundancy
 
@@ -417,7 +425,7 @@ def compare(model_paths: list[str], baseline_paths: list[str], golden_paths: lis
             seed: int = 0, sorted_folders: list[str] | None = None):
     """The marginal value of each golden of `golden_paths` over the baseline goldens (mbt.mutate.compare).
     `sorted_folders`: candidate folders given as positional paths, as for coverage_run."""
-    from mbt.errors import MbtError
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.mutate.compare import compare as judge
     from mbt.mutate.engine import mutation_run
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # annotations only (start-up time, as above)
 
 
 def _api():
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt import api
 
     return api
@@ -37,6 +38,7 @@ def _api():
 
 def emit(body, path: str | None) -> None:
     """Every output of every command goes through the one writer (mbt.report.core): stdout, a file or a folder."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.report.core import write_report
 
     write_report(body, path)
@@ -80,6 +82,7 @@ def _models_and_goldens(paths, models, goldens,
     """Positional paths sorted into models and goldens (mbt.paths), then --model / --goldens, globs expanded; and
     the golden folders given as positional paths (their files are sorted before they are read as goldens).
     Models and goldens from the configuration file count only when no path is given on the command line."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.paths import expand, split_positional
 
     ctx = click.get_current_context()
@@ -150,6 +153,7 @@ def _note(message: str, quiet: bool) -> None:
 
 def _progress():
     """A progress bar on stderr, only on a terminal (mbt.progress; imported when a command runs)."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.progress import Progress
 
     return Progress.for_terminal()
@@ -177,6 +181,7 @@ def _pretty(output: str | None) -> bool:
 
 
 def _style(output: str | None):
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.report.style import Style
 
     color = click.get_current_context().meta.get("mbt.color", "auto")
@@ -203,6 +208,7 @@ def cli(ctx: click.Context, config_path: str | None, no_config: bool, color: str
     # The configuration file gives the options their defaults (click's default_map); an option given wins.
     from pathlib import Path
 
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.config import Config, find_config, load_config
 
     config = Config() if no_config else load_config(Path(config_path)) if config_path else find_config()
@@ -224,6 +230,7 @@ def check(paths: tuple[str, ...], depth: int | None, formats: tuple[str, ...], o
           quiet: bool, verbose: bool) -> None:
     """Check model files or folders: syntax, references, spans against sources, reachability, guards (z3),
     invariants (explored up to --depth steps, with the shortest counterexample)."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.report.formats import Options, parse_targets
 
     _check_verbosity(quiet, verbose)
@@ -249,6 +256,7 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
     """List the coverage elements of models per criterion, with stable ids, spans, status and weights."""
     found, _, _ = _models_and_goldens(paths, models, ())
     report = _api().elements(found, list(criteria) or None)
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.report import text as text_report
 
     emit(report.model_dump_json(indent=2) + "\n" if fmt == "json" else text_report.elements_text(report), output)
@@ -301,6 +309,7 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
              save_baseline, jobs, engine, scheduler, no_cache, fail_under, mutants, sample, seed, formats, output,
              root, quiet, verbose) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.report.formats import Options, parse_targets
 
     if gate and no_gate:
@@ -313,6 +322,7 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
     _check_verbosity(quiet, verbose)
     targets = parse_targets(formats, output, "coverage")
     models, goldens, folders = _models_and_goldens(paths, models, goldens)
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.progress import Progress
 
     progress = Progress.for_terminal(quiet)  # a bar on stderr, only on a terminal
@@ -382,6 +392,7 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
     the release gate, regression goldens for failing runs."""
     if gate and no_gate:
         raise MbtError("--gate and --no-gate cannot be used together")
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.paths import expand
 
     report = _api().runs(expand(list(models), "--model"), expand(list(run_paths), "--runs"),
@@ -457,6 +468,7 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate, qu
 @format_option
 def generate(models, goldens, out, criteria, full, max_depth, max_paths, preconditions, force, kill, fmt) -> None:
     """Write test skeletons (pytest + golden-case stubs) for the coverage gaps, or a full suite with --all."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.report.generate_text import generate_text
 
     suite = None
@@ -479,6 +491,7 @@ def generate(models, goldens, out, criteria, full, max_depth, max_paths, precond
 
 
 def _percent(value) -> float | None:
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.config import parse_percent
 
     if value is None:
@@ -525,6 +538,7 @@ seed_option = click.option("--seed", "seed", default=0, show_default=True, type=
 def mutate(paths, models, goldens, sample, seed, time_limit, show_survivors, fmt, output) -> None:
     """Seed small faults into the models and report which the goldens catch (mutation score), every surviving
     mutant with a witness that would kill it, redundant goldens and the smallest equivalent golden set."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.report.mutation import mutation_markdown, mutation_text
 
     models, goldens, folders = _models_and_goldens(paths, models, goldens)
@@ -555,6 +569,7 @@ def mutate(paths, models, goldens, sample, seed, time_limit, show_survivors, fmt
 def compare(paths, models, baseline, goldens, sample, seed, fmt, output) -> None:
     """Is a new golden worth adding? For each candidate: the elements it newly verifies and the mutants it newly
     kills, or "adds nothing" with the baseline goldens it duplicates at the model's level."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.paths import expand
     from mbt.report.mutation import compare_markdown, compare_text
 
@@ -616,6 +631,7 @@ def pytest_coverage(models: list[str], goldens: list[str], gate: str | None, fai
                     formats: list[str], color: bool) -> tuple[str, bool]:
     """The pytest plugin's front end (mbt.pytest_plugin): `mbt coverage` on what a test run produced. Returns the
     text report and whether the gate passed; the `formats` (NAME:PATH) are written as the CLI writes them."""
+    # imported when the command runs: start-up time (only this command's stages load)
     from mbt.paths import expand
     from mbt.report.formats import FORMATS, Options, parse_targets
     from mbt.report.style import Style

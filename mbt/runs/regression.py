@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
+from mbt.errors import MbtError
+from mbt.files import new_folder_mode, write_file
 from mbt.model.fsm import FsmModel
 from mbt.runs.judge import Verdict
 from mbt.runs.loop import LOOP_DEVIATIONS
@@ -109,11 +112,6 @@ def as_jsonl(cases: list[dict[str, Any]]) -> str:
 
 def write_regressions(folder: str, goldens: dict[str, list[dict[str, Any]]]) -> list[str]:
     """One JSONL file per model in `folder` (created when missing; its parent must exist), through the one writer."""
-    from pathlib import Path
-
-    from mbt.errors import MbtError
-    from mbt.files import new_folder_mode, write_file
-
     root = Path(folder)
     if root.exists() and not root.is_dir():
         raise MbtError(f"--regressions {folder} is a file; give a folder")
