@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from mbt.judges.text import HAN, fold
+from mbt.judges.text import HAN, fold, is_han
 
 # ------------------------------------------------------------------ numbers
 
@@ -193,7 +193,21 @@ def _hours(hour: int, minute: int, period: str | None) -> Decimal:
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _URL = re.compile(r"https?://\S+|www\.\S+")
 _PHONE = re.compile(r"(?<![\d.,])(?:\+?\d[\d .-]{6,}\d)(?![\d.,]*\d)")
-_NAME = re.compile(r"(?<![.!?。]\s)(?<!^)\b([A-ZÀ-Ỹ][a-zà-ỹ]+(?:\s+[A-ZÀ-Ỹ][a-zà-ỹ]+){1,3})\b")
+def person_names(text: str) -> tuple[str, ...]:
+    """Runs of two to four capitalised Latin-script words that do not open a sentence ("Anna Keller", "Nguyễn Thu
+    Hà"), folded: person names, as far as capitals tell."""
+    found: list[str] = []
+    for sentence in re.split(r"(?<=[.!?:;])\s+|\n", " ".join(text.split())):
+        words = re.findall(r"[^\W\d_]+|\S", sentence)
+        run: list[str] = []
+        for index, word in enumerate(words + [""]):
+            if word[:1].isupper() and word[1:].islower() and word[:1].isalpha() and index > 0 and not is_han(word[:1]):
+                run.append(word)
+                continue
+            if 2 <= len(run) <= 4:
+                found.append(" ".join(run).casefold())
+            run = []
+    return tuple(dict.fromkeys(found))
 
 
 @dataclass(frozen=True)
@@ -215,7 +229,7 @@ def _mask(text: str, start: int, end: int) -> str:
 
 def extract(text: str) -> Facts:
     """The facts `text` states, each span read once: identifiers, names, dates, clock times, then quantities."""
-    names = tuple(dict.fromkeys(m.group(1).casefold() for m in _NAME.finditer(" ".join(text.split()))))
+    names = person_names(text)
     work = fold(text)
     identifiers: list[tuple[str, str]] = []
     for kind, pattern in (("email", _EMAIL), ("url", _URL)):

@@ -13,7 +13,7 @@ import re
 import unicodedata
 
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-TOKEN = re.compile(rf"[{HAN}]|\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’][^\W\d_]+)?")
+TOKEN = re.compile(rf"[{HAN}]|\d+(?:[.,]\d+)*|[^\W\d_{HAN}]+(?:['’][^\W\d_{HAN}]+)?")
 # tone on the first vowel of a final oa / oe / uy (old style) -> on the second (new style), at a syllable's end
 _TONES = {"\u0301": 0, "\u0300": 1, "\u0309": 2, "\u0303": 3, "\u0323": 4}
 _OLD_STYLE = re.compile(r"([oóòỏõọuúùủũụ])([ae y])(?![^\W\d_])".replace(" ", ""), re.IGNORECASE)

@@ -1,0 +1,96 @@
+"""The embedded judge on the labelled set (tests/data/judges/labelled.jsonl): precision of its pass and of its fail
+decisions, the share of pairs it decides, overall and per language, and the calibration figures (agreement, Cohen's
+kappa) against the set's human labels; then the same on tests/data/judges/heldout.jsonl, a second set written after
+the judge's rules and never used to tune them. Prints figures; asserts nothing (issue 34 asks for the figures, the
+tests assert behaviour).
+
+    python tests/bench/bench_judges.py [--show wrong|undecided|all] [--labelled PATH ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from mbt.judges.criteria import Criterion  # noqa: E402
+from mbt.judges.embedded import EmbeddedJudge  # noqa: E402
+from mbt.judges.verdicts import JudgeInput  # noqa: E402
+
+LABELLED = ROOT / "tests" / "data" / "judges" / "labelled.jsonl"
+HELDOUT = ROOT / "tests" / "data" / "judges" / "heldout.jsonl"
+
+
+def load(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def figures(rows: list[dict]) -> dict[str, str]:
+    passed = [r for r in rows if r["verdict"] == "pass"]
+    failed = [r for r in rows if r["verdict"] == "fail"]
+
+    def share(part: int, whole: int) -> str:
+        return f"{part / whole:.3f} ({part}/{whole})" if whole else "n/a (0/0)"
+
+    return {
+        "pairs": str(len(rows)),
+        "precision(pass)": share(sum(r["label"] == "pass" for r in passed), len(passed)),
+        "precision(fail)": share(sum(r["label"] == "fail" for r in failed), len(failed)),
+        "decided": share(len(passed) + len(failed), len(rows)),
+        "right pairs passed": share(sum(r["label"] == "pass" for r in passed), sum(r["label"] == "pass" for r in rows)),
+        "wrong pairs failed": share(sum(r["label"] == "fail" for r in failed), sum(r["label"] == "fail" for r in rows)),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--labelled", type=Path, nargs="+", default=[LABELLED, HELDOUT])
+    parser.add_argument("--show", choices=["wrong", "undecided", "all"],
+                        help="also list pairs: the wrong decisions, the undecided pairs, or all")
+    args = parser.parse_args()
+    for path in args.labelled:
+        bench(path, args.show)
+        print()
+    return 0
+
+
+def bench(path: Path, show: str | None) -> None:
+    rows = load(path)
+    judge = EmbeddedJudge()
+    started = time.perf_counter()
+    verdicts = judge.judge_many([JudgeInput(Criterion("accuracy"), r["actual"], (r["expected"],), r["question"])
+                                 for r in rows])
+    elapsed = time.perf_counter() - started
+    for row, verdict in zip(rows, verdicts):
+        row["verdict"], row["reason"] = verdict.verdict, verdict.reason
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    print(f"embedded judge {judge.version} on {shown} ({len(rows)} pairs, {elapsed * 1000 / len(rows):.2f} ms a pair)")
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        groups[row["lang"]].append(row)
+    columns = ["pairs", "precision(pass)", "precision(fail)", "decided", "right pairs passed", "wrong pairs failed"]
+    table = [("all", figures(rows))] + [(lang, figures(groups[lang])) for lang in sorted(groups)]
+    print(f"{'':5} " + " ".join(f"{c:>20}" for c in columns))
+    for name, numbers in table:
+        print(f"{name:5} " + " ".join(f"{numbers[c]:>20}" for c in columns))
+    from mbt.judges.calibration import calibrate, labels_from_rows
+
+    report = calibrate(labels_from_rows(rows, judge_field="verdict"))
+    for c in report.criteria:
+        print(f"calibration ({c.criterion}): agreement on decided {c.agreement_text}, Cohen's kappa {c.kappa_text}, "
+              f"decided {c.decided}/{c.total}")
+    for row in rows if show else []:
+        wrong = row["verdict"] in ("pass", "fail") and row["verdict"] != row["label"]
+        if show == "all" or (show == "wrong" and wrong) or (show == "undecided" and row["verdict"] not in ("pass", "fail")):
+            print(f"{row['id']} [{row['kind']}] label={row['label']} verdict={row['verdict']}: {row['reason']}\n"
+                  f"    expected: {row['expected']}\n    actual:   {row['actual']}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
