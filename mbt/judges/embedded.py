@@ -32,6 +32,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 
 from mbt.judges.assertions import check_assertions
 from mbt.judges.facts import Facts, extract
@@ -122,24 +123,24 @@ def _contradiction(e: Reading, a: Reading) -> str | None:
             return f"expected {q.text!r}, the answer says {rivals[0].text!r}"
     for d in fe.dates:
         if not any(d.matches(x) for x in fa.dates):
-            rivals = [x for x in fa.dates if not any(x.matches(y) for y in fe.dates)]
-            if rivals:
-                return f"expected the date {d.text!r}, the answer says {rivals[0].text!r}"
+            other_dates = [x for x in fa.dates if not any(x.matches(y) for y in fe.dates)]
+            if other_dates:
+                return f"expected the date {d.text!r}, the answer says {other_dates[0].text!r}"
     for c in fe.clock:
         if c not in fa.clock:
-            rivals = [x for x in fa.clock if x not in fe.clock]
-            if rivals:
-                return f"expected the time {_clock(c)}, the answer says {_clock(rivals[0])}"
+            other_times = [x for x in fa.clock if x not in fe.clock]
+            if other_times:
+                return f"expected the time {_clock(c)}, the answer says {_clock(other_times[0])}"
     for kind, value in fe.identifiers:
         if (kind, value) not in fa.identifiers:
-            rivals = [v for k, v in fa.identifiers if k == kind and (k, v) not in fe.identifiers]
-            if rivals:
-                return f"expected the {kind} {value!r}, the answer says {rivals[0]!r}"
+            other_ids = [v for k, v in fa.identifiers if k == kind and (k, v) not in fe.identifiers]
+            if other_ids:
+                return f"expected the {kind} {value!r}, the answer says {other_ids[0]!r}"
     for name in fe.names:
         if name not in a.folded:
-            rivals = [n for n in fa.names if n not in e.folded]
-            if rivals:
-                return f"expected the name {name!r}, the answer says {rivals[0]!r}"
+            other_names = [n for n in fa.names if n not in e.folded]
+            if other_names:
+                return f"expected the name {name!r}, the answer says {other_names[0]!r}"
     for pair in OPPOSITES:
         se, sa = pair.sides(e.folded), pair.sides(a.folded)
         # a phrase's own negation ("no fee", "không mất phí") is part of its side, not a negation of the statement
@@ -173,7 +174,7 @@ def _next_word(q_text: str, r: Reading) -> str | None:
     return after[0] if after else None
 
 
-def _clock(hours) -> str:
+def _clock(hours: Decimal) -> str:
     h = int(hours)
     return f"{h}:{int((hours - h) * 60):02d}"
 
