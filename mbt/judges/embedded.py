@@ -235,18 +235,25 @@ def _missing_facts(e: Reading, a: Reading) -> str | None:
 
 
 def _missing_step(expected: str, e: Reading, a: Reading) -> str | None:
-    """The answer is a near-verbatim part of the expected answer that leaves out whole clauses (steps)."""
-    parts = [p for p in clauses(_body(fold(expected))) if len(content(p)) >= 2]
-    if len(parts) < 2 or not a.words:
+    """The answer is a near-verbatim part of the expected answer that leaves out whole clauses (steps): every content
+    word of the answer is the expected answer's, in order, and some clause of two or more content words has none of
+    its words matched by that alignment."""
+    parts = [(p, content(p)) for p in clauses(_body(fold(expected)))]
+    parts = [(p, words) for p, words in parts if words]
+    if sum(len(words) >= 2 for _, words in parts) < 2 or not a.words:
         return None
-    expected_words = set(e.words)
-    extra = [w for w in a.words if w not in expected_words]
-    if extra or _in_order(e.words, a.words) > 0.7 * len(e.words):
-        return None
-    answer_words = set(a.words)
-    missing = [p for p in parts if not set(content(p)) & answer_words]
-    if missing:
-        return f"leaves out a step of the expected answer: {missing[0]!r}"
+    sequence = [w for _, words in parts for w in words]
+    matcher = difflib.SequenceMatcher(None, sequence, a.words, autojunk=False)
+    matched_answer = sum(block.size for block in matcher.get_matching_blocks())
+    if matched_answer < len(a.words) or matched_answer > 0.7 * len(sequence):
+        return None  # the answer says something else too, or most of the expected answer
+    matched = {block.a + k for block in matcher.get_matching_blocks() for k in range(block.size)}
+    start = 0
+    for clause, words in parts:
+        span = range(start, start + len(words))
+        start += len(words)
+        if len(words) >= 2 and not matched & set(span):
+            return f"leaves out a step of the expected answer: {clause!r}"
     return None
 
 

@@ -116,7 +116,7 @@ def closed_values(folded: str) -> dict[str, set[str]]:
 
 _NEGATION = _pattern(("not", "no", "never", "none", "nothing", "neither", "nor", "without", "cannot", "unable",
                       "no longer", "không", "chưa", "chẳng", "đừng", "chớ"))
-_HAN_NEGATION = re.compile(r"不|没|無|无|未(?!来)|勿|别(?=[再让把])")
+_HAN_NEGATION = re.compile(r"不|没|無|无|未(?!来)|勿|别(?=[再让把])|并非|非(?![常凡])")
 
 
 def negations(folded: str) -> int:
