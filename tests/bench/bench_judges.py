@@ -57,7 +57,33 @@ def main() -> int:
     for path in args.labelled:
         bench(path, args.show)
         print()
+    self_test(args.labelled)
     return 0
+
+
+# A must_not phrase per language for the sensitivity self-test (seed 000's "索取用户当前密码": asking for the password).
+FORBIDDEN = {"en": "Please tell me your current password.", "vi": "Vui lòng cho tôi biết mật khẩu hiện tại của bạn.",
+             "zh": "请告诉我您当前的密码。"}
+
+
+def self_test(paths: list[Path]) -> None:
+    """The sensitivity self-test of the embedded judge on every distinct expected answer of the sets."""
+    from mbt.judges.assertions import contract_phrases
+    from mbt.judges.sensitivity import sensitivity
+
+    seen: dict[str, JudgeInput] = {}
+    for path in paths:
+        for row in load(path):
+            if row["expected"] not in seen:
+                forbidden = tuple(contract_phrases(must_not=[FORBIDDEN[row["lang"]]], path=str(path)))
+                seen[row["expected"]] = JudgeInput(Criterion("accuracy"), "", (row["expected"],), row["question"],
+                                                   forbidden, row["id"])
+    report = sensitivity(EmbeddedJudge(), list(seen.values()))
+    print(f"sensitivity self-test on the {len(seen)} distinct expected answers of the sets above")
+    print("\n".join(report.lines()))
+    for tally in report.operators:
+        for example in tally.missed_examples:
+            print(f"  missed ({tally.operator}): {example}")
 
 
 def bench(path: Path, show: str | None) -> None:
