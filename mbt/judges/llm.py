@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import mbt.judges.prompts as prompts
 from mbt.errors import MbtError
-from mbt.judges import prompts
 from mbt.judges.verdict_cache import VerdictCache, cache_key, default_path
 from mbt.judges.verdicts import JudgeInput, Verdict, VerdictValue
 
