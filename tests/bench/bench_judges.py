@@ -55,10 +55,24 @@ def main() -> int:
                         help="also list pairs: the wrong decisions, the undecided pairs, or all")
     args = parser.parse_args()
     for path in args.labelled:
-        bench(path, args.show)
-        print()
-    self_test(args.labelled)
+        started = time.perf_counter()
+        lines, rows = set_lines(path)
+        print("\n".join(lines))
+        print(f"({(time.perf_counter() - started) * 1000 / len(rows):.2f} ms a pair, calibration included)\n")
+        for row in rows if args.show else []:
+            wrong = row["verdict"] in ("pass", "fail") and row["verdict"] != row["label"]
+            if args.show == "all" or (args.show == "wrong" and wrong) or (
+                    args.show == "undecided" and row["verdict"] not in ("pass", "fail")):
+                print(f"{row['id']} [{row['kind']}] label={row['label']} verdict={row['verdict']}: {row['reason']}\n"
+                      f"    expected: {row['expected']}\n    actual:   {row['actual']}")
+    print("\n".join(self_test_lines(args.labelled)))
     return 0
+
+
+def report_lines() -> list[str]:
+    """What docs/judges.md quotes: both sets' figures and the self-test, without timings (tests compare them)."""
+    return [line for path in (LABELLED, HELDOUT) for line in set_lines(path)[0] + [""]] + self_test_lines(
+        [LABELLED, HELDOUT])
 
 
 # A must_not phrase per language for the sensitivity self-test (seed 000's "索取用户当前密码": asking for the password).
@@ -66,7 +80,7 @@ FORBIDDEN = {"en": "Please tell me your current password.", "vi": "Vui lòng cho
              "zh": "请告诉我您当前的密码。"}
 
 
-def self_test(paths: list[Path]) -> None:
+def self_test_lines(paths: list[Path]) -> list[str]:
     """The sensitivity self-test of the embedded judge on every distinct expected answer of the sets."""
     from mbt.judges.assertions import contract_phrases
     from mbt.judges.sensitivity import sensitivity
@@ -75,47 +89,38 @@ def self_test(paths: list[Path]) -> None:
     for path in paths:
         for row in load(path):
             if row["expected"] not in seen:
-                forbidden = tuple(contract_phrases(must_not=[FORBIDDEN[row["lang"]]], path=str(path)))
+                forbidden = tuple(contract_phrases(must_not=[FORBIDDEN[row["lang"]]], path=path.name))
                 seen[row["expected"]] = JudgeInput(Criterion("accuracy"), "", (row["expected"],), row["question"],
                                                    forbidden, row["id"])
     report = sensitivity(EmbeddedJudge(), list(seen.values()))
-    print(f"sensitivity self-test on the {len(seen)} distinct expected answers of the sets above")
-    print("\n".join(report.lines()))
-    for tally in report.operators:
-        for example in tally.missed_examples:
-            print(f"  missed ({tally.operator}): {example}")
+    lines = [f"sensitivity self-test on the {len(seen)} distinct expected answers of the sets above"] + report.lines()
+    return lines + [f"  missed ({t.operator}): {example}" for t in report.operators for example in t.missed_examples]
 
 
-def bench(path: Path, show: str | None) -> None:
+def set_lines(path: Path) -> tuple[list[str], list[dict]]:
+    """The figures of one labelled set (lines), and its rows with the judge's verdicts."""
+    from mbt.judges.calibration import calibrate, labels_from_rows
+
     rows = load(path)
     judge = EmbeddedJudge()
-    started = time.perf_counter()
     verdicts = judge.judge_many([JudgeInput(Criterion("accuracy"), r["actual"], (r["expected"],), r["question"])
                                  for r in rows])
-    elapsed = time.perf_counter() - started
     for row, verdict in zip(rows, verdicts):
         row["verdict"], row["reason"] = verdict.verdict, verdict.reason
     shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
-    print(f"embedded judge {judge.version} on {shown} ({len(rows)} pairs, {elapsed * 1000 / len(rows):.2f} ms a pair)")
+    lines = [f"embedded judge {judge.version} on {shown} ({len(rows)} pairs)"]
     groups: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         groups[row["lang"]].append(row)
     columns = ["pairs", "precision(pass)", "precision(fail)", "decided", "right pairs passed", "wrong pairs failed"]
     table = [("all", figures(rows))] + [(lang, figures(groups[lang])) for lang in sorted(groups)]
-    print(f"{'':5} " + " ".join(f"{c:>20}" for c in columns))
-    for name, numbers in table:
-        print(f"{name:5} " + " ".join(f"{numbers[c]:>20}" for c in columns))
-    from mbt.judges.calibration import calibrate, labels_from_rows
-
-    report = calibrate(labels_from_rows(rows, judge_field="verdict"))
-    for c in report.criteria:
-        print(f"calibration ({c.criterion}): agreement on decided {c.agreement_text}, Cohen's kappa {c.kappa_text}, "
-              f"decided {c.decided}/{c.total}")
-    for row in rows if show else []:
-        wrong = row["verdict"] in ("pass", "fail") and row["verdict"] != row["label"]
-        if show == "all" or (show == "wrong" and wrong) or (show == "undecided" and row["verdict"] not in ("pass", "fail")):
-            print(f"{row['id']} [{row['kind']}] label={row['label']} verdict={row['verdict']}: {row['reason']}\n"
-                  f"    expected: {row['expected']}\n    actual:   {row['actual']}")
+    lines.append(f"{'':5}" + "".join(f"{c:>19}" for c in columns))
+    lines += [f"{name:5}" + "".join(f"{numbers[c]:>19}" for c in columns) for name, numbers in table]
+    for c in calibrate(labels_from_rows(rows, judge_field="verdict")).criteria:
+        lines.append(f"calibration ({c.criterion}) against the labels: agreement on decided {c.agreement_text}, "
+                     f"Cohen's kappa {c.kappa_text}, decided {c.decided}/{c.total}")
+        lines += ["  " + line for line in c.table()]
+    return lines, rows
 
 
 if __name__ == "__main__":
