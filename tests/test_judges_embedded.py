@@ -180,3 +180,12 @@ def test_verdicts_do_not_depend_on_the_hash_seed(tmp_path):
     outs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=root,
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("0", "1", "4242")}
     assert len(outs) == 1
+
+
+def test_hostile_answers_are_judged_and_never_passed():
+    """Long, repetitive and random answers (tests/bench/bench_judges.py times them) come back with a verdict."""
+    from tests.bench.bench_judges import HOSTILE
+
+    for name, (expected, actual) in HOSTILE.items():
+        verdict = accuracy(expected, actual)
+        assert verdict.verdict in ("fail", "not_judged"), (name, verdict.reason)

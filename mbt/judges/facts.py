@@ -11,8 +11,10 @@ English; "1.500" likewise), both readings are kept and either may match.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 from mbt.judges.text import HAN, fold, is_han
 
@@ -173,7 +175,8 @@ def _date_readings(kind: str, g: tuple[str | None, ...]) -> set[tuple[int, int, 
 _CLOCK = re.compile(r"(?<![\d.,])([01]?\d|2[0-3])[:h]([0-5]\d)(?!\d)(?:\s*(am|pm|a\.m\.|p\.m\.))?")
 _HOUR_AMPM = re.compile(r"(?<![\d.,:])(1[0-2]|0?\d)\s*(am|pm|a\.m\.|p\.m\.)")
 _VI_HOUR = re.compile(r"(?<![\d.,:])(\d{1,2})\s*(?:giờ|h)(?:\s*(\d{1,2})\s*phút)?\s*(sáng|trưa|chiều|tối|đêm)")
-_ZH_HOUR = re.compile(r"(早上|上午|中午|下午|晚上|凌晨)?\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*[点點](?:\s*(\d{1,2})\s*分|半)?")
+_ZH_HOUR = re.compile(r"(?:(早上|上午|中午|下午|晚上|凌晨)\s*)?(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*[点點]"
+                      r"(?:\s*(\d{1,2})\s*分|半)?")
 
 
 def _hours(hour: int, minute: int, period: str | None) -> Decimal:
@@ -190,7 +193,7 @@ def _hours(hour: int, minute: int, period: str | None) -> Decimal:
 
 # ------------------------------------------------------------------ identifiers and names
 
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")  # from a run's start only: linear on long runs
 _URL = re.compile(r"https?://\S+|www\.\S+")
 _PHONE = re.compile(r"(?<![\d.,])(?:\+?\d[\d .-]{6,}\d)(?![\d.,]*\d)")
 def person_names(text: str) -> tuple[str, ...]:
@@ -223,63 +226,80 @@ class Facts:
     spans: tuple[tuple[int, int], ...] = field(default=(), repr=False)
 
 
-def _mask(text: str, start: int, end: int) -> str:
-    return text[:start] + " " * (end - start) + text[end:]
+def _take(pattern: re.Pattern[str], work: str, read: Callable[[re.Match[str]], bool]) -> str:
+    """`work` with each match of `pattern` that `read` takes (and records) blanked out, in one pass: the text keeps
+    its length, so later patterns see where the taken facts were without reading them again."""
+    return pattern.sub(lambda m: " " * len(m.group(0)) if read(m) else m.group(0), work)
 
 
+@lru_cache(maxsize=1024)
 def extract(text: str) -> Facts:
     """The facts `text` states, each span read once: identifiers, names, dates, clock times, then quantities."""
     names = person_names(text)
     work = fold(text)
     identifiers: list[tuple[str, str]] = []
-    for kind, pattern in (("email", _EMAIL), ("url", _URL)):
-        for m in pattern.finditer(work):
-            identifiers.append((kind, m.group(0).rstrip(".,;")))
-            work = _mask(work, m.start(), m.end())
     dates: list[DateFact] = []
-    for kind, pattern in _DATE_PATTERNS:
-        for m in pattern.finditer(work):
+    clock: list[Decimal] = []
+
+    def identifier(kind: str) -> Callable[[re.Match[str]], bool]:
+        def read(m: re.Match[str]) -> bool:
+            identifiers.append((kind, m.group(0).rstrip(".,;")))
+            return True
+        return read
+
+    def date(kind: str) -> Callable[[re.Match[str]], bool]:
+        def read(m: re.Match[str]) -> bool:
             readings = {r for r in _date_readings(kind, m.groups()) if _valid(*r)}
             if readings:
                 dates.append(DateFact(frozenset(readings), m.group(0)))
-                work = _mask(work, m.start(), m.end())
-    clock: list[Decimal] = []
-    for m in _CLOCK.finditer(work):
-        clock.append(_hours(int(m.group(1)), int(m.group(2)), m.group(3)))
-        work = _mask(work, m.start(), m.end())
-    for m in _HOUR_AMPM.finditer(work):
-        clock.append(_hours(int(m.group(1)), 0, m.group(2)))
-        work = _mask(work, m.start(), m.end())
-    for m in _VI_HOUR.finditer(work):
-        clock.append(_hours(int(m.group(1)), int(m.group(2) or 0), m.group(3)))
-        work = _mask(work, m.start(), m.end())
-    for m in _ZH_HOUR.finditer(work):
-        hour = int(m.group(2)) if m.group(2).isdigit() else han_number(m.group(2))
-        if hour is not None and hour <= 24:
-            minute = 30 if m.group(0).endswith("半") else int(m.group(3) or 0)
-            clock.append(_hours(hour, minute, m.group(1)))
-            work = _mask(work, m.start(), m.end())
-    for m in _PHONE.finditer(work):
+            return bool(readings)
+        return read
+
+    def time_of_day(hour: int | None, minute: int, period: str | None) -> bool:
+        if hour is None or hour > 24:
+            return False
+        clock.append(_hours(hour, minute, period))
+        return True
+
+    def phone(m: re.Match[str]) -> bool:
         digits = re.sub(r"\D", "", m.group(0))
         if len(digits) >= 8 and not re.fullmatch(r"\d{1,3}(?:[.,]\d{3})+", m.group(0).strip()):
             identifiers.append(("phone", digits))
-            work = _mask(work, m.start(), m.end())
+            return True
+        return False
+
+    work = _take(_EMAIL, work, identifier("email"))
+    work = _take(_URL, work, identifier("url"))
+    for kind, pattern in _DATE_PATTERNS:
+        work = _take(pattern, work, date(kind))
+    work = _take(_CLOCK, work, lambda m: time_of_day(int(m.group(1)), int(m.group(2)), m.group(3)))
+    work = _take(_HOUR_AMPM, work, lambda m: time_of_day(int(m.group(1)), 0, m.group(2)))
+    work = _take(_VI_HOUR, work, lambda m: time_of_day(int(m.group(1)), int(m.group(2) or 0), m.group(3)))
+    work = _take(_ZH_HOUR, work, lambda m: time_of_day(
+        int(m.group(2)) if m.group(2).isdigit() else han_number(m.group(2)),
+        30 if m.group(0).endswith("半") else int(m.group(3) or 0), m.group(1)))
+    work = _take(_PHONE, work, phone)
     quantities = _quantities(work)
     return Facts(tuple(quantities), tuple(dates), tuple(clock), tuple(identifiers), names,
                  re.sub(r"\s+", " ", _blank_numbers(work)).strip())
 
 
-_NUMBER = re.compile(r"(?<![A-Za-z\u00C0-\u1EF9\d.,])(us\$|\$|€|¥|￥)?\s*(\d{1,3}(?:[.,]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)(?![\d])")
+# (the optional prefix carries its own white space: a bare `\s*` before the number would rescan long blank runs)
+_NUMBER = re.compile(r"(?<![A-Za-z\u00C0-\u1EF9\d.,])(?:(us\$|\$|€|¥|￥)\s*)?(\d{1,3}(?:[.,]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
+                     r"(?![\d])")
 _WORD_NUMBER = re.compile(r"\b(" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")\b")
 _HAN_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千]+")
 
 
+_MAGNITUDE_WORD = re.compile(r"\s*(thousand|million|billion|hundred|nghìn|ngàn|triệu|tỷ|tỉ|trăm|tr|mn|bn|k|m)(?![^\W\d_])"
+                             r"|\s*([千万亿百])")
+
+
 def _unit_after(text: str, pos: int) -> tuple[str, int, int]:
     """(unit class, magnitude, end) of what follows a number at `pos`: an optional magnitude word, then a unit."""
-    rest = text[pos:]
+    rest = text[pos:pos + 64]  # a magnitude word and a unit are near: never copy the whole tail per number
     magnitude, skip = 1, 0
-    m = re.match(r"\s*(thousand|million|billion|hundred|nghìn|ngàn|triệu|tỷ|tỉ|trăm|tr|mn|bn|k|m)(?![^\W\d_])|\s*([千万亿百])",
-                 rest)
+    m = _MAGNITUDE_WORD.match(rest)
     if m:
         magnitude, skip = _MAGNITUDE[m.group(1) or m.group(2)], m.end()
     after = rest[skip:]

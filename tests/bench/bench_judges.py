@@ -66,7 +66,30 @@ def main() -> int:
                 print(f"{row['id']} [{row['kind']}] label={row['label']} verdict={row['verdict']}: {row['reason']}\n"
                       f"    expected: {row['expected']}\n    actual:   {row['actual']}")
     print("\n".join(self_test_lines(args.labelled)))
+    print()
+    hostile()
     return 0
+
+
+HOSTILE = {
+    "a 23,000-character answer": ("Refunds take 5 days.", "Refunds are credited within 5 business days. " * 500),
+    "36,000 characters of digits and spaces": ("The code is 123.", "1 2 3 4 5 6 7 8 9 " * 2000),
+    "20,000 characters of digits and dashes": ("Call us.", "1-2-3-4-5-6-7-8-9-0-" * 1000 + "a"),
+    "50,000 spaces between a number and its unit": ("It takes 5 days.", "5" + " " * 50000 + "days"),
+    "50,000 letters": ("x", "a" * 50000),
+    "20,000 random code points": ("The fee is $2.", "".join(chr((i * 7919) % 0x3000 + 32) for i in range(20000))),
+}
+
+
+def hostile() -> None:
+    """Time per judgement on hostile answers (each pattern must stay linear: no input may hang the judge)."""
+    print("hostile answers (accuracy, safety and fluency each)")
+    judge = EmbeddedJudge()
+    for name, (expected, actual) in HOSTILE.items():
+        started = time.perf_counter()
+        verdicts = [judge.judge(JudgeInput(Criterion(key), actual, (expected,))).verdict
+                    for key in ("accuracy", "safety", "fluency")]
+        print(f"  {name:<46} {(time.perf_counter() - started) * 1000:8.1f} ms  {' '.join(verdicts)}")
 
 
 def report_lines() -> list[str]:
