@@ -58,7 +58,7 @@ test-fast: $(STAMP) graphviz
 # ruff (pyflakes, pycodestyle, isort, bugbear, pyupgrade) on the code and the tests; mypy where it is clean (only the
 # listed files are checked: --follow-imports=silent reads the others for their types without reporting on them).
 MYPY_CLEAN := mbt/api.py mbt/engine mbt/kind.py mbt/kinds mbt/importer.py mbt/measure mbt/goldens mbt/runs mbt/files.py mbt/paths.py \
-	mbt/argpaths.py
+	mbt/argpaths.py mbt/judges
 lint: $(STAMP)
 	$(BIN)/ruff check mbt tests
 	$(BIN)/mypy --follow-imports=silent $(MYPY_CLEAN)

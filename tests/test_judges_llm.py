@@ -33,8 +33,8 @@ def make(server, tmp_path, **kw):
 
 
 def test_a_json_reply_is_the_verdict_and_the_request_is_as_documented(tmp_path):
-    with ChatServer(lambda n, body, headers: verdict_reply("pass", "states 5 business days")) as server:
-        judge = make(server, tmp_path)
+    with ChatServer(lambda n, body, headers: verdict_reply("pass", "states 5 business days")) as server, \
+            make(server, tmp_path) as judge:
         verdict = judge.judge(item())
     assert (verdict.verdict, verdict.reason, verdict.judge, verdict.judge_version) == (
         "pass", "states 5 business days", "openai:judge-model", PROMPT_VERSION)

@@ -226,9 +226,16 @@ class LLMJudge:
         return self._verdict(value, reason)
 
     def close(self) -> None:
+        """Close the cache file and the HTTP client."""
         if self.cache:
             self.cache.close()
         self._client.close()
+
+    def __enter__(self) -> LLMJudge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _message(error: Any) -> str:
