@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from mbt.judges.assertions import check_assertions
-from mbt.judges.facts import Facts, extract
+from mbt.judges.facts import Facts, Quantity, extract
 from mbt.judges.lexicon import (
     OPPOSITES,
     addresses_the_judge,
@@ -116,9 +116,8 @@ def _contradiction(e: Reading, a: Reading) -> str | None:
     for q in fe.quantities:
         if any(q.matches(x) for x in fa.quantities):
             continue
-        rivals = [x for x in fa.quantities if not any(x.matches(y) for y in fe.quantities)
-                  and (x.unit == q.unit if q.unit else (not x.unit and _next_word(x.text, a) == _next_word(q.text, e)
-                                                         and _next_word(q.text, e) is not None))]
+        rivals = [x for x in fa.quantities
+                  if not any(x.matches(y) for y in fe.quantities) and _comparable(q, e, x, a)]
         if rivals:
             return f"expected {q.text!r}, the answer says {rivals[0].text!r}"
     for d in fe.dates:
@@ -163,6 +162,15 @@ def _contradiction(e: Reading, a: Reading) -> str | None:
     if swapped:
         return swapped
     return None
+
+
+def _comparable(q: Quantity, e: Reading, x: Quantity, a: Reading) -> bool:
+    """Two quantities state the same kind of thing: the same unit or, both without one, a number before the same word
+    ("3 wrong PIN attempts" and "5 wrong PIN attempts")."""
+    if q.unit or x.unit:
+        return q.unit == x.unit
+    word = _next_word(q.text, e)
+    return word is not None and word == _next_word(x.text, a)
 
 
 def _next_word(q_text: str, r: Reading) -> str | None:
