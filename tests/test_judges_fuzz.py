@@ -1,0 +1,47 @@
+"""No input crashes a judge: any assertion spec parses (to an assertion or a located problem) and any text is judged."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mbt.judges import Criterion, EmbeddedJudge, JudgeInput, check_assertions, parse_assertions, problems
+from mbt.judges.assertions import TYPES
+
+JUDGE = EmbeddedJudge()
+values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                      max_leaves=8)
+specs = st.one_of(values, st.fixed_dictionaries({"type": st.sampled_from(TYPES + tuple("not-" + t for t in TYPES))},
+                                                optional={"value": values, "tolerance": values, "criterion": values}))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(specs, max_size=4), st.text(max_size=200))
+def test_any_assertion_spec_is_an_assertion_or_a_located_problem_and_never_crashes(listed, actual):
+    parsed = parse_assertions(listed, path="g.yaml", line=3)
+    assert len(parsed) == len(listed)
+    verdict = check_assertions(parsed, actual)
+    if problems(parsed):
+        assert verdict.verdict == "error"
+
+
+texts = st.text(alphabet=st.characters(codec="utf-8"), max_size=120) | st.sampled_from([
+    "Refunds take 5 business days.", "Phí là 3.300 đồng.", "退款将在5个工作日内退回。", "", "No, 1/2/3 at 8:00 pm."])
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, texts, st.sampled_from(["accuracy", "safety", "fluency"]))
+def test_any_text_is_judged(expected, actual, key):
+    verdict = JUDGE.judge(JudgeInput(Criterion(key), actual, (expected,)))
+    assert verdict.verdict in ("pass", "fail", "not_judged")
+    if key == "accuracy" and expected.strip() and expected == actual:
+        assert verdict.verdict == "pass", verdict.reason  # the expected answer itself is right
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_the_expected_answer_itself_always_passes(text):
+    if text.strip():
+        verdict = JUDGE.judge(JudgeInput(Criterion("accuracy"), text, (text,)))
+        assert verdict.verdict == "pass", verdict.reason
