@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: the interface names the stages' types, and imports none of them at run time
-    from mbt.analysis.check import CheckOptions
-    from mbt.analysis.findings import Finding
+    from mbt.analysis.findings import CheckOptions, Finding
     from mbt.elements.base import Element
     from mbt.errors import Problem
     from mbt.generate.driver import Driver

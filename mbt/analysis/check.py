@@ -5,23 +5,12 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 
-from mbt.analysis.explore import MAX_CONFIGURATIONS
-from mbt.analysis.findings import Finding
-from mbt.analysis.invariant_checks import DEFAULT_DEPTH
+from mbt.analysis.findings import CheckOptions, Finding
 from mbt.analysis.spans import check_spans
 from mbt.kind import all_kinds
 from mbt.model.common import ModelBase
 from mbt.parsing.loader import ModelFile
-
-
-@dataclass(frozen=True)
-class CheckOptions:
-    """Settings of `mbt check`: every kind's check receives them (KindSupport.check) and reads what concerns it."""
-
-    depth: int = DEFAULT_DEPTH  # how many steps the invariant checks explore
-    max_configurations: int = MAX_CONFIGURATIONS  # where the invariant checks' exploration stops (INV004)
 
 
 class _KindChecks(Mapping[str, Callable[..., list[Finding]]]):

@@ -38,6 +38,16 @@ def check(code: str, name: str, severity: str, doc: str) -> Check:
     return found
 
 
+@dataclass(frozen=True)
+class CheckOptions:
+    """Settings of `mbt check` from the command line: every kind's check receives them (KindSupport.check), and the
+    kind that explores (the invariant checks) owns their defaults: None is "the kind's own" (20 steps, 200,000
+    configurations for the invariants; docs/checks.md)."""
+
+    depth: int | None = None  # how many steps an exploration goes (`mbt check --depth N`)
+    max_configurations: int | None = None  # where an exploration stops (INV004)
+
+
 class Finding(BaseModel):
     code: str  # stable, e.g. "FSM003"; documented in docs/checks.md
     name: str  # readable slug, e.g. "unreachable-state"

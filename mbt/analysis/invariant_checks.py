@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from mbt.analysis.counterexample import CallShown, Counterexample, TraceStep
 from mbt.analysis.explore import MAX_CONFIGURATIONS, Edge, Explorer, StateGraph
-from mbt.analysis.findings import Finding, check
+from mbt.analysis.findings import CheckOptions, Finding, check
 from mbt.analysis.smt import Solver, Symbols, encode_term, truth
 from mbt.elements.base import Element
 from mbt.elements.fsm import enumerate_fsm
@@ -211,9 +211,11 @@ def replay_engine(fsm: FsmModel) -> tuple[list[Element], CompiledFsm]:
 # ---------------------------------------------------------------- findings
 
 
-def check_invariants(model: InvariantModel, options=None) -> list[Finding]:
-    depth = getattr(options, "depth", None) or DEFAULT_DEPTH
-    analysis = analyse(model, depth, getattr(options, "max_configurations", None) or MAX_CONFIGURATIONS)
+def check_invariants(model: InvariantModel, options: CheckOptions | None = None) -> list[Finding]:
+    given = options or CheckOptions()
+    depth = given.depth if given.depth is not None else DEFAULT_DEPTH  # the invariant kind's own defaults
+    analysis = analyse(model, depth, given.max_configurations if given.max_configurations is not None
+                       else MAX_CONFIGURATIONS)
     graph = analysis.graph
     findings: list[Finding] = []
     engine = None  # built on the first counterexample, shared by the others

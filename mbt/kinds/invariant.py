@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from mbt.analysis.check import CheckOptions
+from mbt.analysis.findings import CheckOptions
 from mbt.analysis.invariant_checks import check_invariants, never_triggered
 from mbt.elements.invariant import CRITERIA, enumerate_invariants
 from mbt.errors import Problem
