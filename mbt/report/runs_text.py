@@ -56,11 +56,10 @@ def _evidence(e: Evidence) -> str:
 
 def runs_text(report: RunsReport) -> str:
     out: list[str] = []
-    judged = report.metrics.runs
     invalid = len(report.invalid) + sum(r.verdict == "invalid" for r in report.runs)
-    out.append(f"mbt runs: {len(report.runs)} run(s) read from {len(report.files)} file(s); {judged} judged: "
+    out.append(f"mbt runs: {len(report.runs)} run(s) read from {len(report.files)} file(s): "
                f"{report.metrics.passed} passed, {report.metrics.deviations} with a deviation, "
-               f"{report.metrics.not_judged} not judged (evidence missing); {invalid} invalid")
+               f"{report.metrics.not_judged} not judged (evidence missing), {invalid} invalid")
     out.append("")
     dist = report.first_deviations
     if dist.by_type:
