@@ -12,8 +12,7 @@ from mbt.tables.analysis import analyse, masked_reason
 GAP = check("TBL001", "table-gap", "warning",
             "Some inputs match no rule: the table gives no result there (or only the outputs' defaults).")
 # the outputs' defaults answer there
-GAP_DEFAULT = check("TBL001", "table-gap", "info",
-                    "Some inputs match no rule: the table gives no result there (or only the outputs' defaults).")
+GAP_DEFAULT = check("TBL001", "table-gap", "info", GAP.doc)
 UNIQUE_OVERLAP = check("TBL002", "unique-overlap", "error",
                        "Under `hit unique` two rules match the same input, so evaluation fails there.")
 ANY_CONFLICT = check("TBL003", "any-conflict", "error",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import replace
 from typing import Any
 
 from mbt.elements.base import Element
@@ -12,7 +12,7 @@ from mbt.model.common import ModelBase
 from mbt.runs import metrics as figures
 from mbt.runs.judge import Deviation, Verdict, is_critical
 from mbt.runs.loop import LoopRules, judge_loop
-from mbt.runs.results import Context, DeviationOut, Evidence, RunResult, RunsReport
+from mbt.runs.results import DeviationOut, Evidence, RunResult, RunsReport
 from mbt.runs.steps import ObservedRun, RunSet
 
 
@@ -39,7 +39,7 @@ def evidence_of(run: ObservedRun) -> Evidence:
 def _result(run: ObservedRun, v: Verdict | None, model: str | None, invalid: str | None = None) -> RunResult:
     out = RunResult(id=run.id, where=run.where, format=run.format, model=model, suite=run.suite, file=run.file,
                     verdict="invalid", steps=len(run.steps), expected_intent=run.expected_intent, intent=run.intent,
-                    invalid=invalid, evidence=evidence_of(run), context=Context(**asdict(run.context)),
+                    invalid=invalid, evidence=evidence_of(run), context=replace(run.context),
                     notes=list(run.notes))
     if v is None or v.invalid is not None:
         out.invalid = invalid or (v.invalid if v is not None else None)

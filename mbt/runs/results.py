@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from mbt.measure.coverage import CoverageReport, GateResult
+from mbt.runs.steps import RunContext
 
 SCHEMA_VERSION = "2.0"
 
@@ -43,26 +44,6 @@ class Evidence(BaseModel):
     records_tool_calls: bool = True  # False: the run's format cannot show calls (a session store, turn results)
 
 
-class Context(BaseModel):
-    """Seed 002's first layer, per run: versions, model, environment, conversation, usage, time per segment."""
-
-    service_name: str | None = None
-    service_version: str | None = None
-    request_model: str | None = None
-    response_model: str | None = None
-    prompt_version: str | None = None
-    tool_schema_version: str | None = None
-    environment: str | None = None
-    conversation_id: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    wall_ms: float | None = None
-    model_ms: float | None = None
-    tool_ms: float | None = None
-    retries: int = 0
-    retry_ms: float | None = None
-
-
 class RunResult(BaseModel):
     id: str
     where: str
@@ -74,7 +55,7 @@ class RunResult(BaseModel):
     file: str = ""
     not_judged: list[str] = Field(default_factory=list)  # what was not judged, and why (any verdict may have some)
     evidence: Evidence = Field(default_factory=Evidence)
-    context: Context = Field(default_factory=Context)
+    context: RunContext = Field(default_factory=RunContext)  # a plain dataclass: pydantic reads and writes it
     notes: list[str] = Field(default_factory=list)  # telemetry the reader read as nothing
     handed_off: bool = False  # judged without deviation or gap, ending in a final state by a correct hand-off
     deviation: DeviationOut | None = None
