@@ -57,6 +57,7 @@ CONTEXT_ATTRIBUTES = {"service.name": "service_name", "service.version": "servic
                       "app.prompt.version": "prompt_version", "app.tool_schema.version": "tool_schema_version",
                       "deployment.environment.name": "environment", "deployment.environment": "environment",
                       "gen_ai.conversation.id": "conversation_id"}
+CONTEXT_KEYS = frozenset(CONTEXT_ATTRIBUTES)
 INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
 OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
 # The earlier conventions' events: the prompt's messages by role, and the reply.
@@ -91,14 +92,15 @@ def decode_json(value: Any) -> Any:
     is nested too deep to decode safely, stays text."""
     if not isinstance(value, str):
         return value
-    depth = 0
-    for ch in value:  # a cheap bound on nesting before json.loads recurses into it
-        if ch in "[{":
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                return value
-        elif ch in "]}":
-            depth -= 1
+    if value.count("[") + value.count("{") > MAX_JSON_DEPTH:  # counted in C; only then walked in Python
+        depth = 0
+        for ch in value:  # a bound on nesting before json.loads recurses into it
+            if ch in "[{":
+                depth += 1
+                if depth > MAX_JSON_DEPTH:
+                    return value
+            elif ch in "]}":
+                depth -= 1
     try:
         return json.loads(value)
     except (ValueError, RecursionError):  # ValueError covers digit strings past Python's int limit
@@ -129,6 +131,17 @@ def _message(raw: Any, role: str | None = None) -> Message | None:
     raw = decode_json(raw)
     if not isinstance(raw, dict):
         return None
+    content = raw.get("content")
+    if type(content) is str and len(raw) <= 2 and (len(raw) == 1 or "role" in raw):
+        # the common message of a history, {"role", "content": text}: read in one step (histories repeat at every
+        # model call, so most messages a trace holds are these)
+        return Message(role=str(raw.get("role") or role or ""), text=content, content=content)
+    parts = raw.get("parts")
+    if content is None and type(parts) is list and len(raw) <= 3 and (len(raw) == 1 or "role" in raw) and all(
+            type(p) is dict and p.get("type") == "text" for p in parts):
+        # the current conventions' message of text parts (what model spans' histories hold): one step too
+        text = "".join(str(p.get("content", "")) for p in parts)
+        return Message(role=str(raw.get("role") or role or ""), text=text if parts else None)
     if isinstance(raw.get("message"), dict):  # a choice: {"index", "finish_reason", "message"}
         raw = raw["message"]
     msg = Message(role=str(raw.get("role") or role or ""))
@@ -169,6 +182,9 @@ def _messages(value: Any) -> list[Message]:
 
 def _indexed(attributes: dict[str, Any], which: str, used: set[str]) -> list[Message]:
     """OpenLLMetry's `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes as messages, in index order."""
+    prefix = f"gen_ai.{which}."
+    if not any(key.startswith(prefix) for key in attributes):  # most spans have none: no pattern is matched then
+        return []
     fields: dict[int, dict[str, Any]] = {}
     for key, value in attributes.items():
         m = _INDEXED.match(key)
@@ -327,21 +343,32 @@ class _TraceReader:
         a = span["attributes"]
         used.update(k for k in ("gen_ai.operation.name", "llm.request.type") if k in a)
         used_events: set[int] = set()
-        inputs = outputs = None
-        for key, which in (("gen_ai.input.messages", "in"), ("gen_ai.output.messages", "out")):
-            if key in a:
-                used.add(key)
-                found = _messages(a[key])
-                if which == "in":
-                    inputs = found
-                else:
-                    outputs = found
+        raw_inputs: list[dict[str, Any]] = []  # the current conventions' history, parsed only where it is read
+        outputs: list[Message] = []
+        if "gen_ai.input.messages" in a:
+            used.add("gen_ai.input.messages")
+            decoded = decode_json(a["gen_ai.input.messages"])
+            raw_inputs = [m for m in (decoded if isinstance(decoded, list) else [decoded]) if isinstance(m, dict)]
+        if "gen_ai.output.messages" in a:
+            used.add("gen_ai.output.messages")
+            outputs = _messages(a["gen_ai.output.messages"])
         ev_in, ev_out = _event_messages(span, used_events)
         ix_in, ix_out = _indexed(a, "prompt", used), _indexed(a, "completion", used)
         # One shape per direction: an instrumentation that writes both an attribute and events of the same messages
         # must not double them.
-        inputs = inputs or ev_in or ix_in
         outputs = outputs or ev_out or ix_out
+        if raw_inputs:  # a model call repeats the whole history: only its new user messages and tool results count
+            roles = [m.get("role") if "role" in m else (_message(m) or Message("")).role for m in raw_inputs]
+            user_raw = [m for m, role in zip(raw_inputs, roles) if role == "user"]
+            users_count = len(user_raw)
+            new_users = [msg for msg in (_message(m) for m in user_raw[self.users_seen:]) if msg is not None]
+            tools = [msg for msg in (_message(m) for m, role in zip(raw_inputs, roles) if role == "tool")
+                     if msg is not None] if messages_carry_tools else []
+        else:
+            inputs = ev_in or ix_in
+            users = [m for m in inputs if m.role == "user"]
+            users_count, new_users = len(users), users[self.users_seen:]
+            tools = [m for m in inputs if m.role == "tool"] if messages_carry_tools else []
         for i, event in enumerate(span.get("events") or ()):
             if i not in used_events and event["name"].startswith("gen_ai."):
                 self.unread[f"span event `{event['name']}`"] += 1
@@ -349,12 +376,11 @@ class _TraceReader:
                     if key.startswith(GENAI_PREFIXES) and not _PASSED_OVER.match(key):
                         self.unread[f"attribute `{key}` of span event `{event['name']}`"] += 1
         at, sid = self.at(span), span["span_id"]
-        users = [m for m in inputs if m.role == "user"]
-        for m in users[self.users_seen:]:  # each model call repeats the history: only new user messages count
+        for m in new_users:
             self.add(span["start"], ObservedStep("user", at, text=m.text or "", span_id=sid))
-        self.users_seen = max(self.users_seen, len(users))
+        self.users_seen = max(self.users_seen, users_count)
         if messages_carry_tools:
-            tool_messages = [m for m in inputs if m.role == "tool"]
+            tool_messages = tools
             for n, m in enumerate(tool_messages):
                 key = m.tool_call_id if m.tool_call_id is not None else f"#{n}"
                 if key in self.tool_results_seen or (m.tool_call_id is None and n < self.tool_messages_seen):
@@ -430,8 +456,8 @@ class _TraceReader:
     def read_context(self, roles: list[tuple[dict, str | None]]) -> None:
         ctx: RunContext = self.run.context
         for span, _ in roles:
-            for key, attr in CONTEXT_ATTRIBUTES.items():
-                value = span["attributes"].get(key)
+            for key in CONTEXT_KEYS.intersection(span["attributes"]):
+                value, attr = span["attributes"][key], CONTEXT_ATTRIBUTES[key]
                 if value is not None and getattr(ctx, attr) is None:
                     setattr(ctx, attr, str(value))
         model_spans = [s for s, role in roles if role == "model"] or [s for s, role in roles if role == "agent"]
@@ -451,13 +477,17 @@ class _TraceReader:
             ctx.tool_ms = sum(ms(s) for s in tool_spans)
             failed: set[str] = set()
             retry_ms = 0.0
+            result_of: dict[str | None, ObservedStep] = {}  # span id -> its tool result (the first)
+            for _, _, st in self.timed:
+                if st.kind == "tool_result":
+                    result_of.setdefault(st.span_id, st)
             for s in tool_spans:  # a call of a tool whose previous call failed is a retry
-                steps = [st for _, _, st in self.timed if st.span_id == s["span_id"] and st.kind == "tool_result"]
-                tool = steps[0].tool if steps else None
+                found = result_of.get(s["span_id"])
+                tool = found.tool if found is not None else None
                 if tool in failed:
                     ctx.retries += 1
                     retry_ms += ms(s)
-                if steps and not steps[0].ok:
+                if found is not None and not found.ok:
                     failed.add(str(tool))
                 elif tool in failed:
                     failed.discard(str(tool))

@@ -50,11 +50,14 @@ _PLAIN_EVENT_KEYS = frozenset(("timeUnixNano", "name", "attributes", "droppedAtt
 _ERROR_CODES = (2, "STATUS_CODE_ERROR")
 
 
+_UINT64 = 2 ** 64
+
+
 def _nanos(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2 ** 64:
+    if type(value) is str and value.isascii() and value.isdigit() and len(value) <= _MAX_INT_DIGITS:
+        value = int(value)  # OTLP/JSON writes 64-bit integers as strings
+    if type(value) is int and 0 <= value < _UINT64:
         return value
-    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= _MAX_INT_DIGITS:
-        return _nanos(int(value))
     return None
 
 
@@ -112,7 +115,8 @@ def _plain_span(raw: dict) -> dict[str, Any] | None:
     for key in ("traceState",):
         if not isinstance(raw.get(key, ""), str):
             return None
-    if not all(isinstance(raw.get(key, 0), int) for key in ("flags", "droppedAttributesCount", "droppedEventsCount")):
+    if not (isinstance(raw.get("flags", 0), int) and isinstance(raw.get("droppedAttributesCount", 0), int)
+            and isinstance(raw.get("droppedEventsCount", 0), int)):
         return None
     if not isinstance(raw.get("events", []), list):
         return None

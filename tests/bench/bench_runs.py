@@ -9,7 +9,8 @@ decoding alone, on OTLP/JSON traces of the synthetic model (never asserts).
 The runs are walks of synth.py's model computed with its own semantics (not mbt's), written as OTLP/JSON files of
 1,000 traces each (200 with --quick): user texts bound by the model's `bind text` rules, tool results bound by
 `bind tool` rules the script adds, and the tool calls the model makes, with its arguments. So every run is judged to
-its end and passes.
+its end and none deviates; the runs whose walk says nothing while the model has `say` forbids or claims are not
+judged there (the evidence contract of docs/runs.md): they pass no check they could not show.
 
 Reading + decoding and the judgement are timed in CPU seconds of this process with the cyclic garbage collector
 paused, as in `mbt runs` (one core; on a shared machine the wall clock also counts the waits for a core); `mbt runs`
@@ -249,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         judging = time.process_time() - c0
         gc.enable()
         passed = sum(v.passed for v in verdicts)
+        not_judged = sum(v.not_judged for v in verdicts)
         runs = len(runset.runs)
         del runset, verdicts
 
@@ -269,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
             seen.count = 1
 
     print(f"mbt runs benchmark: {states} states, {transitions} transitions, {runs:,} runs, {steps:,} steps "
-          f"in {len(files)} OTLP/JSON files (written in {made:.1f} s); {passed:,} runs pass; "
+          f"in {len(files)} OTLP/JSON files (written in {made:.1f} s); {passed:,} runs pass, {not_judged:,} not judged; "
           f"{parallel.default_jobs()} cores")
     print(f"  {'read + decode (json, opentelemetry-proto, steps)':50} {decode:8.2f} s CPU {runs / decode:10,.0f} runs/s "
           f"{steps / decode:12,.0f} steps/s")
