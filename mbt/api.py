@@ -468,16 +468,31 @@ def _eval_setup(criteria: str | None, threshold: str | None, judge: str, retry_e
 
 
 def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded", criteria: str | None = None,
-         threshold: str | None = None, retry_errors: bool = False):
+         threshold: str | None = None, retry_errors: bool = False, model_paths: list[str] | None = None):
     """`mbt eval`: the goldens' expected answers against the agent's actual answers from recorded runs, judged per
     criterion (`criteria`: `accuracy=2,safety=1`; `threshold`: the overall threshold) by `judge` (`embedded`,
     `rules`, `openai:MODEL`); no behaviour model is needed. `retry_errors`: the LLM judge re-asks only the verdicts
-    its cache holds as errors. Returns mbt.answers.results.EvalReport (its `gate` says whether every case passed)."""
+    its cache holds as errors. `model_paths`: the same runs also judged on these behaviour models as `runs` judges
+    them, each case showing its run's verdict there. Returns mbt.answers.results.EvalReport (its `gate` says whether
+    every case passed)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.answers.evaluate import evaluate
 
     config, default = _eval_setup(criteria, threshold, judge, retry_errors)
-    return evaluate(golden_paths, run_paths, config, default)
+    on_model = None
+    if model_paths:
+        judged = runs(model_paths, run_paths, use_gate=False, jobs=1)
+        on_model = {r.where: (r.verdict, _run_reason(r)) for r in judged.runs}
+    return evaluate(golden_paths, run_paths, config, default, model_verdicts=on_model, models=model_paths or [])
+
+
+def _run_reason(run) -> str:
+    """Why a run has its verdict on the model: its first deviation, else what was not judged."""
+    if run.deviation is not None:
+        return f"{run.deviation.type} at {run.deviation.where}: {run.deviation.message}"
+    if run.not_judged:
+        return "; ".join(run.not_judged)
+    return "no deviation from the model" if run.verdict == "pass" else run.verdict
 
 
 def eval_prompts(golden_paths: list[str], run_paths: list[str], criterion: str, criteria: str | None = None,

@@ -420,6 +420,8 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
               help="Golden cases with expected answers: seed 001 sheets (.xlsx, .csv), JSONL, YAML.")
 @click.option("--runs", "run_paths", cls=Paths, required=True,
               help="The agent's recorded answers: chat transcripts, traces (files or folders).")
+@click.option("--model", "models", cls=Paths,
+              help="Optional behaviour models: the same runs are also judged on them, as `mbt runs` does.")
 @click.option("--judge", "judge", default="embedded", show_default=True, metavar="NAME",
               help="embedded (no network), rules (assertions only) or openai:MODEL (OPENAI_BASE_URL, OPENAI_API_KEY).")
 @click.option("--criteria", "criteria", default=None, metavar="KEY=WEIGHT,...",
@@ -432,7 +434,7 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
               help="The LLM judge re-asks only the verdicts its cache holds as errors (others come from the cache).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @output_option
-def eval_command(goldens, run_paths, judge, criteria, threshold, show_prompt, retry_errors, fmt, output) -> None:
+def eval_command(goldens, run_paths, models, judge, criteria, threshold, show_prompt, retry_errors, fmt, output) -> None:
     """Judge the agent's answers (recorded runs) against the goldens' expected answers, per criterion; no model
     needed. Exit 1 unless every case passes overall (not judged is never a pass)."""
     # imported when the command runs: start-up time (only this command's stages load)
@@ -444,7 +446,7 @@ def eval_command(goldens, run_paths, judge, criteria, threshold, show_prompt, re
         emit("\n".join(prompts) + "\n" if prompts else "no judged turn: no prompt to show\n", output)
         sys.exit(EXIT_OK)
     report = _api().eval(golden_paths, paths, judge=judge, criteria=criteria, threshold=threshold,
-                         retry_errors=retry_errors)
+                         retry_errors=retry_errors, model_paths=expand(list(models), "--model") if models else None)
     if fmt == "json":
         emit(report.model_dump_json(indent=2) + "\n", output)
     else:

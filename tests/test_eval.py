@@ -199,3 +199,27 @@ def test_retry_errors_rejudges_only_the_errors_through_the_cache(tmp_path):
         again = [r["body"]["messages"][1]["content"] for r in server.requests[sent:]]
         assert len(again) == 1 and "Refunds" in again[0]  # only the error asked again
         assert {c["id"]: c["criteria"]["accuracy"]["verdict"] for c in report["cases"]}["1"] == "pass"
+
+
+def test_with_a_model_the_same_runs_are_also_judged_on_it(tmp_path):
+    sheet = tmp_path / "orders-qna.csv"
+    sheet.write_text("No.,Question,Expected answer\n"
+                     "chat-ORD-0031,I want to cancel my order,\n,SO-10031,\n,yes,Your order SO-10031 is cancelled.\n"
+                     "chat-ORD-0032,\"cancel SO-10032 please, my email is li@example.com\",SO-10032 is cancelled.\n",
+                     encoding="utf-8")
+    transcripts = ROOT / "models" / "runs" / "transcripts"
+    runs = [transcripts / "chat-ORD-0031.json", transcripts / "chat-ORD-0032.json"]
+    done, report = eval_json("--goldens", sheet, "--runs", *runs, "--model", ROOT / "models" / "orders.fsm")
+    by_id = {c["id"]: c for c in report["cases"]}
+    assert {k: c["overall"]["verdict"] for k, c in by_id.items()} == {"chat-ORD-0031": "pass", "chat-ORD-0032": "pass"}
+    assert [t["judged"] for t in by_id["chat-ORD-0031"]["turns"]] == [False, False, True]
+    assert by_id["chat-ORD-0031"]["model"]["verdict"] == "pass"
+    deviation = by_id["chat-ORD-0032"]["model"]
+    assert deviation["verdict"] == "deviation" and "premature_success" in deviation["reason"]
+    assert done.returncode == 1  # the answer is right, but the run did not behave as the model says
+    assert [f.split(": ", 1)[1] for f in report["gate"]["failures"]] == [
+        f"case `chat-ORD-0032`: its run is deviation on the model: {deviation['reason']}"]
+    done, report = eval_json("--goldens", sheet, "--runs", runs[0], "--model", ROOT / "models" / "orders.fsm")
+    assert report["cases"][1]["model"] is None  # no run answers chat-ORD-0032: nothing judged on the model
+    assert report["gate"]["failures"][0].endswith("is not_judged: passed weight 0 is not greater than threshold 0; "
+                                                  "undecided: accuracy (not_judged)")

@@ -34,6 +34,7 @@ from mbt.answers.results import (
     EvalGate,
     EvalReport,
     Located,
+    ModelVerdict,
     OverallVerdict,
     TurnAnswer,
 )
@@ -287,12 +288,20 @@ def _rate(part: int, whole: int) -> float | None:
 
 
 def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConfig, default: Judge,
-             judges: Mapping[str, Judge] | None = None) -> EvalReport:
-    """The whole `mbt eval` report: goldens read, runs read and matched, every case judged, totals and the gate."""
+             judges: Mapping[str, Judge] | None = None,
+             model_verdicts: Mapping[str, tuple[str, str]] | None = None, models: Sequence[str] = ()) -> EvalReport:
+    """The whole `mbt eval` report: goldens read, runs read and matched, every case judged, totals and the gate.
+    `model_verdicts` (with --model): each run's verdict and reason on the behaviour model, by where it was read; a
+    case whose run did not pass there fails the gate too (not judged on the model included: never green on it)."""
     goldens = load_answer_goldens(golden_paths)
     runset = read_runs(run_paths)
     unmatched = match_runs(goldens.cases, runset.runs)
     cases = judge_goldens(goldens.cases, config, default, judges)
+    if model_verdicts is not None:
+        for case in cases:
+            if case.run is not None:
+                verdict, reason = model_verdicts.get(case.run, ("not_judged", "the run was not judged on the model"))
+                case.model = ModelVerdict(verdict=verdict, reason=reason)
     summaries = []
     for c in config.enabled:
         values = [case.criteria[c.key].verdict for case in cases]
@@ -304,6 +313,8 @@ def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConf
     with_errors = sum(any(v.verdict == "error" for v in case.criteria.values()) for case in cases)
     failures = [f"{case.where}: case `{case.id}` is {case.overall.verdict}: {case.overall.reason}"
                 for case in cases if case.overall.verdict != "pass"]
+    failures += [f"{case.where}: case `{case.id}`: its run is {case.model.verdict} on the model: {case.model.reason}"
+                 for case in cases if case.model is not None and case.model.verdict != "pass"]
     failures += [f"{i.where}: invalid case: {i.message}" for i in goldens.invalid]
     return EvalReport(
         judge=default.name, threshold=str(config.threshold), criteria=summaries, cases_total=len(cases),
@@ -311,5 +322,5 @@ def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConf
         failed=overall.count("fail"), not_judged=overall.count("not_judged"),
         pass_rate=_rate(overall.count("pass"), len(cases)), cases=cases, runs_without_case=unmatched,
         invalid_cases=goldens.invalid,
-        invalid_runs=[Located(where=i.where, message=i.message) for i in runset.invalid],
+        invalid_runs=[Located(where=i.where, message=i.message) for i in runset.invalid], models=list(models),
         gate=EvalGate(passed=not failures and bool(cases), failures=failures or ([] if cases else ["no valid case"])))

@@ -38,6 +38,13 @@ class TurnAnswer(BaseModel):
     judged: bool
 
 
+class ModelVerdict(BaseModel):
+    """With --model: the answering run judged on the behaviour model as `mbt runs` judges it."""
+
+    verdict: str = Field(description="pass | deviation | not_judged | invalid (mbt runs' verdicts).")
+    reason: str
+
+
 class CaseResult(BaseModel):
     """One golden case: `id` as written (local to its file and sheet), where it is, the run that answered it."""
 
@@ -49,6 +56,7 @@ class CaseResult(BaseModel):
     turns: list[TurnAnswer]
     criteria: dict[str, CriterionVerdict]
     overall: OverallVerdict
+    model: ModelVerdict | None = Field(default=None, description="With --model: the run on the behaviour model.")
 
 
 class Located(BaseModel):
@@ -91,4 +99,5 @@ class EvalReport(BaseModel):
     runs_without_case: list[Located]
     invalid_cases: list[Located]
     invalid_runs: list[Located]
+    models: list[str] = Field(default_factory=list, description="The behaviour models the runs were judged on.")
     gate: EvalGate

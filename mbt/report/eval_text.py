@@ -12,7 +12,8 @@ def _rate(rate: float | None) -> str:
 
 def eval_text(report: EvalReport) -> str:
     lines = [f"mbt eval: {report.cases_total} case(s), judge {report.judge}, overall threshold {report.threshold} "
-             "(a case passes when the weights of its passed criteria add up to more)",
+             "(a case passes when the weights of its passed criteria add up to more)"
+             + (f"; runs also judged on {', '.join(report.models)}" if report.models else ""),
              f"  run successfully: {report.cases_ok}   with errors: {report.cases_with_errors}",
              f"  overall: {report.passed} pass, {report.failed} fail, {report.not_judged} not judged "
              f"(pass rate {_rate(report.pass_rate)})"]
@@ -26,6 +27,8 @@ def eval_text(report: EvalReport) -> str:
         for key, v in case.criteria.items():
             lines.append(f"  {key}: {v.verdict} [{v.judge}] {v.reason}")
         lines.append(f"  overall: {case.overall.reason}")
+        if case.model is not None:
+            lines.append(f"  on the model: {case.model.verdict}: {case.model.reason}")
     sections = (("Runs without a case", report.runs_without_case), ("Invalid cases", report.invalid_cases),
                 ("Unreadable runs", report.invalid_runs))
     for title, items in sections:
