@@ -223,3 +223,34 @@ def test_with_a_model_the_same_runs_are_also_judged_on_it(tmp_path):
     assert report["cases"][1]["model"] is None  # no run answers chat-ORD-0032: nothing judged on the model
     assert report["gate"]["failures"][0].endswith("is not_judged: passed weight 0 is not greater than threshold 0; "
                                                   "undecided: accuracy (not_judged)")
+
+
+def test_a_workbook_keeps_ids_per_sheet_and_jsonl_transcripts_name_their_case(tmp_path):
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    first = book.active
+    first.title = "Cards"
+    for row in (["No.", "Question", "Expected answer"], [1, "Can I lock my card?", "Yes, you can lock your card."]):
+        first.append(row)
+    second = book.create_sheet("Fees")
+    for row in (["No.", "Question", "Expected answer"], [1, "What is the fee?", "The fee is 5 dollars."],
+                [2, "And abroad?", None]):
+        second.append(row)
+    book.save(tmp_path / "suite.xlsx")
+    runs = tmp_path / "runs.jsonl"  # several transcripts in one file: the file name names none of them
+    lines = [{"metadata": {"case_id": "suite[Cards]/1"}, "messages": [
+                 {"role": "user", "content": "Can I lock my card?"},
+                 {"role": "assistant", "content": "Yes, you can lock your card."}]},
+             {"case_id": "suite[Fees]/1", "messages": [
+                 {"role": "user", "content": "What is the fee?"},
+                 {"role": "assistant", "content": "The fee is 9 dollars."}]}]
+    runs.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    done, report = eval_json("--goldens", tmp_path / "suite.xlsx", "--runs", runs)
+    verdicts = {(c["file"].rsplit("/", 1)[-1], c["id"]): (c["overall"]["verdict"], c["run"].rsplit(":", 1)[-1])
+                for c in report["cases"]}
+    assert verdicts == {("suite.xlsx[Cards]", "1"): ("pass", "1"), ("suite.xlsx[Fees]", "1"): ("fail", "2")}
+    assert report["invalid_cases"] == [{"where": f"{tmp_path / 'suite.xlsx'}[Fees]:3", "message": "case `2` has no "
+                                        "expected answer and no other check: fill in `Expected answer` (or give "
+                                        "must_have, must_not, assert)"}]
+    assert done.returncode == 1
