@@ -149,6 +149,9 @@ def test_bad_input_is_one_message_and_exit_2(tmp_path):
     assert done.returncode == 2 and "missing" in done.stderr and "Traceback" not in done.stderr
     done = run_mbt("eval", "--goldens", GOLDENS, "--runs", RUNS, "--threshold", "1", cwd=ROOT)
     assert done.returncode == 2 and "no case can ever pass" in done.stderr
+    (tmp_path / "empty").mkdir()
+    done = run_mbt("eval", "--goldens", tmp_path / "empty", "--runs", RUNS, cwd=ROOT)
+    assert done.returncode == 2 and f"{tmp_path / 'empty'}:1:1: error: no golden file in this folder" in done.stderr
 
 
 def test_the_configuration_file_gives_the_defaults(tmp_path):

@@ -38,8 +38,9 @@ from mbt.answers.results import (
     OverallVerdict,
     TurnAnswer,
 )
+from mbt.errors import LocatedError, Problem
 from mbt.goldens.cases import GoldenCase
-from mbt.goldens.loader import GoldenStream
+from mbt.goldens.loader import GOLDEN_SUFFIXES, GoldenStream
 from mbt.judges import (
     AnswerCase,
     Assertion,
@@ -116,6 +117,9 @@ def _turns(case: GoldenCase) -> list[AnswerTurn]:
 def load_answer_goldens(paths: list[str]) -> Goldens:
     """Every case of the golden files with what its turns expect; ids are local to their file and sheet."""
     stream = GoldenStream(paths)
+    if stream.empty_folders:  # a folder without a golden file is a wrong path, not an empty suite
+        raise LocatedError([Problem(folder, 1, 1, f"no golden file in this folder (mbt eval reads "
+                                    f"{', '.join(GOLDEN_SUFFIXES)})") for folder in stream.empty_folders])
     out = Goldens()
     first: dict[tuple[str, str], str] = {}
     for case in stream.all_cases():
@@ -231,11 +235,11 @@ def _combine(verdicts: list[tuple[int, Verdict]], single: bool) -> Verdict:
 
 
 def judge_inputs(golden: AnswerGolden, config: CriteriaConfig) -> list[JudgeInput]:
-    """What a judge is asked about a case: each judged turn's answer on each enabled criterion (--show-prompt)."""
+    """What a judge is asked about a case (--show-prompt): each judged turn that has an answer, on each enabled
+    criterion; a turn without an answer is never sent to a judge."""
     answers = exchanges(golden.run) if golden.run is not None else []
-    return [JudgeInput(c, answers[n] if n < len(answers) else "", t.expected, t.question, t.assertions,
-                       f"{golden.case.id} turn {n + 1}")
-            for n, t in enumerate(golden.turns) if t.checked for c in config.enabled]
+    return [JudgeInput(c, answers[n], t.expected, t.question, t.assertions, f"{golden.case.id} turn {n + 1}")
+            for n, t in enumerate(golden.turns) if t.checked and n < len(answers) for c in config.enabled]
 
 
 def judge_goldens(goldens: list[AnswerGolden], config: CriteriaConfig, default: Judge,
