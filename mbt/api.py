@@ -451,3 +451,62 @@ def _first_ids(cases):
             seen.add(c.id)
             out.append(c)
     return out
+
+
+def _eval_setup(criteria: str | None, threshold: str | None, judge: str, retry_errors: bool):
+    """The criteria configuration and the judge of `mbt eval` (seed 001's default: accuracy alone, threshold 0)."""
+    from mbt.judges import criteria_config, default_config, make_judge, parse_weights
+
+    if criteria is None and threshold is None:
+        config = default_config()
+    elif criteria is None:
+        config = criteria_config(default_config().criteria, threshold or 0)
+    else:
+        config = criteria_config(parse_weights(criteria), threshold if threshold is not None else 0)
+    options = {"retry_errors": True} if retry_errors and judge not in ("embedded", "rules") else {}
+    return config, make_judge(judge, **options)
+
+
+def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded", criteria: str | None = None,
+         threshold: str | None = None, retry_errors: bool = False, model_paths: list[str] | None = None):
+    """`mbt eval`: the goldens' expected answers against the agent's actual answers from recorded runs, judged per
+    criterion (`criteria`: `accuracy=2,safety=1`; `threshold`: the overall threshold) by `judge` (`embedded`,
+    `rules`, `openai:MODEL`); no behaviour model is needed. `retry_errors`: the LLM judge re-asks only the verdicts
+    its cache holds as errors. `model_paths`: the same runs also judged on these behaviour models as `runs` judges
+    them, each case showing its run's verdict there. Returns mbt.answers.results.EvalReport (its `gate` says whether
+    every case passed)."""
+    # imported when the command runs: start-up time (only this command's stages load)
+    from mbt.answers.evaluate import evaluate
+
+    config, default = _eval_setup(criteria, threshold, judge, retry_errors)
+    on_model = None
+    if model_paths:
+        judged = runs(model_paths, run_paths, use_gate=False, jobs=1)
+        on_model = {r.where: (r.verdict, _run_reason(r)) for r in judged.runs}
+    return evaluate(golden_paths, run_paths, config, default, model_verdicts=on_model, models=model_paths or [])
+
+
+def _run_reason(run) -> str:
+    """Why a run has its verdict on the model: its first deviation, else what was not judged."""
+    if run.deviation is not None:
+        return f"{run.deviation.type} at {run.deviation.where}: {run.deviation.message}"
+    if run.not_judged:
+        return "; ".join(run.not_judged)
+    return "no deviation from the model" if run.verdict == "pass" else run.verdict
+
+
+def eval_prompts(golden_paths: list[str], run_paths: list[str], criterion: str, criteria: str | None = None,
+                 threshold: str | None = None) -> list[str]:
+    """`mbt eval --show-prompt KEY`: the LLM judge's request for criterion KEY on each judged turn, as text."""
+    from mbt.answers.evaluate import judge_inputs, load_answer_goldens, match_runs
+    from mbt.judges.prompts import show_prompt
+    from mbt.runs.reader import read_runs
+
+    config, _ = _eval_setup(criteria, threshold, "rules", False)
+    keys = [c.key for c in config.enabled]
+    if criterion not in keys:
+        raise MbtError(f"--show-prompt: `{criterion}` is not an enabled criterion ({', '.join(keys)})")
+    goldens = load_answer_goldens(golden_paths)
+    match_runs(goldens.cases, read_runs(run_paths).runs)
+    return [f"## case {item.case_id} ({g.case.where})\n{show_prompt(item)}" for g in goldens.cases
+            for item in judge_inputs(g, config) if item.criterion.key == criterion]

@@ -411,6 +411,51 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
     sys.exit(EXIT_FAILED if report.gate is not None and not report.gate.passed else EXIT_OK)
 
 
+@cli.command(name="eval", epilog=epilog(
+    "mbt eval --goldens models/goldens/answers/ --runs models/runs/answers/",
+    "mbt eval --goldens qna.xlsx --runs transcripts/ --criteria accuracy=2,safety=1,fluency=1 --threshold 2",
+    "mbt eval --goldens qna.xlsx --runs transcripts/ --judge openai:gpt-4o-mini --format json -o eval.json",
+    "mbt eval --goldens qna.xlsx --runs transcripts/ --show-prompt accuracy"))
+@click.option("--goldens", "goldens", cls=Paths, required=True,
+              help="Golden cases with expected answers: seed 001 sheets (.xlsx, .csv), JSONL, YAML.")
+@click.option("--runs", "run_paths", cls=Paths, required=True,
+              help="The agent's recorded answers: chat transcripts, traces (files or folders).")
+@click.option("--model", "models", cls=Paths,
+              help="Optional behaviour models: the same runs are also judged on them, as `mbt runs` does.")
+@click.option("--judge", "judge", default="embedded", show_default=True, metavar="NAME",
+              help="embedded (no network), rules (assertions only) or openai:MODEL (OPENAI_BASE_URL, OPENAI_API_KEY).")
+@click.option("--criteria", "criteria", default=None, metavar="KEY=WEIGHT,...",
+              help="Criteria and weights, e.g. accuracy=2,safety=1,fluency=1 (0 disables)  [default: accuracy=1].")
+@click.option("--threshold", "threshold", default=None, metavar="N",
+              help="Overall threshold: a case passes when its passed weights add up to MORE than N  [default: 0].")
+@click.option("--show-prompt", "show_prompt", default=None, metavar="KEY",
+              help="Print the LLM judge's request for criterion KEY on each judged turn, and judge nothing.")
+@click.option("--retry-errors", "retry_errors", is_flag=True,
+              help="The LLM judge re-asks only the verdicts its cache holds as errors (others come from the cache).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@output_option
+def eval_command(goldens, run_paths, models, judge, criteria, threshold, show_prompt, retry_errors, fmt, output) -> None:
+    """Judge the agent's answers (recorded runs) against the goldens' expected answers, per criterion; no model
+    needed. Exit 1 unless every case passes overall (not judged is never a pass)."""
+    # imported when the command runs: start-up time (only this command's stages load)
+    from mbt.paths import expand
+
+    golden_paths, paths = expand(list(goldens), "--goldens"), expand(list(run_paths), "--runs")
+    if show_prompt is not None:
+        prompts = _api().eval_prompts(golden_paths, paths, show_prompt, criteria=criteria, threshold=threshold)
+        emit("\n".join(prompts) + "\n" if prompts else "no judged turn: no prompt to show\n", output)
+        sys.exit(EXIT_OK)
+    report = _api().eval(golden_paths, paths, judge=judge, criteria=criteria, threshold=threshold,
+                         retry_errors=retry_errors, model_paths=expand(list(models), "--model") if models else None)
+    if fmt == "json":
+        emit(report.model_dump_json(indent=2) + "\n", output)
+    else:
+        from mbt.report.eval_text import eval_text
+
+        emit(eval_text(report), output)
+    sys.exit(EXIT_OK if report.gate.passed else EXIT_FAILED)
+
+
 @cli.command(epilog=epilog("mbt render --model models/recovery.fsm --goldens goldens/ -o recovery.svg",
                            "mbt render --model models/recovery.fsm --focus confirming_email --depth 2 -o part.svg",
                            "mbt render --model models/refund.dt -o refund.md"))

@@ -22,7 +22,11 @@ YAML_NAMES = ("mbt.yaml", "mbt.yml")
 # Key -> (the commands it gives a default to, the option's parameter name, whether it holds paths, the type).
 KEYS: dict[str, tuple[tuple[str, ...], str, str]] = {
     "models": (("check", "elements", "coverage", "render", "generate"), "models", "paths"),
-    "goldens": (("coverage", "render", "generate"), "goldens", "paths"),
+    "goldens": (("coverage", "render", "generate", "eval"), "goldens", "paths"),
+    "runs": (("eval",), "run_paths", "paths"),
+    "judge": (("eval",), "judge", "text"),
+    "criteria": (("eval",), "criteria", "text"),
+    "threshold": (("eval",), "threshold", "number"),
     "gate": (("coverage", "render"), "gate", "path"),
     "baseline": (("coverage",), "baseline", "path"),
     "formats": (("coverage",), "formats", "formats"),
@@ -141,6 +145,16 @@ def _path(value: Any, base: Path) -> str:
 
 
 def _value(kind: str, value: Any, base: Path) -> Any:
+    if kind == "text":  # `criteria` may also be a mapping of key -> weight: the command line's `accuracy=2,...`
+        if isinstance(value, dict) and value:
+            return ",".join(f"{k}={w}" for k, w in value.items())
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError("expected text")
+        return value
+    if kind == "number":
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ValueError("expected a number")
+        return str(value)
     if kind == "paths":
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not items:

@@ -79,7 +79,8 @@ def split_positional(paths: list[str]) -> Positional:
 
 # In a folder given as a positional path, these subfolders hold no golden cases by the layout mbt's examples use.
 NOT_GOLDEN_FOLDERS = {"gates": "in a `gates/` folder: gate files, for --gate",
-                      "runs": "in a `runs/` folder: observed runs, for `mbt runs --runs`"}
+                      "runs": "in a `runs/` folder: observed runs, for `mbt runs --runs`",
+                      "answers": "in an `answers/` folder: expected and recorded answers, for `mbt eval`"}
 GATE_FILE = "a gate file, for --gate"
 TRACE_FILE = "an OpenTelemetry trace, for `mbt runs --runs`"
 SNIFF_GATE_BYTES = 1024 * 1024  # gate files are small: a larger YAML file is not opened to be told apart

@@ -1,5 +1,5 @@
-"""JSON Schemas of the reports (check, elements, coverage, generate, runs, mutation, compare), generated from the pydantic
-models; published in docs/schemas/."""
+"""JSON Schemas of the reports (check, elements, coverage, generate, runs, mutation, compare, eval), generated from the
+pydantic models; published in docs/schemas/."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import msgspec
 from pydantic import BaseModel
 
 from mbt.analysis.findings import CheckReport
+from mbt.answers.results import EvalReport
 from mbt.elements.base import ElementsReport
 from mbt.generate.report import GenerateReport  # noqa: E402 - grouped with the report it adds
 from mbt.measure.coverage import CoverageReport
@@ -20,7 +21,8 @@ from mbt.runs.results import RunsReport
 
 REPORTS: dict[str, type[BaseModel]] = {
     "check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport,
-    "runs": RunsReport, "mutation": MutationReport, "compare": CompareReport}
+    "runs": RunsReport, "mutation": MutationReport, "compare": CompareReport,
+    "eval": EvalReport}
 
 
 def schema_text(name: str) -> str:

@@ -52,7 +52,8 @@ def test_positional_models_and_goldens_are_told_apart():
 
 
 def test_a_golden_file_reached_twice_is_read_once():
-    once = json.loads(coverage_json("--model", MODEL, "--goldens", "models/goldens/").stdout)
+    # `--goldens models/` reads every golden-shaped file there, the answers example's sheet (models/answers/) too.
+    once = json.loads(coverage_json("--model", MODEL, "--goldens", "models/goldens/", "models/answers/").stdout)
     twice = json.loads(coverage_json("--model", MODEL, "--goldens", "models/goldens/", "models/goldens/golden.jsonl",
                                      "models/").stdout)
     duplicates = [i for i in twice["invalid_cases"] if "duplicate case id" in i["message"]]
@@ -143,7 +144,8 @@ def test_a_positional_folder_leaves_gate_files_runs_and_source_documents_out_and
     (note,) = [n["message"] for n in positional["notes"] if n["message"].startswith("not read as goldens")]
     for said in ("models/gates/release.yaml", "models/runs/orders-spans.jsonl",
                  "models/runs/transcripts/chat-ORD-0031.json", "in a `gates/` folder", "in a `runs/` folder",
-                 "models/contracts/password-reset.yaml", "a source document of model `recovery`", "--goldens"):
+                 "models/contracts/password-reset.yaml", "a source document of model `recovery`", "--goldens",
+                 "models/answers/goldens/card-qna.csv", "in an `answers/` folder"):
         assert said in note, (said, note)
     # mutate and compare sort a positional folder the same way, and say so too.
     mutation = run_mbt("mutate", "models/refund-chat.fsm", "models/", "--show-survivors", "none", cwd=ROOT)

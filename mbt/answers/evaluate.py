@@ -1,0 +1,330 @@
+"""Goldens and recorded runs into judged answer cases (`mbt eval`).
+
+Goldens: seed 001 sheets (.xlsx/.csv) and mbt's JSONL/YAML/JSON. A case's id is local to its file and sheet (seed
+001 numbers each suite 1..n), so the same id in two files is two cases; only a repeat within one file or sheet is
+invalid. A turn is judged when it has an expected answer (`expected_answer`: text or a list of texts), rule
+assertions (`assert`) or `must_have` / `must_not` phrases; a case with none of them is invalid at its `file:row`.
+
+Matching a run to a case (the first rule that names a case wins):
+1. the transcript's `case_id` (or `metadata.case_id`);
+2. the run file's name without its suffix, when the file holds one run (`runs/answers/3.json` answers case `3`);
+3. the run's conversation id (`conversation_id`, else its session or trace id).
+A name is a case's id, or `STEM/ID` with the golden file's name without suffix (`answers/3`; a sheet of a
+workbook: `book[Sheet]/3`), which is needed when several golden files hold the id: a bare id that names several
+cases matches none, and the run is listed as without a case, with why. A case with no run is `not_judged`
+("no answer recorded"); a second run for a case already answered is listed, not judged.
+
+A case's turns are paired with the run's exchanges in order: an exchange starts at each user message and its answer
+is the assistant text up to the next user message (a run with no user message is one exchange).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mbt.answers.results import (
+    CaseResult,
+    CriterionSummary,
+    CriterionVerdict,
+    EvalGate,
+    EvalReport,
+    Located,
+    ModelVerdict,
+    OverallVerdict,
+    TurnAnswer,
+)
+from mbt.errors import LocatedError, Problem
+from mbt.goldens.cases import GoldenCase
+from mbt.goldens.loader import GOLDEN_SUFFIXES, GoldenStream
+from mbt.judges import (
+    AnswerCase,
+    Assertion,
+    CriteriaConfig,
+    Judge,
+    JudgeInput,
+    Verdict,
+    contract_phrases,
+    judge_cases,
+    overall_verdict,
+    parse_assertions,
+)
+from mbt.runs.reader import read_runs
+from mbt.runs.steps import ObservedRun
+
+NO_JUDGE = "none"  # the judge named by a verdict that no judge gave (no answer to judge)
+
+
+@dataclass
+class AnswerTurn:
+    question: str
+    expected: tuple[str, ...]
+    assertions: tuple[Assertion, ...]
+
+    @property
+    def checked(self) -> bool:
+        return bool(self.expected or self.assertions)
+
+
+@dataclass
+class AnswerGolden:
+    case: GoldenCase
+    turns: list[AnswerTurn]
+    run: ObservedRun | None = None
+    matched_by: str | None = None
+
+    @property
+    def scope(self) -> str:
+        """The golden file's name without suffix, and its sheet: what qualifies an id (`answers/3`)."""
+        found = re.fullmatch(r"(.*?)(\[[^\]]*\])?", self.case.file)
+        base, sheet = (found.group(1), found.group(2) or "") if found else (self.case.file, "")
+        return Path(base).stem + sheet
+
+
+@dataclass
+class Goldens:
+    cases: list[AnswerGolden] = field(default_factory=list)
+    invalid: list[Located] = field(default_factory=list)
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else [value]
+    return tuple(str(v).strip() for v in items if v is not None and str(v).strip())
+
+
+def _turns(case: GoldenCase) -> list[AnswerTurn]:
+    out = []
+    for index, turn in enumerate(case.turns):
+        specs = turn.extra.get("assert")
+        listed = [] if specs is None else specs if isinstance(specs, list) else [specs]
+        assertions = parse_assertions(listed, path=case.file, line=case.line)
+        expect = turn.expect
+        must_have, must_not = list(expect.must_have), list(expect.must_not)
+        if index == len(case.turns) - 1:  # the case's final assertions speak of its last answer
+            must_have += case.final.must_have
+            must_not += case.final.must_not
+        assertions += contract_phrases(must_have=must_have, must_not=must_not, path=case.file, line=case.line)
+        out.append(AnswerTurn(turn.user or "", _texts(turn.extra.get("expected_answer")), tuple(assertions)))
+    return out
+
+
+def load_answer_goldens(paths: list[str]) -> Goldens:
+    """Every case of the golden files with what its turns expect; ids are local to their file and sheet."""
+    stream = GoldenStream(paths)
+    if stream.empty_folders:  # a folder without a golden file is a wrong path, not an empty suite
+        raise LocatedError([Problem(folder, 1, 1, f"no golden file in this folder (mbt eval reads "
+                                    f"{', '.join(GOLDEN_SUFFIXES)})") for folder in stream.empty_folders])
+    out = Goldens()
+    first: dict[tuple[str, str], str] = {}
+    for case in stream.all_cases():
+        key = (case.file, case.id)
+        if key in first:
+            out.invalid.append(Located(where=case.where, message=f"duplicate case id `{case.id}` in this file "
+                                                                  f"(first at {first[key]})"))
+            continue
+        first[key] = case.where
+        turns = _turns(case)
+        if not any(t.checked for t in turns):
+            out.invalid.append(Located(where=case.where, message=f"case `{case.id}` has no expected answer and no "
+                                       "other check: fill in `Expected answer` (or give must_have, must_not, assert)"))
+            continue
+        out.cases.append(AnswerGolden(case, turns))
+    out.invalid[:0] = [Located(where=f"{i.file}:{i.line}", message=i.message) for i in stream.invalid]
+    return out
+
+
+def _run_case_ids(runs: Sequence[ObservedRun]) -> dict[str, str]:
+    """run.where -> the `case_id` its transcript declares (read from the files: the run reader keeps no metadata)."""
+    found: dict[str, str] = {}
+    for file in dict.fromkeys(r.file for r in runs):
+        try:
+            text = Path(file).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            continue  # the run reader has reported it
+        documents: list[tuple[str, Any]] = []
+        if file.lower().endswith(".jsonl"):
+            for number, line in enumerate(text.split("\n"), start=1):
+                try:
+                    documents.append((f"{file}:{number}", json.loads(line)) if line.strip() else ("", None))
+                except ValueError:
+                    continue
+        else:
+            try:
+                documents.append((file, json.loads(text)))
+            except ValueError:
+                continue
+        for where, doc in documents:
+            if not isinstance(doc, dict):
+                continue
+            metadata = doc.get("metadata")
+            value = doc.get("case_id", metadata.get("case_id") if isinstance(metadata, dict) else None)
+            if isinstance(value, (str, int)) and not isinstance(value, bool):
+                found[where] = str(value)
+    return found
+
+
+def match_runs(goldens: list[AnswerGolden], runs: Sequence[ObservedRun]) -> list[Located]:
+    """Each run given to the case it answers (module docstring); the runs that answer no case, with why."""
+    names: dict[str, list[AnswerGolden]] = {}
+    for g in goldens:
+        for name in dict.fromkeys((g.case.id, f"{g.scope}/{g.case.id}")):
+            names.setdefault(name, []).append(g)
+    declared = _run_case_ids(runs)
+    per_file: dict[str, int] = {}
+    for run in runs:
+        per_file[run.file] = per_file.get(run.file, 0) + 1
+    unmatched: list[Located] = []
+    for run in runs:
+        rules: list[tuple[str, str]] = []
+        if run.where in declared:
+            rules.append(("case_id", declared[run.where]))
+        if per_file[run.file] == 1:
+            rules.append(("file name", Path(run.file).stem))
+        rules.append(("conversation id", run.context.conversation_id or run.id))
+        why = f"no case named {', '.join(f'`{n}` ({rule})' for rule, n in rules)}"
+        for rule, name in rules:
+            candidates = names.get(name, [])
+            if len(candidates) > 1:
+                why = (f"`{name}` ({rule}) names several cases: "
+                       + ", ".join(f"{c.scope}/{c.case.id}" for c in candidates) + "; write STEM/ID")
+                break
+            if candidates:
+                golden = candidates[0]
+                if golden.run is not None:
+                    why = f"case `{name}` ({rule}) is answered already by {golden.run.where}"
+                    break
+                golden.run, golden.matched_by, why = run, rule, ""
+                break
+        if why:
+            unmatched.append(Located(where=f"{run.where} (run {run.id})", message=why))
+    return unmatched
+
+
+def exchanges(run: ObservedRun) -> list[str]:
+    """The run's answers in order: the assistant text after each user message, up to the next one."""
+    answers: list[list[str]] = []
+    users = any(s.kind == "user" for s in run.steps)
+    if not users:
+        answers.append([])
+    for step in run.steps:
+        if step.kind == "user":
+            answers.append([])
+        elif step.kind == "assistant" and step.text and answers:
+            answers[-1].append(step.text)
+    return ["\n".join(parts) for parts in answers]
+
+
+def _combine(verdicts: list[tuple[int, Verdict]], single: bool) -> Verdict:
+    """A criterion's verdicts over a case's judged turns: fail if one fails, else error, else not_judged, else pass."""
+    for value in ("fail", "error", "not_judged"):
+        hit = [(n, v) for n, v in verdicts if v.verdict == value]
+        if hit:
+            break
+    else:
+        hit = verdicts
+    reason = "; ".join(v.reason if single else f"turn {n}: {v.reason}" for n, v in hit)
+    judges = dict.fromkeys(v.judge for _, v in hit)
+    versions = dict.fromkeys(v.judge_version for _, v in hit if v.judge_version)
+    return Verdict(hit[0][1].verdict, reason, ", ".join(judges), ", ".join(versions))
+
+
+def judge_inputs(golden: AnswerGolden, config: CriteriaConfig) -> list[JudgeInput]:
+    """What a judge is asked about a case (--show-prompt): each judged turn that has an answer, on each enabled
+    criterion; a turn without an answer is never sent to a judge."""
+    answers = exchanges(golden.run) if golden.run is not None else []
+    return [JudgeInput(c, answers[n], t.expected, t.question, t.assertions, f"{golden.case.id} turn {n + 1}")
+            for n, t in enumerate(golden.turns) if t.checked and n < len(answers) for c in config.enabled]
+
+
+def judge_goldens(goldens: list[AnswerGolden], config: CriteriaConfig, default: Judge,
+                  judges: Mapping[str, Judge] | None = None) -> list[CaseResult]:
+    """Every case judged: each judged turn with an answer by the judges, the rest not_judged; then overall."""
+    asked: list[AnswerCase] = []
+    where: list[tuple[int, int]] = []  # (case index, turn number) of each asked AnswerCase
+    for index, golden in enumerate(goldens):
+        answers = exchanges(golden.run) if golden.run is not None else []
+        for n, turn in enumerate(golden.turns, start=1):
+            if turn.checked and n <= len(answers):
+                asked.append(AnswerCase(f"{golden.case.id} turn {n}", answers[n - 1], turn.expected, turn.question,
+                                        turn.assertions))
+                where.append((index, n))
+    judged: dict[tuple[int, int], Mapping[str, Verdict]] = {
+        at: result.criteria for at, result in zip(where, judge_cases(asked, config, default, judges))}
+    out = []
+    for index, golden in enumerate(goldens):
+        answers = exchanges(golden.run) if golden.run is not None else []
+        checked = [n for n, t in enumerate(golden.turns, start=1) if t.checked]
+        criteria: dict[str, Verdict] = {}
+        for criterion in config.enabled:
+            per_turn = []
+            for n in checked:
+                if (index, n) in judged:
+                    per_turn.append((n, judged[(index, n)][criterion.key]))
+                elif golden.run is None:
+                    per_turn.append((n, Verdict("not_judged", "no answer recorded (no run matches this case)",
+                                                NO_JUDGE, "")))
+                else:
+                    per_turn.append((n, Verdict("not_judged", f"no answer recorded for turn {n} in {golden.run.where}",
+                                                NO_JUDGE, "")))
+            criteria[criterion.key] = _combine(per_turn, len(checked) == 1)
+        overall = overall_verdict(criteria, config)
+        turns = [TurnAnswer(question=t.question, expected=list(t.expected),
+                            actual=answers[n] if n < len(answers) else None, judged=t.checked)
+                 for n, t in enumerate(golden.turns)]
+        out.append(CaseResult(
+            id=golden.case.id, file=golden.case.file, where=golden.case.where,
+            run=golden.run.where if golden.run is not None else None, matched_by=golden.matched_by, turns=turns,
+            criteria={k: CriterionVerdict(verdict=v.verdict, reason=v.reason, judge=v.judge,
+                                          judge_version=v.judge_version) for k, v in criteria.items()},
+            overall=OverallVerdict(verdict=overall.verdict, reason=overall.reason,
+                                   passed_weight=str(overall.passed_weight), threshold=str(overall.threshold))))
+    return out
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(100.0 * part / whole, 2) if whole else None
+
+
+def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConfig, default: Judge,
+             judges: Mapping[str, Judge] | None = None,
+             model_verdicts: Mapping[str, tuple[str, str]] | None = None, models: Sequence[str] = ()) -> EvalReport:
+    """The whole `mbt eval` report: goldens read, runs read and matched, every case judged, totals and the gate.
+    `model_verdicts` (with --model): each run's verdict and reason on the behaviour model, by where it was read; a
+    case whose run did not pass there fails the gate too (not judged on the model included: never green on it)."""
+    goldens = load_answer_goldens(golden_paths)
+    runset = read_runs(run_paths)
+    unmatched = match_runs(goldens.cases, runset.runs)
+    cases = judge_goldens(goldens.cases, config, default, judges)
+    if model_verdicts is not None:
+        for case in cases:
+            if case.run is not None:
+                verdict, reason = model_verdicts.get(case.run, ("not_judged", "the run was not judged on the model"))
+                case.model = ModelVerdict(verdict=verdict, reason=reason)
+    summaries = []
+    for c in config.enabled:
+        values = [case.criteria[c.key].verdict for case in cases]
+        summaries.append(CriterionSummary(key=c.key, weight=str(c.exact_weight), passed=values.count("pass"),
+                                          failed=values.count("fail"), not_judged=values.count("not_judged"),
+                                          errors=values.count("error"), pass_rate=_rate(values.count("pass"),
+                                                                                         len(cases))))
+    overall = [case.overall.verdict for case in cases]
+    with_errors = sum(any(v.verdict == "error" for v in case.criteria.values()) for case in cases)
+    failures = [f"{case.where}: case `{case.id}` is {case.overall.verdict}: {case.overall.reason}"
+                for case in cases if case.overall.verdict != "pass"]
+    failures += [f"{case.where}: case `{case.id}`: its run is {case.model.verdict} on the model: {case.model.reason}"
+                 for case in cases if case.model is not None and case.model.verdict != "pass"]
+    failures += [f"{i.where}: invalid case: {i.message}" for i in goldens.invalid]
+    return EvalReport(
+        judge=default.name, threshold=str(config.threshold), criteria=summaries, cases_total=len(cases),
+        cases_ok=len(cases) - with_errors, cases_with_errors=with_errors, passed=overall.count("pass"),
+        failed=overall.count("fail"), not_judged=overall.count("not_judged"),
+        pass_rate=_rate(overall.count("pass"), len(cases)), cases=cases, runs_without_case=unmatched,
+        invalid_cases=goldens.invalid,
+        invalid_runs=[Located(where=i.where, message=i.message) for i in runset.invalid], models=list(models),
+        gate=EvalGate(passed=not failures and bool(cases), failures=failures or ([] if cases else ["no valid case"])))
