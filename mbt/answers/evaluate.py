@@ -20,7 +20,6 @@ is the assistant text up to the next user message (a run with no user message is
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -139,43 +138,13 @@ def load_answer_goldens(paths: list[str]) -> Goldens:
     return out
 
 
-def _run_case_ids(runs: Sequence[ObservedRun]) -> dict[str, str]:
-    """run.where -> the `case_id` its transcript declares (read from the files: the run reader keeps no metadata)."""
-    found: dict[str, str] = {}
-    for file in dict.fromkeys(r.file for r in runs):
-        try:
-            text = Path(file).read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError):
-            continue  # the run reader has reported it
-        documents: list[tuple[str, Any]] = []
-        if file.lower().endswith(".jsonl"):
-            for number, line in enumerate(text.split("\n"), start=1):
-                try:
-                    documents.append((f"{file}:{number}", json.loads(line)) if line.strip() else ("", None))
-                except ValueError:
-                    continue
-        else:
-            try:
-                documents.append((file, json.loads(text)))
-            except ValueError:
-                continue
-        for where, doc in documents:
-            if not isinstance(doc, dict):
-                continue
-            metadata = doc.get("metadata")
-            value = doc.get("case_id", metadata.get("case_id") if isinstance(metadata, dict) else None)
-            if isinstance(value, (str, int)) and not isinstance(value, bool):
-                found[where] = str(value)
-    return found
-
-
 def match_runs(goldens: list[AnswerGolden], runs: Sequence[ObservedRun]) -> list[Located]:
     """Each run given to the case it answers (module docstring); the runs that answer no case, with why."""
     names: dict[str, list[AnswerGolden]] = {}
     for g in goldens:
         for name in dict.fromkeys((g.case.id, f"{g.scope}/{g.case.id}")):
             names.setdefault(name, []).append(g)
-    declared = _run_case_ids(runs)
+    declared = {run.where: run.case_id for run in runs if run.case_id is not None}  # the transcript's own case_id
     per_file: dict[str, int] = {}
     for run in runs:
         per_file[run.file] = per_file.get(run.file, 0) + 1

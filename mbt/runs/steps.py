@@ -95,6 +95,7 @@ class ObservedRun:
     intent: str | None = None  # the intent the agent exposed, if it did
     precondition: dict[str, Any] = field(default_factory=dict)
     precondition_recorded: bool = False  # the run says where it starts (an empty precondition included)
+    case_id: str | None = None  # the golden case the run answers, when it says (`mbt eval`; a transcript's case_id)
     format: str = ""  # otlp | otlp-spans | messages | session | turns
     context: RunContext = field(default_factory=RunContext)
     turns: list[TurnRecord] = field(default_factory=list)  # seed 003's per-turn records, when the run has them

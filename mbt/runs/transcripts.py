@@ -205,6 +205,10 @@ def read_transcript(raw: Any, file: str, where: str, default_id: str) -> Observe
     for key, attr in _CONTEXT_FIELDS:
         if raw.get(key) is not None and isinstance(raw[key], (str, int, float)) and not isinstance(raw[key], bool):
             setattr(run.context, attr, str(raw[key]))
+    metadata = raw.get("metadata")
+    case_id = raw.get("case_id", metadata.get("case_id") if isinstance(metadata, dict) else None)
+    if isinstance(case_id, (str, int)) and not isinstance(case_id, bool):
+        run.case_id = str(case_id)
     pre = raw.get("precondition")
     if pre is not None and not isinstance(pre, dict):
         raise TranscriptProblem("`precondition` must be an object")
@@ -231,7 +235,8 @@ def read_transcript(raw: Any, file: str, where: str, default_id: str) -> Observe
 
 
 # What each part of a transcript may hold; any other key is reported once per file as read as nothing.
-_RUN_KEYS = frozenset({"session_id", "id", "conversation_id", "messages", "turns", "precondition", "config",
+_RUN_KEYS = frozenset({"session_id", "id", "conversation_id", "messages", "turns", "precondition", "config", "case_id",
+                       "metadata",
                        "max_turns", "max_budget_tokens", "structured_output", "input_tokens", "output_tokens"}
                       | {k for k, _ in _RUN_FIELDS} | {k for k, _ in _CONTEXT_FIELDS})
 _MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "mbt_state", "refusal",
