@@ -84,11 +84,12 @@ def test_a_start_edge_with_a_source_vertex_is_walked_first(tmp_path: Path):
         "name": "M", "startElementId": "e0",
         "vertices": [{"id": "a", "name": "v_A"}, {"id": "b", "name": "v_B"}],
         "edges": [edge("e0", "e_Start", "a", "b"), edge("e1", "e_Go", "b", "a")]}]}))
-    # GraphWalker: e0 (the start element, before v_A is ever visited), e1, e0 again (from v_A, as a normal edge).
-    assert model.initial_state == "start"
+    # GraphWalker: e0 (the start element), e1, e0 again (from v_A, as a normal edge): one edge, one transition,
+    # from v_A, where the fsm starts (v_A has no other way out, so e0 comes first).
+    assert model.initial_state == "v_A"
     states, taken = walk(model, ["e_Start", "e_Go", "e_Start"])
     assert states == ["v_B", "v_A", "v_B"]
-    assert taken == ["start.e_Start->v_B", "v_B.e_Go->v_A", "v_A.e_Start->v_B"]
+    assert taken == ["v_A.e_Start->v_B", "v_B.e_Go->v_A", "v_A.e_Start->v_B"]
     # v_A's other edges cannot come first: the walk starts with e0.
     assert walk(model, ["e_Go"])[1] == [None]
 

@@ -725,6 +725,7 @@ class _FsmBuilder:
         # (member, id) -> why an element is left out (blocked, or touching a blocked vertex): a start there is noted
         self.left_out: dict[tuple[int, str], tuple[_Place, str]] = {}
         self.start_note = False  # the start element was left out, and noted
+        self.started_var = ""  # the variable that makes a start edge leaving a vertex come first (see start)
         self.unused: dict[tuple[str, str], list[_Place]] = {}  # (model title, property not imported) -> where
 
     def variable(self, raw: str, where: _Place) -> _Variable:
@@ -972,9 +973,28 @@ class _FsmBuilder:
     def start(self) -> tuple[str, _Place | None] | None:
         """Settle the initial state: the start vertex; or, when GraphWalker starts on an edge (it walks that edge
         first), a state of our own that leads into it, whose line is returned; or, without a start element, the
-        first vertex (noted)."""
+        first vertex (noted).
+
+        A start edge that leaves a vertex (ShoppingCart's self-loop `e_EnterBaseURL`) is one edge GraphWalker walks
+        first and may walk again from its vertex: one transition, not a copy from a state of our own (which made
+        every suite cover it twice). The fsm starts at its source vertex; when that vertex has other ways out, a
+        variable of our own (`gw_started`, false until the start edge is taken) guards them, so the start edge is
+        still walked first."""
         line: tuple[str, _Place | None] | None = None
-        if self.start_edge is not None:
+        if self.start_edge is not None and self.start_edge.source is not None:
+            self.initial = self.start_edge.source
+            if any(e.source == self.initial and e is not self.start_edge for e in self.edges):
+                avoid = self.names.taken | {raw for model, _ in self.members for raw in _identifiers(model)}
+                self.started_var = self.names.unique("gw_started", "gw_started", avoid)
+                self.names.taken.add(self.started_var)
+                self.variables[self.started_var] = _Variable((*self.start_edge.place, "id"), ("bool", False),
+                                                             ["bool"], [False])
+                self.conv.note(self.start_edge.place, f"edge {self.start_edge.raw.get('id')} ({self.start_edge.name}) "
+                                                      f"is the start element and leaves `{self.initial}`: the fsm "
+                                                      f"starts there, and `{self.started_var}` (false until the "
+                                                      "start edge is taken) guards the state's other edges, so it "
+                                                      "is walked first, as in GraphWalker")
+        elif self.start_edge is not None:
             self.initial = self.names.unique("start", "start", self.used_states)
             line = (f"  state {self.initial} initial inferred", (*self.start_edge.place, "id"))
         if self.initial is None:
@@ -986,9 +1006,10 @@ class _FsmBuilder:
         return line
 
     def transitions(self) -> list[tuple[_Edge, str]]:
-        """Each transition's edge and source state: the start edge first (from the state of our own), then every
-        edge in the order read."""
-        out = [(self.start_edge, self.initial)] if self.start_edge is not None and self.initial is not None else []
+        """Each transition's edge and source state: the start edge first (from the state of our own, when it
+        leaves no vertex), then every edge in the order read."""
+        out = [(self.start_edge, self.initial)] if self.start_edge is not None and self.initial is not None \
+            and self.start_edge.source is None else []
         return out + [(e, e.source) for e in self.edges if e.source is not None]
 
     def event_names(self, transitions: list[tuple[_Edge, str]]) -> list[str]:
@@ -1062,6 +1083,10 @@ class _FsmBuilder:
         untranslated: list[str] = []
         guard_text, bounds = self.guard(e, label, untranslated)
         action_texts = self.actions(e, label, bounds, untranslated)
+        if self.started_var and e is self.start_edge:
+            action_texts.append(f"{self.started_var} := true")
+        elif self.started_var and source == self.initial:  # the start edge is walked before the others
+            guard_text = f" [{self.started_var}]" if not guard_text else f" [{self.started_var} and ({guard_text[2:-1]})]"
         annotations = [self.conv.span(e.place, e.raw)] if e.raw.get("id") is not None else []
         if untranslated:
             reason = "GraphWalker " + "; ".join(untranslated) + " not translated"
