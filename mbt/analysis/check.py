@@ -8,11 +8,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from mbt.analysis.explore import MAX_CONFIGURATIONS
-from mbt.analysis.findings import Finding
+from mbt.analysis.findings import Finding, check
 from mbt.analysis.invariant_checks import DEFAULT_DEPTH
 from mbt.analysis.spans import check_spans
 from mbt.kind import all_kinds
-from mbt.model.common import ModelBase
+from mbt.model.common import Location, ModelBase
 from mbt.parsing.loader import ModelFile
 
 
@@ -42,6 +42,17 @@ class _KindChecks(Mapping[str, Callable[..., list[Finding]]]):
 
 KIND_CHECKS = _KindChecks()
 
+NOT_IMPORTED = check("IMP001", "not-imported", "warning",
+                     "Part of a file in another tool's format could not be read, so it is left out: the rest of the "
+                     "file is checked and measured without it.")
+
+
+def import_warnings(file: ModelFile) -> list[Finding]:
+    """What the file's importer left out (a DMN decision table it cannot read), each where it is."""
+    return [Finding(code=NOT_IMPORTED.code, name=NOT_IMPORTED.name, severity="warning",
+                    location=Location(file=w.path, line=w.line, column=w.column), message=w.message)
+            for w in file.warnings]
+
 
 def check_model(model: ModelBase, options: CheckOptions | None = None) -> list[Finding]:
     checker = KIND_CHECKS.get(model.kind)
@@ -69,6 +80,7 @@ def run_checks(files: list[ModelFile], options: CheckOptions | None = None) -> l
     with collector_paused():
         for file in files:
             findings.extend(check_spans(file))
+            findings.extend(import_warnings(file))
             for model in file.models:
                 findings.extend(check_model(model, options))
     return sorted(findings, key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))

@@ -154,6 +154,8 @@ class DmnImport:
     skipped: list[str] = field(default_factory=list)  # decisions that hold no decision table
     not_imported: list[str] = field(default_factory=list)  # decision tables mbt cannot read: "name (line N: why)"
     not_imported_problems: list[Problem] = field(default_factory=list)  # what stopped them, located in the XML
+    not_imported_names: list[str] = field(default_factory=list)  # each table not imported, by its decision's name
+    not_imported_first: list[Problem] = field(default_factory=list)  # the first problem of each
 
     def xml_position(self, line: int, column: int) -> tuple[int, int]:
         found = (1, 1)
@@ -248,6 +250,8 @@ class _Converter:
         tables: list[str] = []
         skipped: list[str] = []
         not_imported: list[str] = []
+        not_names: list[str] = []
+        firsts: list[Problem] = []
         failed: list[Problem] = []
         for decision in (d for d in root.iter() if _local(d.tag)[1] == "decision"):
             table = _child(decision, "decisionTable")
@@ -267,6 +271,8 @@ class _Converter:
                 self.segments, self.problems, names = mark[1], self.problems[:mark[2]], mark[3]
                 failed.extend(problems)
                 not_imported.append(f"{label} (line {line}: {problems[0].message})")
+                not_names.append(label)
+                firsts.append(problems[0])
                 continue
             tables.append(name)
         if not tables:
@@ -277,7 +283,7 @@ class _Converter:
         if self.problems:
             raise LocatedError(self.problems)
         return DmnImport(self.shown, version, "\n".join(self.lines) + "\n", self.segments, tables, skipped,
-                         not_imported, failed)
+                         not_imported, failed, not_names, firsts)
 
     def table(self, decision: Element, table: Element, name: str) -> None:
         """One decision table as a `table` model: its heading, columns and rules (what is wrong, as problems)."""
@@ -457,17 +463,13 @@ def convert_dmn(path: str | Path) -> DmnImport:
     return _Converter(str(path), xml_text).convert(root)
 
 
-def load_dmn(path: str | Path, partial: bool = False) -> ModelFile:
+def load_dmn(path: str | Path) -> ModelFile:
     """A DMN file as a ModelFile of `table` models whose locations point into the XML. A decision table mbt cannot
-    read refuses the file unless `partial` (the importer's review copy): a measurement must not lose a table quietly."""
+    read is left out, as `mbt import dmn` leaves it out, but never quietly: it is one of the file's `warnings`,
+    at what stopped it (`mbt check` reports it, coverage notes it). A file with no readable table is refused."""
     shown = str(path)
     xml_text, root = read_dmn(path)
     imported = _Converter(shown, xml_text).convert(root)
-    if imported.not_imported_problems and not partial:
-        hint = (f"`mbt import dmn {shown}` writes the {len(imported.tables)} other table(s) as DSL, to measure "
-                "them without this one")
-        raise LocatedError([replace(p, hint=f"{p.hint}; or {hint}" if p.hint else hint)
-                            for p in imported.not_imported_problems])
 
     def locate(line: int, column: int) -> Location:
         line, column = imported.xml_position(line, column)
@@ -479,7 +481,7 @@ def load_dmn(path: str | Path, partial: bool = False) -> ModelFile:
         problem = Problem(shown, 1, 1, f"internal error: the converted DMN does not parse ({err})")
         raise LocatedError([problem]) from None
     problems: list[Problem] = []
-    result = ModelFile(path=shown, text=xml_text, sources={})
+    result = ModelFile(path=shown, text=xml_text, sources={}, warnings=left_out(imported))
     for raw in items:
         if isinstance(raw, RawTable):
             model, found = resolve_table(raw, shown, xml_text, {}, mapped=True)
@@ -490,8 +492,17 @@ def load_dmn(path: str | Path, partial: bool = False) -> ModelFile:
     return result
 
 
+def left_out(imported: DmnImport) -> list[Problem]:
+    """Each table not imported, at the first thing that stopped it, as one warning naming the table."""
+    out = []
+    for name, problem in zip(imported.not_imported_names, imported.not_imported_first):
+        message = f"decision table `{name}` is not imported (the file's other tables are): {problem.message}"
+        out.append(replace(problem, message=message, level="warning"))
+    return out
+
+
 def import_dmn(path: str | Path) -> DmnImport:
     """Convert, then read the DSL back the way `--model FILE.dmn` does, so what is written is a valid model."""
     imported = convert_dmn(path)
-    load_dmn(path, partial=True)
+    load_dmn(path)
     return imported
