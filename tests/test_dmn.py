@@ -218,3 +218,38 @@ def test_a_utf16_dmn_file_with_a_byte_order_mark_is_read(tmp_path, codec, bom):
     utf16 = tmp_path / "dish.dmn"
     utf16.write_bytes(bom + text.replace('encoding="UTF-8"', 'encoding="UTF-16"').encode(codec))
     assert convert_dmn(utf16).text.replace("dish.dmn", "X") == convert_dmn(source).text.replace("dish.dmn", "X")
+
+
+# ---------------------------------------------------------------- issue 38: the checks agree with the evaluator
+
+
+def test_a_gap_the_default_answers_is_information_under_every_hit_policy(tmp_path):
+    """0020-vacation-days' shape: `COLLECT MAX` with a default output and a gap. The evaluator returns the default
+    there (DMN 8.2.11), so the check must not say the table gives no result."""
+    from mbt.analysis.table_checks import check_table
+
+    outputs = '<output id="o1" label="Extra days"><defaultOutputEntry><text>0</text></defaultOutputEntry></output>'
+    path = write(tmp_path, small_dmn("1.5", rule("r1", "&lt; 18", "5"), hit='COLLECT" aggregation="MAX',
+                                     outputs=outputs))
+    (model,) = load_file(path).models
+    assert TableEvaluator(model).decide((30,)).result == {"Extra_days": 0}
+    (gap,) = [f for f in check_table(model) if f.code == "TBL001"]
+    assert gap.severity == "info" and "the outputs' defaults apply there" in gap.message
+    assert "no result" not in gap.message
+
+
+def test_an_item_definition_reached_through_the_input_data_types_the_column(tmp_path):
+    """0088's shape: the input expression has no typeRef; the inputData it names has `typeRef="tGrade"`, whose
+    allowed values are the column's domain: no false gap `Grade: other`."""
+    from mbt.analysis.table_checks import check_table
+
+    text = small_dmn("1.5", rule("r1", '"A","B"', '"pass"') + rule("r2", '"C"', '"fail"'),
+                     inputs='<input id="i1"><inputExpression id="ie1"><text>Grade</text></inputExpression></input>')
+    text = text.replace('<decision id="dec"', '<itemDefinition name="tGrade"><typeRef>string</typeRef>'
+                        '<allowedValues><text>"A", "B", "C"</text></allowedValues></itemDefinition>\n'
+                        '  <decision id="dec"')
+    text = text.replace("</definitions>", '  <inputData id="g" name="Grade"><variable name="Grade" '
+                                          'typeRef="tGrade"/></inputData>\n</definitions>')
+    (model,) = load_file(write(tmp_path, text)).models
+    assert model.inputs[0].type.values == ("A", "B", "C")
+    assert not [f for f in check_table(model) if f.code == "TBL001"]

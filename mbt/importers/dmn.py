@@ -211,6 +211,7 @@ class _Converter:
         self.segments: dict[int, list[tuple[int, int, int]]] = {}
         self.reader = _EntryReader()
         self.items: dict[str, tuple[str | None, Element | None]] = {}  # itemDefinition -> (base typeRef, allowedValues)
+        self.input_data: dict[str, str] = {}  # inputData name -> its variable's typeRef
 
     def problem(self, el: Element, message: str, hint: str | None = None) -> None:
         line, column = position(el)
@@ -246,6 +247,7 @@ class _Converter:
             raise LocatedError(self.problems)
         self.emit(f"# Imported by mbt from {_comment(Path(self.shown).name)} (DMN {version}).")
         self.items = _item_definitions(root)
+        self.input_data = _input_data_types(root)
         names: set[str] = set()
         tables: list[str] = []
         skipped: list[str] = []
@@ -349,7 +351,8 @@ class _Converter:
         expression = _child(el, "inputExpression")
         raw_name = _input_name(el)
         cname = safe_name(raw_name, f"input{k + 1}", columns)
-        type_ref = (expression.get("typeRef") if expression is not None else None) or el.get("typeRef")
+        type_ref = (expression.get("typeRef") if expression is not None else None) or el.get("typeRef") \
+            or self.input_data.get((raw_name or "").strip())
         tests = [t for v in values if isinstance(v, RawEntry) for t in v.tests]
         kind = self.kind(type_ref, _literals(tests), el, cname)
         optional = any(t.op == "=" and t.value.value is None for t in tests)
@@ -448,6 +451,19 @@ def _item_definitions(root: Element) -> dict[str, tuple[str | None, Element | No
             continue
         base = _child(item, "typeRef")
         out[name] = ((base.text or "").strip() if base is not None else None, _child(item, "allowedValues"))
+    return out
+
+
+def _input_data_types(root: Element) -> dict[str, str]:
+    """inputData name -> its variable's typeRef: an input expression that is only that name and gives no typeRef
+    of its own has that type (0088's `Grade`, typed `tGrade` only there)."""
+    out: dict[str, str] = {}
+    for data in (el for el in root.iter() if _local(el.tag)[1] == "inputData"):
+        variable = _child(data, "variable")
+        type_ref = variable.get("typeRef") if variable is not None else None
+        name = data.get("name") or (variable.get("name") if variable is not None else None)
+        if name and type_ref:
+            out.setdefault(name.strip(), type_ref)
     return out
 
 
