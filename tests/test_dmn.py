@@ -150,8 +150,8 @@ def test_not_xml_wrong_root_no_table_and_entities_are_refused(tmp_path):
     literal = write(tmp_path, f'<definitions xmlns="{NS["1.3"]}"><decision id="g" name="Greeting">'
                               '<literalExpression><text>"hi"</text></literalExpression></decision></definitions>',
                     "literal.dmn")
-    assert problems(literal)[0].message == ("no decision table in this DMN file "
-                                            "(decisions Greeting hold other expressions)")
+    assert problems(literal)[0].message == "no decision table in this DMN file: decision `Greeting` holds other " \
+                                           "expressions"
     bomb = write(tmp_path, '<?xml version="1.0"?>\n<!DOCTYPE d [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;">]>\n'
                            f'<definitions xmlns="{NS["1.3"]}">&b;</definitions>\n', "bomb.dmn")
     assert problems(bomb)[0].message.startswith("refused: DTDForbidden")
@@ -253,3 +253,54 @@ def test_an_item_definition_reached_through_the_input_data_types_the_column(tmp_
     (model,) = load_file(write(tmp_path, text)).models
     assert model.inputs[0].type.values == ("A", "B", "C")
     assert not [f for f in check_table(model) if f.code == "TBL001"]
+
+
+# ---------------------------------------------------------------- issue 38: messages
+
+
+def test_a_boolean_in_a_number_column_is_said_once_in_json_words(tmp_path):
+    from mbt import api
+
+    path = write(tmp_path, small_dmn("1.3", rule("r1", "&lt; 18", '"minor"') + rule("r2", "&gt;= 18", '"adult"')))
+    goldens = tmp_path / "g.jsonl"
+    goldens.write_text('{"id": "c1", "table": "Decide", "inputs": {"age": true}, "expect": {"result": "adult"}}\n',
+                       encoding="utf-8")
+    report = api.coverage([str(path)], [str(goldens)], use_cache=False)
+    (invalid,) = report.invalid_cases
+    assert invalid.message.endswith("input `age` true is a boolean, not a number")  # was: True ..., not a number
+    assert "True" not in invalid.message
+
+
+def test_a_null_input_whose_outcome_is_compared_is_not_filed_as_not_checked(tmp_path):
+    from mbt import api
+    from mbt.report.text import coverage_text
+
+    inputs = ('<input id="i1" label="Age"><inputExpression typeRef="integer"><text>age</text></inputExpression>'
+              '</input>')
+    path = write(tmp_path, small_dmn("1.3", rule("r1", "-", '"any"'), inputs=inputs))
+    goldens = tmp_path / "g.jsonl"
+    goldens.write_text('{"id": "c1", "table": "Decide", "inputs": {}, "expect": {"result": "any"}}\n',
+                       encoding="utf-8")
+    report = api.coverage([str(path)], [str(goldens)], use_cache=False)
+    (note,) = report.notes
+    assert "input `age` is missing: evaluated as null" in note.message and note.compared
+    text = coverage_text(report)
+    assert "Not checked" not in text
+    assert "Read with a note (1): the outcome is compared all the same" in text
+
+
+def test_a_file_of_a_thousand_decisions_without_a_table_gets_a_short_located_error(tmp_path):
+    """0100-arithmetic's shape: 1,087 decisions holding literal expressions gave one 49,900-character line."""
+    decisions = "".join(f'  <decision id="d{i}" name="multiply_lhs_number_by_rhs_number_{i:03}">\n'
+                        f'    <literalExpression><text>{i} * 2</text></literalExpression>\n  </decision>\n'
+                        for i in range(1087))
+    text = (f'<?xml version="1.0"?>\n<definitions xmlns="{NS["1.3"]}" id="d" name="D" namespace="x">\n'
+            f"{decisions}</definitions>\n")
+    path = write(tmp_path, text)
+    with pytest.raises(LocatedError) as err:
+        convert_dmn(path)
+    (problem,) = err.value.problems
+    assert len(problem.render().splitlines()[0]) < 400
+    assert (problem.line, problem.column) == (3, 3)  # the first of those decisions
+    assert "1,087 decisions hold other expressions" in problem.message
+    assert "multiply_lhs_number_by_rhs_number_000" in problem.message and "and 1,084 more" in problem.message

@@ -251,6 +251,7 @@ class _Converter:
         names: set[str] = set()
         tables: list[str] = []
         skipped: list[str] = []
+        first_skipped: Element | None = None
         not_imported: list[str] = []
         not_names: list[str] = []
         firsts: list[Problem] = []
@@ -261,6 +262,7 @@ class _Converter:
             line = position(decision)[0]
             if table is None:
                 skipped.append(label)
+                first_skipped = first_skipped if first_skipped is not None else decision
                 continue
             # One table that cannot be imported does not cost the others: its lines are taken back, and it is
             # reported by name and line with what stopped it.
@@ -279,9 +281,11 @@ class _Converter:
             tables.append(name)
         if not tables:
             self.problems.extend(failed)
-            if not failed:
-                self.problem(root, "no decision table in this DMN file"
-                                   + (f" (decisions {', '.join(skipped)} hold other expressions)" if skipped else ""))
+            if not failed and first_skipped is not None:
+                # At the first such decision, naming a few: a file of a thousand decisions is one short line.
+                self.problem(first_skipped, f"no decision table in this DMN file: {_some(skipped)}")
+            elif not failed:
+                self.problem(root, "no decision table in this DMN file")
         if self.problems:
             raise LocatedError(self.problems)
         return DmnImport(self.shown, version, "\n".join(self.lines) + "\n", self.segments, tables, skipped,
@@ -435,6 +439,16 @@ class _Converter:
             return " " + entry_text(value)
         self.problem(el, f"allowed values of `{cname}`: only a list of values or one range can be a domain")
         return ""
+
+
+def _some(names: list[str], shown: int = 3) -> str:
+    """Decisions holding other expressions, said in one short line however many there are: `decision `a` holds
+    other expressions`, `1,087 decisions hold other expressions (`a`, `b`, `c` and 1,084 more; the first is here)`."""
+    if len(names) == 1:
+        return f"decision `{names[0]}` holds other expressions"
+    listed = ", ".join(f"`{n}`" for n in names[:shown])
+    more = f" and {len(names) - shown:,} more" if len(names) > shown else ""
+    return f"{len(names):,} decisions hold other expressions ({listed}{more}; the first is here)"
 
 
 def _first(*elements: Element | None) -> Element | None:
