@@ -130,3 +130,41 @@ def test_a_start_edge_with_a_source_vertex_is_one_transition_walked_first(tmp_pa
 
     suite = SuiteBuilder(WitnessFinder(model)).build("transition")
     assert suite.missing == [] and suite.steps == suite.optimum_steps == 6
+
+
+# A counter no guard bounds (`n++`) is explored by mbt within a window; the exact search used to explore past it
+# (the configuration space never ended), so guarded models stayed above the optimum, "not computed".
+COUNTED = {"models": [{
+    "name": "Counted", "startElementId": "a", "actions": ["n = 0;"],
+    "vertices": [{"id": "a", "name": "v_A"}, {"id": "b", "name": "v_B"}],
+    "edges": [edge("e1", "e_Add", "a", "a", actions=["n++;"]), edge("e2", "e_Go", "a", "b", guard="n > 1"),
+              edge("e3", "e_Back", "b", "a")]}]}
+
+AUTH = {"models": [{
+    "name": "Auth", "startElementId": "h", "actions": ["loggedIn = false;", "visits = 0;"],
+    "vertices": [{"id": "h", "name": "v_Home"}],
+    "edges": [edge("e1", "e_Login", "h", "h", guard="!loggedIn", actions=["loggedIn = true;", "visits++;"]),
+              edge("e2", "e_Logout", "h", "h", guard="loggedIn", actions=["loggedIn = false;"])]}]}
+
+
+def test_a_guarded_model_with_an_unbounded_counter_gets_the_exact_optimum(tmp_path: Path):
+    from mbt.generate.suites import SuiteBuilder
+    from mbt.generate.witnesses import WitnessFinder
+
+    model = only_model(write(tmp_path, "counted.json", COUNTED))
+    suite = SuiteBuilder(WitnessFinder(model)).build("transition")
+    # By hand: e_Go needs n > 1, so e_Add twice first: e_Add e_Add e_Go e_Back, 4 steps (the guard-free tour: 3).
+    assert (suite.optimum_steps, suite.steps, len(suite.runs)) == (3, 4, 1)
+    assert suite.exact is not None and suite.no_exact is None  # was: "the configuration space is too large"
+
+
+def test_an_impossible_pair_is_reported_impossible_not_as_a_depth_limit(tmp_path: Path):
+    from mbt.generate.suites import SuiteBuilder
+    from mbt.generate.witnesses import WitnessFinder
+
+    model = only_model(write(tmp_path, "auth.json", AUTH))
+    suite = SuiteBuilder(WitnessFinder(model)).build("transition-pair")
+    reasons = {m.element: m.reason for m in suite.missing}
+    # Logging in twice, or out twice, needs the other edge between: no run takes those pairs.
+    assert reasons == {"transition-pair:v_Home.e_Login->v_Home|v_Home.e_Login->v_Home": "unsatisfiable",
+                       "transition-pair:v_Home.e_Logout->v_Home|v_Home.e_Logout->v_Home": "unsatisfiable"}
