@@ -33,7 +33,8 @@ PACKAGE = Path(__file__).resolve().parent
 
 @dataclass
 class Loaded:
-    """Models ready to measure (their elements enumerated), and what the cache did."""
+    """Models ready to measure (their elements enumerated), what the cache did, and what to note (a cache entry
+    replaced, a part of a file its importer left out)."""
 
     files: list[ModelFile]
     models: list[ModelBase]
@@ -119,13 +120,13 @@ def load_compiled(paths: list[str], use_cache: bool = True) -> Loaded:
     """Load the models of `paths` with their elements enumerated, from the cache when it holds them unchanged."""
     if not (use_cache and enabled()):
         files = load_paths(paths)
-        return Loaded(files, _enumerated(files))
+        return Loaded(files, _enumerated(files), notes=import_notes(files))
     expanded = expand_paths(paths)
     try:
         entry = cache_dir() / "models" / f"{_key(expanded)}.pickle"
     except OSError:  # a model file that cannot be read: loading says so, with its path
         files = load_paths(paths)
-        return Loaded(files, _enumerated(files))
+        return Loaded(files, _enumerated(files), notes=import_notes(files))
     notes: list[str] = []
     try:
         found = _read(entry)
@@ -135,8 +136,14 @@ def load_compiled(paths: list[str], use_cache: bool = True) -> Loaded:
     if found is not None:
         files, sources = found
         if _sources_of(files) == sources:
-            return Loaded(files, [m for f in files for m in f.models], "hit")
+            return Loaded(files, [m for f in files for m in f.models], "hit", import_notes(files))
     files = load_paths(paths)
     models = _enumerated(files)
     _write(entry, files, _sources_of(files))
-    return Loaded(files, models, "rebuilt" if notes else "miss", notes)
+    return Loaded(files, models, "rebuilt" if notes else "miss", notes + import_notes(files))
+
+
+def import_notes(files: list[ModelFile]) -> list[str]:
+    """What the importers left out of the files (a DMN table mbt cannot read), `file:line:col: message` each: a
+    measurement without it says so."""
+    return [f"{w.path}:{w.line}:{w.column}: {w.message}" for f in files for w in f.warnings]

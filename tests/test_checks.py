@@ -40,7 +40,7 @@ def write_case(tmp_path: Path, case: dict) -> Path:
         target.write_bytes(text.encode("latin-1") if "\0" in text else text.encode("utf-8"))
     for name in case.get("folders", []):
         (tmp_path / name).mkdir(parents=True, exist_ok=True)
-    model = tmp_path / "m.fsm"
+    model = tmp_path / case.get("file", "m.fsm")  # `file: m.dmn`: a model in another tool's format
     model.write_text(case["model"], encoding="utf-8")
     return model
 

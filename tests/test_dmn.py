@@ -150,8 +150,8 @@ def test_not_xml_wrong_root_no_table_and_entities_are_refused(tmp_path):
     literal = write(tmp_path, f'<definitions xmlns="{NS["1.3"]}"><decision id="g" name="Greeting">'
                               '<literalExpression><text>"hi"</text></literalExpression></decision></definitions>',
                     "literal.dmn")
-    assert problems(literal)[0].message == ("no decision table in this DMN file "
-                                            "(decisions Greeting hold other expressions)")
+    assert problems(literal)[0].message == "no decision table in this DMN file: decision `Greeting` holds other " \
+                                           "expressions"
     bomb = write(tmp_path, '<?xml version="1.0"?>\n<!DOCTYPE d [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;">]>\n'
                            f'<definitions xmlns="{NS["1.3"]}">&b;</definitions>\n', "bomb.dmn")
     assert problems(bomb)[0].message.startswith("refused: DTDForbidden")
@@ -218,3 +218,89 @@ def test_a_utf16_dmn_file_with_a_byte_order_mark_is_read(tmp_path, codec, bom):
     utf16 = tmp_path / "dish.dmn"
     utf16.write_bytes(bom + text.replace('encoding="UTF-8"', 'encoding="UTF-16"').encode(codec))
     assert convert_dmn(utf16).text.replace("dish.dmn", "X") == convert_dmn(source).text.replace("dish.dmn", "X")
+
+
+# ---------------------------------------------------------------- issue 38: the checks agree with the evaluator
+
+
+def test_a_gap_the_default_answers_is_information_under_every_hit_policy(tmp_path):
+    """0020-vacation-days' shape: `COLLECT MAX` with a default output and a gap. The evaluator returns the default
+    there (DMN 8.2.11), so the check must not say the table gives no result."""
+    from mbt.analysis.table_checks import check_table
+
+    outputs = '<output id="o1" label="Extra days"><defaultOutputEntry><text>0</text></defaultOutputEntry></output>'
+    path = write(tmp_path, small_dmn("1.5", rule("r1", "&lt; 18", "5"), hit='COLLECT" aggregation="MAX',
+                                     outputs=outputs))
+    (model,) = load_file(path).models
+    assert TableEvaluator(model).decide((30,)).result == {"Extra_days": 0}
+    (gap,) = [f for f in check_table(model) if f.code == "TBL001"]
+    assert gap.severity == "info" and "the outputs' defaults apply there" in gap.message
+    assert "no result" not in gap.message
+
+
+def test_an_item_definition_reached_through_the_input_data_types_the_column(tmp_path):
+    """0088's shape: the input expression has no typeRef; the inputData it names has `typeRef="tGrade"`, whose
+    allowed values are the column's domain: no false gap `Grade: other`."""
+    from mbt.analysis.table_checks import check_table
+
+    text = small_dmn("1.5", rule("r1", '"A","B"', '"pass"') + rule("r2", '"C"', '"fail"'),
+                     inputs='<input id="i1"><inputExpression id="ie1"><text>Grade</text></inputExpression></input>')
+    text = text.replace('<decision id="dec"', '<itemDefinition name="tGrade"><typeRef>string</typeRef>'
+                        '<allowedValues><text>"A", "B", "C"</text></allowedValues></itemDefinition>\n'
+                        '  <decision id="dec"')
+    text = text.replace("</definitions>", '  <inputData id="g" name="Grade"><variable name="Grade" '
+                                          'typeRef="tGrade"/></inputData>\n</definitions>')
+    (model,) = load_file(write(tmp_path, text)).models
+    assert model.inputs[0].type.values == ("A", "B", "C")
+    assert not [f for f in check_table(model) if f.code == "TBL001"]
+
+
+# ---------------------------------------------------------------- issue 38: messages
+
+
+def test_a_boolean_in_a_number_column_is_said_once_in_json_words(tmp_path):
+    from mbt import api
+
+    path = write(tmp_path, small_dmn("1.3", rule("r1", "&lt; 18", '"minor"') + rule("r2", "&gt;= 18", '"adult"')))
+    goldens = tmp_path / "g.jsonl"
+    goldens.write_text('{"id": "c1", "table": "Decide", "inputs": {"age": true}, "expect": {"result": "adult"}}\n',
+                       encoding="utf-8")
+    report = api.coverage([str(path)], [str(goldens)], use_cache=False)
+    (invalid,) = report.invalid_cases
+    assert invalid.message.endswith("input `age` true is a boolean, not a number")  # was: True ..., not a number
+    assert "True" not in invalid.message
+
+
+def test_a_null_input_whose_outcome_is_compared_is_not_filed_as_not_checked(tmp_path):
+    from mbt import api
+    from mbt.report.text import coverage_text
+
+    inputs = ('<input id="i1" label="Age"><inputExpression typeRef="integer"><text>age</text></inputExpression>'
+              '</input>')
+    path = write(tmp_path, small_dmn("1.3", rule("r1", "-", '"any"'), inputs=inputs))
+    goldens = tmp_path / "g.jsonl"
+    goldens.write_text('{"id": "c1", "table": "Decide", "inputs": {}, "expect": {"result": "any"}}\n',
+                       encoding="utf-8")
+    report = api.coverage([str(path)], [str(goldens)], use_cache=False)
+    (note,) = report.notes
+    assert "input `age` is missing: evaluated as null" in note.message and note.compared
+    text = coverage_text(report)
+    assert "Not checked" not in text
+    assert "Read with a note (1): the outcome is compared all the same" in text
+
+
+def test_a_file_of_a_thousand_decisions_without_a_table_gets_a_short_located_error(tmp_path):
+    """0100-arithmetic's shape: 1,087 decisions holding literal expressions gave one 49,900-character line."""
+    decisions = "".join(f'  <decision id="d{i}" name="multiply_lhs_number_by_rhs_number_{i:03}">\n'
+                        f'    <literalExpression><text>{i} * 2</text></literalExpression>\n  </decision>\n'
+                        for i in range(1087))
+    text = (f'<?xml version="1.0"?>\n<definitions xmlns="{NS["1.3"]}" id="d" name="D" namespace="x">\n'
+            f"{decisions}</definitions>\n")
+    path = write(tmp_path, text)
+    with pytest.raises(LocatedError) as err:
+        convert_dmn(path)
+    (problem,) = err.value.problems
+    assert len(problem.render().splitlines()[0]) < 400
+    assert (problem.line, problem.column) == (3, 3)  # the first of those decisions
+    assert "1,087 decisions hold other expressions" in problem.message
+    assert "multiply_lhs_number_by_rhs_number_000" in problem.message and "and 1,084 more" in problem.message

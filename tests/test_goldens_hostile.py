@@ -170,7 +170,7 @@ def test_a_quoted_number_is_not_a_number(tmp_path):
                                 "--format", "json").stdout)
     messages = {i["line"]: i["message"] for i in report["invalid_cases"]}
     assert sorted(messages) == [1, 2, 3]
-    assert "'10' is a string, not a number" in messages[1]
+    assert '"10" is a string, not a number' in messages[1]
     assert "`retries: '1'` is not a value of int[0..1]" in messages[2]
     assert "`subject.approval_limit: '100'` is not a value of number" in messages[3]
 

@@ -105,19 +105,28 @@ def test_dmn_import_keeps_every_supported_table_and_reads_item_definitions():
     assert "TBL001" not in {f.code for f in check_table(model)}  # no gap: "low" and "high" are all there is
 
 
-def test_measuring_a_dmn_file_never_loses_one_of_its_tables_quietly():
-    """`--model FILE.dmn` refuses a file with a table it cannot read (located), where `import` keeps the rest."""
-    import pytest
-
-    from mbt.errors import LocatedError
+def test_measuring_a_dmn_file_keeps_its_other_tables_and_names_the_one_left_out(tmp_path):
+    """Issue 38: `--model FILE.dmn` and `mbt check` refused a file with one table they cannot read, where `mbt import
+    dmn` keeps the others; now every path keeps the others and names the table left out, located in the XML."""
+    from mbt import api
     from mbt.parsing.loader import load_file
 
     path = str(Path(__file__).parent / "data" / "dmn" / "partial.dmn")
-    with pytest.raises(LocatedError) as err:
-        load_file(path)
-    (problem,) = err.value.problems
-    assert (problem.line, problem.column) == (30, 9) and "beyond simple unary tests" in problem.message
-    assert "mbt import dmn" in problem.hint
+    file = load_file(path)  # was: LocatedError, exit 2
+    assert [m.name for m in file.models] == ["risk"]
+    (left_out,) = file.warnings
+    assert (left_out.line, left_out.column) == (30, 9) and "beyond simple unary tests" in left_out.message
+    report = api.check([path])
+    (finding,) = [f for f in report.findings if f.code == "IMP001"]
+    assert (finding.severity, finding.location.line, finding.location.column) == ("warning", 30, 9)
+    assert "decision table `fancy` is not imported" in finding.message and "beyond simple unary tests" in \
+        finding.message
+    goldens = tmp_path / "g.jsonl"
+    goldens.write_text('{"id": "c1", "model": "risk", "decisions": [{"inputs": {"level": "low"}, '
+                       '"expect": {"ok": true}}]}\n', encoding="utf-8")
+    coverage = api.coverage([path], [str(goldens)], use_cache=False)
+    assert any("decision table `fancy` is not imported" in n.message and f"{path}:30:9" in n.message
+               for n in coverage.notes)
 
 
 # ---- never falsely green: what a golden's check must be to verify anything

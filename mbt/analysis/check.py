@@ -6,10 +6,10 @@ import gc
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
-from mbt.analysis.findings import CheckOptions, Finding
+from mbt.analysis.findings import CheckOptions, Finding, check
 from mbt.analysis.spans import check_spans
 from mbt.kind import all_kinds
-from mbt.model.common import ModelBase
+from mbt.model.common import Location, ModelBase
 from mbt.parsing.loader import ModelFile
 
 
@@ -30,6 +30,17 @@ class _KindChecks(Mapping[str, Callable[..., list[Finding]]]):
 
 
 KIND_CHECKS = _KindChecks()
+
+NOT_IMPORTED = check("IMP001", "not-imported", "warning",
+                     "Part of a file in another tool's format could not be read, so it is left out: the rest of the "
+                     "file is checked and measured without it.")
+
+
+def import_warnings(file: ModelFile) -> list[Finding]:
+    """What the file's importer left out (a DMN decision table it cannot read), each where it is."""
+    return [Finding(code=NOT_IMPORTED.code, name=NOT_IMPORTED.name, severity="warning",
+                    location=Location(file=w.path, line=w.line, column=w.column), message=w.message)
+            for w in file.warnings]
 
 
 def check_model(model: ModelBase, options: CheckOptions | None = None) -> list[Finding]:
@@ -58,6 +69,7 @@ def run_checks(files: list[ModelFile], options: CheckOptions | None = None) -> l
     with collector_paused():
         for file in files:
             findings.extend(check_spans(file))
+            findings.extend(import_warnings(file))
             for model in file.models:
                 findings.extend(check_model(model, options))
     return sorted(findings, key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))

@@ -133,10 +133,14 @@ class StepRule:
 
 
 class Explorer:
-    """Builds the StateGraph of one FSM; `constants_from` adds the literals of the invariants being checked."""
+    """Builds the StateGraph of one FSM; `constants_from` adds the literals of the invariants being checked.
+    `within_types`: a step that would leave a variable's declared type (`n++` past `int[0..5]`) is not taken, as
+    the witness search never takes it (its solver bounds every variable by its type): the suites' exact search
+    explores the runs the suites can have, and a counter no guard bounds no longer makes its space endless."""
 
-    def __init__(self, model: FsmModel, constants_from: Iterable[Expr] = ()):
+    def __init__(self, model: FsmModel, constants_from: Iterable[Expr] = (), within_types: bool = False):
         self.model = model
+        self.within_types = within_types
         self.rules: dict[tuple[str, str], list[StepRule]] = {}
         for t in model.transitions:  # declaration order: the first rule whose guard holds fires
             names = t.params or [p.name for p in model.events[t.event].params]
@@ -224,6 +228,8 @@ class Explorer:
                     continue  # refused: not a step of the system
                 variables = dict(base)
                 calls = fire(taken, variables, args, declared)
+                if self.within_types and not all(self._type(n).admits(variables[n]) for n in self.model.variables):
+                    continue  # leaves the declared range: no run of a suite takes it
                 target = (taken.t.target, tuple(variables[n] for n in self.names))
                 out.append((event, args, taken.t.key, calls, target))
         return out

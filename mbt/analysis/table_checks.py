@@ -62,11 +62,10 @@ def witness_of(model: TableModel, values: tuple) -> dict:
 def check_table(model: TableModel) -> list[Finding]:
     a = analyse(model)
     p, rules, out = a.partition, model.rules, []
-    has_default = any(o.has_default for o in model.outputs)
+    defaults = model.defaults_when_nothing_matches  # as the evaluator answers a gap, under every hit policy
     for gap in a.gaps:
-        fallback = ("; the outputs' defaults apply there" if has_default and model.single_hit
-                    else "; the table gives no result there")
-        out.append(finding(GAP_DEFAULT if has_default and model.single_hit else GAP, model.loc,
+        fallback = "; the outputs' defaults apply there" if defaults else "; the table gives no result there"
+        out.append(finding(GAP_DEFAULT if defaults else GAP, model.loc,
                            f"gap in table `{model.name}`: no rule matches {p.describe(gap.masks)}{fallback}"
                            + ("" if gap.replayed else REPLAY_FAILED),
                            model, witness=witness_of(model, gap.witness)))

@@ -158,7 +158,7 @@ class TableEvaluator:
         if not matched:
             # DMN 1.3, 8.2.11 / 8.3.2: no match gives the outputs' defaults where they are declared, for every hit
             # policy, aggregations included; else no result (COUNT of nothing is 0, a list policy an empty list).
-            if any(o.has_default for o in m.outputs):
+            if m.defaults_when_nothing_matches:
                 return Decision(matched, (), {o.name: o.default for o in m.outputs}, default_used=True)
             if m.aggregation is not None:
                 return Decision(matched, (), {self.names[0]: 0 if m.aggregation == "COUNT" else None})

@@ -72,7 +72,8 @@ def exact_search(model: FsmModel, criterion: str, items: list[str], known: tuple
     first complete suite taken off the queue is the optimum; when the search stops early, the smallest estimate on
     the queue is a lower bound on the optimum."""
     limit = EXACT_STATES if limit is None else limit
-    graph = Explorer(model).explore(EXACT_CONFIGURATIONS, EXACT_CONFIGURATIONS)
+    # Within the declared types, as the witness search's runs are (a counter no guard bounds has a window).
+    graph = Explorer(model, within_types=True).explore(EXACT_CONFIGURATIONS, EXACT_CONFIGURATIONS)
     if not graph.complete:
         return None
     transitions = model.transitions

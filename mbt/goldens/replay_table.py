@@ -73,9 +73,11 @@ class TableReplayer:
             if raw is _MISSING or (raw is None and not column.type.optional):
                 # DMN: a missing input is FEEL's null, and so is null for any column: `-` matches it, every other
                 # unary test gives no match (engine/table.py). Said, so a forgotten input is never silent.
+                # The outcome is still compared when the golden expects one: the note says how it was read.
                 run.notes.append(Note(case=case.id, where=case.where, model=self.model.name, turn=check.turn,
                                       message=f"input `{column.name}` is {'missing' if raw is _MISSING else 'null'}"
-                                              ": evaluated as null (only `-` matches it)"))
+                                              ": evaluated as null (only `-` matches it)",
+                                      compared=bool(check.expect_given or check.expect_error)))
                 values.append(None)
                 continue
             try:

@@ -62,13 +62,15 @@ class UnboundTurn(BaseModel):
 
 
 class Note(BaseModel):
-    """Something in a golden that was not checked against the model (never dropped silently)."""
+    """Something in a golden that was not checked against the model (never dropped silently), or, `compared`, how
+    a value of it was read where its outcome is compared all the same (a missing input read as null)."""
 
     case: str
     where: str
     model: str
     turn: int | None
     message: str
+    compared: bool = False
 
 
 # ------------------------------------------------------------------ replay of one case

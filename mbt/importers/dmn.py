@@ -154,6 +154,8 @@ class DmnImport:
     skipped: list[str] = field(default_factory=list)  # decisions that hold no decision table
     not_imported: list[str] = field(default_factory=list)  # decision tables mbt cannot read: "name (line N: why)"
     not_imported_problems: list[Problem] = field(default_factory=list)  # what stopped them, located in the XML
+    not_imported_names: list[str] = field(default_factory=list)  # each table not imported, by its decision's name
+    not_imported_first: list[Problem] = field(default_factory=list)  # the first problem of each
 
     def xml_position(self, line: int, column: int) -> tuple[int, int]:
         found = (1, 1)
@@ -209,6 +211,7 @@ class _Converter:
         self.segments: dict[int, list[tuple[int, int, int]]] = {}
         self.reader = _EntryReader()
         self.items: dict[str, tuple[str | None, Element | None]] = {}  # itemDefinition -> (base typeRef, allowedValues)
+        self.input_data: dict[str, str] = {}  # inputData name -> its variable's typeRef
 
     def problem(self, el: Element, message: str, hint: str | None = None) -> None:
         line, column = position(el)
@@ -244,10 +247,14 @@ class _Converter:
             raise LocatedError(self.problems)
         self.emit(f"# Imported by mbt from {_comment(Path(self.shown).name)} (DMN {version}).")
         self.items = _item_definitions(root)
+        self.input_data = _input_data_types(root)
         names: set[str] = set()
         tables: list[str] = []
         skipped: list[str] = []
+        first_skipped: Element | None = None
         not_imported: list[str] = []
+        not_names: list[str] = []
+        firsts: list[Problem] = []
         failed: list[Problem] = []
         for decision in (d for d in root.iter() if _local(d.tag)[1] == "decision"):
             table = _child(decision, "decisionTable")
@@ -255,6 +262,7 @@ class _Converter:
             line = position(decision)[0]
             if table is None:
                 skipped.append(label)
+                first_skipped = first_skipped if first_skipped is not None else decision
                 continue
             # One table that cannot be imported does not cost the others: its lines are taken back, and it is
             # reported by name and line with what stopped it.
@@ -267,17 +275,21 @@ class _Converter:
                 self.segments, self.problems, names = mark[1], self.problems[:mark[2]], mark[3]
                 failed.extend(problems)
                 not_imported.append(f"{label} (line {line}: {problems[0].message})")
+                not_names.append(label)
+                firsts.append(problems[0])
                 continue
             tables.append(name)
         if not tables:
             self.problems.extend(failed)
-            if not failed:
-                self.problem(root, "no decision table in this DMN file"
-                                   + (f" (decisions {', '.join(skipped)} hold other expressions)" if skipped else ""))
+            if not failed and first_skipped is not None:
+                # At the first such decision, naming a few: a file of a thousand decisions is one short line.
+                self.problem(first_skipped, f"no decision table in this DMN file: {_some(skipped)}")
+            elif not failed:
+                self.problem(root, "no decision table in this DMN file")
         if self.problems:
             raise LocatedError(self.problems)
         return DmnImport(self.shown, version, "\n".join(self.lines) + "\n", self.segments, tables, skipped,
-                         not_imported, failed)
+                         not_imported, failed, not_names, firsts)
 
     def table(self, decision: Element, table: Element, name: str) -> None:
         """One decision table as a `table` model: its heading, columns and rules (what is wrong, as problems)."""
@@ -343,7 +355,8 @@ class _Converter:
         expression = _child(el, "inputExpression")
         raw_name = _input_name(el)
         cname = safe_name(raw_name, f"input{k + 1}", columns)
-        type_ref = (expression.get("typeRef") if expression is not None else None) or el.get("typeRef")
+        type_ref = (expression.get("typeRef") if expression is not None else None) or el.get("typeRef") \
+            or self.input_data.get((raw_name or "").strip())
         tests = [t for v in values if isinstance(v, RawEntry) for t in v.tests]
         kind = self.kind(type_ref, _literals(tests), el, cname)
         optional = any(t.op == "=" and t.value.value is None for t in tests)
@@ -428,6 +441,16 @@ class _Converter:
         return ""
 
 
+def _some(names: list[str], shown: int = 3) -> str:
+    """Decisions holding other expressions, said in one short line however many there are: `decision `a` holds
+    other expressions`, `1,087 decisions hold other expressions (`a`, `b`, `c` and 1,084 more; the first is here)`."""
+    if len(names) == 1:
+        return f"decision `{names[0]}` holds other expressions"
+    listed = ", ".join(f"`{n}`" for n in names[:shown])
+    more = f" and {len(names) - shown:,} more" if len(names) > shown else ""
+    return f"{len(names):,} decisions hold other expressions ({listed}{more}; the first is here)"
+
+
 def _first(*elements: Element | None) -> Element | None:
     """The first element that is there (an XML element without children is falsy, so `or` would skip it)."""
     return next((el for el in elements if el is not None), None)
@@ -445,6 +468,19 @@ def _item_definitions(root: Element) -> dict[str, tuple[str | None, Element | No
     return out
 
 
+def _input_data_types(root: Element) -> dict[str, str]:
+    """inputData name -> its variable's typeRef: an input expression that is only that name and gives no typeRef
+    of its own has that type (0088's `Grade`, typed `tGrade` only there)."""
+    out: dict[str, str] = {}
+    for data in (el for el in root.iter() if _local(el.tag)[1] == "inputData"):
+        variable = _child(data, "variable")
+        type_ref = variable.get("typeRef") if variable is not None else None
+        name = data.get("name") or (variable.get("name") if variable is not None else None)
+        if name and type_ref:
+            out.setdefault(name.strip(), type_ref)
+    return out
+
+
 def read_dmn(path: str | Path) -> tuple[str, Element]:
     shown = str(path)
     text = read_text(Path(path), shown, MAX_DMN_BYTES)
@@ -457,17 +493,13 @@ def convert_dmn(path: str | Path) -> DmnImport:
     return _Converter(str(path), xml_text).convert(root)
 
 
-def load_dmn(path: str | Path, partial: bool = False) -> ModelFile:
+def load_dmn(path: str | Path) -> ModelFile:
     """A DMN file as a ModelFile of `table` models whose locations point into the XML. A decision table mbt cannot
-    read refuses the file unless `partial` (the importer's review copy): a measurement must not lose a table quietly."""
+    read is left out, as `mbt import dmn` leaves it out, but never quietly: it is one of the file's `warnings`,
+    at what stopped it (`mbt check` reports it, coverage notes it). A file with no readable table is refused."""
     shown = str(path)
     xml_text, root = read_dmn(path)
     imported = _Converter(shown, xml_text).convert(root)
-    if imported.not_imported_problems and not partial:
-        hint = (f"`mbt import dmn {shown}` writes the {len(imported.tables)} other table(s) as DSL, to measure "
-                "them without this one")
-        raise LocatedError([replace(p, hint=f"{p.hint}; or {hint}" if p.hint else hint)
-                            for p in imported.not_imported_problems])
 
     def locate(line: int, column: int) -> Location:
         line, column = imported.xml_position(line, column)
@@ -479,7 +511,7 @@ def load_dmn(path: str | Path, partial: bool = False) -> ModelFile:
         problem = Problem(shown, 1, 1, f"internal error: the converted DMN does not parse ({err})")
         raise LocatedError([problem]) from None
     problems: list[Problem] = []
-    result = ModelFile(path=shown, text=xml_text, sources={})
+    result = ModelFile(path=shown, text=xml_text, sources={}, warnings=left_out(imported))
     for raw in items:
         if isinstance(raw, RawTable):
             model, found = resolve_table(raw, shown, xml_text, {}, mapped=True)
@@ -490,8 +522,17 @@ def load_dmn(path: str | Path, partial: bool = False) -> ModelFile:
     return result
 
 
+def left_out(imported: DmnImport) -> list[Problem]:
+    """Each table not imported, at the first thing that stopped it, as one warning naming the table."""
+    out = []
+    for name, problem in zip(imported.not_imported_names, imported.not_imported_first):
+        message = f"decision table `{name}` is not imported (the file's other tables are): {problem.message}"
+        out.append(replace(problem, message=message, level="warning"))
+    return out
+
+
 def import_dmn(path: str | Path) -> DmnImport:
     """Convert, then read the DSL back the way `--model FILE.dmn` does, so what is written is a valid model."""
     imported = convert_dmn(path)
-    load_dmn(path, partial=True)
+    load_dmn(path)
     return imported

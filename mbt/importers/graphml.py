@@ -3,9 +3,9 @@
 GraphWalker users mostly draw their models in yEd: a node's label is `v_Name` with optional `SHARED:Name`,
 `INIT: x = 1;` (the model's start actions), `REQTAG: a, b` and `BLOCKED`; a node labelled `Start` is the start, and
 the edge leaving it is walked first; an edge's label is `e_Name`, `[guard]`, `/action; action;`, `REQTAG: ...`,
-`weight=0.5` and `BLOCKED`, in any order (GraphWalker's YEdVertexParser / YEdEdgeParser grammars). The file becomes
-`{"models": [{...}]}` with the position of every node and edge, and mbt.importers.graphwalker converts it as it
-does JSON. The XML is read with defusedxml (no DTD, no entities).
+`weight=0.5` and `BLOCKED`, in any order, `/* comments */` skipped (GraphWalker's YEdVertexParser /
+YEdEdgeParser grammars). The file becomes `{"models": [{...}]}` with the position of every node and edge, and
+mbt.importers.graphwalker converts it as it does JSON. The XML is read with defusedxml (no DTD, no entities).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ def _label(el: Element, tag: str) -> tuple[str, Element | None]:
 # ---------------------------------------------------------------- labels
 
 _SPACE = re.compile(r"\s+")
+_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 _KEYWORD = re.compile(r"(BLOCKED|SHARED|INIT|REQTAG|[Ww][Ee][Ii][Gg][Hh][Tt]|[Dd][Ee][Pp][Ee][Nn][Dd][Ee][Nn][Cc][Yy])"
                       r"(?![\w$])")
@@ -72,6 +73,8 @@ def _value(text: str, i: int, what: str) -> tuple[str, int]:
 def parse_label(text: str, vertex: bool) -> dict:
     """A vertex or edge label as GraphWalker reads it: name, guard, actions, requirements, weight, shared, blocked."""
     out: dict[str, Any] = {}
+    # GraphWalker's label lexer skips `/* ... */` comments (a label may be only one).
+    text = _COMMENT.sub(" ", text)
     if vertex and text.strip().lower() == "start":
         return {"start": True}
     i = 0

@@ -680,6 +680,7 @@ class _Converter:
         build = _FsmBuilder(self, members, file_name)
         for k in range(len(members)):
             build.read_model(k)
+        build.settle_start()
         build.note_unused_properties()
         build.write()
         return build.name
@@ -719,7 +720,12 @@ class _FsmBuilder:
         self.variables: dict[str, _Variable] = {}  # DSL name -> what the models tell of it
         self.initial: str | None = None
         self.start_edge: _Edge | None = None
-        self.started: int | None = None  # the member whose start element starts the fsm
+        self.start_ids: list[str | None] = []  # each member's startElementId
+        self.edge_of: dict[tuple[int, str], _Edge] = {}  # (member, edge id) -> the edge read
+        # (member, id) -> why an element is left out (blocked, or touching a blocked vertex): a start there is noted
+        self.left_out: dict[tuple[int, str], tuple[_Place, str]] = {}
+        self.start_note = False  # the start element was left out, and noted
+        self.started_var = ""  # the variable that makes a start edge leaving a vertex come first (see start)
         self.unused: dict[tuple[str, str], list[_Place]] = {}  # (model title, property not imported) -> where
 
     def variable(self, raw: str, where: _Place) -> _Variable:
@@ -729,7 +735,7 @@ class _FsmBuilder:
     # ---- reading a member
 
     def read_model(self, k: int) -> None:
-        """Member k's vertices, start actions and edges, and where the fsm starts if it starts there."""
+        """Member k's vertices, start actions and edges (where the fsm starts is settled once all are read)."""
         (model, place), model_title = self.members[k], self.titles[k]
         self.names.scope = self.scopes[k]
         blocked_ids = _blocked_ids(model)
@@ -739,14 +745,13 @@ class _FsmBuilder:
         for vplace, v in vertices:
             self.read_vertex(k, vplace, v)
         self.read_start_actions(k)
-        start_id = self.start_id(k)
+        self.start_ids.append(self.start_id(k))
         if model.get("predefinedPathEdgeIds"):
             self.unused.setdefault((model_title, "predefinedPathEdgeIds"), []).append(
                 (*place, "predefinedPathEdgeIds"))
         seen_edges: set[str] = set()
         for eplace, e in self.conv.elements(model, place, "edges", model_title):
-            self.read_edge(k, eplace, e, seen_edges, blocked_ids, start_id)
-        self.settle_start(k, start_id)
+            self.read_edge(k, eplace, e, seen_edges, blocked_ids)
 
     def read_vertex(self, k: int, vplace: _Place, v: _Object) -> None:
         """A vertex as a state; a vertex sharing a state already read (merged models) is that state. A blocked
@@ -761,6 +766,7 @@ class _FsmBuilder:
         if _is_blocked(v):
             self.conv.note(vplace, f"vertex {vid} ({v.get('name')}) is BLOCKED: not imported, nor the edges "
                                    "that touch it (GraphWalker filters blocked elements by default)")
+            self.left_out[(k, vid)] = (vplace, f"vertex {vid} ({v.get('name')}) is BLOCKED")
             return
         tags = [t for t in self.conv.strings((*vplace, "requirements"), v.get("requirements"),
                                              f"vertex {vid}: `requirements`") if t.strip()]
@@ -826,10 +832,10 @@ class _FsmBuilder:
                        f"model `{model_title}`: `startElementId` must be a string")
         return str(start_id)
 
-    def read_edge(self, k: int, eplace: _Place, e: _Object, seen_edges: set[str], blocked_ids: set[str],
-                  start_id: str | None) -> None:
-        """An edge between two states read, kept for its transition. Left out with a note: a blocked edge, and an
-        edge without a source vertex unless it is the start element (GraphWalker walks that one first)."""
+    def read_edge(self, k: int, eplace: _Place, e: _Object, seen_edges: set[str], blocked_ids: set[str]) -> None:
+        """An edge between two states read, kept for its transition. Left out with a note: a blocked edge, and
+        (once the start is settled) an edge without a source vertex unless it is the start element (GraphWalker
+        walks that one first)."""
         model_title = self.titles[k]
         eid = self.conv.element_id(eplace, e, f"model `{model_title}`: edge {_number(eplace)}")
         self.conv.need((*eplace, "name"), _text_or_empty(e.get("name")), str, f"edge {eid}: `name` must be a string")
@@ -843,6 +849,11 @@ class _FsmBuilder:
             if _is_blocked(e):
                 self.conv.note(eplace, f"{label} is BLOCKED: not imported (GraphWalker filters blocked elements "
                                        "by default)")
+            if eid is not None:
+                blocked_end = target if target in blocked_ids else source
+                why = f"{label} is BLOCKED" if _is_blocked(e) else \
+                    f"{label} touches the BLOCKED vertex {self.blocked_label(k, blocked_end)}"
+                self.left_out.setdefault((k, eid), (eplace, why))
             return
         assert target is not None  # refused above: None is no blocked id
         if source is not None and (k, source) not in self.states:
@@ -852,20 +863,23 @@ class _FsmBuilder:
         edge = _Edge(eplace, e, str(_text_or_empty(e.get("name"))),
                      self.states[(k, source)] if source is not None else None, self.states[(k, target)],
                      self.names.scope)
-        if eid is not None and eid == start_id and self.initial is None and self.start_edge is None:
-            self.start_edge, self.started = edge, k
-        if edge.source is None and edge is not self.start_edge:
-            self.conv.note(eplace, f"{label} has no source vertex and is not the start element; not imported")
-            return
+        if eid is not None:
+            self.edge_of.setdefault((k, eid), edge)
         self.edges.append(edge)
+
+    def blocked_label(self, k: int, vid: str | None) -> str:
+        """`ID (NAME)` of a blocked vertex of member k."""
+        names = {str(v.get("id")): v.get("name") for v in _parts(self.members[k][0], "vertices")}
+        return f"{vid} ({names.get(str(vid)) or 'unnamed'})"
 
     def note_edge_properties(self, k: int, eplace: _Place, e: _Object, eid: str | None, label: str,
                              seen_edges: set[str]) -> None:
-        """A repeated edge id is noted; weights and dependencies are counted, to be noted once per model."""
+        """A repeated edge id is refused; weights and dependencies are counted, to be noted once per model."""
         model_title = self.titles[k]
         if eid is not None and eid in seen_edges:
-            self.conv.note(eplace, f"model `{model_title}`: {label}: edge id `{eid}` is used twice (GraphWalker's "
-                                   "checker rejects it); both edges are imported")
+            # GraphWalker's checker rejects the file: an edge id names one edge (a start, a predefined path).
+            raise self.conv.fail((*eplace, "id"), f"model `{model_title}`: {label}: edge id `{eid}` is used twice "
+                                                  "(GraphWalker rejects the file: each edge needs an id of its own)")
         if eid is not None:
             seen_edges.add(eid)
         for key in ("weight", "dependency"):
@@ -880,17 +894,52 @@ class _FsmBuilder:
         self.conv.need((*eplace, end_key), value, (str, int), f"{label}: `{end_key}` must be a string")
         return str(value)
 
-    def settle_start(self, k: int, start_id: str | None) -> None:
-        """A start vertex is the initial state (unless an earlier member's start element came first)."""
-        place, model_title = self.members[k][1], self.titles[k]
-        if start_id is not None and self.initial is None and self.start_edge is None:
-            if (k, start_id) not in self.states:
-                raise self.conv.fail((*place, "startElementId"), f"model `{model_title}`: startElementId "
-                                                                 f"{start_id!r} is neither a vertex nor an edge")
-            self.initial, self.started = self.states[(k, start_id)], k
-        elif start_id is not None and self.started != k:
-            self.conv.note((*place, "startElementId"), f"model `{model_title}`: its start element is not used; the "
-                                                       "merged model starts where the first model does")
+    def settle_start(self) -> None:
+        """Where the fsm starts: the start element of the first member that names one, a vertex (the initial
+        state) or an edge (walked first). It is looked for in that member, then in the other models of its file:
+        GraphWalker Studio files name, in every model, an edge of one model (PetClinic). A start element left out
+        (BLOCKED, or an edge into a blocked vertex) is noted and the fsm starts at its first vertex, as GraphWalker
+        goes on after its dead-end warning. Then edges without a source vertex that are not the start are dropped."""
+        first = next((k for k, sid in enumerate(self.start_ids) if sid is not None), None)
+        if first is not None:
+            start_id = self.start_ids[first]
+            assert start_id is not None
+            self.find_start(first, start_id)
+            for k, sid in enumerate(self.start_ids):
+                if sid is not None and sid != start_id:
+                    self.conv.note((*self.members[k][1], "startElementId"),
+                                   f"model `{self.titles[k]}`: its start element is not used; the merged model "
+                                   "starts where the first model does")
+        kept = []
+        for e in self.edges:
+            if e.source is None and e is not self.start_edge:
+                self.conv.note(e.place, f"edge {e.raw.get('id')} ({e.name or 'unnamed'}) has no source vertex and "
+                                        "is not the start element; not imported")
+            else:
+                kept.append(e)
+        self.edges = kept
+
+    def find_start(self, first: int, start_id: str) -> None:
+        """The start element `start_id` of member `first`, in it or in another model of the same file."""
+        file_index = self.members[first][1][0]
+        order = [first] + [k for k in range(len(self.members))
+                           if k != first and self.members[k][1][0] == file_index]
+        for k in order:
+            if (k, start_id) in self.states:
+                self.initial = self.states[(k, start_id)]
+                return
+            if (k, start_id) in self.edge_of:
+                self.start_edge = self.edge_of[(k, start_id)]
+                return
+            if (k, start_id) in self.left_out:
+                place, why = self.left_out[(k, start_id)]
+                self.start_note = True
+                self.conv.note(place, f"{why}, and it is the start element: GraphWalker reaches a dead end there; "
+                                      "not imported, and the model starts at its first vertex")
+                return
+        place = (*self.members[first][1], "startElementId")
+        raise self.conv.fail(place, f"model `{self.titles[first]}`: startElementId {start_id!r} names no vertex or "
+                                    "edge of the models of this file")
 
     def note_unused_properties(self) -> None:
         """Once per model and property: weights, dependencies and predefined paths are not imported, and why."""
@@ -924,22 +973,43 @@ class _FsmBuilder:
     def start(self) -> tuple[str, _Place | None] | None:
         """Settle the initial state: the start vertex; or, when GraphWalker starts on an edge (it walks that edge
         first), a state of our own that leads into it, whose line is returned; or, without a start element, the
-        first vertex (noted)."""
+        first vertex (noted).
+
+        A start edge that leaves a vertex (ShoppingCart's self-loop `e_EnterBaseURL`) is one edge GraphWalker walks
+        first and may walk again from its vertex: one transition, not a copy from a state of our own (which made
+        every suite cover it twice). The fsm starts at its source vertex; when that vertex has other ways out, a
+        variable of our own (`gw_started`, false until the start edge is taken) guards them, so the start edge is
+        still walked first."""
         line: tuple[str, _Place | None] | None = None
-        if self.start_edge is not None:
+        if self.start_edge is not None and self.start_edge.source is not None:
+            self.initial = self.start_edge.source
+            if any(e.source == self.initial and e is not self.start_edge for e in self.edges):
+                avoid = self.names.taken | {raw for model, _ in self.members for raw in _identifiers(model)}
+                self.started_var = self.names.unique("gw_started", "gw_started", avoid)
+                self.names.taken.add(self.started_var)
+                self.variables[self.started_var] = _Variable((*self.start_edge.place, "id"), ("bool", False),
+                                                             ["bool"], [False])
+                self.conv.note(self.start_edge.place, f"edge {self.start_edge.raw.get('id')} ({self.start_edge.name}) "
+                                                      f"is the start element and leaves `{self.initial}`: the fsm "
+                                                      f"starts there, and `{self.started_var}` (false until the "
+                                                      "start edge is taken) guards the state's other edges, so it "
+                                                      "is walked first, as in GraphWalker")
+        elif self.start_edge is not None:
             self.initial = self.names.unique("start", "start", self.used_states)
             line = (f"  state {self.initial} initial inferred", (*self.start_edge.place, "id"))
         if self.initial is None:
             first = next(iter(self.vertex_of))
             self.initial = first
-            self.conv.note(self.members[0][1], f"model `{self.titles[0]}` names no start element; its first vertex "
-                                               f"`{first}` is the initial state")
+            if not self.start_note:  # the left-out start element is noted where it is
+                self.conv.note(self.members[0][1], f"model `{self.titles[0]}` names no start element; its first "
+                                                   f"vertex `{first}` is the initial state")
         return line
 
     def transitions(self) -> list[tuple[_Edge, str]]:
-        """Each transition's edge and source state: the start edge first (from the state of our own), then every
-        edge in the order read."""
-        out = [(self.start_edge, self.initial)] if self.start_edge is not None and self.initial is not None else []
+        """Each transition's edge and source state: the start edge first (from the state of our own, when it
+        leaves no vertex), then every edge in the order read."""
+        out = [(self.start_edge, self.initial)] if self.start_edge is not None and self.initial is not None \
+            and self.start_edge.source is None else []
         return out + [(e, e.source) for e in self.edges if e.source is not None]
 
     def event_names(self, transitions: list[tuple[_Edge, str]]) -> list[str]:
@@ -1013,6 +1083,10 @@ class _FsmBuilder:
         untranslated: list[str] = []
         guard_text, bounds = self.guard(e, label, untranslated)
         action_texts = self.actions(e, label, bounds, untranslated)
+        if self.started_var and e is self.start_edge:
+            action_texts.append(f"{self.started_var} := true")
+        elif self.started_var and source == self.initial:  # the start edge is walked before the others
+            guard_text = f" [{self.started_var}]" if not guard_text else f" [{self.started_var} and ({guard_text[2:-1]})]"
         annotations = [self.conv.span(e.place, e.raw)] if e.raw.get("id") is not None else []
         if untranslated:
             reason = "GraphWalker " + "; ".join(untranslated) + " not translated"

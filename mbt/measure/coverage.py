@@ -230,6 +230,15 @@ class CoverageReport(BaseModel):
         invalid_cases) the run found: those listed and those beyond the cap."""
         return len(getattr(self, name)) + getattr(self, f"{name}_more")
 
+    def unchecked_notes(self) -> int:
+        """The notes on parts of goldens nothing checks (listed and beyond the cap); not those on how a value was
+        read where the outcome is compared all the same."""
+        return sum(1 for n in self.notes if not n.compared) + self.notes_more
+
+    def notes_compared(self) -> list[Note]:
+        """The notes on how a value was read where the golden's outcome is compared all the same."""
+        return [n for n in self.notes if n.compared]
+
     def waived(self) -> dict[tuple[str, str], WaiverState]:
         """(model, element id) -> the waiver in force for it; nothing without a gate."""
         return self.gate.waived() if self.gate is not None else {}

@@ -170,6 +170,12 @@ class TableModel(ModelBase):
     def single_hit(self) -> bool:
         return self.hit in SINGLE_HIT
 
+    @property
+    def defaults_when_nothing_matches(self) -> bool:
+        """Whether an input no rule matches gives the outputs' defaults: where any is declared, under every hit
+        policy, aggregations included (DMN 1.3, 8.2.11 / 8.3.2). The evaluator and the gap check both ask this."""
+        return any(o.has_default for o in self.outputs)
+
     def input(self, name: str) -> InputColumn | None:
         return next((c for c in self.inputs if c.name == name), None)
 

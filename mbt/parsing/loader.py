@@ -66,6 +66,9 @@ class ModelFile:
     sources: dict[str, SourceDecl]
     models: list[ModelBase] = field(default_factory=list)
     pending: list = field(default_factory=list)  # `invariants for FSM` blocks until linked to their FSM
+    # What an importer read but left out, each where it is (a DMN decision table it cannot read: the file's other
+    # tables are measured, and `mbt check` and the coverage notes name this one).
+    warnings: list[Problem] = field(default_factory=list)
 
 
 MAX_NESTING = 100  # parentheses inside parentheses; chains of one operator are flat and never count

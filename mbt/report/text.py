@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mbt.analysis.findings import CheckReport
 from mbt.elements.base import Element, ElementsReport
-from mbt.measure.coverage import CoverageReport, ElementCoverage, GateResult, ModelCoverage, WaiverState
+from mbt.measure.coverage import CoverageReport, ElementCoverage, GateResult, ModelCoverage, Note, WaiverState
 from mbt.measure.numbers import Numbers, in_goldens, percent
 from mbt.report.style import PLAIN, Style
 
@@ -151,19 +151,31 @@ def _findings_sections(report: CoverageReport, style: Style) -> list[str]:
             said = f' "{u.user}"' if u.user else ""
             lines.append(f"  {u.case} ({u.where}) turn {u.turn}{said}: {u.reason}")
         lines += _listed_more(report.unbound_turns_more)
-    if report.notes:
-        lines += ["", f"Not checked ({report.count('notes')}): parts of goldens nothing checks (listed, never dropped)"]
-        for n in report.notes:
-            # A note's message usually names its turn itself ("turn 2: ..."): said once.
-            turn = f" turn {n.turn}" if n.turn and not n.message.startswith(f"turn {n.turn}:") else ""
-            model = f" on {n.model}" if n.model and n.case else ""  # a golden replayed on several models
-            lines.append(f"  {n.case} ({n.where}){model}{turn}: {n.message}")
+    unchecked = [n for n in report.notes if not n.compared]
+    if unchecked or report.notes_more:
+        lines += ["", f"Not checked ({len(unchecked) + report.notes_more}): parts of goldens nothing checks (listed, "
+                      "never dropped)"]
+        lines += _note_lines(unchecked)
         lines += _listed_more(report.notes_more)
+    compared = report.notes_compared()
+    if compared:
+        lines += ["", f"Read with a note ({len(compared)}): the outcome is compared all the same"]
+        lines += _note_lines(compared)
     if report.invalid_cases:
         lines += ["", style(f"Invalid cases ({report.count('invalid_cases')}): reported and skipped; the rest were "
                             "processed", "yellow")]
         lines += [f"  {i.file}:{i.line}: {i.message}" for i in report.invalid_cases]
         lines += _listed_more(report.invalid_cases_more)
+    return lines
+
+
+def _note_lines(notes: list[Note]) -> list[str]:
+    lines = []
+    for n in notes:
+        # A note's message usually names its turn itself ("turn 2: ..."): said once.
+        turn = f" turn {n.turn}" if n.turn and not n.message.startswith(f"turn {n.turn}:") else ""
+        model = f" on {n.model}" if n.model and n.case else ""  # a golden replayed on several models
+        lines.append(f"  {n.case} ({n.where}){model}{turn}: {n.message}")
     return lines
 
 
@@ -177,7 +189,7 @@ def _findings_counts(report: CoverageReport) -> list[str]:
         (report.count("contradictions"), g.contradicting, "contradiction"),
         (report.count("forbidden_expected"), g.expecting_forbidden, "forbidden expectation")) if n]
     counts = [(report.count("divergences"), "divergence"), (report.count("unbound_turns"), "unbound turn"),
-              (report.count("notes"), "unchecked part"), (report.count("invalid_cases"), "invalid case")]
+              (report.unchecked_notes(), "unchecked part"), (report.count("invalid_cases"), "invalid case")]
     found += [_plural(n, what) for n, what in counts if n]
     return ["", "Findings: " + ", ".join(found) + " (listed without -q)"] if found else []
 

@@ -7,6 +7,7 @@ date -> datetime.date, null -> None.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -62,6 +63,13 @@ def literal_value(raw: Any, kind: str) -> Any:
     raise ValueProblem(f"unsupported value {raw!r}")
 
 
+def golden_text(raw: Any) -> str:
+    """A golden's value as the golden spells it, in JSON's words (`true`, `null`, `"18"`), not Python's (`True`)."""
+    if isinstance(raw, (bool, str)) or raw is None:
+        return json.dumps(raw, ensure_ascii=False)
+    return str(raw) if isinstance(raw, (int, float, Decimal)) else repr(raw)
+
+
 def coerce(raw: Any, ctype: ColumnType) -> Any:
     """A golden's plain value (from JSON or YAML) as a typed value of the column; ValueProblem when it cannot be one."""
     if raw is None:
@@ -72,21 +80,23 @@ def coerce(raw: Any, ctype: ColumnType) -> Any:
     value: bool | int | Decimal | dt.date | str
     if kind == "boolean":
         if not isinstance(raw, bool):
-            raise ValueProblem(f"{raw!r} is not true/false")
+            raise ValueProblem(f"{golden_text(raw)} is not true/false")
         value = raw
     elif kind in ("number", "integer"):
         if isinstance(raw, bool) or not isinstance(raw, (int, float, Decimal)):
             # "18" is text: a golden that quotes a number means a string, and a string is not a number.
-            raise ValueProblem(f"{raw!r} is {'a string' if isinstance(raw, str) else 'not a number'}, not a number")
+            what = "a string" if isinstance(raw, str) else "a boolean" if isinstance(raw, bool) else None
+            raise ValueProblem(f"{golden_text(raw)} is {what}, not a number" if what
+                               else f"{golden_text(raw)} is not a number")
         try:
             number = Decimal(str(raw)) if not isinstance(raw, Decimal) else raw
         except InvalidOperation:
-            raise ValueProblem(f"{raw!r} is not a number") from None
+            raise ValueProblem(f"{golden_text(raw)} is not a number") from None
         if not number.is_finite():
-            raise ValueProblem(f"{raw!r} is not a finite number")
+            raise ValueProblem(f"{golden_text(raw)} is not a finite number")
         if kind == "integer":
             if number != number.to_integral_value():
-                raise ValueProblem(f"{raw!r} is not a whole number")
+                raise ValueProblem(f"{golden_text(raw)} is not a whole number")
             value = int(number)
         else:
             value = number
@@ -98,10 +108,10 @@ def coerce(raw: Any, ctype: ColumnType) -> Any:
         elif isinstance(raw, str):
             value = parse_date(raw)
         else:
-            raise ValueProblem(f"{raw!r} is not a date (YYYY-MM-DD)")
+            raise ValueProblem(f"{golden_text(raw)} is not a date (YYYY-MM-DD)")
     else:
         if not isinstance(raw, str):
-            raise ValueProblem(f"{raw!r} is not a string")
+            raise ValueProblem(f"{golden_text(raw)} is not a string")
         value = raw
     if ctype.values is not None and value not in ctype.values:
         raise ValueProblem(f"{value_text(value)} is not one of {', '.join(value_text(v) for v in ctype.values)}")

@@ -104,7 +104,7 @@ def html_files(run: CoverageRun) -> dict[str, bytes]:
               # per expectation above; the goldens holding them here (a golden may hold several)
               "contradicting": report.goldens.contradicting, "expecting_forbidden": report.goldens.expecting_forbidden,
               "unbound_turns": report.count("unbound_turns"), "invalid_cases": report.count("invalid_cases"),
-              "notes": report.count("notes"),
+              "notes": report.unchecked_notes(), "compared_notes": len(report.notes_compared()),
               "silent": len(report.sources.silent) if report.sources else 0}
     common = {"css": Markup(_asset("report.css")), "js": Markup(_asset("report.js")), "version": __version__,
               "report": report, "gate": gate, "model_pages": model_pages, "doc_pages": doc_pages,
