@@ -159,3 +159,18 @@ def test_a_plug_in_case_is_read_into_the_kinds_own_type_and_a_misfit_is_invalid(
     [bad] = report["invalid_cases"]
     assert "`ticked` is a list of item names" in bad["message"] and (bad["file"].endswith("g.jsonl"), bad["line"]) == (
         True, 1)
+
+
+def test_a_kind_gives_exactly_one_resolver_and_a_hook_refuses_another_kinds_model():
+    """The registry refuses a KindSupport with both or neither of `resolve` and `resolve_late`; an assembly's
+    `narrow` says which kind was handed which model (a bug in mbt, never silently read)."""
+    import dataclasses
+
+    from tests.plugin_kind.stages import ChecklistModel
+
+    with pytest.raises(ValueError, match="exactly one of `resolve` and `resolve_late`"):
+        kinds.register(dataclasses.replace(checklist_kind.SUPPORT, resolve=None))
+    with pytest.raises(ValueError, match="exactly one of `resolve` and `resolve_late`"):
+        kinds.register(dataclasses.replace(checklist_kind.SUPPORT, resolve_late=lambda *a: (None, [])))
+    with pytest.raises(TypeError, match="the checklist kind was handed a str"):
+        kinds.narrow("not a model", ChecklistModel, "checklist")
