@@ -510,3 +510,14 @@ def eval_prompts(golden_paths: list[str], run_paths: list[str], criterion: str, 
     match_runs(goldens.cases, read_runs(run_paths).runs)
     return [f"## case {item.case_id} ({g.case.where})\n{show_prompt(item)}" for g in goldens.cases
             for item in judge_inputs(g, config) if item.criterion.key == criterion]
+
+
+def probes(path: str, confidence: float = 0.95, resamples: int | None = None, seed: int = 0,
+           candidates_from: str | None = None):
+    """Probe coverage conditioned on a generator, from a file of judged held-out probes (mbt.measure.probes; seed
+    004): per unit, pooled and stratified, with intervals, and leave-one-generator-out; a ProbeReport."""
+    # imported when the command runs: start-up time (only this command's stages load)
+    from mbt.measure.probes import DEFAULT_RESAMPLES, probe_coverage
+
+    return probe_coverage(path, confidence=confidence, resamples=DEFAULT_RESAMPLES if resamples is None else resamples,
+                          seed=seed, candidates_from=candidates_from)

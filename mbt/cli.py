@@ -630,6 +630,33 @@ def compare(paths, models, baseline, goldens, sample, seed, fmt, output) -> None
     sys.exit(EXIT_OK)
 
 
+@cli.command(epilog=epilog("mbt probes probes.jsonl",
+                           "mbt probes probes.csv --candidates-from gpt-4o --format json -o probes.json"))
+@click.argument("path", type=click.Path())
+@click.option("--confidence", "confidence", default=0.95, show_default=True, type=click.FloatRange(0, 1, min_open=True,
+              max_open=True), metavar="LEVEL", help="The intervals' confidence level.")
+@click.option("--resamples", "resamples", default=None, type=click.IntRange(min=1), metavar="B",
+              help="Bootstrap resamples  [default: 2000].")
+@click.option("--seed", "seed", default=0, show_default=True, type=int, help="Seed of the bootstrap resamples.")
+@click.option("--candidates-from", "candidates_from", default=None, metavar="GENERATOR",
+              help="The generator that made the test set's candidate goldens (marked in leave-one-generator-out).")
+@format_option
+@output_option
+def probes(path, confidence, resamples, seed, candidates_from, fmt, output) -> None:
+    """Probe coverage conditioned on a generator (seed 004): from held-out probes judged covered or not by the test
+    set, the coverage per source unit, pooled and stratified, with Wilson and bootstrap intervals, and
+    leave-one-generator-out (docs/levels.md)."""
+    report = _api().probes(path, confidence=confidence, resamples=resamples, seed=seed,
+                           candidates_from=candidates_from)
+    if fmt == "json":
+        emit(report.model_dump_json(indent=2) + "\n", output)
+    else:
+        from mbt.report.probes_text import probes_text
+
+        emit(probes_text(report), output)
+    sys.exit(EXIT_OK)
+
+
 @cli.group(name="import", epilog=epilog("mbt import dmn refund.dmn -o models/refund.dt",
                                         "mbt import graphwalker login.json -o models/login.fsm"))
 def import_() -> None:

@@ -1,5 +1,5 @@
-"""JSON Schemas of the reports (check, elements, coverage, generate, runs, mutation, compare, eval), generated from the
-pydantic models; published in docs/schemas/."""
+"""JSON Schemas of the reports (check, elements, coverage, generate, runs, mutation, compare, eval, probes), generated
+from the pydantic models; published in docs/schemas/."""
 
 from __future__ import annotations
 
@@ -16,13 +16,14 @@ from mbt.elements.base import ElementsReport
 from mbt.generate.report import GenerateReport  # noqa: E402 - grouped with the report it adds
 from mbt.measure.coverage import CoverageReport
 from mbt.measure.mutation import CompareReport, MutationReport
+from mbt.measure.probes import ProbeReport
 from mbt.report.jsonout import ELEMENT_COLUMNS, REQUIRED_CELLS, ElementRow
 from mbt.runs.results import RunsReport
 
 REPORTS: dict[str, type[BaseModel]] = {
     "check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport,
     "runs": RunsReport, "mutation": MutationReport, "compare": CompareReport,
-    "eval": EvalReport}
+    "eval": EvalReport, "probes": ProbeReport}
 
 
 def schema_text(name: str) -> str:
