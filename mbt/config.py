@@ -2,7 +2,7 @@
 
 It gives defaults to the command-line options; an option given on the command line wins. Paths in it are relative
 to the file's folder. A few settings are not one option's default but are read by the commands that use them
-(`Config.values`): `judges` (the judge of each criterion), `llm` (the LLM
+(`Config.values`): `judge` and `judges` (the answer judges, merged per criterion with `--judge`), `llm` (the LLM
 judge's server and limits, below the environment in precedence: mbt.judges.llm.llm_settings) and the rubrics of
 custom criteria (`Config.rubrics`, from `criteria:` written as a mapping).
 """
@@ -28,12 +28,12 @@ KEYS: dict[str, tuple[tuple[str, ...], str, str]] = {
     "models": (("check", "elements", "coverage", "render", "generate"), "models", "paths"),
     "goldens": (("coverage", "render", "generate", "eval"), "goldens", "paths"),
     "runs": (("eval",), "run_paths", "paths"),
-    "judge": (("eval",), "judge", "text"),
+    "judge": ((), "judge", "text"),
     "judges": ((), "judges", "judges"),
     "llm": ((), "llm", "llm"),
     "criteria": (("eval",), "criteria", "criteria"),
     "threshold": (("eval",), "threshold", "number"),
-    "gate": (("coverage", "render"), "gate", "path"),
+    "gate": (("coverage", "render", "eval"), "gate", "path"),
     "baseline": (("coverage",), "baseline", "path"),
     "formats": (("coverage",), "formats", "formats"),
     "check-formats": (("check",), "formats", "formats"),
