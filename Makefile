@@ -40,6 +40,12 @@ demo: $(STAMP) graphviz
 	  echo "== mbt eval exited with $$code (1 = two wrong answers and an unanswered case, as the example is built); wrote build/eval.xlsx"; \
 	  [ $$code -lt 2 ]
 	@echo
+	@echo "== mbt judge calibrate --labels models/answers/labels.jsonl (the judge against human labels)"
+	@$(BIN)/mbt judge calibrate --labels models/answers/labels.jsonl; code=$$?; [ $$code -lt 2 ]
+	@echo
+	@echo "== mbt judge sensitivity --goldens models/answers/goldens/ (does the judge catch wrong answers?)"
+	@$(BIN)/mbt judge sensitivity --goldens models/answers/goldens/; code=$$?; [ $$code -lt 2 ]
+	@echo
 	@echo "== mbt mutate --model models/ --goldens models/goldens/ --show-survivors none (is the golden set good?)"
 	@$(BIN)/mbt mutate --model models/ --goldens models/goldens/ --show-survivors none; code=$$?; [ $$code -lt 2 ]
 	@echo

@@ -503,6 +503,30 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
         chosen.close()
 
 
+def judge_calibrate(labels_path: str, judge: str = "embedded", judges: Mapping[str, str] | None = None,
+                    rubrics: Mapping[str, str] | None = None, llm: LLMSettings | None = None):
+    """`mbt judge calibrate`: the judge of each labelled answer's criterion (`judge`, or the one `judges` names for
+    it; `recorded`: the verdicts the file records) against the human labels of the JSON Lines file at
+    `labels_path`: agreement, Cohen's kappa, the confusion table and the decided share per criterion. Returns
+    mbt.answers.selftest.CalibrationReport; a bad line is a located error (file:line:1)."""
+    from mbt.answers.selftest import calibration_report
+    from mbt.judges.choice import JudgeChoice
+
+    return calibration_report(labels_path, JudgeChoice(judge, dict(judges or {})), rubrics, llm)
+
+
+def judge_sensitivity(golden_paths: list[str], judge: str = "embedded", judges: Mapping[str, str] | None = None,
+                      rubrics: Mapping[str, str] | None = None, llm: LLMSettings | None = None):
+    """`mbt judge sensitivity`: the goldens' expected answers mutated into wrong answers (a number changed, a
+    negation inserted, a must_not phrase inserted, a step dropped, an instruction to the judge injected), each
+    judged by the accuracy judge against the unchanged expected answer: per operator the mutants made, caught,
+    missed and undecided, and the controls. Returns mbt.answers.selftest.SensitivityReport."""
+    from mbt.answers.selftest import sensitivity_report
+    from mbt.judges.choice import JudgeChoice
+
+    return sensitivity_report(golden_paths, JudgeChoice(judge, dict(judges or {})), rubrics, llm)
+
+
 def _run_reason(run) -> str:
     """Why a run has its verdict on the model: its first deviation, else what was not judged."""
     if run.deviation is not None:

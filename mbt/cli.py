@@ -510,6 +510,66 @@ def eval_command(goldens, run_paths, models, judge_names, llm_options, criteria,
     sys.exit(EXIT_OK if report.gate.passed else EXIT_FAILED)
 
 
+@cli.group(name="judge", epilog=epilog("mbt judge calibrate --labels models/answers/labels.jsonl",
+                                       "mbt judge sensitivity --goldens models/answers/goldens/"))
+def judge_group() -> None:
+    """Judge the judge: its agreement with human labels, and whether it catches wrong answers."""
+
+
+@judge_group.command(name="calibrate", epilog=epilog(
+    "mbt judge calibrate --labels models/answers/labels.jsonl",
+    "mbt judge calibrate --labels labels.jsonl --judge openai:llama-3.3-70b --format json -o calibration.json",
+    "mbt judge calibrate --labels exported.jsonl --judge recorded"))
+@click.option("--labels", "labels", required=True, type=click.Path(), metavar="FILE",
+              help="JSON Lines of labelled answers: actual, expected, label (pass | fail), optional criterion "
+                   "(accuracy), question, id, judge (a recorded verdict).")
+@judge_option
+@llm_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@output_option
+def judge_calibrate(labels, judge_names, llm_options, fmt, output) -> None:
+    """Agreement, Cohen's kappa, the confusion table and the decided share of the judge against human labels,
+    per criterion (`--judge recorded`: the verdicts the file records)."""
+    choice, settings, rubrics = _judging(judge_names, llm_options)
+    report = _api().judge_calibrate(labels, judge=choice.default, judges=choice.per_criterion, rubrics=rubrics,
+                                    llm=settings)
+    if fmt == "json":
+        emit(report.model_dump_json(indent=2) + "\n", output)
+    else:
+        from mbt.report.judge_text import calibration_text
+
+        emit(calibration_text(report), output)
+    sys.exit(EXIT_OK)
+
+
+@judge_group.command(name="sensitivity", epilog=epilog(
+    "mbt judge sensitivity --goldens models/answers/goldens/",
+    "mbt judge sensitivity --goldens qna.xlsx --judge openai:llama-3.3-70b --format json"))
+@click.option("--goldens", "goldens", cls=Paths, required=True,
+              help="Golden cases whose expected answers are mutated (sheets, JSONL, YAML).")
+@judge_option
+@llm_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@output_option
+def judge_sensitivity(goldens, judge_names, llm_options, fmt, output) -> None:
+    """Mutate the goldens' expected answers into wrong ones (a number changed, a negation inserted, a must_not
+    phrase inserted, a step dropped, an instruction to the judge injected) and count, per operator, the mutants the
+    accuracy judge catches, misses or leaves undecided; the controls are the expected answers themselves."""
+    # imported when the command runs: start-up time (only this command's stages load)
+    from mbt.paths import expand
+
+    choice, settings, rubrics = _judging(judge_names, llm_options)
+    report = _api().judge_sensitivity(expand(list(goldens), "--goldens"), judge=choice.default,
+                                      judges=choice.per_criterion, rubrics=rubrics, llm=settings)
+    if fmt == "json":
+        emit(report.model_dump_json(indent=2) + "\n", output)
+    else:
+        from mbt.report.judge_text import sensitivity_text
+
+        emit(sensitivity_text(report), output)
+    sys.exit(EXIT_OK)
+
+
 @cli.command(epilog=epilog("mbt render --model models/recovery.fsm --goldens goldens/ -o recovery.svg",
                            "mbt render --model models/recovery.fsm --focus confirming_email --depth 2 -o part.svg",
                            "mbt render --model models/refund.dt -o refund.md"))

@@ -1,6 +1,6 @@
 """The LLM judge's API key never leaves for anywhere but the server (issue 34, item 2): a key planted in the
 configuration file, the environment and the server's own replies is looked for in every output of `mbt eval` (text,
-JSON, Excel, --show-prompt), in stderr, in every log record
+JSON, Excel, --show-prompt), of `mbt judge calibrate` and `mbt judge sensitivity`, in stderr, in every log record
 at DEBUG (mbt's, the openai client's, its HTTP library's), in error messages about the settings, and in every byte of the
 verdict cache's files."""
 
@@ -17,6 +17,7 @@ from tests.cli_runner import run_mbt
 ROOT = Path(__file__).resolve().parents[1]
 GOLDENS = ROOT / "models" / "answers" / "goldens"
 RUNS = ROOT / "models" / "answers" / "runs"
+LABELS = ROOT / "models" / "answers" / "labels.jsonl"
 PLANTED = "sk-PLANTED-7f3a9c1e5b2d4680"
 
 
@@ -49,6 +50,9 @@ def test_the_planted_key_is_in_no_output_log_message_or_cache_file(tmp_path, cap
              "--format", f"xlsx:{out / 'eval.xlsx'}"),
             ("eval", "--retry-errors"),
             ("eval", "--show-prompt", "accuracy"),
+            ("judge", "calibrate", "--labels", LABELS),
+            ("judge", "calibrate", "--labels", LABELS, "--format", "json"),
+            ("judge", "sensitivity", "--goldens", GOLDENS, "--format", "json"),
         ]
         for args in runs:
             done = run_mbt(*args, cwd=tmp_path, env=env)
