@@ -72,7 +72,8 @@ def overview_rows(report: EvalReport) -> list[list]:
         ["Run successfully", ok],
         ["With errors", report.cases_with_errors],
         [],
-        ["", "Passed", f"Pass rate (of {ok} run successfully)", "Failed", "Not judged", "Error", "Weight", "Judge"],
+        ["", "Passed (run successfully)", f"Pass rate (of {ok} run successfully)", "Failed (all cases)",
+         "Not judged (all cases)", "Error (all cases)", "Weight", "Judge"],
         ["Overall", report.passed_ok, rate(report.pass_rate), report.failed, report.not_judged, report.errors,
          f"threshold {report.threshold}", report.judge],
     ]
@@ -122,7 +123,7 @@ def eval_xlsx(report: EvalReport) -> bytes:
             cell.number_format = "0.0%"
     for cell in overview[5]:
         cell.font = Font(bold=True)
-    for column, width in zip("ABCDEFGH", (24, 14, 34, 10, 12, 10, 14, 24)):
+    for column, width in zip("ABCDEFGH", (24, 16, 24, 14, 14, 14, 14, 24)):
         overview.column_dimensions[column].width = width
 
     details = wb.create_sheet("Details")
