@@ -33,10 +33,18 @@ demo: $(STAMP) graphviz
 	  echo "== mbt runs exited with $$code (1 = seed 000's release gate failed: the example's runs deviate on purpose)"; \
 	  [ $$code -lt 2 ]
 	@echo
-	@echo "== mbt eval --goldens models/answers/goldens/ --runs models/answers/runs/ (the agent's answers judged)"
-	@$(BIN)/mbt eval --goldens models/answers/goldens/ --runs models/answers/runs/; code=$$?; \
-	  echo "== mbt eval exited with $$code (1 = two wrong answers and an unanswered case, as the example is built)"; \
+	@echo "== mbt eval --goldens models/answers/goldens/ --runs models/answers/runs/ --format text --format xlsx:build/eval.xlsx (the agent's answers judged)"
+	@mkdir -p build
+	@$(BIN)/mbt eval --goldens models/answers/goldens/ --runs models/answers/runs/ \
+	  --format text --format xlsx:build/eval.xlsx; code=$$?; \
+	  echo "== mbt eval exited with $$code (1 = two wrong answers and an unanswered case, as the example is built); wrote build/eval.xlsx"; \
 	  [ $$code -lt 2 ]
+	@echo
+	@echo "== mbt judge calibrate --labels models/answers/labels.jsonl (the judge against human labels)"
+	@$(BIN)/mbt judge calibrate --labels models/answers/labels.jsonl; code=$$?; [ $$code -lt 2 ]
+	@echo
+	@echo "== mbt judge sensitivity --goldens models/answers/goldens/ (does the judge catch wrong answers?)"
+	@$(BIN)/mbt judge sensitivity --goldens models/answers/goldens/; code=$$?; [ $$code -lt 2 ]
 	@echo
 	@echo "== mbt mutate --model models/ --goldens models/goldens/ --show-survivors none (is the golden set good?)"
 	@$(BIN)/mbt mutate --model models/ --goldens models/goldens/ --show-survivors none; code=$$?; [ $$code -lt 2 ]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import gc
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mbt.analysis.findings import CheckReport
 from mbt.cache import Loaded, load_compiled
@@ -27,6 +29,9 @@ from mbt.parsing.loader import ModelFile, load_paths
 from mbt.paths import left_out
 from mbt.progress import Progress
 from mbt.provenance import provenance
+
+if TYPE_CHECKING:  # annotations only: the LLM judge's module loads when such a judge is made
+    from mbt.judges.llm import LLMSettings
 
 
 def collector_paused(func):
@@ -453,37 +458,73 @@ def _first_ids(cases):
     return out
 
 
-def _eval_setup(criteria: str | None, threshold: str | None, judge: str, retry_errors: bool):
-    """The criteria configuration and the judge of `mbt eval` (seed 001's default: accuracy alone, threshold 0)."""
-    from mbt.judges import criteria_config, default_config, make_judge, parse_weights
+def _criteria_setup(criteria: str | None, threshold: str | None, rubrics: Mapping[str, str] | None = None):
+    """The criteria configuration of `mbt eval` (seed 001's default: accuracy alone, threshold 0), each criterion with
+    its rubric from `rubrics` (the configuration file's custom criteria; a rubric for a built-in criterion replaces
+    its definition)."""
+    from dataclasses import replace
 
-    if criteria is None and threshold is None:
-        config = default_config()
-    elif criteria is None:
-        config = criteria_config(default_config().criteria, threshold or 0)
-    else:
-        config = criteria_config(parse_weights(criteria), threshold if threshold is not None else 0)
-    options = {"retry_errors": True} if retry_errors and judge not in ("embedded", "rules") else {}
-    return config, make_judge(judge, **options)
+    from mbt.judges import criteria_config, default_config, parse_weights
+
+    listed = default_config().criteria if criteria is None else parse_weights(criteria)
+    given = [replace(c, rubric=rubrics[c.key]) if rubrics and c.key in rubrics else c for c in listed]
+    if criteria is None and threshold is None and not rubrics:
+        return default_config()
+    return criteria_config(given, threshold if threshold is not None else 0)
 
 
 def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded", criteria: str | None = None,
-         threshold: str | None = None, retry_errors: bool = False, model_paths: list[str] | None = None):
+         threshold: str | None = None, retry_errors: bool = False, model_paths: list[str] | None = None,
+         judges: Mapping[str, str] | None = None, rubrics: Mapping[str, str] | None = None,
+         llm: LLMSettings | None = None, gate_path: str | None = None):
     """`mbt eval`: the goldens' expected answers against the agent's actual answers from recorded runs, judged per
-    criterion (`criteria`: `accuracy=2,safety=1`; `threshold`: the overall threshold) by `judge` (`embedded`,
-    `rules`, `openai:MODEL`); no behaviour model is needed. `retry_errors`: the LLM judge re-asks only the verdicts
-    its cache holds as errors. `model_paths`: the same runs also judged on these behaviour models as `runs` judges
-    them, each case showing its run's verdict there. Returns mbt.answers.results.EvalReport (its `gate` says whether
-    every case passed)."""
+    criterion (`criteria`: `accuracy=2,safety=1`; `threshold`: the overall threshold; `rubrics`: the texts of custom
+    criteria) by `judge` (`embedded`, `rules`, `openai:MODEL`), or by the judge `judges` names for a criterion; no
+    behaviour model is needed. `llm`: the LLM judge's settings (mbt.judges.llm.llm_settings). `retry_errors`: the LLM
+    judge re-asks only the verdicts its cache holds as errors. `model_paths`: the same runs also judged on these
+    behaviour models as `runs` judges them, each case showing its run's verdict there. `gate_path`: a gate file whose
+    answer rules replace the default gate (mbt.answers.gate). Returns mbt.answers.results.EvalReport (its `gate` says
+    whether it passed)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.answers.evaluate import evaluate
+    from mbt.judges.choice import JudgeChoice, make_judges
 
-    config, default = _eval_setup(criteria, threshold, judge, retry_errors)
+    config = _criteria_setup(criteria, threshold, rubrics)
+    gate = load_gate(gate_path) if gate_path else None
     on_model = None
     if model_paths:
         judged = runs(model_paths, run_paths, use_gate=False, jobs=1)
         on_model = {r.where: (r.verdict, _run_reason(r)) for r in judged.runs}
-    return evaluate(golden_paths, run_paths, config, default, model_verdicts=on_model, models=model_paths or [])
+    chosen = make_judges(JudgeChoice(judge, dict(judges or {})), config, llm, retry_errors)
+    try:
+        return evaluate(golden_paths, run_paths, config, chosen.default, chosen.per_criterion,
+                        model_verdicts=on_model, models=model_paths or [], gate=gate)
+    finally:
+        chosen.close()
+
+
+def judge_calibrate(labels_path: str, judge: str = "embedded", judges: Mapping[str, str] | None = None,
+                    rubrics: Mapping[str, str] | None = None, llm: LLMSettings | None = None):
+    """`mbt judge calibrate`: the judge of each labelled answer's criterion (`judge`, or the one `judges` names for
+    it; `recorded`: the verdicts the file records) against the human labels of the JSON Lines file at
+    `labels_path`: agreement, Cohen's kappa, the confusion table and the decided share per criterion. Returns
+    mbt.answers.selftest.CalibrationReport; a bad line is a located error (file:line:1)."""
+    from mbt.answers.selftest import calibration_report
+    from mbt.judges.choice import JudgeChoice
+
+    return calibration_report(labels_path, JudgeChoice(judge, dict(judges or {})), rubrics, llm)
+
+
+def judge_sensitivity(golden_paths: list[str], judge: str = "embedded", judges: Mapping[str, str] | None = None,
+                      rubrics: Mapping[str, str] | None = None, llm: LLMSettings | None = None):
+    """`mbt judge sensitivity`: the goldens' expected answers mutated into wrong answers (a number changed, a
+    negation inserted, a must_not phrase inserted, a step dropped, an instruction to the judge injected), each
+    judged by the accuracy judge against the unchanged expected answer: per operator the mutants made, caught,
+    missed and undecided, and the controls. Returns mbt.answers.selftest.SensitivityReport."""
+    from mbt.answers.selftest import sensitivity_report
+    from mbt.judges.choice import JudgeChoice
+
+    return sensitivity_report(golden_paths, JudgeChoice(judge, dict(judges or {})), rubrics, llm)
 
 
 def _run_reason(run) -> str:
@@ -496,13 +537,13 @@ def _run_reason(run) -> str:
 
 
 def eval_prompts(golden_paths: list[str], run_paths: list[str], criterion: str, criteria: str | None = None,
-                 threshold: str | None = None) -> list[str]:
+                 threshold: str | None = None, rubrics: Mapping[str, str] | None = None) -> list[str]:
     """`mbt eval --show-prompt KEY`: the LLM judge's request for criterion KEY on each judged turn, as text."""
     from mbt.answers.evaluate import judge_inputs, load_answer_goldens, match_runs
     from mbt.judges.prompts import show_prompt
     from mbt.runs.reader import read_runs
 
-    config, _ = _eval_setup(criteria, threshold, "rules", False)
+    config = _criteria_setup(criteria, threshold, rubrics)
     keys = [c.key for c in config.enabled]
     if criterion not in keys:
         raise MbtError(f"--show-prompt: `{criterion}` is not an enabled criterion ({', '.join(keys)})")

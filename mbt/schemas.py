@@ -1,5 +1,5 @@
-"""JSON Schemas of the reports (check, elements, coverage, generate, runs, mutation, compare, eval, probes), generated
-from the pydantic models; published in docs/schemas/."""
+"""JSON Schemas of the reports (check, elements, coverage, generate, runs, mutation, compare, eval, calibration,
+sensitivity, probes), generated from the pydantic models; published in docs/schemas/."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from mbt.analysis.findings import CheckReport
 from mbt.answers.results import EvalReport
+from mbt.answers.selftest import CalibrationReport, SensitivityReport
 from mbt.elements.base import ElementsReport
 from mbt.generate.report import GenerateReport  # noqa: E402 - grouped with the report it adds
 from mbt.measure.coverage import CoverageReport
@@ -23,7 +24,7 @@ from mbt.runs.results import RunsReport
 REPORTS: dict[str, type[BaseModel]] = {
     "check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport,
     "runs": RunsReport, "mutation": MutationReport, "compare": CompareReport,
-    "eval": EvalReport, "probes": ProbeReport}
+    "eval": EvalReport, "calibration": CalibrationReport, "sensitivity": SensitivityReport, "probes": ProbeReport}
 
 
 def schema_text(name: str) -> str:

@@ -56,8 +56,8 @@ def test_the_text_report_gives_the_overview_and_each_case():
     assert done.returncode == 1
     out = done.stdout
     assert "run successfully: 5   with errors: 0" in out
-    assert "overall: 2 pass, 2 fail, 1 not judged (pass rate 40%)" in out
-    assert "accuracy (weight 1): 2 pass, 2 fail, 1 not judged, 0 error (pass rate 40%)" in out
+    assert "overall: 2 pass, 2 fail, 1 not judged, 0 error; pass rate 40% (2 of 5 run successfully)" in out
+    assert "accuracy (weight 1): 2 pass, 2 fail, 1 not judged, 0 error; pass rate 40% (2 of 5 run successfully)" in out
     assert "FAIL       models/answers/goldens/card-qna.csv:2 case 1" in out
     assert "accuracy: fail [embedded] expected '5 business days', the answer says '7 business days'" in out
     assert "Runs without a case (1):" in out and "Gate: FAILED (3)" in out

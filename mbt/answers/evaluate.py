@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mbt.answers.gate import answers_gate
 from mbt.answers.results import (
     CaseResult,
     CriterionSummary,
@@ -52,6 +53,8 @@ from mbt.judges import (
     overall_verdict,
     parse_assertions,
 )
+from mbt.judges.assertions import forbidden_said
+from mbt.measure.gate import Gate
 from mbt.runs.reader import read_runs
 from mbt.runs.steps import ObservedRun
 
@@ -246,13 +249,16 @@ def judge_goldens(goldens: list[AnswerGolden], config: CriteriaConfig, default: 
         turns = [TurnAnswer(question=t.question, expected=list(t.expected),
                             actual=answers[n] if n < len(answers) else None, judged=t.checked)
                  for n, t in enumerate(golden.turns)]
+        said = [p for n, t in enumerate(golden.turns) if n < len(answers) for p in forbidden_said(t.assertions,
+                                                                                                   answers[n])]
         out.append(CaseResult(
             id=golden.case.id, file=golden.case.file, where=golden.case.where,
             run=golden.run.where if golden.run is not None else None, matched_by=golden.matched_by, turns=turns,
             criteria={k: CriterionVerdict(verdict=v.verdict, reason=v.reason, judge=v.judge,
                                           judge_version=v.judge_version) for k, v in criteria.items()},
             overall=OverallVerdict(verdict=overall.verdict, reason=overall.reason,
-                                   passed_weight=str(overall.passed_weight), threshold=str(overall.threshold))))
+                                   passed_weight=str(overall.passed_weight), threshold=str(overall.threshold)),
+            must_not_violated=list(dict.fromkeys(said))))
     return out
 
 
@@ -262,10 +268,12 @@ def _rate(part: int, whole: int) -> float | None:
 
 def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConfig, default: Judge,
              judges: Mapping[str, Judge] | None = None,
-             model_verdicts: Mapping[str, tuple[str, str]] | None = None, models: Sequence[str] = ()) -> EvalReport:
-    """The whole `mbt eval` report: goldens read, runs read and matched, every case judged, totals and the gate.
-    `model_verdicts` (with --model): each run's verdict and reason on the behaviour model, by where it was read; a
-    case whose run did not pass there fails the gate too (not judged on the model included: never green on it)."""
+             model_verdicts: Mapping[str, tuple[str, str]] | None = None, models: Sequence[str] = (),
+             gate: Gate | None = None) -> EvalReport:
+    """The whole `mbt eval` report: goldens read, runs read and matched, every case judged, totals and the gate
+    (mbt.answers.gate: `gate`'s answer rules, else the default). `model_verdicts` (with --model): each run's verdict
+    and reason on the behaviour model, by where it was read; a case whose run did not pass there fails the gate too
+    (not judged on the model included: never green on it)."""
     goldens = load_answer_goldens(golden_paths)
     runset = read_runs(run_paths)
     unmatched = match_runs(goldens.cases, runset.runs)
@@ -275,25 +283,29 @@ def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConf
             if case.run is not None:
                 verdict, reason = model_verdicts.get(case.run, ("not_judged", "the run was not judged on the model"))
                 case.model = ModelVerdict(verdict=verdict, reason=reason)
+    # Seed 001's overview: cases run successfully (no criterion in error) and with errors; the pass count and rate
+    # overall and per criterion over the cases run successfully.
+    ok = [case for case in cases if not any(v.verdict == "error" for v in case.criteria.values())]
     summaries = []
     for c in config.enabled:
         values = [case.criteria[c.key].verdict for case in cases]
-        summaries.append(CriterionSummary(key=c.key, weight=str(c.exact_weight), passed=values.count("pass"),
+        passed_ok = sum(case.criteria[c.key].verdict == "pass" for case in ok)
+        summaries.append(CriterionSummary(key=c.key, weight=str(c.exact_weight),
+                                          judge=(judges or {}).get(c.key, default).name, passed=values.count("pass"),
                                           failed=values.count("fail"), not_judged=values.count("not_judged"),
-                                          errors=values.count("error"), pass_rate=_rate(values.count("pass"),
-                                                                                         len(cases))))
+                                          errors=values.count("error"), passed_ok=passed_ok,
+                                          pass_rate=_rate(passed_ok, len(ok))))
     overall = [case.overall.verdict for case in cases]
-    with_errors = sum(any(v.verdict == "error" for v in case.criteria.values()) for case in cases)
-    failures = [f"{case.where}: case `{case.id}` is {case.overall.verdict}: {case.overall.reason}"
-                for case in cases if case.overall.verdict != "pass"]
-    failures += [f"{case.where}: case `{case.id}`: its run is {case.model.verdict} on the model: {case.model.reason}"
-                 for case in cases if case.model is not None and case.model.verdict != "pass"]
-    failures += [f"{i.where}: invalid case: {i.message}" for i in goldens.invalid]
-    return EvalReport(
+    passed_ok = sum(case.overall.verdict == "pass" for case in ok)
+    report = EvalReport(
         judge=default.name, threshold=str(config.threshold), criteria=summaries, cases_total=len(cases),
-        cases_ok=len(cases) - with_errors, cases_with_errors=with_errors, passed=overall.count("pass"),
-        failed=overall.count("fail"), not_judged=overall.count("not_judged"),
-        pass_rate=_rate(overall.count("pass"), len(cases)), cases=cases, runs_without_case=unmatched,
-        invalid_cases=goldens.invalid,
+        cases_ok=len(ok), cases_with_errors=len(cases) - len(ok), passed=overall.count("pass"),
+        failed=overall.count("fail"), not_judged=overall.count("not_judged"), errors=overall.count("error"),
+        passed_ok=passed_ok, pass_rate=_rate(passed_ok, len(ok)),
+        judge_errors=sum(v.verdict == "error" for case in cases for v in case.criteria.values()),
+        must_not_violated=sum(len(case.must_not_violated) for case in cases), cases=cases,
+        runs_without_case=unmatched, invalid_cases=goldens.invalid,
         invalid_runs=[Located(where=i.where, message=i.message) for i in runset.invalid], models=list(models),
-        gate=EvalGate(passed=not failures and bool(cases), failures=failures or ([] if cases else ["no valid case"])))
+        gate=EvalGate(passed=False, failures=[]))
+    report.gate = answers_gate(report, gate)
+    return report

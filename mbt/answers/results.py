@@ -57,6 +57,9 @@ class CaseResult(BaseModel):
     criteria: dict[str, CriterionVerdict]
     overall: OverallVerdict
     model: ModelVerdict | None = Field(default=None, description="With --model: the run on the behaviour model.")
+    must_not_violated: list[str] = Field(default_factory=list, description=(
+        "The must_not phrases the case's answers say (its golden `must_not` assertions that failed), each the "
+        "phrase; the gate's `must_not_violated` counts them."))
 
 
 class Located(BaseModel):
@@ -67,20 +70,41 @@ class Located(BaseModel):
 
 
 class CriterionSummary(BaseModel):
+    """One criterion over every case: its verdicts counted, and seed 001's pass count and rate over the cases run
+    successfully (no criterion in error)."""
+
     key: str
     weight: str
+    judge: str = Field(default="", description="The judge that decides this criterion (the default one or its own).")
     passed: int
     failed: int
     not_judged: int
     errors: int
-    pass_rate: float | None = Field(description="passed / cases, in percent; None without cases.")
+    passed_ok: int = Field(default=0, description="Cases run successfully that pass this criterion.")
+    pass_rate: float | None = Field(description="passed_ok / cases run successfully, in percent; None without such "
+                                                "cases.")
+
+
+class GateCheck(BaseModel):
+    """One rule of the gate on answers, with what was measured (None: nothing to measure it on, which fails)."""
+
+    key: str = Field(description="answers.pass_rate, answers.CRITERION.pass_rate, must_not_violated, judge_errors, "
+                                 "invalid_cases.")
+    expected: str = Field(description="The condition, e.g. `>= 0.9` or `<= 0`.")
+    actual: float | None
+    passed: bool
+    default: bool = Field(description="A default rule (not written in the gate file).")
 
 
 class EvalGate(BaseModel):
-    """The default gate: every valid case passes overall and no golden case is invalid (never green on not_judged)."""
+    """The gate on answers (mbt.answers.gate): its rules, and every failure as a line. Without a gate file every
+    case must pass overall (`answers.pass_rate >= 1`), with no judge error, no must_not phrase said and no invalid
+    case; with --model a case whose run did not pass on the model fails it too."""
 
     passed: bool
     failures: list[str]
+    source: str | None = Field(default=None, description="The gate file read, or None: the default gate.")
+    checks: list[GateCheck] = Field(default_factory=list)
 
 
 class EvalReport(BaseModel):
@@ -94,7 +118,12 @@ class EvalReport(BaseModel):
     passed: int
     failed: int
     not_judged: int
-    pass_rate: float | None = Field(description="Overall passes / cases, in percent; None without cases.")
+    errors: int = Field(default=0, description="Cases whose overall verdict is error.")
+    passed_ok: int = Field(default=0, description="Cases run successfully that pass overall.")
+    pass_rate: float | None = Field(description="passed_ok / cases run successfully (seed 001's rate), in percent; "
+                                                "None without such cases.")
+    judge_errors: int = Field(default=0, description="Verdicts in error, over every case and criterion.")
+    must_not_violated: int = Field(default=0, description="must_not phrases said, over every case.")
     cases: list[CaseResult]
     runs_without_case: list[Located]
     invalid_cases: list[Located]

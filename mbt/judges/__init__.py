@@ -9,7 +9,7 @@ the LLM judge's cache folder, mbt.parsing.grammar.cache_dir.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mbt.judges.assertions import Assertion, RuleJudge, check_assertions, contract_phrases, parse_assertions, problems
 from mbt.judges.calibration import Calibration, Label, calibrate, cohen_kappa, judge_labelled, read_labels
@@ -29,11 +29,15 @@ from mbt.judges.embedded import EmbeddedJudge
 from mbt.judges.sensitivity import Sensitivity, sensitivity
 from mbt.judges.verdicts import VERDICTS, Judge, JudgeInput, Verdict, VerdictValue
 
+if TYPE_CHECKING:  # annotations only: the LLM judge's module loads when such a judge is made
+    from mbt.judges.llm import LLMSettings
+
 JUDGE_NAMES = ("embedded", "rules", "openai:MODEL")
 
 
-def make_judge(spec: str, **llm_options: Any) -> Judge:
-    """`embedded` (the default), `rules`, or `openai:MODEL` (options as mbt.judges.llm.LLMJudge's)."""
+def make_judge(spec: str, settings: LLMSettings | None = None, **llm_options: Any) -> Judge:
+    """`embedded` (the default), `rules`, or `openai:MODEL`: its `settings` (mbt.judges.llm.llm_settings: the server,
+    the key, the limits) and `llm_options` (LLMJudge's keyword arguments, which win) apply to it."""
     if spec == "embedded":
         return EmbeddedJudge()
     if spec == "rules":
@@ -41,7 +45,7 @@ def make_judge(spec: str, **llm_options: Any) -> Judge:
     if spec.startswith("openai:") or ":" in spec:
         from mbt.judges.llm import judge_from_spec
 
-        return judge_from_spec(spec, **llm_options)
+        return judge_from_spec(spec, **{**(settings.options() if settings is not None else {}), **llm_options})
     raise CriteriaError(f"`{spec}` is not a judge: {', '.join(JUDGE_NAMES)}")
 
 
