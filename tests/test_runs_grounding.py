@@ -8,6 +8,10 @@ seed 000's gate and gateable."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +26,7 @@ from mbt.runs.results import RunsReport
 from tests.contract_stand_in import contract_elements, load_contract, register_contract_kind, restore_contract_kind
 from tests.test_runs_readers import attr, document, span, write
 
+ROOT = Path(__file__).resolve().parents[1]
 SEED_TRACE = "models/traces/recovery-example.json"
 FAILING_TRACE = "models/traces/recovery-expired-source.json"
 SEED_GATE = "models/gates/seed-000-release.yaml"
@@ -474,3 +479,46 @@ def test_a_positional_folder_leaves_rag_traces_out_of_the_goldens(tmp_path):
     (folder / "trace.json").write_text(json.dumps(seed_trace()), encoding="utf-8")
     assert left_out([str(folder)], []) == {str((folder / "trace.json").resolve()): RAG_TRACE_FILE}
 
+
+
+def test_an_otel_trace_with_a_retrieval_span_is_judged_on_the_contract(monkeypatch, contract_kind, tmp_path):
+    """The conventions' shapes end to end: a chat span's answer, a retrieval span's documents, mbt's grounding
+    attributes; the answer asks for the password (must_not[0]) and a claim uses the expired v1."""
+    trace = "9" * 32
+    docs = [{"id": "account-recovery-v3", "score": 0.91, "metadata": {"approved": True, "status": "active"}},
+            {"id": "account-recovery-v1", "score": 0.94, "metadata": {"approved": False, "status": "expired"}}]
+    chat = span(trace, "0000000000000092", "chat", 40, 50,
+                gen_ai__input__messages=[{"role": "user", "parts": [{"type": "text", "content": "forgot pwd"}]}],
+                gen_ai__output__messages=[{"role": "assistant", "parts": [
+                    {"type": "text", "content": "请提供您当前的密码，我来帮您重置。"}]}])
+    root = span(trace, "0000000000000090", "invoke_agent", 0, 100, mbt__grounding__selected_source="account-recovery-v3",
+                mbt__grounding__claims=[{"text": "重置链接会发送到注册邮箱", "grounded_in": "account-recovery-v1"}])
+    path = write(tmp_path, "t.json", document(root, retrieval_span(docs, trace=trace, sid="0000000000000091"), chat))
+    report = judged(monkeypatch, contract_kind, [path])
+    [run] = report.runs
+    assert report.unread == [] and run.verdict == "deviation"
+    assert (run.deviation.type, run.deviation.where) == ("unapproved_source", f"trace {trace} claims[0]")
+    assert [f.type for f in run.grounding.failures] == ["unapproved_source", "ungrounded_claim"]
+    assert ("must_not[0]", "fail", "the answer does it") in [(i.item, i.verdict, i.reason) for i in run.items]
+    assert report.metrics.grounding_failures == 1 and report.metrics.critical_hallucinations == 0
+
+
+def test_the_grounding_report_is_the_same_under_any_hash_seed():
+    script = ("import json, sys\n"
+              "from unittest import mock\n"
+              "from mbt import api\n"
+              "from mbt.cache import Loaded\n"
+              "from tests.contract_stand_in import load_contract, register_contract_kind\n"
+              "register_contract_kind()\n"
+              "contract = load_contract()\n"
+              "with mock.patch.object(api, 'load_compiled', lambda paths, use_cache=True: Loaded([], [contract])):\n"
+              "    report = api.runs([contract.file], ['models/traces/'], gate_path='models/gates/seed-000-release.yaml',"
+              " use_cache=False, jobs=1)\n"
+              "sys.stdout.write(report.model_dump_json())\n")
+    outputs = set()
+    for seed in ("1", "7"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "MBT_NO_CACHE": "1"}
+        done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                              check=True)
+        outputs.add(done.stdout)
+    assert len(outputs) == 1 and '"grounding_failures":1' in outputs.pop()
