@@ -522,3 +522,17 @@ def test_the_grounding_report_is_the_same_under_any_hash_seed():
                               check=True)
         outputs.add(done.stdout)
     assert len(outputs) == 1 and '"grounding_failures":1' in outputs.pop()
+
+
+@pytest.mark.parametrize("claim", ["Your account is linked to your e-mail address.", "账户绑定了注册邮箱"])
+def test_a_sentence_about_an_account_is_not_a_status_by_itself(claim):
+    assert critical_kinds(claim) == ()
+
+
+def test_a_trace_of_retrieval_alone_is_judged_on_its_grounding(tmp_path):
+    raw = {k: v for k, v in seed_trace().items() if k != "query"}
+    contract = load_contract()
+    [run] = read_runs([write(tmp_path, "t.json", raw)]).runs
+    v = ContractRunJudge(contract, contract_elements(contract)).judge(run)
+    assert run.steps == [] and v.grounding.passed and v.judged_steps == 1
+    assert not any("shows no step" in g for g in v.gaps)

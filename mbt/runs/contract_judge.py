@@ -101,7 +101,7 @@ class ContractRunJudge:
     # ---- the judgement
     def judge(self, run: ObservedRun) -> GroundedVerdict:
         v = GroundedVerdict(run=run, model=self.model.name, intent=run.intent)
-        v.judged_steps = len(run.steps)
+        v.judged_steps = len(run.steps) or (1 if run.retrieval is not None else 0)  # a trace of retrieval alone
         found: list[_Found] = []
         answers = [(n, s) for n, s in enumerate(run.steps, start=1) if s.kind == "assistant" and s.text]
         last = len(run.steps) or 1

@@ -46,7 +46,7 @@ def _words(*groups: str) -> tuple[str, ...]:
 _STATUS_EN = re.compile(r"\b(?:is|are|was|were|has been|have been|got|gets|remains?|stays?|been)\s+(?:now\s+|currently\s+"
                         r"|temporarily\s+|permanently\s+)?(?:locked|unlocked|suspended|disabled|enabled|frozen|blocked"
                         r"|unblocked|deactivated|reactivated|activated|closed|verified|restricted|banned)\b"
-                        r"|\blocked out\b|\b(?:account|card|status) (?:is|was|shows)\b")
+                        r"|\blocked out\b")
 _STATUS_WORDS = _words("已锁定|被锁定|已被锁定|锁定状态|已冻结|被冻结|已停用|已被停用|已禁用|被禁用|已解锁|已激活|已注销|已关闭|"
                        "已封禁|被封禁|已限制|状态为|状态是|处于锁定|处于冻结",
                        "đã khóa|đã bị khóa|bị khóa|bị tạm khóa|đã mở khóa|đã kích hoạt|bị vô hiệu hóa|đã vô hiệu hóa|"
