@@ -109,7 +109,7 @@ class ContractRunJudge:
         if not run.steps and run.retrieval is None:
             v.gaps.append(f"{run.where}: the run shows no step" + (f" ({'; '.join(run.notes)})" if run.notes else ""))
         self._intent(v, run, found)
-        self._grounding(v, run, found, last, end)
+        self._grounding(v, run, found, last)
         claims = list(run.retrieval.claims or []) if run.retrieval is not None else []
         self._must_not(v, run, answers, claims, found)
         self._must_have(v, run, answers, claims, found, last, end)
@@ -134,7 +134,7 @@ class ContractRunJudge:
         else:
             v.items.append((item.key, "pass", f"intent `{run.intent}`"))
 
-    def _grounding(self, v: GroundedVerdict, run: ObservedRun, found: list[_Found], last: int, end: str) -> None:
+    def _grounding(self, v: GroundedVerdict, run: ObservedRun, found: list[_Found], last: int) -> None:
         if run.retrieval is None:
             if self.model.allowed_sources:
                 v.gaps.append(f"{run.where}: the run records no retrieval evidence (retrieved documents, selected "
