@@ -83,6 +83,7 @@ NOT_GOLDEN_FOLDERS = {"gates": "in a `gates/` folder: gate files, for --gate",
                       "answers": "in an `answers/` folder: expected and recorded answers, for `mbt eval`"}
 GATE_FILE = "a gate file, for --gate"
 TRACE_FILE = "an OpenTelemetry trace, for `mbt runs --runs`"
+RAG_TRACE_FILE = "a RAG trace (retrieved documents and claims), for `mbt runs --runs`"
 SNIFF_GATE_BYTES = 1024 * 1024  # gate files are small: a larger YAML file is not opened to be told apart
 SNIFF_JSON_BYTES = 64 * 1024 * 1024  # a .json file larger than this is read as goldens without a look
 
@@ -113,7 +114,8 @@ def left_out(folders: Iterable[str], models: list[ModelBase]) -> dict[str, str]:
 
 
 def _content(path: Path) -> str | None:
-    """GATE_FILE or TRACE_FILE when the file's content is one (looked at within the sizes above), else None."""
+    """GATE_FILE, TRACE_FILE or RAG_TRACE_FILE when the file's content is one (looked at within the sizes above),
+    else None."""
     # Floors above this one, needed only to tell a file by its content.
     from mbt.measure.gate import is_gate_file
     from mbt.runs.reader import run_reader_for
@@ -135,5 +137,5 @@ def _content(path: Path) -> str | None:
     if suffix == ".json" and is_gate_file(value):
         return GATE_FILE
     reader = run_reader_for(value)
-    # Only a trace is told by its content: a transcript has the shape of a golden conversation too.
-    return TRACE_FILE if reader is not None and reader.name == "otlp" else None
+    # Only traces are told by their content: a transcript has the shape of a golden conversation too.
+    return {"otlp": TRACE_FILE, "rag": RAG_TRACE_FILE}.get(reader.name) if reader is not None else None

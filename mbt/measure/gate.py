@@ -32,7 +32,10 @@ DEFAULT_COUNTS = ("forbidden_uncovered", "forbidden_expected", "contradictions",
 GOLDENS_HOLDING = {"contradictions": "contradicting", "forbidden_expected": "expecting_forbidden"}
 # Observed-run figures (mbt runs, docs/runs.md): ratios, and counts a bare number limits.
 RUN_METRICS = ("intent_accuracy", "task_completion_rate", "escalation_success_rate")
-RUN_COUNTS = ("critical_failures", "deviations", "invalid_runs", "not_judged_runs")
+# Counts of runs measured only on runs with retrieval evidence (docs/runs.md, "Grounding"): a written limit fails
+# when no run measured it.
+GROUNDING_COUNTS = ("grounding_failures", "critical_hallucinations")
+RUN_COUNTS = ("critical_failures", "deviations", "invalid_runs", "not_judged_runs", *GROUNDING_COUNTS)
 # What fails `mbt runs` without a gate file, and what a gate file keeps failing on unless it names the key:
 # a run whose evidence is missing is never green unseen.
 DEFAULT_RUN_COUNTS = ("critical_failures", "invalid_runs", "not_judged_runs")
