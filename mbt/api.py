@@ -498,13 +498,19 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
     every case passed)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.answers.evaluate import evaluate
+    from mbt.answers.sayings import saying_report
 
     config, default = _eval_setup(criteria, threshold, judge, retry_errors)
-    on_model = None
+    on_model, elements = None, None
     if model_paths:
         judged = runs(model_paths, run_paths, use_gate=False, jobs=1, judge=default)
         on_model = {r.where: (r.verdict, _run_reason(r)) for r in judged.runs}
-    return evaluate(golden_paths, run_paths, config, default, model_verdicts=on_model, models=model_paths or [])
+        loaded = load_compiled(model_paths, True).models
+
+        def elements(cases):  # the models' say and claim elements, verified by the cases' judged answers
+            return saying_report(cases, loaded, default)
+    return evaluate(golden_paths, run_paths, config, default, model_verdicts=on_model, models=model_paths or [],
+                    sayings=elements)
 
 
 def _run_reason(run) -> str:
