@@ -55,3 +55,18 @@ def test_the_rule_judge_takes_the_phrases_as_the_whole_of_an_element():
     assert (said.verdict, said.judge) == ("fail", "rules")
     bare = Saying("forbidden:reveal", "forbid reveal", (), "reveals the card number")
     assert SayingJudge(RuleJudge()).says("I reveal the card number", bare).verdict == "not_judged"
+
+
+def test_the_embedded_judge_decides_a_description_by_its_facts_and_words_only():
+    promise = Saying("forbidden:promise", "forbid promise", (), "promises a refund within 5 days")
+    judge = SayingJudge()
+    said = judge.says("We promise a refund within 5 days.", promise)
+    assert (said.verdict, said.judge) == ("pass", "embedded")
+    other = judge.says("Your refund comes within 7 days.", promise)  # another number of days: it says otherwise
+    assert other.verdict == "fail" and "5 days" in other.reason and "7 days" in other.reason
+    assert judge.says("Happy to help with your refund.", promise).verdict == "not_judged"
+    leak = Saying("forbidden:leak", "forbid leak", (), "leaks an internal note")
+    unsure = judge.says("Your order ships on Monday.", leak)
+    assert unsure.verdict == "not_judged" and "none of the description's content words" in unsure.reason
+    # a refusal or a request for a secret is no sign that it is not said
+    assert judge.says("I cannot help, but here is the internal note we leak.", leak).verdict != "fail"

@@ -35,6 +35,7 @@ thereby shown not to say it.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -284,6 +285,12 @@ def judge_accuracy(expected: str, actual: str) -> tuple[VerdictValue, str]:
     why = _contradiction(e, a) or _missing_step(expected, e, a)
     if why:
         return "fail", why
+    return _agreement(e, a)
+
+
+def _agreement(e: Reading, a: Reading) -> tuple[VerdictValue, str]:
+    """Once nothing contradicts: pass when the answer states every fact and content word of the expected answer in
+    order (or is it), else not_judged with what made the judge unsure."""
     if e.folded == a.folded:
         return "pass", "the answer is the expected answer"
     missing = _missing_facts(e, a)
@@ -301,21 +308,37 @@ def judge_accuracy(expected: str, actual: str) -> tuple[VerdictValue, str]:
         (f" ({', '.join(lost)})" if lost else " (order)")
 
 
+@functools.lru_cache(maxsize=512)
+def _description(text: str) -> tuple[Reading, bool]:
+    """A description read once (a model's few are judged against every text), and whether it is *plain*: content
+    words and nothing else a contradiction could rest on (no fact, antonym side, closed-class value or yes/no)."""
+    r = Reading.of(text)
+    f = r.facts
+    plain = bool(r.words) and not (f.quantities or f.dates or f.clock or f.identifiers or f.names) \
+        and not any(pair.sides(r.folded) for pair in OPPOSITES) and not closed_values(r.folded) \
+        and not answer_word(r.folded)
+    return r, plain
+
+
 def judge_saying(description: str, text: str) -> tuple[VerdictValue, str]:
     """Whether `text` says what `description` describes (criterion `says`): pass, fail or not_judged, with why.
 
     Only an empty text and a contradiction show that a text does not say something; accuracy's other failures (a
-    request for a secret, a refusal, a step left out) judge an answer, not what it leaves unsaid."""
+    request for a secret, a refusal, a step left out) judge an answer, not what it leaves unsaid, and its pass needs
+    every content word of the description. So a plain description (`_description`) and a text sharing none of its
+    content words are not decided without reading the text further: most assistant texts, against a forbid."""
     if not text.strip():
         return "fail", "the text is empty: it says nothing"
-    why = _contradiction(Reading.of(description), Reading.of(text))
+    e, plain = _description(description)
+    if plain and not set(content(text)) & set(e.words):
+        return "not_judged", "not sure: the text says none of the description's content words " \
+                             f"({', '.join(dict.fromkeys(e.words))})"
+    a = Reading.of(text)
+    why = _contradiction(e, a)
     if why:
         return "fail", f"it says otherwise: {why}"
-    value, reason = judge_accuracy(description, text)
-    if value == "pass":
-        return "pass", reason.replace("expected answer", "description")
-    return "not_judged", reason.replace("expected answer", "description") if value == "not_judged" else \
-        f"not sure: {reason.replace('expected answer', 'description')}"
+    value, reason = _agreement(e, a)
+    return value, reason.replace("expected answer", "description")
 
 
 _MOJIBAKE = re.compile(r"Ã[\x80-\xbf¡-¿]|â€|Ä‘|áº|\ufffd")
