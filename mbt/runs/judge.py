@@ -453,11 +453,13 @@ class RunJudge:
         """The gap for a `say` forbid no judge decided on some assistant texts: never a pass (docs/runs.md)."""
         saying = self.say_forbids[element]
         wheres = [where for where, _ in texts]
-        shown = ", ".join(wheres[:3]) + (f" and {len(wheres) - 3} more" if len(wheres) > 3 else "")
+        later = wheres[1:4]
+        also = f" (also {', '.join(later)}" + (f" and {len(wheres) - 4} more" if len(wheres) > 4 else "") + ")" \
+            if later else ""
         first = texts[0][1]
-        return (f"{wheres[0]}: {saying.label}: {len(wheres)} assistant text(s) ({shown}) say none of its phrases and "
-                f"the {first.judge} judge does not decide whether they say what it describes, "
-                f"{saying.description!r} ({first.reason}): not judged")
+        return (f"{wheres[0]}: {saying.label} ({saying.description!r}) is not judged on {len(wheres)} assistant "
+                f"text(s){also}: they say none of its phrases, and the {first.judge} judge does not decide whether "
+                f"they say what it describes ({first.reason})")
 
     def _judge_state(self, v: Verdict, step, variables: dict, number: int, taken) -> bool:
         for name, value in step.state_after.items():
