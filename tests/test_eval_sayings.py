@@ -45,16 +45,21 @@ def test_elements_are_verified_by_judged_answers_exercised_or_not_reached(tmp_pa
     assert list(elements) == ["forbidden:ask_pin", "forbidden:unlock_card", "forbidden:reveal_number", "claim:done"]
     pin = elements["forbidden:ask_pin"]
     assert (pin["status"], pin["verdict"], pin["reached_by"]) == ("verified", "fail", ["1", "2"])
-    (said,) = pin["judged"]  # case 1's texts are undecided on the PIN forbid's description: no verdict from them
+    # case 1's texts: the embedded judge leaves the description open, the phrases (none said) decide
+    clean, said = pin["judged"]
+    assert (clean["case"], clean["verdict"], clean["judge"]) == ("1", "pass", "rules")
+    assert "left its description undecided" in clean["reason"]
     assert (said["case"], said["verdict"], said["judge"]) == ("2", "fail", "rules") and "pin code" in said["reason"]
     done_claim = elements["claim:done"]
     assert (done_claim["status"], done_claim["verdict"], done_claim["reached_by"]) == ("verified", "pass", ["1"])
     assert [(a["case"], a["judge"]) for a in done_claim["judged"]] == [("1", "rules")]
-    # reached (paying, on pay), but "Thanks, it IS PAID." is not decided on "unlocks the card unasked"
+    # reached (paying, on pay): "Thanks, it IS PAID." says none of its phrases, which decide
     unlock = elements["forbidden:unlock_card"]
-    assert (unlock["status"], unlock["verdict"], unlock["judged"]) == ("exercised", None, []) and \
-        unlock["reached_by"] == ["1"]
-    assert elements["forbidden:reveal_number"]["status"] == "exercised"
+    assert (unlock["status"], unlock["verdict"], unlock["reached_by"]) == ("verified", "pass", ["1"])
+    assert [(a["case"], a["judge"]) for a in unlock["judged"]] == [("1", "rules")]
+    # a forbid with only a description the embedded judge cannot decide: reached, verified by no answer
+    reveal = elements["forbidden:reveal_number"]
+    assert (reveal["status"], reveal["verdict"], reveal["judged"]) == ("exercised", None, [])
     phrases = [(p["case"], p["turn"], p["key"], p["names"], p["verdict"], p["judge"]) for p in card["phrases"]]
     assert phrases == [("1", 2, "must_have", ["claim:done"], "pass", "rules"),
                        ("2", 1, "must_not", ["forbidden:ask_pin"], "fail", "rules")]
@@ -70,7 +75,7 @@ def test_an_element_no_run_reaches_is_not_reached(tmp_path):
     done = run_mbt("eval", "--goldens", tmp_path / "g.jsonl", "--runs", tmp_path / "1.json", "--model",
                    tmp_path / "card.fsm", "--format", "json")
     statuses = {e["id"]: e["status"] for e in json.loads(done.stdout)["sayings"][0]["elements"]}
-    assert statuses == {"forbidden:ask_pin": "exercised", "forbidden:unlock_card": "not_reached",
+    assert statuses == {"forbidden:ask_pin": "verified", "forbidden:unlock_card": "not_reached",
                         "forbidden:reveal_number": "exercised", "claim:done": "not_reached"}
 
 
@@ -79,10 +84,11 @@ def test_the_text_report_lists_each_element_with_its_judge(tmp_path):
     done = run_mbt("eval", "--goldens", tmp_path / "card.jsonl", "--runs", tmp_path / "runs", "--model",
                    tmp_path / "card.fsm")
     out = done.stdout
-    assert "Say and claim elements of card (2 verified by a judged answer, 2 exercised only, 0 not reached):" in out
+    assert "Say and claim elements of card (3 verified by a judged answer, 1 exercised only, 0 not reached):" in out
     assert "  forbidden:ask_pin: verified by a judged answer, fail" in out
     assert "    fail [rules] case 2 (" in out
-    assert "  forbidden:unlock_card: exercised only, by case(s) 1: no answer on it decided" in out
+    assert "  forbidden:unlock_card: verified by a judged answer, pass" in out
+    assert "  forbidden:reveal_number: exercised only, by case(s) 1, 2: no answer on it decided" in out
     assert "    case 1 turn 2 must_have 'it is paid' (names claim:done): pass [rules]" in out
 
 

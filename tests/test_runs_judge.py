@@ -190,12 +190,13 @@ def test_differential_campaign_against_the_runs_judge(orders):
     assert kinds >= set(DEVIATION_TYPES) | {None}  # the campaign reaches every model type
 
 
-def test_by_default_a_forbid_said_in_no_phrase_leaves_the_happy_run_not_judged(orders):
+def test_by_default_a_forbid_whose_phrases_are_not_said_lets_the_happy_run_pass(orders):
+    """The embedded judge cannot decide whether the happy run's texts reveal another customer's order; the forbid's
+    phrases, none of them said, decide (a forbid without phrases would leave the run not judged:
+    tests/test_runs_evidence.py)."""
     model, elements, _ = orders
     v = RunJudge(model, elements).judge(run(*happy()))
-    assert v.deviation is None and v.not_judged and not v.completed
-    (gap,) = v.gaps
-    assert "forbidden:reveal_other_order" in gap and "reveals another customer's order" in gap and "embedded" in gap
+    assert v.deviation is None and not v.gaps and v.completed
 
 
 def test_differential_campaign_with_the_default_answer_judge(orders):

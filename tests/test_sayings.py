@@ -17,7 +17,9 @@ def test_phrases_are_compared_folded_not_just_casefolded():
     for text in ("Cho tôi ＰＩＮ ＣＯＤＥ", "Tôi sẽ MỞ KHÓA THẺ ngay", "your PIN   code please"):
         verdict = SayingJudge().says(text, pin)
         assert (verdict.verdict, verdict.judge) == ("pass", "rules"), text
-    assert judge.says("Sure, one moment.", pin).verdict == "not_judged"  # the description: the embedded judge unsure
+    # The embedded judge is unsure of the description, so the phrases (none said) decide
+    unsure = judge.says("Sure, one moment.", pin)
+    assert (unsure.verdict, unsure.judge) == ("fail", "rules") and "left its description undecided" in unsure.reason
 
 
 def test_an_element_without_a_description_is_its_phrases():

@@ -5,6 +5,8 @@ what it cannot decide a gap (the run not judged, never a pass) — and `mbt runs
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -71,13 +73,24 @@ def test_the_embedded_judge_finds_a_description_said_in_other_words(card):
     assert "embedded" in v.deviation.message
 
 
-def test_mbt_runs_takes_the_answer_judge():
+def test_mbt_runs_takes_the_answer_judge(tmp_path):
+    """On the orders model, whose `reveal_other_order` forbid has phrases, the judges agree on the transcript (its
+    phrases, not said, decide); with the phrases taken away only the description is left, and the answer judge
+    chosen is the one that leaves it undecided (named in the gap)."""
     transcript = "models/runs/transcripts/chat-ORD-0031.json"
     args = ("runs", "--model", "models/orders.fsm", "--runs", transcript, "--no-gate", "--format", "json")
     (default,) = json.loads(run_mbt(*args).stdout)["runs"]
-    assert default["verdict"] == "not_judged" and "forbidden:reveal_other_order" in default["not_judged"][0]
     (by_phrases,) = json.loads(run_mbt(*args, "--judge", "rules").stdout)["runs"]
-    assert by_phrases["verdict"] == "pass"
+    assert default["verdict"] == by_phrases["verdict"] == "pass"
+    text = Path("models/orders.fsm").read_text(encoding="utf-8")
+    shutil.copytree("models/docs", tmp_path / "docs")
+    (tmp_path / "orders.fsm").write_text(text.replace(' matching "reveal", "透露"', ""), encoding="utf-8")
+    bare = ("runs", "--model", str(tmp_path / "orders.fsm"), "--runs", transcript, "--no-gate", "--format", "json")
+    (embedded,) = json.loads(run_mbt(*bare).stdout)["runs"]
+    assert embedded["verdict"] == "not_judged" and "forbidden:reveal_other_order" in embedded["not_judged"][0]
+    assert "embedded judge" in embedded["not_judged"][0]
+    (rules,) = json.loads(run_mbt(*bare, "--judge", "rules").stdout)["runs"]
+    assert rules["verdict"] == "not_judged" and "rule judge" in rules["not_judged"][0]
     bad = run_mbt(*args, "--judge", "oracle")
     assert bad.returncode == 2 and bad.stdout == "" and "oracle" in bad.stderr and "Traceback" not in bad.stderr
     dask = run_mbt(*args, "--judge", "openai:some-model", "--engine", "dask")

@@ -6,7 +6,8 @@ judge's own expression evaluator, binds texts and results by re-reading the decl
 metrics from its own verdicts. Element ids come from mbt.elements.fsm's id functions (names only). What an assistant
 text says is compared the way docs/runs.md says: phrases folded (mbt.judges.text.fold, the judges' normalisation),
 and a `say` forbid's description, where no phrase is said, left to `describe` — the answer judge's decision, passed
-in (pass / fail / not_judged): None takes the phrases as the whole of each forbid (`--judge rules`).
+in (pass / fail / not_judged): None takes the phrases as the whole of each forbid (`--judge rules`); a description
+the answer judge leaves undecided is a gap only for a forbid without phrases (where it has phrases, they decide).
 """
 
 from __future__ import annotations
@@ -181,6 +182,8 @@ def judge(model: FsmModel, run: ObservedRun, describe: Callable[[str, str], str]
                 if decided == "pass":
                     said.append(f)
                     break
+                if decided == "not_judged" and f.effect.matching:
+                    continue  # undecided by the answer judge: the phrases, none said, have the last word
                 if decided != "fail":
                     undecided.add(ids.forbidden_id(f))
             if said:
