@@ -7,7 +7,7 @@ import functools
 import gc
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mbt.analysis.findings import CheckReport
 from mbt.cache import Loaded, load_compiled
@@ -340,13 +340,17 @@ def import_graphwalker(paths: str | list[str], output: str | None = None):
 def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] | None = None,
          gate_path: str | None = None, use_gate: bool = True, regressions: str | None = None,
          redact: list[str] | None = None, redact_mode: str = "hash", engine: str = "local",
-         scheduler: str | None = None, jobs: int | None = None, use_cache: bool = True, group_by: str | None = None):
+         scheduler: str | None = None, jobs: int | None = None, use_cache: bool = True, group_by: str | None = None,
+         judge: Any = None):
     """Observed runs judged on the models (mbt.runs): verdicts, first deviations, run metrics, usage-weighted
     coverage beside the goldens' coverage, the gate, and regression goldens written under `regressions`. The runs'
     files are judged in parts at once: by `jobs` processes (default: the machine's cores) when they are large, or with
     `engine` "dask" on a Dask cluster (`scheduler`, or a local one of `jobs` workers); the report is the same. The
     compiled models come from the cache (mbt/cache.py) unless `use_cache` is False. `group_by` (a key of
-    mbt.runs.steps.GROUP_KEYS) adds every run metric and the first-deviation distribution per value."""
+    mbt.runs.steps.GROUP_KEYS) adds every run metric and the first-deviation distribution per value. `judge`: the
+    answer judge deciding what assistant texts say where a `say` forbid's phrases do not (mbt.judges.sayings) — a
+    name (`embedded`, the default; `rules`: the phrases alone; `openai:MODEL`) or a judge object; an LLM judge judges
+    in this process (it works concurrently itself), and not with `engine` "dask"."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.measure.coverage import GateFailure, GateResult
     from mbt.runs.gate import evaluate_runs
@@ -368,14 +372,21 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
     separately, required = (gate.report_separately, gate.required_suites) if gate else ([], [])
     loop = LoopRules(**gate.turn_loop) if gate else LoopRules()
     handoff = frozenset(gate.handoff_suites) if gate else frozenset()
+    answers = _answer_judge(judge)
+    if answers is not None and answers.name not in ("embedded", "rules"):
+        if engine == "dask":
+            raise MbtError(f"--judge {answers.name} judges in this process: it cannot be used with --engine dask")
+        jobs = 1  # the LLM judge asks concurrently itself; its client and cache stay in this process
     goldens = GoldenStream(golden_paths) if golden_paths else GoldenSet()
     coverage_report = measure(models, goldens)
     coverage_report.notes += _cache_notes(loaded)
     if engine == "dask":
         with DaskEngine(model_paths, scheduler, jobs, use_cache) as cluster:
-            runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, coverage_report, loop=loop)
+            runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, coverage_report, loop=loop,
+                                           answers=answers)
     else:
-        runset, tally = judge_in_parts(None, models, model_paths, run_paths, coverage_report, jobs, loop=loop)
+        runset, tally = judge_in_parts(None, models, model_paths, run_paths, coverage_report, jobs, loop=loop,
+                                       answers=answers)
     report = tally.report(runset, coverage_report if golden_paths else None, separately, required, handoff, group_by)
     if use_gate:
         failures = evaluate_runs(gate, report.metrics, report.suites, len(runset.invalid) + sum(
@@ -458,6 +469,15 @@ def _first_ids(cases):
     return out
 
 
+def _answer_judge(judge: Any):
+    """A judge object from a judge's name (mbt.judges.make_judge); None stays None (each kind's default)."""
+    if judge is None or not isinstance(judge, str):
+        return judge
+    from mbt.judges import make_judge
+
+    return make_judge(judge)
+
+
 def _criteria_setup(criteria: str | None, threshold: str | None, rubrics: Mapping[str, str] | None = None):
     """The criteria configuration of `mbt eval` (seed 001's default: accuracy alone, threshold 0), each criterion with
     its rubric from `rubrics` (the configuration file's custom criteria; a rubric for a built-in criterion replaces
@@ -487,18 +507,23 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
     whether it passed)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.answers.evaluate import evaluate
+    from mbt.answers.sayings import saying_report
     from mbt.judges.choice import JudgeChoice, make_judges
 
     config = _criteria_setup(criteria, threshold, rubrics)
     gate = load_gate(gate_path) if gate_path else None
-    on_model = None
-    if model_paths:
-        judged = runs(model_paths, run_paths, use_gate=False, jobs=1)
-        on_model = {r.where: (r.verdict, _run_reason(r)) for r in judged.runs}
     chosen = make_judges(JudgeChoice(judge, dict(judges or {})), config, llm, retry_errors)
+    on_model, elements = None, None
     try:
+        if model_paths:
+            judged = runs(model_paths, run_paths, use_gate=False, jobs=1, judge=chosen.default)
+            on_model = {r.where: (r.verdict, _run_reason(r)) for r in judged.runs}
+            loaded = load_compiled(model_paths, True).models
+
+            def elements(cases):  # the models' say and claim elements, verified by the cases' judged answers
+                return saying_report(cases, loaded, chosen.default)
         return evaluate(golden_paths, run_paths, config, chosen.default, chosen.per_criterion,
-                        model_verdicts=on_model, models=model_paths or [], gate=gate)
+                        model_verdicts=on_model, models=model_paths or [], gate=gate, sayings=elements)
     finally:
         chosen.close()
 

@@ -384,10 +384,13 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
                                  "service", "suite"]),
               help="Every run metric and the first-deviation distribution per value: the agent's version "
                    "(service.version), the model, the prompt version, ...")
+@click.option("--judge", "judge", default="embedded", show_default=True, metavar="NAME",
+              help="What decides a `say` forbid's description where its phrases are not said: embedded (no network; "
+                   "undecided is not judged), rules (its phrases alone), openai:MODEL.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @output_option
 def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_mode, engine, scheduler, jobs, no_cache,
-         group_by, fmt, output) -> None:
+         group_by, judge, fmt, output) -> None:
     """Judge observed runs (traces, transcripts) on models: first deviations, run metrics, usage-weighted coverage,
     the release gate, regression goldens for failing runs."""
     if gate and no_gate:
@@ -399,7 +402,7 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
                          expand(list(goldens), "--goldens") if goldens else None,
                          gate_path=gate, use_gate=not no_gate, regressions=regressions,
                          redact=list(redact) if redact else None, redact_mode=redact_mode, engine=engine,
-                         scheduler=scheduler, jobs=jobs, use_cache=not no_cache, group_by=group_by)
+                         scheduler=scheduler, jobs=jobs, use_cache=not no_cache, group_by=group_by, judge=judge)
     if fmt == "json":
         from mbt.report.jsonout import with_coverage_json
 

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # annotations only: the interface names the stages' types, an
     from mbt.generate.report import ModelGeneration
     from mbt.goldens.cases import GoldenCase
     from mbt.goldens.results import CaseRun
+    from mbt.judges.verdicts import Judge
     from mbt.measure.coverage import ElementCoverage, ModelCoverage
     from mbt.model.common import ModelBase, SourceDecl
     from mbt.mutate.mutant import Distinction, Mutant
@@ -92,6 +93,13 @@ class RunJudge(Protocol):
     """Judges observed runs on one model (`mbt runs`)."""
 
     def judge(self, run: ObservedRun, /) -> Verdict: ...
+
+
+class RunJudgeFactory(Protocol):
+    """(model, its elements) -> its run judge; `answers`, when given, is the answer judge that decides what the
+    assistant's texts say (`mbt runs --judge`; mbt.judges.sayings), else the kind's default."""
+
+    def __call__(self, model: ModelBase, elements: list[Element], /, answers: Judge | None = None) -> RunJudge: ...
 
 
 class Generator(Protocol):
@@ -201,8 +209,8 @@ class KindSupport:
     reference: Callable[[ModelBase], object] | None = None
     # ---- mutation (mbt mutate, coverage --mutants)
     mutation: MutationSupport | None = None
-    # ---- observed runs (`mbt runs`): (model, its elements) -> the judge; None: the kind judges no run
-    run_judge: Callable[[ModelBase, list[Element]], RunJudge] | None = None
+    # ---- observed runs (`mbt runs`): (model, its elements[, answers=judge]) -> the judge; None: the kind judges no run
+    run_judge: RunJudgeFactory | None = None
 
     def criterion(self, name: str) -> Criterion | None:
         return next((c for c in self.criteria if c.name == name), None)

@@ -21,7 +21,7 @@ is the assistant text up to the next user message (a run with no user message is
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from mbt.answers.results import (
     EvalGate,
     EvalReport,
     Located,
+    ModelSayings,
     ModelVerdict,
     OverallVerdict,
     TurnAnswer,
@@ -269,15 +270,19 @@ def _rate(part: int, whole: int) -> float | None:
 def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConfig, default: Judge,
              judges: Mapping[str, Judge] | None = None,
              model_verdicts: Mapping[str, tuple[str, str]] | None = None, models: Sequence[str] = (),
-             gate: Gate | None = None) -> EvalReport:
+             gate: Gate | None = None,
+             sayings: Callable[[list[AnswerGolden]], list[ModelSayings]] | None = None) -> EvalReport:
     """The whole `mbt eval` report: goldens read, runs read and matched, every case judged, totals and the gate
     (mbt.answers.gate: `gate`'s answer rules, else the default). `model_verdicts` (with --model): each run's verdict
     and reason on the behaviour model, by where it was read; a case whose run did not pass there fails the gate too
-    (not judged on the model included: never green on it)."""
+    (not judged on the model included: never green on it). `sayings` (with --model): the matched cases -> the
+    models' say and claim elements verified by the answers (mbt.answers.sayings.saying_report), reported, not gated:
+    a wrong saying is the run's deviation on the model."""
     goldens = load_answer_goldens(golden_paths)
     runset = read_runs(run_paths)
     unmatched = match_runs(goldens.cases, runset.runs)
     cases = judge_goldens(goldens.cases, config, default, judges)
+    elements = sayings(goldens.cases) if sayings is not None else []
     if model_verdicts is not None:
         for case in cases:
             if case.run is not None:
@@ -306,6 +311,7 @@ def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConf
         must_not_violated=sum(len(case.must_not_violated) for case in cases), cases=cases,
         runs_without_case=unmatched, invalid_cases=goldens.invalid,
         invalid_runs=[Located(where=i.where, message=i.message) for i in runset.invalid], models=list(models),
+        sayings=elements,
         gate=EvalGate(passed=False, failures=[]))
     report.gate = answers_gate(report, gate)
     return report

@@ -107,6 +107,56 @@ class EvalGate(BaseModel):
     checks: list[GateCheck] = Field(default_factory=list)
 
 
+class ElementAnswer(BaseModel):
+    """One answer judged on a say or claim element: the case, where the text is in its run, and the element's verdict
+    — a forbid: `pass` not said, `fail` said; a claim: `pass` made in its state, `fail` made before it."""
+
+    case: str
+    where: str
+    verdict: Literal["pass", "fail"]
+    judge: str
+    reason: str
+
+
+class SayingElement(BaseModel):
+    """A `say` forbid or a claim of a behaviour model, and whether the cases' answers verified it."""
+
+    id: str = Field(description="The forbid's element id, or `claim:STATE` (claims are no coverage element).")
+    kind: Literal["say", "claim"]
+    describes: str = Field(description="The forbid's description, or the claim's phrases.")
+    phrases: list[str]
+    status: Literal["verified", "exercised", "not_reached"] = Field(
+        description="verified: an answer was judged on it (pass or fail); exercised: a case's run reached it (the "
+                    "forbid in force, the claimed state) but no judge decided an answer; not_reached: no run did.")
+    verdict: Literal["pass", "fail"] | None = Field(
+        default=None, description="Over its judged answers: fail if one fails, else pass; None unless verified.")
+    judged: list[ElementAnswer] = Field(default_factory=list,
+                                        description="Per case, its first failing judged answer, else its first.")
+    reached_by: list[str] = Field(default_factory=list, description="The cases whose runs reached it.")
+
+
+class PhraseCheck(BaseModel):
+    """A golden turn's `must_have` / `must_not` phrase judged on the turn's answer by the same judges (rules on the
+    phrase, then the answer judge on it as a description), and the model elements it names."""
+
+    case: str
+    turn: int
+    key: Literal["must_have", "must_not"]
+    phrase: str
+    names: list[str] = Field(description="The model's elements the phrase names, as `mbt coverage` decides it.")
+    verdict: VerdictName
+    judge: str
+    reason: str
+
+
+class ModelSayings(BaseModel):
+    """With --model: one behaviour model's say and claim elements, and the golden phrases, judged on the answers."""
+
+    model: str
+    elements: list[SayingElement]
+    phrases: list[PhraseCheck]
+
+
 class EvalReport(BaseModel):
     schema_version: Literal["1.0"] = "1.0"
     judge: str
@@ -129,4 +179,7 @@ class EvalReport(BaseModel):
     invalid_cases: list[Located]
     invalid_runs: list[Located]
     models: list[str] = Field(default_factory=list, description="The behaviour models the runs were judged on.")
+    sayings: list[ModelSayings] = Field(
+        default_factory=list, description="With --model: each model's say and claim elements verified by judged "
+                                          "answers, and the golden phrases judged (issue 34, item 6).")
     gate: EvalGate

@@ -4,7 +4,8 @@ OpenAI-compatible server — plus the overall verdict of seed 001 and the judge'
 
 The main names are importable from here; the LLM judge's module (and its optional `openai` client) is imported only
 when `make_judge` is asked for an `openai:MODEL` judge. Nothing here imports the rest of mbt but mbt.errors and, for
-the LLM judge's cache folder, mbt.parsing.grammar.cache_dir.
+the LLM judge's cache folder, mbt.files.cache_dir: the judges stand below the goldens (docs/architecture.md, Floors),
+whose replay asks them which model element a golden's phrase names (mbt.judges.sayings).
 """
 
 from __future__ import annotations

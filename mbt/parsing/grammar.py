@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from functools import lru_cache
 from importlib import resources
@@ -13,6 +12,7 @@ import lark
 from lark import Lark, Token, Tree
 from lark.grammar import Rule
 
+from mbt.files import cache_dir
 from mbt.kind import all_kinds, version
 
 # common.lark first (names, literals, expressions, spans), then each registered kind's grammar (mbt.kind), then the
@@ -54,13 +54,6 @@ def grammar_text() -> str:
     parts.append((folder / FILE).read_text(encoding="utf-8"))
     parts.append("?model: " + "\n      | ".join(k.rule for k in kinds) + "\n")
     return "\n".join(parts)
-
-
-def cache_dir() -> Path:
-    """mbt's own cache folder (XDG_CACHE_HOME, else ~/.cache): private to the user, never a shared temp folder,
-    since lark's cache is a pickle and loading it runs code."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mbt"
 
 
 def parser() -> Lark:

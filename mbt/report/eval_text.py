@@ -1,6 +1,7 @@
 """The `mbt eval` report as text, in seed 001's overview: cases run successfully and with errors, the pass count and
 rate overall and per criterion (over the cases run successfully), then each case's verdict per criterion with its
-reason and judge, and the gate with each of its rules. Formats only."""
+reason and judge, with --model each model's say and claim elements verified by judged answers, and the gate with each
+of its rules. Formats only."""
 
 from __future__ import annotations
 
@@ -25,6 +26,32 @@ def _check(check: GateCheck) -> str:
         measured = f"{check.actual:g}"
     source = " (default)" if check.default else ""
     return f"  {'ok    ' if check.passed else 'FAILED'} {check.key} {check.expected}{source}: {measured}"
+
+
+def _sayings(report: EvalReport) -> list[str]:
+    """With --model: each model's say and claim elements (verified by a judged answer, exercised only, not reached)
+    and the golden phrases judged by the same judges."""
+    lines: list[str] = []
+    for m in report.sayings:
+        counts = {s: sum(e.status == s for e in m.elements) for s in ("verified", "exercised", "not_reached")}
+        lines += ["", f"Say and claim elements of {m.model} ({counts['verified']} verified by a judged answer, "
+                      f"{counts['exercised']} exercised only, {counts['not_reached']} not reached):"]
+        for e in m.elements:
+            if e.status == "verified":
+                lines.append(f"  {e.id}: verified by a judged answer, {e.verdict}")
+                lines += [f"    {a.verdict} [{a.judge}] case {a.case} ({a.where}): {a.reason}" for a in e.judged]
+            elif e.status == "exercised":
+                lines.append(f"  {e.id}: exercised only, by case(s) {', '.join(e.reached_by)}: no answer on it "
+                             "decided")
+            else:
+                lines.append(f"  {e.id}: not reached by any case's run")
+        if m.phrases:
+            lines.append(f"  golden phrases ({len(m.phrases)}):")
+            for p in m.phrases:
+                named = f" (names {', '.join(p.names)})" if p.names else ""
+                lines.append(f"    case {p.case} turn {p.turn} {p.key} {p.phrase!r}{named}: {p.verdict} [{p.judge}] "
+                             f"{p.reason}")
+    return lines
 
 
 def eval_text(report: EvalReport) -> str:
@@ -54,6 +81,7 @@ def eval_text(report: EvalReport) -> str:
             lines.append(f"  must_not said: {', '.join(repr(p) for p in case.must_not_violated)}")
         if case.model is not None:
             lines.append(f"  on the model: {case.model.verdict}: {case.model.reason}")
+    lines += _sayings(report)
     sections = (("Runs without a case", report.runs_without_case), ("Invalid cases", report.invalid_cases),
                 ("Unreadable runs", report.invalid_runs))
     for title, items in sections:

@@ -119,10 +119,11 @@ class RunTally:
     """Judges runs as they come, keeping per model how many runs passed through each element."""
 
     def __init__(self, models: list[ModelBase], coverage: CoverageReport | None,
-                 judges: dict[str, Any] | None = None, loop: LoopRules | None = None):
+                 judges: dict[str, Any] | None = None, loop: LoopRules | None = None, answers: Any = None):
         """`coverage`: the models' coverage report, whose element lists index the counts and whose usage view the
         report shows; None for a part judged elsewhere (the elements enumerated, in the same order). `judges`: those of
-        another tally of the same models, shared (a judge is built once: it compiles a model)."""
+        another tally of the same models, shared (a judge is built once: it compiles a model). `answers`: the answer
+        judge (mbt.judges) that decides what assistant texts say (`mbt runs --judge`); None: each kind's default."""
         self.judges = {}
         self.through: dict[str, list[int]] = {}
         self.elements: dict[str, list[Element]] = {}
@@ -134,7 +135,8 @@ class RunTally:
             elements = ([ec.element for ec in self.coverage[m.name].elements] if coverage is not None
                         else elements_of(m))
             self.elements[m.name] = elements
-            self.judges[m.name] = judges[m.name] if judges is not None else factory(m, elements)
+            self.judges[m.name] = judges[m.name] if judges is not None else \
+                factory(m, elements) if answers is None else factory(m, elements, answers=answers)
             self.through[m.name] = [0] * len(elements)
         self._models, self._report = models, coverage
         self.loop = loop or LoopRules()
