@@ -216,15 +216,13 @@ def test_with_a_model_the_same_runs_are_also_judged_on_it(tmp_path):
     by_id = {c["id"]: c for c in report["cases"]}
     assert {k: c["overall"]["verdict"] for k, c in by_id.items()} == {"chat-ORD-0031": "pass", "chat-ORD-0032": "pass"}
     assert [t["judged"] for t in by_id["chat-ORD-0031"]["turns"]] == [False, False, True]
-    # No deviation, but whether its texts reveal another customer's order (a `say` forbid's description) is more
-    # than the embedded judge can decide: not judged on the model, never a pass.
-    undecided = by_id["chat-ORD-0031"]["model"]
-    assert undecided["verdict"] == "not_judged" and "forbidden:reveal_other_order" in undecided["reason"]
+    # No deviation: whether its texts reveal another customer's order is more than the embedded judge can decide,
+    # and the forbid's phrases, none of them said, decide it (docs/runs.md).
+    assert by_id["chat-ORD-0031"]["model"] == {"verdict": "pass", "reason": "no deviation from the model"}
     deviation = by_id["chat-ORD-0032"]["model"]
     assert deviation["verdict"] == "deviation" and "premature_success" in deviation["reason"]
     assert done.returncode == 1  # the answer is right, but the run did not behave as the model says
     assert [f.split(": ", 1)[1] for f in report["gate"]["failures"]] == [
-        f"case `chat-ORD-0031`: its run is not_judged on the model: {undecided['reason']}",
         f"case `chat-ORD-0032`: its run is deviation on the model: {deviation['reason']}"]
     done, report = eval_json("--goldens", sheet, "--runs", runs[0], "--model", ROOT / "models" / "orders.fsm")
     assert report["cases"][1]["model"] is None  # no run answers chat-ORD-0032: nothing judged on the model

@@ -55,4 +55,5 @@ def test_the_says_criterion_and_its_example_are_as_documented():
     found = SayingJudge().says("Ｃｕｒｒｅｎｔ  PASSWORD, please", pin)
     assert (found.verdict, found.judge) == ("pass", "rules") and "# pass, judge rules" in section
     unsure = SayingJudge().says("Sure, one moment.", pin)
-    assert (unsure.verdict, unsure.judge) == ("not_judged", "embedded") and "# not_judged, judge embedded" in section
+    # the embedded judge is unsure of the description: the phrases, none said, decide
+    assert (unsure.verdict, unsure.judge) == ("fail", "rules") and "# fail, judge rules: description undecided" in section
