@@ -486,6 +486,22 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
     return evaluate(golden_paths, run_paths, config, default, model_verdicts=on_model, models=model_paths or [])
 
 
+def contract_evaluator(contract_paths: list[str], judge: str = "embedded"):
+    """Seed 000's `contract_evaluator`: the contracts found in `contract_paths` (files or folders; other models there
+    are left aside) and a judge (`embedded`, `rules` or `openai:MODEL`) as a mbt.judges.contract.ContractEvaluator,
+    whose `evaluate(contract_id=..., response=..., evidence=...)` gives `hard_gate_passed` and `failures`."""
+    from mbt.judges import make_judge
+    from mbt.judges.contract import ContractEvaluator
+    from mbt.model.contract import ContractModel
+
+    _, models = load_models(contract_paths)
+    contracts = [m for m in models if isinstance(m, ContractModel)]
+    if not contracts:
+        raise MbtError(f"no contract in {', '.join(contract_paths)} (a contract is seed 000's YAML: `id`, "
+                       "`must_have`, `must_not`, ...)")
+    return ContractEvaluator(contracts, make_judge(judge))
+
+
 def _run_reason(run) -> str:
     """Why a run has its verdict on the model: its first deviation, else what was not judged."""
     if run.deviation is not None:
