@@ -473,17 +473,24 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
     criterion (`criteria`: `accuracy=2,safety=1`; `threshold`: the overall threshold) by `judge` (`embedded`,
     `rules`, `openai:MODEL`); no behaviour model is needed. `retry_errors`: the LLM judge re-asks only the verdicts
     its cache holds as errors. `model_paths`: the same runs also judged on these behaviour models as `runs` judges
-    them, each case showing its run's verdict there. Returns mbt.answers.results.EvalReport (its `gate` says whether
-    every case passed)."""
+    them, each case showing its run's verdict there; a contract among them (seed 000's YAML) judges the last answer of
+    every case naming it on its must_have / must_not items and soft rubric (docs/contracts.md). Returns
+    mbt.answers.results.EvalReport (its `gate` says whether every case passed)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.answers.evaluate import evaluate
+    from mbt.model.contract import ContractModel
 
     config, default = _eval_setup(criteria, threshold, judge, retry_errors)
     on_model = None
+    contracts: list[ContractModel] = []
     if model_paths:
-        judged = runs(model_paths, run_paths, use_gate=False, jobs=1)
-        on_model = {r.where: (r.verdict, _run_reason(r)) for r in judged.runs}
-    return evaluate(golden_paths, run_paths, config, default, model_verdicts=on_model, models=model_paths or [])
+        _, models = load_models(model_paths)
+        contracts = [m for m in models if isinstance(m, ContractModel)]  # the cases naming one are judged on it
+        if any(support(m.kind).run_judge is not None for m in models):  # a model that judges runs (not a contract)
+            judged = runs(model_paths, run_paths, use_gate=False, jobs=1)
+            on_model = {r.where: (r.verdict, _run_reason(r)) for r in judged.runs}
+    return evaluate(golden_paths, run_paths, config, default, model_verdicts=on_model, models=model_paths or [],
+                    contracts=contracts)
 
 
 def contract_evaluator(contract_paths: list[str], judge: str = "embedded"):

@@ -17,6 +17,31 @@ class CriterionVerdict(BaseModel):
     reason: str
     judge: str
     judge_version: str = ""
+    gating: bool = Field(default=True, description="False: reported beside the overall verdict, never counted in it "
+                                                   "(a contract's soft rubric).")
+
+
+class ContractItemResult(BaseModel):
+    """One must_have / must_not item of the case's contract on its last answer: pass means the required behaviour is
+    shown (must_have) or the forbidden one is not (must_not)."""
+
+    id: str = Field(description="The item's key path: must_have[0], must_not[2].")
+    criterion: Literal["must_have", "must_not"]
+    text: str
+    verdict: VerdictName
+    reason: str
+    judge: str
+    judge_version: str = ""
+
+
+class ContractResult(BaseModel):
+    """The case's last answer against the contract it names (given with --model): its hard gate — no must_not
+    violated and every must_have present, every item decided — and each item's verdict."""
+
+    id: str
+    hard_gate_passed: bool
+    verdict: VerdictName = Field(description="fail if an item failed, else error, else not_judged, else pass.")
+    items: list[ContractItemResult]
 
 
 class OverallVerdict(BaseModel):
@@ -57,6 +82,10 @@ class CaseResult(BaseModel):
     criteria: dict[str, CriterionVerdict]
     overall: OverallVerdict
     model: ModelVerdict | None = Field(default=None, description="With --model: the run on the behaviour model.")
+    contract: ContractResult | None = Field(default=None, description="The contract the case names, when --model "
+                                                                       "gives it: its items on the last answer.")
+    must_not_violated: list[str] = Field(default_factory=list, description="The forbidden behaviour the answers "
+                                         "show: `contract ID must_not[i]: text` (or a golden's must_not phrase).")
 
 
 class Located(BaseModel):
@@ -74,6 +103,8 @@ class CriterionSummary(BaseModel):
     not_judged: int
     errors: int
     pass_rate: float | None = Field(description="passed / cases, in percent; None without cases.")
+    gating: bool = Field(default=True, description="False: a contract's soft rubric criterion, judged on the cases "
+                                                   "naming the contract (its pass rate is over those) and not gating.")
 
 
 class EvalGate(BaseModel):
@@ -100,4 +131,6 @@ class EvalReport(BaseModel):
     invalid_cases: list[Located]
     invalid_runs: list[Located]
     models: list[str] = Field(default_factory=list, description="The behaviour models the runs were judged on.")
+    notes: list[Located] = Field(default_factory=list, description="What was not judged and why (a contract no "
+                                                                   "--model gives), never dropped silently.")
     gate: EvalGate

@@ -18,19 +18,26 @@ def eval_text(report: EvalReport) -> str:
              f"  overall: {report.passed} pass, {report.failed} fail, {report.not_judged} not judged "
              f"(pass rate {_rate(report.pass_rate)})"]
     for c in report.criteria:
-        lines.append(f"  {c.key} (weight {c.weight}): {c.passed} pass, {c.failed} fail, {c.not_judged} not judged, "
+        what = f"weight {c.weight}" if c.gating else "soft rubric, not gating"
+        lines.append(f"  {c.key} ({what}): {c.passed} pass, {c.failed} fail, {c.not_judged} not judged, "
                      f"{c.errors} error (pass rate {_rate(c.pass_rate)})")
     lines.append("")
     for case in report.cases:
         run = f"run {case.run} by {case.matched_by}" if case.run else "no run"
         lines.append(f"{case.overall.verdict.upper():10} {case.where} case {case.id} ({run})")
         for key, v in case.criteria.items():
-            lines.append(f"  {key}: {v.verdict} [{v.judge}] {v.reason}")
+            lines.append(f"  {key}{'' if v.gating else ' (not gating)'}: {v.verdict} [{v.judge}] {v.reason}")
+        if case.contract is not None:
+            gate = "passed" if case.contract.hard_gate_passed else "NOT passed"
+            lines.append(f"  contract {case.contract.id}: hard gate {gate} ({case.contract.verdict})")
+            lines += [f"    {i.id} {i.text}: {i.verdict} [{i.judge}] {i.reason}" for i in case.contract.items]
+        if case.must_not_violated:
+            lines.append(f"  must_not violated: {'; '.join(case.must_not_violated)}")
         lines.append(f"  overall: {case.overall.reason}")
         if case.model is not None:
             lines.append(f"  on the model: {case.model.verdict}: {case.model.reason}")
     sections = (("Runs without a case", report.runs_without_case), ("Invalid cases", report.invalid_cases),
-                ("Unreadable runs", report.invalid_runs))
+                ("Unreadable runs", report.invalid_runs), ("Notes", report.notes))
     for title, items in sections:
         if items:
             lines += ["", f"{title} ({len(items)}):"] + [f"  {i.where}: {i.message}" for i in items]
