@@ -117,6 +117,8 @@ SEED = CONTRACT.read_text(encoding="utf-8")
     ("id: x\ngrounding:\n  sources: [a]\n", 3, 3, "`grounding`: unknown key `sources`"),
     ("id: x\nrecovery:\n  tool_failure: ''\n", 3, 17, "`recovery.tool_failure` is empty"),
     ("id: [x]\nmust_not: [a]\n", 1, 5, "`id` must be text, not a list"),
+    ("id: x\nmust_not: " + "[" * 5000 + "]" * 5000 + "\n", 1, 1, "the YAML is nested too deep to be a contract"),
+    ("id: x\x00\n", 1, 1, "this is a binary file, not a text file"),
 ])
 def test_a_bad_contract_is_one_located_message_and_exit_2(tmp_path, text, line, column, message):
     path = tmp_path / "contract.yaml"

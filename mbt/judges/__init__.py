@@ -3,8 +3,9 @@ interface — rule assertions, the embedded judge (no network; decides only wher
 OpenAI-compatible server — plus the overall verdict of seed 001 and the judge's own calibration and sensitivity.
 
 The main names are importable from here; the LLM judge's module (and its optional `openai` client) is imported only
-when `make_judge` is asked for an `openai:MODEL` judge. Nothing here imports the rest of mbt but mbt.errors and, for
-the LLM judge's cache folder, mbt.parsing.grammar.cache_dir.
+when `make_judge` is asked for an `openai:MODEL` judge. The judges import nothing of the rest of mbt but mbt.errors
+and, for the LLM judge's cache folder, mbt.parsing.grammar.cache_dir; the contract kind's modules here (behaviour.py,
+contract.py, replay_contract.py: docs/contracts.md) also read the contract model, golden cases and elements.
 """
 
 from __future__ import annotations

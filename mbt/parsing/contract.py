@@ -204,6 +204,8 @@ def compose(path: str, text: str) -> yaml.Node:
         raise LocatedError([problem_at(path, text, line, column, f"not valid YAML: {err.problem or err}")]) from None
     except yaml.YAMLError as err:
         raise LocatedError([Problem(path, 1, 1, f"not valid YAML: {err}")]) from None
+    except RecursionError:  # PyYAML composes nested collections recursively; no contract nests more than twice
+        raise LocatedError([Problem(path, 1, 1, "the YAML is nested too deep to be a contract")]) from None
     documents = [n for n in nodes if n is not None]
     if not documents:
         raise LocatedError([Problem(path, 1, 1, "the contract is empty: a contract is a YAML mapping with `id`, "
