@@ -502,28 +502,34 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
     criteria) by `judge` (`embedded`, `rules`, `openai:MODEL`), or by the judge `judges` names for a criterion; no
     behaviour model is needed. `llm`: the LLM judge's settings (mbt.judges.llm.llm_settings). `retry_errors`: the LLM
     judge re-asks only the verdicts its cache holds as errors. `model_paths`: the same runs also judged on these
-    behaviour models as `runs` judges them, each case showing its run's verdict there. `gate_path`: a gate file whose
-    answer rules replace the default gate (mbt.answers.gate). Returns mbt.answers.results.EvalReport (its `gate` says
+    behaviour models as `runs` judges them, each case showing its run's verdict there; a contract among them (seed
+    000's YAML) judges the last answer of every case naming it on its must_have / must_not items and soft rubric
+    (docs/contracts.md). `gate_path`: a gate file whose answer rules replace the default gate (mbt.answers.gate). Returns mbt.answers.results.EvalReport (its `gate` says
     whether it passed)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.answers.evaluate import evaluate
     from mbt.answers.sayings import saying_report
     from mbt.judges.choice import JudgeChoice, make_judges
+    from mbt.model.contract import ContractModel
 
     config = _criteria_setup(criteria, threshold, rubrics)
     gate = load_gate(gate_path) if gate_path else None
     chosen = make_judges(JudgeChoice(judge, dict(judges or {})), config, llm, retry_errors)
     on_model, elements = None, None
+    contracts: list[ContractModel] = []
     try:
         if model_paths:
-            judged = runs(model_paths, run_paths, use_gate=False, jobs=1, judge=chosen.default)
-            on_model = {r.where: (r.verdict, _run_reason(r)) for r in judged.runs}
-            loaded = load_compiled(model_paths, True).models
+            _, models = load_models(model_paths)
+            contracts = [m for m in models if isinstance(m, ContractModel)]  # the cases naming one are judged on it
+            if any(support(m.kind).run_judge is not None for m in models):  # a model that judges runs
+                judged = runs(model_paths, run_paths, use_gate=False, jobs=1, judge=chosen.default)
+                on_model = {r.where: (r.verdict, _run_reason(r)) for r in judged.runs}
 
             def elements(cases):  # the models' say and claim elements, verified by the cases' judged answers
-                return saying_report(cases, loaded, chosen.default)
+                return saying_report(cases, models, chosen.default)
         return evaluate(golden_paths, run_paths, config, chosen.default, chosen.per_criterion,
-                        model_verdicts=on_model, models=model_paths or [], gate=gate, sayings=elements)
+                        model_verdicts=on_model, models=model_paths or [], gate=gate, sayings=elements,
+                        contracts=contracts)
     finally:
         chosen.close()
 
@@ -550,6 +556,22 @@ def judge_sensitivity(golden_paths: list[str], judge: str = "embedded", judges: 
     from mbt.judges.choice import JudgeChoice
 
     return sensitivity_report(golden_paths, JudgeChoice(judge, dict(judges or {})), rubrics, llm)
+
+
+def contract_evaluator(contract_paths: list[str], judge: str = "embedded"):
+    """Seed 000's `contract_evaluator`: the contracts found in `contract_paths` (files or folders; other models there
+    are left aside) and a judge (`embedded`, `rules` or `openai:MODEL`) as a mbt.judges.contract.ContractEvaluator,
+    whose `evaluate(contract_id=..., response=..., evidence=...)` gives `hard_gate_passed` and `failures`."""
+    from mbt.judges import make_judge
+    from mbt.judges.contract import ContractEvaluator
+    from mbt.model.contract import ContractModel
+
+    _, models = load_models(contract_paths)
+    contracts = [m for m in models if isinstance(m, ContractModel)]
+    if not contracts:
+        raise MbtError(f"no contract in {', '.join(contract_paths)} (a contract is seed 000's YAML: `id`, "
+                       "`must_have`, `must_not`, ...)")
+    return ContractEvaluator(contracts, make_judge(judge))
 
 
 def _run_reason(run) -> str:

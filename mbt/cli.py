@@ -838,6 +838,20 @@ def pytest_coverage(models: list[str], goldens: list[str], gate: str | None, fai
     return text, run.report.gate is None or run.report.gate.passed
 
 
+def pytest_contract_evaluator(paths: list[str], judge: str):
+    """The pytest plugin's `contract_evaluator` fixture (mbt.pytest_plugin): the contracts in `paths`, else those
+    among the `models` of mbt's configuration file, judged by `judge`."""
+    from mbt.config import find_config
+    from mbt.paths import expand
+
+    if not paths:
+        paths = list(find_config().values.get("models") or [])
+    if not paths:
+        raise MbtError("no contract given: pass --mbt-contract PATH, set `mbt_contracts` in pytest's ini file, or "
+                       "list the contract under `models` in mbt's configuration file")
+    return _api().contract_evaluator(expand(paths, "--mbt-contract"), judge)
+
+
 def _check_body(fmt: Format, report: CheckReport, options: Options) -> Body:
     """A format's check report; parse_targets only lets through formats that have one."""
     if fmt.check is None:

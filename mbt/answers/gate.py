@@ -50,7 +50,7 @@ def answers_gate(report: EvalReport, gate: Gate | None) -> EvalGate:
     """Every answer rule measured on the report, and the failures as lines (cases named where they help)."""
     checks: list[GateCheck] = []
     failures: list[str] = []
-    ok = [case for case in report.cases if not any(v.verdict == "error" for v in case.criteria.values())]
+    ok = [case for case in report.cases if case.run_successfully]
     enabled = {c.key: c for c in report.criteria}
     for rule, default in answer_rules(gate):
         expected = f"{rule.op} {rule.threshold:g}"

@@ -17,6 +17,31 @@ class CriterionVerdict(BaseModel):
     reason: str
     judge: str
     judge_version: str = ""
+    gating: bool = Field(default=True, description="False: reported beside the overall verdict, never counted in it "
+                                                   "(a contract's soft rubric).")
+
+
+class ContractItemResult(BaseModel):
+    """One must_have / must_not item of the case's contract on its last answer: pass means the required behaviour is
+    shown (must_have) or the forbidden one is not (must_not)."""
+
+    id: str = Field(description="The item's key path: must_have[0], must_not[2].")
+    criterion: Literal["must_have", "must_not"]
+    text: str
+    verdict: VerdictName
+    reason: str
+    judge: str
+    judge_version: str = ""
+
+
+class ContractResult(BaseModel):
+    """The case's last answer against the contract it names (given with --model): its hard gate — no must_not
+    violated and every must_have present, every item decided — and each item's verdict."""
+
+    id: str
+    hard_gate_passed: bool
+    verdict: VerdictName = Field(description="fail if an item failed, else error, else not_judged, else pass.")
+    items: list[ContractItemResult]
 
 
 class OverallVerdict(BaseModel):
@@ -57,9 +82,23 @@ class CaseResult(BaseModel):
     criteria: dict[str, CriterionVerdict]
     overall: OverallVerdict
     model: ModelVerdict | None = Field(default=None, description="With --model: the run on the behaviour model.")
+    contract: ContractResult | None = Field(default=None, description="The contract the case names, when --model "
+                                                                       "gives it: its items on the last answer.")
     must_not_violated: list[str] = Field(default_factory=list, description=(
-        "The must_not phrases the case's answers say (its golden `must_not` assertions that failed), each the "
-        "phrase; the gate's `must_not_violated` counts them."))
+        "The forbidden behaviour the answers show: the must_not phrases they say (the golden's `must_not` "
+        "assertions that failed, each the phrase) and the contract items violated (`contract ID must_not[i]: "
+        "text`); the gate's `must_not_violated` counts them."))
+
+    @property
+    def judge_errors(self) -> int:
+        """The verdicts in error: its criteria's (soft rubric included) and its contract items'."""
+        return (sum(v.verdict == "error" for v in self.criteria.values())
+                + (sum(i.verdict == "error" for i in self.contract.items) if self.contract is not None else 0))
+
+    @property
+    def run_successfully(self) -> bool:
+        """Seed 001's "run successfully": no verdict of the case in error."""
+        return self.judge_errors == 0
 
 
 class Located(BaseModel):
@@ -83,6 +122,8 @@ class CriterionSummary(BaseModel):
     passed_ok: int = Field(default=0, description="Cases run successfully that pass this criterion.")
     pass_rate: float | None = Field(description="passed_ok / cases run successfully, in percent; None without such "
                                                 "cases.")
+    gating: bool = Field(default=True, description="False: a contract's soft rubric criterion, judged on the cases "
+                                                   "naming the contract (its pass rate is over those) and not gating.")
 
 
 class GateCheck(BaseModel):
@@ -182,4 +223,6 @@ class EvalReport(BaseModel):
     sayings: list[ModelSayings] = Field(
         default_factory=list, description="With --model: each model's say and claim elements verified by judged "
                                           "answers, and the golden phrases judged (issue 34, item 6).")
+    notes: list[Located] = Field(default_factory=list, description="What was not judged and why (a contract no "
+                                                                   "--model gives), never dropped silently.")
     gate: EvalGate

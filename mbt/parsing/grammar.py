@@ -13,7 +13,7 @@ from lark import Lark, Token, Tree
 from lark.grammar import Rule
 
 from mbt.files import cache_dir
-from mbt.kind import all_kinds, version
+from mbt.kind import grammar_kinds, version
 
 # common.lark first (names, literals, expressions, spans), then each registered kind's grammar (mbt.kind), then the
 # file rule, whose `model` alternatives are the kinds' model rules.
@@ -48,11 +48,11 @@ EXPRESSION_PREFIXES = frozenset({"discarded", "args"})
 
 def grammar_text() -> str:
     folder = grammar_dir()
-    kinds = all_kinds()
+    kinds = grammar_kinds()  # a kind read from a format of its own has no grammar (mbt.kind.FileFormat)
     parts = [(folder / COMMON).read_text(encoding="utf-8")]
-    parts += [Path(k.grammar).read_text(encoding="utf-8") for k in kinds]
+    parts += [Path(k.grammar).read_text(encoding="utf-8") for k in kinds if k.grammar is not None]
     parts.append((folder / FILE).read_text(encoding="utf-8"))
-    parts.append("?model: " + "\n      | ".join(k.rule for k in kinds) + "\n")
+    parts.append("?model: " + "\n      | ".join(k.rule for k in kinds if k.rule is not None) + "\n")
     return "\n".join(parts)
 
 

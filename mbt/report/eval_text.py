@@ -66,8 +66,9 @@ def eval_text(report: EvalReport) -> str:
              f"{report.errors} error; {_share(report.passed_ok, report.pass_rate, report.cases_ok)}"]
     for c in report.criteria:
         judge = f", judge {c.judge}" if c.judge and c.judge != report.judge else ""
-        lines.append(f"  {c.key} (weight {c.weight}{judge}): {c.passed} pass, {c.failed} fail, {c.not_judged} not "
-                     f"judged, {c.errors} error; {_share(c.passed_ok, c.pass_rate, report.cases_ok)}")
+        what = f"weight {c.weight}" if c.gating else "soft rubric, not gating"
+        lines.append(f"  {c.key} ({what}{judge}): {c.passed} pass, {c.failed} fail, {c.not_judged} not judged, "
+                     f"{c.errors} error; {_share(c.passed_ok, c.pass_rate, report.cases_ok)}")
     if report.must_not_violated:
         lines.append(f"  must_not phrases said: {report.must_not_violated}")
     lines.append("")
@@ -75,15 +76,19 @@ def eval_text(report: EvalReport) -> str:
         run = f"run {case.run} by {case.matched_by}" if case.run else "no run"
         lines.append(f"{case.overall.verdict.upper():10} {case.where} case {case.id} ({run})")
         for key, v in case.criteria.items():
-            lines.append(f"  {key}: {v.verdict} [{v.judge}] {v.reason}")
-        lines.append(f"  overall: {case.overall.reason}")
+            lines.append(f"  {key}{'' if v.gating else ' (not gating)'}: {v.verdict} [{v.judge}] {v.reason}")
+        if case.contract is not None:
+            hard = "passed" if case.contract.hard_gate_passed else "NOT passed"
+            lines.append(f"  contract {case.contract.id}: hard gate {hard} ({case.contract.verdict})")
+            lines += [f"    {i.id} {i.text}: {i.verdict} [{i.judge}] {i.reason}" for i in case.contract.items]
         if case.must_not_violated:
-            lines.append(f"  must_not said: {', '.join(repr(p) for p in case.must_not_violated)}")
+            lines.append(f"  must_not violated: {'; '.join(case.must_not_violated)}")
+        lines.append(f"  overall: {case.overall.reason}")
         if case.model is not None:
             lines.append(f"  on the model: {case.model.verdict}: {case.model.reason}")
     lines += _sayings(report)
     sections = (("Runs without a case", report.runs_without_case), ("Invalid cases", report.invalid_cases),
-                ("Unreadable runs", report.invalid_runs))
+                ("Unreadable runs", report.invalid_runs), ("Notes", report.notes))
     for title, items in sections:
         if items:
             lines += ["", f"{title} ({len(items)}):"] + [f"  {i.where}: {i.message}" for i in items]
