@@ -504,8 +504,8 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
     judge re-asks only the verdicts its cache holds as errors. `model_paths`: the same runs also judged on these
     behaviour models as `runs` judges them, each case showing its run's verdict there; a contract among them (seed
     000's YAML) judges the last answer of every case naming it on its must_have / must_not items and soft rubric
-    (docs/contracts.md). `gate_path`: a gate file whose answer rules replace the default gate (mbt.answers.gate). Returns mbt.answers.results.EvalReport (its `gate` says
-    whether it passed)."""
+    (docs/contracts.md). `gate_path`: a gate file whose answer rules replace the default gate (mbt.answers.gate).
+    Returns mbt.answers.results.EvalReport (its `gate` says whether it passed)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.answers.evaluate import evaluate
     from mbt.answers.sayings import saying_report
