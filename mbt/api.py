@@ -202,16 +202,12 @@ class LevelOptions:
         return bool(set(self.asked) & {0, 1, 2}) or bool(self.sources)
 
 
-# Units that hold information for levels 0-2: headings and code blocks are structure, not statements.
-LEVEL_UNIT_KINDS = ("sentence", "list-item", "table-row", "yaml-leaf")
-
-
 def _levels(report: CoverageReport, options: LevelOptions, model_paths: list[str], golden_paths: list[str],
             not_goldens):
     """Seed 004's five levels for the report: the opt-in ones measured when asked for (mbt.measure.levels)."""
     from pathlib import Path
 
-    from mbt.measure.levels import summarise
+    from mbt.measure.levels import LEVEL_UNIT_KINDS, summarise
 
     for path in options.sources:
         if not Path(path).is_file():
@@ -248,6 +244,42 @@ def _levels(report: CoverageReport, options: LevelOptions, model_paths: list[str
     probe_report = probes(options.probes) if options.probes else None
     return summarise(report, options.asked, runs_report, probe_report, embedding=embedding, units=direct,
                      propositions=propositions)
+
+
+@dataclass
+class PropositionsFile:
+    """What `mbt propositions` writes: the reviewable file's text and what happened on the way."""
+
+    text: str
+    units: int
+    propositions: int
+    kept: int  # entries of the previous file kept (their unit's text unchanged): the cache, edits included
+    failures: list[str]  # units the extractor failed on, split by the rules instead
+
+
+def propositions(model_paths: list[str], sources: list[str], output: str | None, extractor: str = "rules",
+                 refresh: bool = False) -> PropositionsFile:
+    """The reviewable propositions file (mbt.measure.propositions) for the units of the models' source documents and
+    `sources`: an existing `output` is read first and its entries for unchanged units kept (`refresh`: none)."""
+    from pathlib import Path
+
+    from mbt.measure.levels import LEVEL_UNIT_KINDS
+    from mbt.measure.propositions import extract_file, file_text, read_file
+    from mbt.measure.sources import measure_sources
+
+    for path in sources:
+        if not Path(path).is_file():
+            raise MbtError(f"--source {path}: no such file")
+    models = load_models(model_paths)[1] if model_paths else []
+    documents, _ = measure_sources(models, [], None, sources)
+    units = [(u.id, u.text) for d in documents.documents for u in d.units if u.kind in LEVEL_UNIT_KINDS]
+    if not units:
+        raise MbtError("no source unit to split: give --model (its declared sources) or --source DOC")
+    previous = read_file(output) if output not in (None, "-") and Path(output).is_file() else None
+    entries, failures = extract_file(units, extractor, previous, refresh)
+    kept = sum(previous is not None and e is previous.entries.get(e.unit) for e in entries)
+    return PropositionsFile(file_text(entries), len(entries), sum(len(e.propositions) for e in entries), kept,
+                            failures)
 
 
 def _unique_ids(texts):

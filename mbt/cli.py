@@ -694,6 +694,31 @@ def probes(path, confidence, resamples, seed, candidates_from, fmt, output) -> N
     sys.exit(EXIT_OK)
 
 
+@cli.command(epilog=epilog("mbt propositions --model models/refund-chat.fsm -o propositions.yaml",
+                           "mbt propositions --source policy.md --extractor openai:gpt-4o-mini -o propositions.yaml"))
+@click.option("--model", "models", cls=Paths, help="Models whose declared source documents are split.")
+@click.option("--source", "sources", multiple=True, type=click.Path(), metavar="DOC",
+              help="A source document no model declares (repeatable).")
+@click.option("--extractor", "extractor", default="rules", show_default=True, metavar="rules|openai:MODEL",
+              help="How units are split: mbt's rules, or an LLM on an OpenAI-compatible server (OPENAI_BASE_URL).")
+@click.option("--refresh", is_flag=True, help="Split every unit again, ignoring the entries FILE holds.")
+@click.option("-o", "--output", "output", required=True, type=click.Path(), metavar="FILE",
+              help="The reviewable YAML file; an existing one is read first and its unchanged entries kept.")
+def propositions(models, sources, extractor, refresh, output) -> None:
+    """Write seed 004's atomic propositions per source unit as a reviewable file: edit it, commit it, and give it to
+    `mbt coverage --levels 2 --propositions FILE`, which reads it in preference to its rules (docs/levels.md)."""
+    from mbt.paths import expand
+
+    result = _api().propositions(expand(list(models), "--model") if models else [], list(sources), output,
+                                 extractor=extractor, refresh=refresh)
+    emit(result.text, output)
+    for failure in result.failures:
+        click.echo(f"warning: {failure}", err=True)
+    click.echo(f"mbt propositions: {result.propositions} proposition(s) of {result.units} unit(s) written to {output}"
+               + (f" ({result.kept} entries kept unchanged)" if result.kept else ""), err=True)
+    sys.exit(EXIT_OK)
+
+
 @cli.group(name="import", epilog=epilog("mbt import dmn refund.dmn -o models/refund.dt",
                                         "mbt import graphwalker login.json -o models/login.fsm"))
 def import_() -> None:

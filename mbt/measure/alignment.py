@@ -16,7 +16,8 @@ The rule (its thresholds calibrated on tests/data/levels/alignment.yaml, `calibr
     aligned      no conflict left unshared, and
                  (a shared fact and max(unit share, golden share) >= FACT_OVERLAP)
                  or (unit share >= UNIT_OVERLAP and golden share >= GOLDEN_OVERLAP)
-    not aligned  no shared fact, and a conflict or no common term at all
+    not aligned  no shared fact, and a conflict or no common term but the document's background terms (those at
+                 least half of its units use, when it has four or more: "退款" in a refund policy)
     not judged   otherwise (a paraphrase, a partial overlap): an LLM judge decides these when one is configured
 
 The aligned thresholds are the ones that align the most calibration pairs with no wrong alignment. "Not aligned"
@@ -54,6 +55,7 @@ FACT_OVERLAP = 0.5
 UNIT_OVERLAP = 0.35
 GOLDEN_OVERLAP = 0.5
 RULE_VERSION = "align-1"
+BACKGROUND_MIN = 4
 STEP = 0.05  # the calibration grid
 
 
@@ -180,14 +182,27 @@ class Features:
     common: int
     shared: tuple[str, ...]
     conflicts: tuple[str, ...]
+    telling: int = 0  # common terms outside the document's background (terms most of its units use)
 
 
-def features(unit: str, golden: str) -> Features:
+def features(unit: str, golden: str, background: frozenset[str] = frozenset()) -> Features:
     u, g = read(unit), read(golden)
     common = u.terms & g.terms
     shared, conflicts = _shared_and_conflicting(u.facts, g.facts)
     return Features(len(common) / len(u.terms) if u.terms else 0.0, len(common) / len(g.terms) if g.terms else 0.0,
-                    len(common), tuple(shared), tuple(conflicts))
+                    len(common), tuple(shared), tuple(conflicts), len(common - background))
+
+
+def background_terms(texts: Sequence[str]) -> frozenset[str]:
+    """The terms at least half of the texts use, when there are at least BACKGROUND_MIN of them ("refund" in a refund
+    policy): sharing only those says nothing about which unit a golden is about."""
+    if len(texts) < BACKGROUND_MIN:
+        return frozenset()
+    counts: dict[str, int] = {}
+    for text in texts:
+        for term in read(text).terms:
+            counts[term] = counts.get(term, 0) + 1
+    return frozenset(t for t, n in counts.items() if 2 * n >= len(texts))
 
 
 @dataclass(frozen=True)
@@ -200,8 +215,9 @@ class Rule:
         share = f"{f.common} common term(s): {f.unit_share:.0%} of the unit's, {f.golden_share:.0%} of the golden's"
         if f.conflicts and not f.shared:
             return "not_aligned", f"states {f.conflicts[0]}"
-        if not f.shared and not f.common:
-            return "not_aligned", "no common term and no common fact"
+        if not f.shared and not f.telling:
+            return "not_aligned", ("no common fact and no common term" if not f.common else
+                                   "no common fact, and only terms most units of the document use in common")
         if f.conflicts:
             return "not_judged", f"not sure: shares {f.shared[0]!r} but states {f.conflicts[0]}"
         if f.shared and max(f.unit_share, f.golden_share) >= self.fact_overlap:
@@ -214,9 +230,11 @@ class Rule:
 RULE = Rule()
 
 
-def align(unit: str, golden: str, rule: Rule = RULE) -> tuple[AlignVerdict, str]:
-    """The embedded rule's decision on one (unit text, golden text) pair, with why."""
-    return rule.decide(features(unit, golden))
+def align(unit: str, golden: str, rule: Rule = RULE,
+          background: frozenset[str] = frozenset()) -> tuple[AlignVerdict, str]:
+    """The embedded rule's decision on one (unit text, golden text) pair, with why; `background`: the terms most
+    units of the document use (background_terms), which do not count as common."""
+    return rule.decide(features(unit, golden, background))
 
 
 # ------------------------------------------------------------------ calibration
@@ -257,10 +275,21 @@ class Scores:
         return self.aligned + self.apart
 
 
+def pair_backgrounds(pairs: Sequence[LabelledPair]) -> dict[tuple[str, str], frozenset[str]]:
+    """The labelled set's units of one part and language stand for a document: their background terms."""
+    units: dict[tuple[str, str], list[str]] = {}
+    for p in pairs:
+        group = units.setdefault((p.split, p.lang), [])
+        if p.unit not in group:
+            group.append(p.unit)
+    return {key: background_terms(texts) for key, texts in units.items()}
+
+
 def score(rule: Rule, pairs: Sequence[LabelledPair]) -> Scores:
     aligned = aligned_right = apart = apart_right = 0
+    backgrounds = pair_backgrounds(pairs)
     for p in pairs:
-        verdict, _ = rule.decide(features(p.unit, p.golden))
+        verdict, _ = rule.decide(features(p.unit, p.golden, backgrounds[(p.split, p.lang)]))
         if verdict == "aligned":
             aligned += 1
             aligned_right += p.positive
@@ -275,7 +304,8 @@ def calibrate(pairs: Sequence[LabelledPair]) -> Rule:
     rule with every threshold a step lower must make no wrong alignment either (a threshold right at the edge of the
     labelled pairs fits them, not the next ones). Among equals, the most cautious (the highest thresholds)."""
     grid = [round(STEP * i, 2) for i in range(1, round(1 / STEP) + 1)]
-    feats = [(features(p.unit, p.golden), p.positive) for p in pairs]
+    backgrounds = pair_backgrounds(pairs)
+    feats = [(features(p.unit, p.golden, backgrounds[(p.split, p.lang)]), p.positive) for p in pairs]
 
     def aligned_without_error(rule: Rule) -> int | None:
         aligned = 0
@@ -314,7 +344,7 @@ ALIGN_RUBRIC = (
 def rule_text(rule: Rule = RULE) -> str:
     return (f"{RULE_VERSION}: aligned on a shared fact with {rule.fact_overlap:.0%} common terms, or on "
             f"{rule.unit_overlap:.0%} of the unit's and {rule.golden_overlap:.0%} of the golden's terms; not aligned "
-            "on a conflicting fact or on nothing in common")
+            "on a conflicting fact, or on no common term but the document's background terms, without a shared fact")
 
 
 def align_units(units: Sequence[tuple[str, str, int, str]], goldens: Sequence[GoldenText],
@@ -326,9 +356,10 @@ def align_units(units: Sequence[tuple[str, str, int, str]], goldens: Sequence[Go
     texts = [g for g in goldens if g.text]
     decisions: dict[tuple[int, int], tuple[AlignVerdict, str, str]] = {}
     undecided: list[tuple[int, int]] = []
-    for ui, (_, _, _, unit_text) in enumerate(units):
+    backgrounds = _backgrounds(units)
+    for ui, (_, document, _, unit_text) in enumerate(units):
         for gi, g in enumerate(texts):
-            verdict, reason = align(unit_text, g.text)
+            verdict, reason = align(unit_text, g.text, background=backgrounds[document])
             decisions[(ui, gi)] = (verdict, "embedded", reason)
             if verdict == "not_judged":
                 undecided.append((ui, gi))
@@ -361,6 +392,14 @@ def align_units(units: Sequence[tuple[str, str, int, str]], goldens: Sequence[Go
     out.uncovered = sum(u.status == "uncovered" for u in out.units)
     out.not_judged = sum(u.status == "not_judged" for u in out.units)
     return out
+
+
+def _backgrounds(units: Sequence[tuple[str, str, int, str]]) -> dict[str, frozenset[str]]:
+    """Each document's background terms (background_terms over its units)."""
+    by_document: dict[str, list[str]] = {}
+    for _, document, _, text in units:
+        by_document.setdefault(document, []).append(text)
+    return {document: background_terms(texts) for document, texts in by_document.items()}
 
 
 def _qa(g: GoldenText) -> str:

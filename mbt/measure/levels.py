@@ -41,6 +41,10 @@ LEVEL_SCOPE = {
 OPT_IN = (0, 1, 2)
 
 
+# Units that hold information for levels 0-2 (and level 1 through the model): headings and code blocks are structure.
+LEVEL_UNIT_KINDS = ("sentence", "list-item", "table-row", "yaml-leaf")
+
+
 def _level(number: int) -> Level:
     return Level(level=number, name=LEVEL_NAMES[number], scope=LEVEL_SCOPE[number], measured=False)
 
@@ -66,10 +70,11 @@ def summarise(report, asked: Sequence[int], runs=None, probes=None,
 
     # level 1
     lv = levels[1]
-    if report.sources is not None and any(d.units for d in report.sources.documents):
-        tested = sum(d.tested.covered for d in report.sources.documents)
-        total = sum(d.tested.total for d in report.sources.documents)
-        lv.figures.append(Figure(name="units tested through the model", covered=tested, total=total,
+    counted = [u for d in (report.sources.documents if report.sources is not None else []) for u in d.units
+               if u.kind in LEVEL_UNIT_KINDS and u.status != "excluded"]
+    if counted:
+        tested = sum(u.status in ("covered", "partial") for u in counted)
+        lv.figures.append(Figure(name="units tested through the model", covered=tested, total=len(counted),
                                  denominator="source units not excluded",
                                  note="a verified element cites them"))
     else:

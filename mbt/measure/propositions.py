@@ -314,11 +314,24 @@ def file_text(entries: Sequence[FileEntry]) -> str:
             item: dict[str, Any] = {"id": pid, "text": p.text, "role": p.role}
             if p.condition is not None:
                 item["condition"] = entry.ids[p.condition]
-            item["spans"] = [list(s) for s in p.spans]
+            item["spans"] = _Flow(_Flow(s) for s in p.spans)
             props.append(item)
         units.append({"unit": entry.unit, "text": entry.text, "extractor": entry.extractor, "propositions": props})
-    body = yaml.safe_dump({"version": FILE_VERSION, "units": units}, allow_unicode=True, sort_keys=False, width=120)
-    return head + re.sub(r"\n  - unit:", "\n\n  - unit:", body)
+    body = yaml.dump({"version": FILE_VERSION, "units": units}, Dumper=_Dumper, allow_unicode=True, sort_keys=False,
+                     width=120)
+    return head + re.sub(r"\n- unit:", "\n\n- unit:", body)
+
+
+class _Flow(list):
+    """A list written on one line (`spans: [[3, 13], [15, 23]]`)."""
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_Dumper.add_representer(_Flow, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data,
+                                                                                flow_style=True))
 
 
 # ------------------------------------------------------------------ the LLM extractor
@@ -487,8 +500,12 @@ def proposition_coverage(units: Sequence[tuple[str, str, int, str]], goldens: Se
                                condition=entry.ids[piece.condition] if piece.condition is not None else None)
             undecided: list[GoldenText] = []
             refusals: list[str] = []
+            # a statement under a condition: the answer must state the statement's own words too, not only its
+            # condition ("...时，商户可以联系客服" does not state "...时，商户不能重复发起退款")
+            own = ("".join(text[a:b] for a, b in piece.spans[1:]) if piece.condition is not None
+                   and len(piece.spans) > 1 and all(0 <= a < b <= len(text) for a, b in piece.spans) else None)
             for g in answering:
-                if not _may_state(piece.text, g.expected):
+                if not _may_state(piece.text, g.expected) or (own and not _may_state(own, g.expected)):
                     continue
                 v = embedded.judge(JudgeInput(accuracy, actual=g.expected, expected=(piece.text,), case_id=g.id))
                 if v.verdict == "pass":
