@@ -58,10 +58,6 @@ def _text_cov(run: CoverageRun, o: Options) -> str:
         from mbt.report.mutation import mutation_text  # on use: only with --mutants
 
         out += "\n" + mutation_text(run.report.mutation, o.uncovered_limit)
-    if run.report.levels is not None:
-        from mbt.report.levels_text import levels_text  # on use: start-up time
-
-        out += levels_text(run.report.levels, o.quiet, o.uncovered_limit)
     return out
 
 
