@@ -6,7 +6,7 @@ import datetime as dt
 import functools
 import gc
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mbt.analysis.findings import CheckReport
@@ -129,11 +129,12 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
                  progress: Progress | None = None, jobs: int | None = None, use_cache: bool = True,
                  covering_cap: int | None = None, mutants: bool = False, sample: int | None = None,
                  seed: int = 0, engine: str = "local", scheduler: str | None = None,
-                 sorted_folders: list[str] | None = None) -> CoverageRun:
+                 sorted_folders: list[str] | None = None, levels: LevelOptions | None = None) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
     (`review`), diagrams for the HTML report (`diagrams`), the per-case results (`cases`) and the mutation run
     (`mutants`, before the gate: `<kind>.mutation` and `duplicates` rules read it). `sorted_folders`: golden folders
-    given as positional paths, whose files that are not golden cases are left out (mbt.paths.left_out)."""
+    given as positional paths, whose files that are not golden cases are left out (mbt.paths.left_out). `levels`:
+    what seed 004's opt-in levels read (LevelOptions); every run reports all five levels (mbt.measure.levels)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.measure.baseline import load_baseline
 
@@ -171,18 +172,128 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
         run.comparison = compare_with_baseline(baseline, report, waived_elements(report))
     if entries is not None:
         run.cases = case_results(report, entries)
-    if review or diagrams:
+    levels = levels or LevelOptions()
+    if review or diagrams or levels.reads_documents:
         from mbt.measure.sources import measure_sources
         from mbt.measure.trace import trace_rows
 
         waived = waived_elements(report)
-        report.sources, resolved = measure_sources(models, report.models, gate.exclusions)
+        report.sources, resolved = measure_sources(models, report.models, gate.exclusions, levels.sources)
         report.traceability = trace_rows(models, report.models, resolved, waived)
+    report.levels = _levels(report, levels, model_paths, golden_paths, not_goldens)
     if progress is not None:
         progress.close()
     if diagrams:
         add_diagrams(run, progress)
     return run
+
+
+@dataclass
+class LevelOptions:
+    """What seed 004's opt-in levels read (docs/levels.md): `asked`, the levels among 0, 1, 2 to measure; `sources`,
+    documents no model declares whose units count too; `judge`, the LLM judge (`openai:MODEL`) asked where the
+    embedded rules are not sure (None: the embedded ones alone); `propositions`, the reviewable propositions file read
+    in preference to the splitting rules; `runs`, observed runs for level 4; `probes`, a probe file for level 1."""
+
+    asked: tuple[int, ...] = ()
+    sources: list[str] = field(default_factory=list)
+    judge: str | None = None
+    propositions: str | None = None
+    runs: list[str] = field(default_factory=list)
+    probes: str | None = None
+
+    @property
+    def reads_documents(self) -> bool:
+        return bool(set(self.asked) & {0, 1, 2}) or bool(self.sources)
+
+
+def _levels(report: CoverageReport, options: LevelOptions, model_paths: list[str], golden_paths: list[str],
+            not_goldens):
+    """Seed 004's five levels for the report: the opt-in ones measured when asked for (mbt.measure.levels)."""
+    from pathlib import Path
+
+    from mbt.measure.levels import LEVEL_UNIT_KINDS, summarise
+
+    for path in options.sources:
+        if not Path(path).is_file():
+            raise MbtError(f"--source {path}: no such file")
+    if options.asked and "-" in golden_paths:
+        raise MbtError("--levels reads the goldens a second time: give them as files, not - (standard input)")
+    units = [(u.id, d.path, u.line_start, u.text) for d in (report.sources.documents if report.sources else [])
+             for u in d.units if u.status != "excluded" and u.kind in LEVEL_UNIT_KINDS]
+    embedding = direct = propositions = None
+    if units and options.asked:
+        from mbt.goldens.loader import GoldenStream
+        from mbt.measure.alignment import align_units, golden_text
+
+        cases = list(GoldenStream(golden_paths, None, not_goldens).all_cases()) if golden_paths else []
+        texts = _unique_ids([golden_text(c) for c in cases])
+        llm = None
+        if options.judge not in (None, "embedded"):
+            from mbt.judges import make_judge
+
+            llm = make_judge(options.judge)
+        if 0 in options.asked:
+            from mbt.measure.embedding import embedding_coverage
+
+            embedding = embedding_coverage(units, texts)
+        if 1 in options.asked:
+            direct = align_units(units, texts, llm)
+        if 2 in options.asked:
+            from mbt.measure.propositions import proposition_coverage, read_file
+
+            reviewed = read_file(options.propositions) if options.propositions else None
+            propositions = proposition_coverage(units, texts, reviewed, llm)
+    runs_report = runs(model_paths, options.runs, golden_paths or None, use_gate=False, jobs=1) \
+        if options.runs else None
+    probe_report = probes(options.probes) if options.probes else None
+    return summarise(report, options.asked, runs_report, probe_report, embedding=embedding, units=direct,
+                     propositions=propositions)
+
+
+@dataclass
+class PropositionsFile:
+    """What `mbt propositions` writes: the reviewable file's text and what happened on the way."""
+
+    text: str
+    units: int
+    propositions: int
+    kept: int  # entries of the previous file kept (their unit's text unchanged): the cache, edits included
+    failures: list[str]  # units the extractor failed on, split by the rules instead
+
+
+def propositions(model_paths: list[str], sources: list[str], output: str | None, extractor: str = "rules",
+                 refresh: bool = False) -> PropositionsFile:
+    """The reviewable propositions file (mbt.measure.propositions) for the units of the models' source documents and
+    `sources`: an existing `output` is read first and its entries for unchanged units kept (`refresh`: none)."""
+    from pathlib import Path
+
+    from mbt.measure.levels import LEVEL_UNIT_KINDS
+    from mbt.measure.propositions import extract_file, file_text, read_file
+    from mbt.measure.sources import measure_sources
+
+    for path in sources:
+        if not Path(path).is_file():
+            raise MbtError(f"--source {path}: no such file")
+    models = load_models(model_paths)[1] if model_paths else []
+    documents, _ = measure_sources(models, [], None, sources)
+    units = [(u.id, u.text) for d in documents.documents for u in d.units if u.kind in LEVEL_UNIT_KINDS]
+    if not units:
+        raise MbtError("no source unit to split: give --model (its declared sources) or --source DOC")
+    previous = read_file(output) if output not in (None, "-") and Path(output).is_file() else None
+    entries, failures = extract_file(units, extractor, previous, refresh)
+    kept = sum(previous is not None and e is previous.entries.get(e.unit) for e in entries)
+    return PropositionsFile(file_text(entries), len(entries), sum(len(e.propositions) for e in entries), kept,
+                            failures)
+
+
+def _unique_ids(texts):
+    """Goldens named by id, or by id and place where an id repeats (ids are local to a file: seed 001's sheets)."""
+    from collections import Counter
+    from dataclasses import replace
+
+    counts = Counter(t.id for t in texts)
+    return [t if counts[t.id] == 1 else replace(t, id=f"{t.id} ({t.where})") for t in texts]
 
 
 def waived_elements(report: CoverageReport) -> dict[str, set[str]]:

@@ -301,13 +301,25 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
 @click.option("--sample", "sample", default=None, type=click.IntRange(min=1), metavar="N",
               help="With --mutants: judge at most N mutants per model (a seeded sample).")
 @click.option("--seed", "seed", default=0, type=int, help="Seed of --sample  [default: 0].")
+@click.option("--levels", "levels", default=None, metavar="0,1,2|all",
+              help="Also measure seed 004's levels 0 (embedding), 1 (source units aligned to goldens) and 2 "
+                   "(propositions); every report names all five levels and what was measured (docs/levels.md).")
+@click.option("--source", "sources", multiple=True, type=click.Path(), metavar="DOC",
+              help="A source document no model declares, whose units count for levels 0-2 (repeatable).")
+@click.option("--judge", "judge", default=None, metavar="NAME",
+              help="With --levels: the LLM judge (openai:MODEL) asked where the embedded rules are not sure.")
+@click.option("--propositions", "propositions", default=None, type=click.Path(), metavar="FILE",
+              help="With --levels 2: the reviewed propositions file (mbt propositions), read before the rules.")
+@click.option("--runs", "run_paths", cls=Paths, help="Observed runs for level 4 and representativeness (as mbt runs).")
+@click.option("--probes", "probes", default=None, type=click.Path(), metavar="FILE",
+              help="Judged held-out probes (as mbt probes): probe coverage at level 1.")
 @formats_option
 @multi_output_option
 @root_option
 @verbosity
 def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline,
-             save_baseline, jobs, engine, scheduler, no_cache, fail_under, mutants, sample, seed, formats, output,
-             root, quiet, verbose) -> None:
+             save_baseline, jobs, engine, scheduler, no_cache, fail_under, mutants, sample, seed, levels, sources,
+             judge, propositions, run_paths, probes, formats, output, root, quiet, verbose) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.report.formats import Options, parse_targets
@@ -333,7 +345,8 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
                               review=show_sources or any(t.format.review for t in targets),
                               cases=any(t.format.cases for t in targets), fail_under=percent,
                               command=COMMAND_LINE, progress=progress, mutants=mutants, sample=sample,
-                              seed=seed, sorted_folders=folders)
+                              seed=seed, sorted_folders=folders,
+                              levels=_level_options(levels, sources, judge, propositions, run_paths, probes))
     limit = None if show_uncovered == "all" or verbose else 25
     full = _full_report(targets)
 
@@ -652,6 +665,30 @@ def generate(models, goldens, out, criteria, full, max_depth, max_paths, precond
     sys.exit(EXIT_FAILED if report.kept_edited else EXIT_OK)
 
 
+def _level_options(levels: str | None, sources: tuple[str, ...], judge: str | None, propositions: str | None,
+                   run_paths: tuple[str, ...], probes: str | None):
+    """--levels and the inputs of seed 004's levels as mbt.api.LevelOptions."""
+    from mbt.paths import expand
+
+    asked: tuple[int, ...] = ()
+    if levels is not None:
+        text = levels.strip().lower()
+        parts = [p.strip() for p in text.split(",") if p.strip()]
+        if text == "all":
+            asked = (0, 1, 2)
+        elif not parts or any(p not in ("0", "1", "2") for p in parts):
+            raise MbtError(f"--levels {levels}: give levels among 0, 1, 2 (e.g. 0,1,2), or all; level 3 is always "
+                           "measured and level 4 with --runs")
+        else:
+            asked = tuple(sorted({int(p) for p in parts}))
+    if (judge or propositions) and not asked:
+        raise MbtError(f"{'--judge' if judge else '--propositions'} is read by the levels it serves: add --levels")
+    if propositions and 2 not in asked:
+        raise MbtError("--propositions is read by level 2: add 2 to --levels")
+    return _api().LevelOptions(asked=asked, sources=list(sources), judge=judge, propositions=propositions,
+                               runs=expand(list(run_paths), "--runs") if run_paths else [], probes=probes)
+
+
 def _percent(value) -> float | None:
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.config import parse_percent
@@ -771,6 +808,31 @@ def probes(path, confidence, resamples, seed, candidates_from, fmt, output) -> N
         from mbt.report.probes_text import probes_text
 
         emit(probes_text(report), output)
+    sys.exit(EXIT_OK)
+
+
+@cli.command(epilog=epilog("mbt propositions --model models/refund-chat.fsm -o propositions.yaml",
+                           "mbt propositions --source policy.md --extractor openai:gpt-4o-mini -o propositions.yaml"))
+@click.option("--model", "models", cls=Paths, help="Models whose declared source documents are split.")
+@click.option("--source", "sources", multiple=True, type=click.Path(), metavar="DOC",
+              help="A source document no model declares (repeatable).")
+@click.option("--extractor", "extractor", default="rules", show_default=True, metavar="rules|openai:MODEL",
+              help="How units are split: mbt's rules, or an LLM on an OpenAI-compatible server (OPENAI_BASE_URL).")
+@click.option("--refresh", is_flag=True, help="Split every unit again, ignoring the entries FILE holds.")
+@click.option("-o", "--output", "output", required=True, type=click.Path(), metavar="FILE",
+              help="The reviewable YAML file; an existing one is read first and its unchanged entries kept.")
+def propositions(models, sources, extractor, refresh, output) -> None:
+    """Write seed 004's atomic propositions per source unit as a reviewable file: edit it, commit it, and give it to
+    `mbt coverage --levels 2 --propositions FILE`, which reads it in preference to its rules (docs/levels.md)."""
+    from mbt.paths import expand
+
+    result = _api().propositions(expand(list(models), "--model") if models else [], list(sources), output,
+                                 extractor=extractor, refresh=refresh)
+    emit(result.text, output)
+    for failure in result.failures:
+        click.echo(f"warning: {failure}", err=True)
+    click.echo(f"mbt propositions: {result.propositions} proposition(s) of {result.units} unit(s) written to {output}"
+               + (f" ({result.kept} entries kept unchanged)" if result.kept else ""), err=True)
     sys.exit(EXIT_OK)
 
 

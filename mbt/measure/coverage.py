@@ -10,6 +10,7 @@ from pydantic_core import core_schema
 
 from mbt.elements.base import Element
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
+from mbt.measure.level_models import LevelsReport
 from mbt.measure.mutation import MutationReport
 from mbt.measure.numbers import Numbers
 from mbt.measure.review import SourceCoverage, TraceRow
@@ -17,7 +18,7 @@ from mbt.measure.review import SourceCoverage, TraceRow
 if TYPE_CHECKING:
     from mbt.kind import Criterion
 
-SCHEMA_VERSION = "3.0"
+SCHEMA_VERSION = "3.1"  # 3.1: `levels` (seed 004's levels 0-4)
 
 
 class CriterionCoverage(BaseModel):
@@ -224,6 +225,9 @@ class CoverageReport(BaseModel):
     sources: SourceCoverage | None = None  # source-document coverage, when asked for (review formats compute it)
     traceability: list[TraceRow] = []  # span -> element -> goldens -> expected, when asked for
     mutation: MutationReport | None = None  # with `--mutants`: mutation score, survivors, redundancy
+    # Seed 004's levels 0-4 and quality dimensions: what was measured and what not, and why (mbt.measure.levels);
+    # every `mbt coverage` report has them.
+    levels: LevelsReport | None = None
 
     def count(self, name: str) -> int:
         """How many findings of a kind (contradictions, forbidden_expected, divergences, unbound_turns, notes,

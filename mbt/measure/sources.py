@@ -367,9 +367,11 @@ class _Doc:
     starts: list[int]
 
 
-def measure_sources(models: list[ModelBase], coverage: list[ModelCoverage],
-                    exclusions: list | None = None) -> tuple[SourceCoverage, dict[tuple[str, str], Resolved]]:
+def measure_sources(models: list[ModelBase], coverage: list[ModelCoverage], exclusions: list | None = None,
+                    extra: list[str] | None = None) -> tuple[SourceCoverage, dict[tuple[str, str], Resolved]]:
     """Units of every declared source document, which model parts and elements cite them, and how covered those are.
+    `extra`: documents no model declares (`--source DOC`: the goldens are aligned to their units directly, level 1),
+    named by their file name without its suffix.
 
     Also returns each element's span resolved in its document, keyed by (model, element id), for the traceability
     matrix and the HTML report's links.
@@ -378,22 +380,29 @@ def measure_sources(models: list[ModelBase], coverage: list[ModelCoverage],
     by_model = {m.model: m for m in coverage}
     docs: dict[str, _Doc] = {}
     names: dict[tuple[str, str], str] = {}  # (model file, source name) -> document path
+
+    def add(name: str, located: Path, shown: str) -> None:
+        try:
+            text = load_document(located, shown).text
+            error = None
+        except SourceError as err:
+            text, error = None, str(err)
+        fmt = document_format(shown)
+        units = [] if text is None else yaml_units(text) if fmt == "yaml" else text_units(text, fmt == "markdown")
+        starts = _line_starts(text) if text is not None else [0]
+        docs[shown] = _Doc(name, shown, text, error, units, [], starts)
+
     for model in models:
         for name, decl in model.sources.items():
             located = source_path(model.file, decl)
             shown = _shown(located)
             names[(model.file, name)] = shown
-            if shown in docs:
-                continue
-            try:
-                text = load_document(located, shown).text
-                error = None
-            except SourceError as err:
-                text, error = None, str(err)
-            fmt = document_format(shown)
-            units = [] if text is None else yaml_units(text) if fmt == "yaml" else text_units(text, fmt == "markdown")
-            starts = _line_starts(text) if text is not None else [0]
-            docs[shown] = _Doc(name, shown, text, error, units, [], starts)
+            if shown not in docs:
+                add(name, located, shown)
+    for path in extra or []:
+        shown = _shown(Path(path))
+        if shown not in docs:
+            add(Path(path).stem, Path(path), shown)
     for doc in docs.values():
         doc.units = _make_units(doc)
 

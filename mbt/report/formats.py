@@ -87,6 +87,10 @@ def _markdown(run: CoverageRun, o: Options) -> str:
         from mbt.report.mutation import mutation_markdown  # on use: only with --mutants
 
         out += "\n" + mutation_markdown(run.report.mutation)
+    if run.report.levels is not None:
+        from mbt.report.levels_text import levels_markdown  # on use: start-up time
+
+        out += levels_markdown(run.report.levels)
     return out
 
 

@@ -39,6 +39,10 @@ def coverage_text(report: CoverageReport, style: Style = PLAIN, show_covering: b
         section = _model_section(m, style, show_covering, uncovered_limit, waived)
         lines += [""] + (section[:2 + len(m.criteria)] if quiet else section)
     lines += _findings_counts(report) if quiet else _findings_sections(report, style)
+    if report.levels is not None:  # seed 004's levels: what was measured at each, before the verdict
+        from mbt.report.levels_text import levels_text  # on use: start-up time
+
+        lines.append(levels_text(report.levels, quiet, uncovered_limit).rstrip("\n"))
     if report.gate is not None:
         lines += [""] + _gate_section(report.gate, style)
     return "\n".join(lines) + "\n"

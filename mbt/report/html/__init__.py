@@ -19,6 +19,7 @@ from mbt.measure.numbers import in_goldens, percent_text
 from mbt.measure.review import DocumentCoverage, SourceUnit, TraceRow
 from mbt.render.dot import anchor
 from mbt.render.table import ticks
+from mbt.report.levels_text import figure_text
 
 STATUS_TEXT = {
     "covered": "modelled, every element citing it verified",
@@ -55,6 +56,7 @@ def _env() -> jinja2.Environment:
     env.filters["ticks"] = ticks
     env.filters["value"] = value
     env.globals["in_goldens"] = in_goldens
+    env.filters["figure"] = figure_text
     return env
 
 
@@ -160,6 +162,8 @@ def html_files(run: CoverageRun) -> dict[str, bytes]:
     cases = [_case_row(c, model_pages) for c in run.cases]
     page("goldens.html", "goldens.html", "Golden cases — mbt", "goldens", cases=cases,
          verdicts=_ordered(c["verdict"] for c in cases))
+    if report.levels is not None:
+        page("levels.html", "levels.html", "Levels of coverage — mbt", "levels", levels=report.levels)
     return files
 
 
