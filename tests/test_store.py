@@ -18,7 +18,6 @@ from mbt.store.query import CaseFilters, SetFilters, case_detail, delete, list_s
 from mbt.store.records import CaseRecord, NewSet
 from mbt.store.url import parse
 from mbt.store.write import SetWriter
-from tests.pg_server import pg_server, store_url  # noqa: F401 - fixtures
 
 ANSWERS = ["models/answers/goldens/"], ["models/answers/runs/"]
 

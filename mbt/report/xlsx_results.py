@@ -95,11 +95,27 @@ def _overview_rows(info: SetInfo, overview: Overview) -> Iterator[list[Any]]:
                rate.pass_rate if rate.pass_rate is not None else "n/a"]
 
 
-def _expected(doc: dict[str, Any]) -> str:
+def _judged_turns(doc: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """An eval case's judged turns with their numbers (a turn with no expected answer is context only)."""
     turns = doc.get("turns")
-    if isinstance(turns, list) and turns and isinstance(turns[0], dict):
-        return "\n".join(str(e) for e in turns[0].get("expected") or [])
-    return ""
+    if not (isinstance(turns, list) and turns and isinstance(turns[0], dict)):
+        return []
+    return [(n, t) for n, t in enumerate(turns, start=1) if t.get("judged", True)]
+
+
+def _answers(case: ExportCase) -> tuple[str, str]:
+    """The Expected and Actual answer cells: a single-turn case's texts; for a multi-turn case, each judged turn's
+    as `turn N: ...` (the Turns sheet has every turn)."""
+    judged = _judged_turns(case.doc)
+    if not judged:
+        return "", case.row.answer or ""
+    if case.row.turns <= 1:
+        _, turn = judged[0]
+        return "\n".join(str(e) for e in turn.get("expected") or []), str(turn.get("actual") or "")
+    expected = "\n".join(f"turn {n}: {e}" for n, t in judged for e in t.get("expected") or [])
+    actual = "\n".join(f"turn {n}: {t.get('actual') if t.get('actual') is not None else '(no answer recorded)'}"
+                       for n, t in judged)
+    return expected, actual
 
 
 def _case_rows(cases: Iterable[ExportCase], criteria: list[str]) -> Iterator[list[Any]]:
@@ -109,7 +125,8 @@ def _case_rows(cases: Iterable[ExportCase], criteria: list[str]) -> Iterator[lis
     for case in cases:
         row, by = case.row, {v.criterion: v for v in case.verdicts}
         judges = ", ".join(dict.fromkeys(v.judge for v in case.verdicts))
-        yield ([row.seq, row.key, row.question, _expected(case.doc), row.answer or "",
+        expected, actual = _answers(case)
+        yield ([row.seq, row.key, row.question, expected, actual,
                 "multi-turn" if row.kind == "multi" else "single-turn", row.overall]
                + [by[c].verdict if c in by else "" for c in criteria]
                + [by[c].reason if c in by else "" for c in criteria]

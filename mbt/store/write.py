@@ -72,7 +72,8 @@ class SetWriter:
             self.end("failed", "the writer stopped before the set was finished")
         elif kind is not None:
             status = "cancelled" if issubclass(kind, KeyboardInterrupt) else "failed"
-            why = getattr(value, "message", None) or f"{kind.__name__}: {value}"
+            why = ("interrupted (Ctrl-C)" if status == "cancelled"
+                   else getattr(value, "message", None) or f"{kind.__name__}: {value}")
             try:
                 self.end(status, self.store.url.scrub(str(why)))
             except MbtError:  # the store itself failed: the set stays `running`, the first error is the one shown
