@@ -6,6 +6,7 @@ and the baseline gate."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,18 @@ from mbt import api
 from mbt.errors import MbtError
 from mbt.store.compare import compare
 from mbt.store.db import Store
-from mbt.store.query import CaseFilters, SetFilters, case_detail, delete, list_sets, rename, show
+from mbt.store.query import (
+    CaseFilters,
+    SetFilters,
+    case_detail,
+    delete,
+    list_sets,
+    overview,
+    rename,
+    set_info,
+    set_row,
+    show,
+)
 from mbt.store.records import CaseRecord, NewSet
 from mbt.store.url import parse
 from mbt.store.write import SetWriter
@@ -31,6 +43,12 @@ def record(key: str, overall: str, criteria: dict[str, str] | None = None, versi
                       doc={"transcript": transcript}, verdicts=[(c, v, f"why {v}", "embedded") for c, v in criteria.items()],
                       agent_version=version, first_deviation=deviation, flags=flags,
                       error="accuracy: judge timed out" if overall == "error" else None)
+
+
+def overview_of(url: str, name: str):
+    with Store(parse(url, "test")) as store, store.read() as conn:
+        row = set_row(conn, name, store)
+        return overview(conn, row["id"], set_info(row))
 
 
 def write_set(url: str, name: str, records: list[CaseRecord], run_type: str = "eval", started: str = "",
@@ -76,9 +94,15 @@ def test_show_filters_by_turns_result_and_search_in_questions_and_answers(store_
     assert keys(search="UNLOCKED") == ["card-qna/3"]  # in an actual answer of a later turn, any case
     assert keys(search="chuyển khoản") == ["card-qna/4"]  # Vietnamese, in the question and the answer
     assert keys(search="CHUYỂN KHOẢN") == ["card-qna/4"]  # case-folded beyond ASCII, on both databases
+    assert keys(search=unicodedata.normalize("NFD", "chuyển khoản")) == ["card-qna/4"]  # typed decomposed
     assert keys(search="100%") == [] and keys(search="_") == []  # LIKE's wildcards are taken literally
     view = api.results_show(name, store=store_url, limit=2, offset=1)
     assert view.matching == 5 and [c.seq for c in view.cases] == [2, 3]
+    # a finished set's overview is the one its writer kept: the same as counting the cases again
+    with Store(parse(store_url, "test")) as store, store.read() as conn:
+        row = set_row(conn, name, store)
+        assert json.loads(row["meta"])["overview"] == overview(conn, row["id"], set_info(row)).model_dump(mode="json")
+    assert view.overview == overview_of(store_url, name)
 
 
 def test_a_runs_set_keeps_verdicts_first_deviations_versions_and_metric_flags(store_url):

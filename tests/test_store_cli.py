@@ -150,7 +150,7 @@ def _formula_suite(tmp_path):
     (runs / "1.json").write_text(json.dumps([{"role": "user", "content": '=HYPERLINK("http://x","y")'},
                                              {"role": "assistant", "content": "=cmd|' /C calc'!A0"}]), encoding="utf-8")
     (runs / "2.json").write_text(json.dumps([{"role": "user", "content": "Bell\x07 in the question"},
-                                             {"role": "assistant", "content": "+2"}]), encoding="utf-8")
+                                             {"role": "assistant", "content": "#N/A"}]), encoding="utf-8")
     return str(goldens), str(runs)
 
 
@@ -185,7 +185,9 @@ def test_the_excel_export_has_an_overview_the_detail_list_and_the_turns_and_neve
     row = next(wb["Cases"].iter_rows(min_row=2, max_row=2))
     assert row[2].value == '=HYPERLINK("http://x","y")' and row[2].data_type == "s"
     assert row[3].value == "=1+1" and row[4].value == "=cmd|' /C calc'!A0"
-    assert next(wb["Cases"].iter_rows(min_row=3, max_row=3))[2].value == "Bell\ufffd in the question"
+    third = next(wb["Cases"].iter_rows(min_row=3, max_row=3))
+    assert third[2].value == "Bell\ufffd in the question"
+    assert (third[4].value, third[4].data_type) == ("#N/A", "s")  # text, not Excel's error value
     with zipfile.ZipFile(formulas) as raw:
         assert not any(b"<f>" in raw.read(n) or b"<f " in raw.read(n) for n in raw.namelist())
     again = tmp_path / "again.xlsx"

@@ -27,7 +27,7 @@ from mbt.store.db import Store
 from mbt.store.model import Comparison, Delta, DeviationColumn, Flip, Regression, SessionDiff, SetInfo, TurnChange
 from mbt.store.query import set_info, set_row
 from mbt.store.records import CaseRecord
-from mbt.store.schema import cases, verdicts
+from mbt.store.schema import case_docs, cases, verdicts
 from mbt.store.sessions import compare_turns
 from mbt.store.stats import mcnemar_exact, newcombe_paired, newcombe_unpaired
 
@@ -150,8 +150,8 @@ def _columns(side: str, name: str, items: dict[str, _Case]) -> list[DeviationCol
 
 
 def _session(conn: Connection, set_id: int, key: str) -> tuple[str | None, list[dict[str, Any]] | None]:
-    row = conn.execute(select(cases.c.location, cases.c.doc).where(cases.c.set_id == set_id,
-                                                                   cases.c.case_key == key)).first()
+    row = conn.execute(select(cases.c.location, case_docs.c.doc).join(case_docs, case_docs.c.case_row == cases.c.id)
+                       .where(cases.c.set_id == set_id, cases.c.case_key == key)).first()
     if row is None:
         return None, None
     return row[0], json.loads(row[1]).get("transcript")

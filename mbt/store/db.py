@@ -111,7 +111,8 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA synchronous=NORMAL")  # safe with WAL: a crash loses no committed transaction's integrity
+    cursor.execute("PRAGMA synchronous=NORMAL")  # with WAL: a power cut may lose the last commits, never integrity
+    cursor.execute("PRAGMA cache_size=-65536")  # 64 MiB of pages (the default is 2): a set of 100,000 cases
     cursor.close()
 
 

@@ -16,8 +16,8 @@ from sqlalchemy.engine import Connection, RowMapping
 from mbt.errors import MbtError, did_you_mean
 from mbt.store.db import Store
 from mbt.store.model import CaseDetail, CaseRow, ExportCase, Overview, Rate, SetInfo, SetList, SetView, Verdict
-from mbt.store.records import RUN_TYPES, STATUSES, check_name
-from mbt.store.schema import cases, result_sets, verdicts
+from mbt.store.records import RUN_TYPES, STATUSES, check_name, fold
+from mbt.store.schema import case_docs, cases, result_sets, verdicts
 
 RESULT_FILTERS = ("pass", "fail", "not_judged", "error", "ok")  # ok: run without error (seed 001: "thành công")
 TURN_FILTERS = ("single", "multi")
@@ -124,13 +124,7 @@ class CaseFilters:
         return {"turns": self.turns, "results": list(self.results), "search": self.search}
 
 
-def _like(text: str) -> str:
-    """A LIKE pattern matching `text` anywhere, its own % and _ taken literally (escaped with backslash)."""
-    escaped = text.casefold().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-def _filtered(set_id: int, filters: CaseFilters) -> Any:
+def _filtered(set_id: int, filters: CaseFilters, dialect: str) -> Any:
     conditions: list[ColumnElement[bool]] = [cases.c.set_id == set_id]
     if filters.turns == "single":
         conditions.append(cases.c.turns <= 1)
@@ -145,7 +139,10 @@ def _filtered(set_id: int, filters: CaseFilters) -> Any:
             chosen.append(and_(cases.c.error.is_(None), cases.c.overall != "error"))
         conditions.append(chosen[0] if len(chosen) == 1 else chosen[0] | chosen[1])
     if filters.search:
-        conditions.append(cases.c.search.like(_like(filters.search), escape="\\"))
+        # A plain substring test of the case-folded text (no LIKE: its wildcards and SQLite's ASCII-only folding
+        # have no part in it, and it is faster): instr on SQLite, strpos on PostgreSQL.
+        find = func.instr if dialect == "sqlite" else func.strpos
+        conditions.append(find(cases.c.search, fold(filters.search)) > 0)
     return and_(*conditions)
 
 
@@ -207,19 +204,28 @@ def _tally(rate: Rate, verdict: str, n: int) -> None:
     setattr(rate, field_name, getattr(rate, field_name) + n)
 
 
+def stored_overview(conn: Connection, row: RowMapping, info: SetInfo) -> Overview:
+    """A finished set's overview as its writer stored it (computed once, at the end); a running set's, counted."""
+    kept = json.loads(row["meta"] or "{}").get("overview") if info.status == "done" else None
+    return Overview.model_validate(kept) if kept else overview(conn, row["id"], info)
+
+
 def show(store: Store, name: str, filters: CaseFilters) -> SetView:
     filters.check()
     with store.read() as conn:
         row = set_row(conn, name, store)
         info = set_info(row)
-        where = _filtered(row["id"], filters)
-        matching = conn.execute(select(func.count()).select_from(cases).where(where)).scalar_one()
+        where = _filtered(row["id"], filters, store.url.dialect)
+        if info.status == "done" and not (filters.turns or filters.results or filters.search):
+            matching = info.cases_total
+        else:
+            matching = conn.execute(select(func.count()).select_from(cases).where(where)).scalar_one()
         query: Select = select(*ROW_COLUMNS).where(where).order_by(cases.c.seq).offset(filters.offset)
         if filters.limit:  # None or 0: every matching case
             query = query.limit(filters.limit)
         found = conn.execute(query).mappings().all()
         criteria = _criteria_of(conn, [r["id"] for r in found])
-        return SetView(store=store.url.shown, set=info, overview=overview(conn, row["id"], info),
+        return SetView(store=store.url.shown, set=info, overview=stored_overview(conn, row, info),
                        filters=filters.shown(), matching=matching, offset=filters.offset, limit=filters.limit,
                        cases=[_case_row(r, criteria[r["id"]]) for r in found])
 
@@ -234,18 +240,20 @@ def case_detail(store: Store, name: str, key: str) -> CaseDetail:
     """One case by its key (or its id, when only one case of the set has that id)."""
     with store.read() as conn:
         set_id = set_row(conn, name, store)["id"]
-        found = conn.execute(select(*ROW_COLUMNS, cases.c.doc).where(cases.c.set_id == set_id,
-                                                                     cases.c.case_key == key)).mappings().all()
+        found = conn.execute(select(*ROW_COLUMNS).where(cases.c.set_id == set_id,
+                                                        cases.c.case_key == key)).mappings().all()
         if not found:
-            found = conn.execute(select(*ROW_COLUMNS, cases.c.doc).where(cases.c.set_id == set_id,
-                                                                         cases.c.case_id == key)).mappings().all()
+            found = conn.execute(select(*ROW_COLUMNS).where(cases.c.set_id == set_id,
+                                                            cases.c.case_id == key)).mappings().all()
         if len(found) != 1:
             keys = conn.execute(select(cases.c.case_key).where(cases.c.set_id == set_id)).scalars().all()
             why = "names several cases: give its key" if found else "is no case key of it" + did_you_mean(key, keys)
             raise MbtError(f"result set `{name}`: `{key}` {why}")
         r = found[0]
-        return CaseDetail(set=name, case=_case_row(r, {v.criterion: v.verdict for v in _verdicts(conn, r["id"])}),
-                          verdicts=_verdicts(conn, r["id"]), doc=json.loads(r["doc"]))
+        judged = _verdicts(conn, r["id"])
+        doc = conn.execute(select(case_docs.c.doc).where(case_docs.c.case_row == r["id"])).scalar_one()
+        return CaseDetail(set=name, case=_case_row(r, {v.criterion: v.verdict for v in judged}), verdicts=judged,
+                          doc=json.loads(doc))
 
 
 @dataclass
@@ -269,10 +277,12 @@ class Export:
 
     def cases(self) -> Iterator[ExportCase]:
         last = 0
-        where = _filtered(self.set_id, self.filters)
+        where = _filtered(self.set_id, self.filters, self.store.url.dialect)
         while True:
             with self.store.read() as conn:
-                found = conn.execute(select(*ROW_COLUMNS, cases.c.doc).where(where, cases.c.seq > last)
+                found = conn.execute(select(*ROW_COLUMNS, case_docs.c.doc)
+                                     .join(case_docs, case_docs.c.case_row == cases.c.id)
+                                     .where(where, cases.c.seq > last)
                                      .order_by(cases.c.seq).limit(self.page)).mappings().all()
                 if not found:
                     return
@@ -297,7 +307,7 @@ def export(store: Store, name: str, filters: CaseFilters | None = None) -> Expor
     with store.read() as conn:
         row = set_row(conn, name, store)
         info = set_info(row)
-        return Export(info=info, overview=overview(conn, row["id"], info),
+        return Export(info=info, overview=stored_overview(conn, row, info),
                       summary=json.loads(row["summary"] or "{}"), store=store, set_id=row["id"], filters=filters)
 
 
@@ -315,8 +325,9 @@ def delete(store: Store, names: Sequence[str]) -> list[str]:
     """Every named set with its cases, in one transaction: all or none (an unknown name deletes nothing)."""
     with store.write() as conn:
         ids = [set_row(conn, name, store)["id"] for name in dict.fromkeys(names)]
-        # Cases and verdicts go explicitly: a PostgreSQL or SQLite without the cascade still ends clean.
+        # Cases, documents and verdicts go explicitly: a database without the cascade still ends clean.
         conn.execute(verdicts.delete().where(verdicts.c.set_id.in_(ids)))
+        conn.execute(case_docs.delete().where(case_docs.c.set_id.in_(ids)))
         conn.execute(cases.delete().where(cases.c.set_id.in_(ids)))
         conn.execute(result_sets.delete().where(result_sets.c.id.in_(ids)))
     return list(dict.fromkeys(names))

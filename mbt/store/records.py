@@ -20,6 +20,7 @@ import getpass
 import json
 import os
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -131,8 +132,14 @@ def executor() -> str:
         return f"user:uid {os.getuid()}" if hasattr(os, "getuid") else "user:?"
 
 
+def fold(text: str) -> str:
+    """Text as --search compares it: Unicode NFC (a Vietnamese letter typed composed or decomposed is one letter),
+    then case-folded (beyond ASCII: Ễ and ễ, ß and ss)."""
+    return unicodedata.normalize("NFC", text).casefold()
+
+
 def _fold(parts: Iterable[str | None]) -> str:
-    return "\n".join(p.casefold() for p in parts if p)
+    return "\n".join(fold(p) for p in parts if p)
 
 
 def _scope(file: str) -> str:

@@ -12,8 +12,10 @@ a scripts folder. Here the migrations ship inside a command-line tool and run on
 command opens them; a list of Python functions over SQLAlchemy Core, tested by migrating a store written at the first
 version, does that with no further dependency and no environment script to ship.
 
-What is indexed is a column; the rest of a case (whatever the eval or runs report holds for it, fields added later
-included) is kept whole as a JSON document in `cases.doc`, so a report that grows needs no migration.
+What is filtered, searched or compared is a column of `cases`; the rest of a case (whatever the eval or runs report
+holds for it, fields added later included, and its session) is kept whole as a JSON document in `case_docs`, so a
+report that grows needs no migration. The documents have a table of their own so that the `cases` rows stay narrow:
+a filter or a search over 100,000 cases reads the columns it tests, not 100,000 documents.
 """
 
 from __future__ import annotations
@@ -84,7 +86,6 @@ cases = Table(
     Column("wall_ms", Float),
     Column("error", Text),
     Column("search", Text, nullable=False),  # every question and answer, case-folded: what --search reads
-    Column("doc", Text, nullable=False),  # JSON: the whole case as its report had it, and the transcript
     Column("first_deviation", String(64)),  # version 2: the first deviation's type (runs; eval with --model)
     Column("first_deviation_element", String(512)),
     Column("flags", Text),  # JSON: the case's part in the run metrics (completed, intent_correct, ...)
@@ -92,6 +93,15 @@ cases = Table(
 Index("ix_cases_set_seq", cases.c.set_id, cases.c.seq)
 Index("ix_cases_set_overall", cases.c.set_id, cases.c.overall)
 Index("ix_cases_set_key", cases.c.set_id, cases.c.case_key)
+Index("ix_cases_set_turns", cases.c.set_id, cases.c.turns)
+
+case_docs = Table(
+    "case_docs", metadata,
+    Column("case_row", Integer, ForeignKey("cases.id", ondelete="CASCADE"), primary_key=True),
+    Column("set_id", Integer, ForeignKey("result_sets.id", ondelete="CASCADE"), nullable=False),
+    Column("doc", Text, nullable=False),  # JSON: the whole case as its report had it, with `transcript` (the session)
+)
+Index("ix_case_docs_set", case_docs.c.set_id)
 
 verdicts = Table(
     "verdicts", metadata,
@@ -107,7 +117,8 @@ Index("ix_verdicts_set_criterion", verdicts.c.set_id, verdicts.c.criterion, verd
 
 
 def _version_1(conn: Connection) -> None:
-    """The first schema: result sets, their cases, the verdicts per criterion (as shipped; never edit)."""
+    """The first schema: result sets, their cases with their documents, the verdicts per criterion (as shipped;
+    never edit)."""
     frozen = MetaData()
     Table("mbt_schema", frozen, Column("version", Integer, nullable=False))
     sets = Table(
@@ -151,11 +162,18 @@ def _version_1(conn: Connection) -> None:
         Column("wall_ms", Float),
         Column("error", Text),
         Column("search", Text, nullable=False),
-        Column("doc", Text, nullable=False),
     )
     Index("ix_cases_set_seq", rows.c.set_id, rows.c.seq)
     Index("ix_cases_set_overall", rows.c.set_id, rows.c.overall)
     Index("ix_cases_set_key", rows.c.set_id, rows.c.case_key)
+    Index("ix_cases_set_turns", rows.c.set_id, rows.c.turns)
+    docs = Table(
+        "case_docs", frozen,
+        Column("case_row", Integer, ForeignKey("cases.id", ondelete="CASCADE"), primary_key=True),
+        Column("set_id", Integer, ForeignKey("result_sets.id", ondelete="CASCADE"), nullable=False),
+        Column("doc", Text, nullable=False),
+    )
+    Index("ix_case_docs_set", docs.c.set_id)
     judged = Table(
         "verdicts", frozen,
         Column("case_row", Integer, ForeignKey("cases.id", ondelete="CASCADE"), nullable=False),
@@ -187,7 +205,7 @@ def stored_version(conn: Connection) -> int:
     but no `mbt_schema` is not a result store, and mbt leaves it alone."""
     names = set(inspect(conn).get_table_names())
     if "mbt_schema" not in names:
-        ours = {"result_sets", "cases", "verdicts"} & names
+        ours = {"result_sets", "cases", "case_docs", "verdicts"} & names
         if ours:
             raise MbtError(f"the database has table(s) {', '.join(sorted(ours))} but no mbt_schema table: it is not "
                            "an mbt result store, or one damaged; give another --store")

@@ -18,8 +18,9 @@ from sqlalchemy.engine import Connection
 from mbt import __version__
 from mbt.errors import MbtError
 from mbt.store.db import Store
+from mbt.store.query import overview, set_info
 from mbt.store.records import CaseRecord, NewSet, check_name, now
-from mbt.store.schema import cases, result_sets, verdicts
+from mbt.store.schema import case_docs, cases, result_sets, verdicts
 
 BATCH = 2000  # cases per transaction
 
@@ -97,11 +98,13 @@ class SetWriter:
                 "location": record.location, "turns": record.turns, "question": record.question,
                 "answer": record.answer, "overall": record.overall, "agent_version": record.agent_version,
                 "model": record.model, "prompt_version": record.prompt_version, "wall_ms": record.wall_ms,
-                "error": record.error, "search": record.search, "doc": _json(record.doc),
+                "error": record.error, "search": record.search,
                 "first_deviation": record.first_deviation,
                 "first_deviation_element": record.first_deviation_element,
                 "flags": _json(record.flags) if record.flags is not None else None})
         ids = conn.execute(cases.insert().returning(cases.c.id, sort_by_parameter_order=True), rows).scalars().all()
+        conn.execute(case_docs.insert(), [{"case_row": row_id, "set_id": self.set_id, "doc": _json(record.doc)}
+                                          for row_id, record in zip(ids, chunk)])
         judged = [{"case_row": row_id, "set_id": self.set_id, "criterion": c, "verdict": v, "reason": r, "judge": j}
                   for row_id, record in zip(ids, chunk) for c, v, r, j in record.verdicts]
         if judged:
@@ -126,6 +129,12 @@ class SetWriter:
                 names = sorted(str(v) for v in found.scalars())
                 values[target] = ", ".join(names) or None
             conn.execute(result_sets.update().where(result_sets.c.id == self.set_id).values(**values))
+            # The overview (counts overall, per criterion, per kind of conversation), kept: showing a finished set
+            # of 100,000 cases then reads one row instead of counting them again.
+            row = conn.execute(select(result_sets).where(result_sets.c.id == self.set_id)).mappings().one()
+            meta = json.loads(row["meta"])
+            meta["overview"] = overview(conn, self.set_id, set_info(row)).model_dump(mode="json")
+            conn.execute(result_sets.update().where(result_sets.c.id == self.set_id).values(meta=_json(meta)))
         self.finished = True
 
     def end(self, status: str, why: str) -> None:

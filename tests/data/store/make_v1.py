@@ -19,11 +19,13 @@ V1_SET = ("INSERT INTO result_sets (name, suite, status, run_type, started_at, e
           "'{\"criteria\":{\"accuracy\":\"1\"},\"judge\":\"embedded\",\"threshold\":\"0\"}', '{}', "
           "'{\"mbt_version\":\"0.1.0\"}', 2, 1, 1, 0, 0)")
 V1_CASES = ("INSERT INTO cases (set_id, seq, case_key, case_id, location, turns, question, answer, overall, "
-            "agent_version, search, doc) VALUES "
+            "agent_version, search) VALUES "
             "(1, 1, 'qna/1', '1', 'qna.csv:2', 1, 'How long does a refund take?', '7 days.', 'fail', '1.4', "
-            "'how long does a refund take?\n7 days.', '{\"id\":\"1\",\"transcript\":null}'), "
+            "'how long does a refund take?\n7 days.'), "
             "(1, 2, 'qna/2', '2', 'qna.csv:3', 1, 'Can I unlock my card?', 'Yes.', 'pass', '1.4', "
-            "'can i unlock my card?\nyes.', '{\"id\":\"2\",\"transcript\":null}')")
+            "'can i unlock my card?\nyes.')")
+V1_DOCS = ("INSERT INTO case_docs (case_row, set_id, doc) VALUES (1, 1, '{\"id\":\"1\",\"transcript\":null}'), "
+           "(2, 1, '{\"id\":\"2\",\"transcript\":null}')")
 V1_VERDICTS = ("INSERT INTO verdicts (case_row, set_id, criterion, verdict, reason, judge) VALUES "
                "(1, 1, 'accuracy', 'fail', 'expected 5 days, the answer says 7 days', 'embedded'), "
                "(2, 1, 'accuracy', 'pass', 'the answer is the expected answer', 'embedded')")
@@ -33,7 +35,7 @@ def write_v1(conn) -> None:
     """Schema version 1 and its rows, on an open transaction of an empty database (SQLite or PostgreSQL); the
     ids are the database's own (1 and 2 in an empty one), as mbt's inserts leave them."""
     migrate(conn, MIGRATIONS[:1])
-    for statement in (V1_SET, V1_CASES, V1_VERDICTS):
+    for statement in (V1_SET, V1_CASES, V1_DOCS, V1_VERDICTS):
         conn.exec_driver_sql(statement)
 
 
