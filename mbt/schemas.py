@@ -1,5 +1,5 @@
-"""JSON Schemas of the reports (check, elements, coverage, generate, runs, mutation, compare, eval), generated from the
-pydantic models; published in docs/schemas/."""
+"""JSON Schemas of the reports (check, elements, coverage, generate, runs, mutation, compare, eval, and `mbt results`'
+list, show, case, export and compare), generated from the pydantic models; published in docs/schemas/."""
 
 from __future__ import annotations
 
@@ -18,11 +18,13 @@ from mbt.measure.coverage import CoverageReport
 from mbt.measure.mutation import CompareReport, MutationReport
 from mbt.report.jsonout import ELEMENT_COLUMNS, REQUIRED_CELLS, ElementRow
 from mbt.runs.results import RunsReport
+from mbt.store.model import CaseDetail, Comparison, ExportDoc, SetList, SetView
 
 REPORTS: dict[str, type[BaseModel]] = {
     "check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport,
     "runs": RunsReport, "mutation": MutationReport, "compare": CompareReport,
-    "eval": EvalReport}
+    "eval": EvalReport, "results-list": SetList, "results-show": SetView, "results-case": CaseDetail,
+    "results-export": ExportDoc, "results-compare": Comparison}
 
 
 def schema_text(name: str) -> str:

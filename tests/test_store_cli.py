@@ -218,3 +218,25 @@ def test_results_help_ends_with_examples_exit_codes_and_environment(command):
                 if e.strip()]
     assert 1 <= len(examples) <= 3 and all(e.startswith("mbt results") for e in examples), examples
     assert "MBT_STORE_URL" in text and "2 unusable input" in text
+
+
+def test_every_results_json_output_follows_its_published_schema(store, tmp_path):
+    from jsonschema import Draft202012Validator
+
+    run_mbt(*EVAL, "--save", "A", "--store", store)
+    run_mbt("runs", "--model", "models/orders.fsm", "--runs", "models/runs/", "--save", "R", "--store", store)
+    export = tmp_path / "R.json"
+    run_mbt("results", "export", "R", "-o", str(export), "--store", store)
+    outputs = {
+        "results-list": run_mbt("results", "list", "--format", "json", "--store", store).stdout,
+        "results-show": run_mbt("results", "show", "R", "--format", "json", "--store", store).stdout,
+        "results-case": run_mbt("results", "show", "A", "--case", "card-qna/3", "--format", "json", "--store",
+                                store).stdout,
+        "results-export": export.read_text(encoding="utf-8"),
+        "results-compare": run_mbt("results", "compare", "R", "R", "--sessions", "--format", "json", "--store",
+                                   store).stdout,
+    }
+    for name, text in outputs.items():
+        schema = json.loads((Path("docs/schemas") / f"{name}.schema.json").read_text(encoding="utf-8"))
+        errors = list(Draft202012Validator(schema).iter_errors(json.loads(text)))
+        assert not errors, (name, errors[:3])

@@ -119,6 +119,18 @@ class ExportCase(BaseModel):
     doc: dict[str, Any]
 
 
+class ExportDoc(BaseModel):
+    """`mbt results export --format json`: the set, its overview, the report's summary, every case whole (written
+    piece by piece by mbt.report.results_json; this model is its schema)."""
+
+    schema_version: str = SCHEMA_VERSION
+    set: SetInfo
+    overview: Overview
+    summary: dict[str, Any] = Field(description="The eval or runs report without its cases (and without the "
+                                                "goldens' coverage)")
+    cases: list[ExportCase]
+
+
 class Flip(BaseModel):
     key: str
     id: str
