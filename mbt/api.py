@@ -610,8 +610,9 @@ def eval_stored(golden_paths: list[str], run_paths: list[str], save: str | None 
     def records(report):
         return eval_records(report, read_runs(run_paths).runs if save is not None else ())
 
-    judge = {"judge": options.get("judge", "embedded"), "criteria": options.get("criteria"),
-             "threshold": options.get("threshold")}
+    # What the command line gave; the report's own configuration replaces it once the cases are judged.
+    judge = {k: v for k, v in (("judge", options.get("judge", "embedded")), ("criteria", options.get("criteria")),
+                               ("threshold", options.get("threshold"))) if v is not None}
     meta = {"goldens": list(golden_paths), "runs": list(run_paths), "models": list(options.get("model_paths") or [])}
     return _stored_run("eval", golden_paths, save, store, store_config, baseline_set, judge, meta, produce, records)
 

@@ -303,3 +303,29 @@ def test_a_case_is_found_by_key_or_by_an_id_only_one_case_has(store_url):
         assert case_detail(store, "A", "2").case.key == "y/2"
         with pytest.raises(MbtError, match="`1` names several cases"):
             case_detail(store, "A", "1")
+
+
+@pytest.mark.parametrize("env, expected", [
+    ({"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "acme/shop", "GITHUB_RUN_ID": "42", "GITHUB_RUN_ATTEMPT": "2",
+      "GITHUB_ACTOR": "ana"}, "github:acme/shop run 42.2 (ana)"),
+    ({"GITLAB_CI": "true", "CI_PROJECT_PATH": "acme/shop", "CI_JOB_ID": "977", "GITLAB_USER_LOGIN": "bo"},
+     "gitlab:acme/shop job 977 (bo)"),
+    ({"CI": "true"}, "ci"),
+    ({}, "user:"),
+])
+def test_the_executor_is_the_ci_job_or_the_user(monkeypatch, env, expected):
+    from mbt.store.records import executor
+
+    for name in ("GITHUB_ACTIONS", "GITLAB_CI", "CI_JOB_ID", "CI", "BUILD_ID"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    found = executor()
+    assert found == expected if expected != "user:" else found.startswith("user:") and len(found) > 5
+
+
+def test_default_names_follow_seed_001():
+    from mbt.store.records import default_name, suite_name
+
+    assert default_name("card-qna", "2025-01-06T08:30:05Z") == "card-qna_TestResult_20250106-083005"
+    assert suite_name(["goldens/card-qna.xlsx"]) == "card-qna" and suite_name(["runs/nightly/"]) == "nightly"

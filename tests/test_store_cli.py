@@ -240,3 +240,12 @@ def test_every_results_json_output_follows_its_published_schema(store, tmp_path)
         schema = json.loads((Path("docs/schemas") / f"{name}.schema.json").read_text(encoding="utf-8"))
         errors = list(Draft202012Validator(schema).iter_errors(json.loads(text)))
         assert not errors, (name, errors[:3])
+
+
+def test_a_run_that_fails_leaves_its_set_failed_with_why(store):
+    failed = run_mbt("eval", "--goldens", "no-such-folder/", "--runs", "models/answers/runs/", "--save", "typo",
+                     "--store", store)
+    assert failed.returncode == 2 and failed.stderr.startswith("no-such-folder")
+    shown = run_mbt("results", "show", "typo", "--store", store)
+    assert "typo  (eval, failed)" in shown.stdout and "judge embedded, criteria the default" in shown.stdout
+    assert "  failed: no-such-folder" in shown.stdout and "no such file" in shown.stdout

@@ -55,9 +55,11 @@ def list_text(result: SetList) -> str:
 def _judge_line(info: SetInfo) -> str:
     judge = info.judge
     if info.run_type == "eval":
-        criteria = judge.get("criteria") or {}
-        weights = ", ".join(f"{k}={v}" for k, v in criteria.items()) if isinstance(criteria, dict) else str(criteria)
-        return f"judge {judge.get('judge', '?')}, criteria {weights or '?'}, threshold {judge.get('threshold', '?')}"
+        criteria = judge.get("criteria")
+        weights = (", ".join(f"{k}={v}" for k, v in criteria.items()) if isinstance(criteria, dict)
+                   else str(criteria) if criteria else "the default")
+        threshold = f", threshold {judge['threshold']}" if judge.get("threshold") is not None else ""
+        return f"judge {judge.get('judge', '?')}, criteria {weights}{threshold}"
     models = ", ".join(judge.get("models") or []) or "?"
     return f"judged on {models}" + (f", gate {judge['gate']}" if judge.get("gate") else "")
 
