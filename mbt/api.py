@@ -525,13 +525,14 @@ class Stored:
     regressions: list = field(default_factory=list)  # mbt.store.model.Regression
 
 
-def _store(store: str | None, store_config: str | None):
+def _store(store: str | None, store_config: str | None, create: bool = False):
     """The store opened (and migrated): `store` is --store, `store_config` the configuration file's `store`;
-    MBT_STORE_URL comes between them, the default `.mbt/results.db` after (mbt.store.url)."""
+    MBT_STORE_URL comes between them, the default `.mbt/results.db` after (mbt.store.url). Only a command that saves
+    (`create`) makes a SQLite file that is not there."""
     from mbt.store.db import Store
     from mbt.store.url import resolve
 
-    return Store(resolve(store, store_config))
+    return Store(resolve(store, store_config), create=create)
 
 
 def _stored_run(run_type: str, suite_paths: list[str], save: str | None, store: str | None,
@@ -543,7 +544,7 @@ def _stored_run(run_type: str, suite_paths: list[str], save: str | None, store: 
     from mbt.store.records import NewSet, default_name, executor, now, report_summary, suite_name
     from mbt.store.write import SetWriter
 
-    with _store(store, store_config) as opened:
+    with _store(store, store_config, create=save is not None) as opened:
         if baseline_set is not None:
             baseline(opened, baseline_set, run_type)
         if save is None:

@@ -62,7 +62,8 @@ def test_names_options_and_stores_that_cannot_be_used_exit_2_with_one_line(store
         ([*EVAL, "--save", " ", "--store", store], "error: a result set's name is empty"),
         (["results", "export", "qna", "--format", "xlsx", "--store", store], "error: --format xlsx writes a workbook"),
         (["results", "list", "--store", "mysql://u:pw@host/db"], "error: --store: a store URL of scheme `mysql`"),
-        (["results", "list", "--store", str(tmp_path / "no" / "such" / "dir" / "x.db")], None),  # made: not an error
+        (["results", "list", "--store", str(tmp_path / "no" / "such" / "x.db")],
+         f"error: no result store at sqlite:///{tmp_path}/no/such/x.db (--store): nothing was saved there yet"),
         (["results", "compare", "qna", "missing", "--store", store], "error: no result set named `missing`"),
     ]
     for argv, message in cases:
@@ -83,7 +84,12 @@ def test_the_configuration_files_store_and_mbt_store_url(tmp_path):
     assert (tmp_path / "kept" / "results.db").is_file()  # relative to the configuration file
     assert "kept" in run_mbt("results", "list", cwd=tmp_path).stdout
     other = str(tmp_path / "env.db")
-    assert "0 matching" in run_mbt("results", "list", cwd=tmp_path, env={"MBT_STORE_URL": other}).stdout
+    missing = run_mbt("results", "list", cwd=tmp_path, env={"MBT_STORE_URL": other})
+    assert missing.returncode == 2 and "(MBT_STORE_URL): nothing was saved there yet" in missing.stderr
+    assert not Path(other).exists()  # a command that only reads makes no store
+    run_mbt("eval", "--goldens", goldens, "--runs", runs, "--save", "in-env", cwd=tmp_path,
+            env={"MBT_STORE_URL": other})
+    assert "in-env" in run_mbt("results", "list", cwd=tmp_path, env={"MBT_STORE_URL": other}).stdout
     # --store wins over the environment, which wins over the file
     assert "kept" in run_mbt("results", "list", "--store", str(tmp_path / "kept" / "results.db"), cwd=tmp_path,
                              env={"MBT_STORE_URL": other}).stdout

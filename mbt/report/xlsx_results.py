@@ -11,13 +11,12 @@ Excel output can reuse `workbook` with its rows.
 
 from __future__ import annotations
 
-import io
 import re
-import zipfile
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from xml.sax.saxutils import escape
 
+from mbt.files import zip_archive
 from mbt.report.cases import _ILLEGAL_XML, FIXED_TIME
 from mbt.store.model import ExportCase, Overview, SetInfo
 
@@ -37,33 +36,28 @@ def workbook(sheets: Sequence[tuple[str, Sequence[float], Iterable[Sequence[Any]
     pure-Python XML writer cost some 30 microseconds a cell, over a minute for a set of 100,000 cases; these few
     parts take a fraction of that. Texts are inline strings, numbers numbers; nothing is ever a formula (there is no
     `<f>` element to write) nor an error value. tests/test_store_cli.py reads the workbooks back with openpyxl."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as book:
-        def part(name: str, body: str | Iterable[str]) -> None:
-            info = zipfile.ZipInfo(name, date_time=FIXED_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            with book.open(info, "w") as handle:
-                for piece in [body] if isinstance(body, str) else body:
-                    handle.write(piece.encode("utf-8"))
+    def text(body: str | Iterable[str]) -> Iterator[bytes]:
+        for piece in [body] if isinstance(body, str) else body:
+            yield piece.encode("utf-8")
 
-        names = [_sheet_name(title) for title, _, _ in sheets]
-        part("[Content_Types].xml", _CONTENT_TYPES.format(sheets="".join(
+    names = [_sheet_name(title) for title, _, _ in sheets]
+    numbers = range(1, len(sheets) + 1)
+    parts = [
+        ("[Content_Types].xml", _CONTENT_TYPES.format(sheets="".join(
             f'<Override PartName="/xl/worksheets/sheet{n}.xml" ContentType="application/vnd.openxmlformats-'
-            'officedocument.spreadsheetml.worksheet+xml"/>' for n in range(1, len(sheets) + 1))))
-        part("_rels/.rels", _ROOT_RELS)
-        part("docProps/core.xml", _CORE)
-        part("xl/workbook.xml", _WORKBOOK.format(sheets="".join(
+            'officedocument.spreadsheetml.worksheet+xml"/>' for n in numbers))),
+        ("_rels/.rels", _ROOT_RELS),
+        ("docProps/core.xml", _CORE),
+        ("xl/workbook.xml", _WORKBOOK.format(sheets="".join(
             f'<sheet name="{escape(name, _QUOTE)}" sheetId="{n}" r:id="rId{n}"/>'
-            for n, name in enumerate(names, start=1))))
-        part("xl/_rels/workbook.xml.rels", _WORKBOOK_RELS.format(sheets="".join(
+            for n, name in zip(numbers, names)))),
+        ("xl/_rels/workbook.xml.rels", _WORKBOOK_RELS.format(sheets="".join(
             f'<Relationship Id="rId{n}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
-            f'worksheet" Target="worksheets/sheet{n}.xml"/>' for n in range(1, len(sheets) + 1)),
-            styles=len(sheets) + 1))
-        part("xl/styles.xml", _STYLES)
-        for n, (_, widths, rows) in enumerate(sheets, start=1):
-            part(f"xl/worksheets/sheet{n}.xml", _sheet_xml(widths, rows))
-    return out.getvalue()
+            f'worksheet" Target="worksheets/sheet{n}.xml"/>' for n in numbers), styles=len(sheets) + 1)),
+        ("xl/styles.xml", _STYLES),
+        *((f"xl/worksheets/sheet{n}.xml", _sheet_xml(widths, rows)) for n, (_, widths, rows) in zip(numbers, sheets)),
+    ]
+    return zip_archive(((name, text(body)) for name, body in parts), FIXED_TIME)
 
 
 _QUOTE = {'"': "&quot;"}

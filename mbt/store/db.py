@@ -33,9 +33,13 @@ class StoreError(MbtError):
 class Store:
     """One open store: `with Store(url) as store: with store.write() as conn: ...`. Opening migrates it."""
 
-    def __init__(self, url: StoreUrl) -> None:
+    def __init__(self, url: StoreUrl, create: bool = True) -> None:
+        """`create` False (the commands that only read): a SQLite file that does not exist is an error, not made."""
         self.url = url
         if url.dialect == "sqlite":
+            if not create and not _sqlite_exists(url):
+                raise StoreError(f"no result store at {url.shown} ({url.origin}): nothing was saved there yet "
+                                 "(mbt eval --save, mbt runs --save)")
             _make_folder(url)
         self.engine = self._engine()
         try:
@@ -94,10 +98,21 @@ def _first_line(err: Any) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
+def _sqlite_path(url: StoreUrl) -> str | None:
+    """The SQLite file a URL names; None for an in-memory or URI-named database."""
+    database = url.url.removeprefix("sqlite:///")
+    return database if database and database != ":memory:" and not database.startswith("file:") else None
+
+
+def _sqlite_exists(url: StoreUrl) -> bool:
+    path = _sqlite_path(url)
+    return path is None or Path(path).is_file()
+
+
 def _make_folder(url: StoreUrl) -> None:
     """The SQLite file's folder (`.mbt/` for the default store) is made when missing."""
-    database = url.url.removeprefix("sqlite:///")
-    if database and database != ":memory:" and not database.startswith("file:"):
+    database = _sqlite_path(url)
+    if database is not None:
         try:
             Path(database).parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:
