@@ -127,6 +127,14 @@ def test_a_runs_set_keeps_verdicts_first_deviations_versions_and_metric_flags(st
     expected = {g.value: g.first_deviations.by_type for g in grouped.groups}
     found = {c.agent_version: c.by_type for c in compared.deviations if c.side == "A"}
     assert found == expected and all(c.versions_split for c in compared.deviations)
+    # ... and the run metrics per version as --group-by version measures them (seed 002: metrics per version)
+    percent = {g.value: {"task completion": g.metrics.task_completion_rate, "intent accuracy": g.metrics.intent_accuracy,
+                         "escalation success": g.metrics.escalation_success_rate,
+                         "critical failures": g.metrics.critical_failures / g.metrics.runs}
+               for g in grouped.groups}
+    for column in (c for c in compared.deviations if c.side == "A"):
+        for metric, rate in percent[column.agent_version].items():
+            assert column.metrics[metric] == (None if rate is None else pytest.approx(100 * rate, abs=1e-3)), metric
 
 
 def test_the_list_filters_as_seed_001s_list(store_url):

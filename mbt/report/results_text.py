@@ -194,7 +194,7 @@ def compare_text(result: Comparison) -> str:
         lines.append(f"  {f.before} -> {f.after}".ljust(26) + f" {f.key}  {f.where}  {_short(f.question, 60)}")
     lines += ["", "metrics (B - A in percentage points; docs/results.md says how each interval is computed):"]
     lines += [_delta_line(d) for d in result.metrics]
-    lines += ["", "first deviations (count per type; a column per agent version where a set holds several):"]
+    lines += ["", "first deviations (count per type) and metrics; a column per agent version where a set holds several:"]
     types = sorted({t for c in result.deviations for t in c.by_type},
                    key=lambda t: (-sum(c.by_type.get(t, 0) for c in result.deviations), t))
     header = ["TYPE"] + [_column_name(c) for c in result.deviations]
@@ -202,6 +202,9 @@ def compare_text(result: Comparison) -> str:
     rows.append(["(cases)"] + [str(c.cases) for c in result.deviations])
     rows.append(["(pass rate)"] + [_percent(None if c.pass_rate is None else round(c.pass_rate, 2))
                                    for c in result.deviations])
+    for metric in dict.fromkeys(m for c in result.deviations for m in c.metrics):
+        rows.append([f"({metric})"] + [_percent(None if c.metrics.get(metric) is None
+                                                else round(c.metrics[metric] or 0.0, 2)) for c in result.deviations])
     lines += ["  " + line for line in _table(header, rows)]
     if not types:
         lines.append("  no first deviation recorded in either set")

@@ -133,7 +133,16 @@ def _flips(a: dict[str, _Case], b: dict[str, _Case]) -> list[Flip]:
                  after=b[k].overall) for _, _, k in sorted(changed)]
 
 
-def _columns(side: str, name: str, items: dict[str, _Case]) -> list[DeviationColumn]:
+def _column_metrics(members: list[_Case]) -> dict[str, float | None]:
+    """A runs column's run metrics (seed 002: metrics per version), each over the runs it counts."""
+    out: dict[str, float | None] = {}
+    for metric, flag, _good in RUN_METRICS:
+        counted = [bool(c.flags[flag]) for c in members if c.flags.get(flag) is not None]
+        out[metric] = _rate(sum(counted), len(counted))
+    return out
+
+
+def _columns(side: str, name: str, items: dict[str, _Case], run_type: str) -> list[DeviationColumn]:
     versions = sorted({c.agent_version for c in items.values()}, key=lambda v: (v is None, v or ""))
     split = len(versions) > 1
     groups = [(v, [c for c in items.values() if c.agent_version == v]) for v in versions] if split \
@@ -145,6 +154,7 @@ def _columns(side: str, name: str, items: dict[str, _Case]) -> list[DeviationCol
         out.append(DeviationColumn(side=side, set=name, agent_version=version, versions_split=split,
                                    cases=len(members), passed=passed,
                                    pass_rate=_rate(passed, len(members)),
+                                   metrics=_column_metrics(members) if run_type == "runs" else {},
                                    by_type=dict(sorted(counted.items(), key=lambda kv: (-kv[1], kv[0])))))
     return out
 
@@ -184,7 +194,8 @@ def compare(store: Store, first: str, second: str, sessions: Sequence[str] = (),
                                      if recorded else []))
     return Comparison(store=store.url.shown, a=info_a, b=info_b, matched=sum(k in b for k in a),
                       only_a=[k for k in a if k not in b], only_b=[k for k in b if k not in a], flips=flips,
-                      metrics=_metrics(a, b, info_a.run_type), deviations=_columns("A", first, a) + _columns("B", second, b),
+                      metrics=_metrics(a, b, info_a.run_type), deviations=(_columns("A", first, a, info_a.run_type)
+                                  + _columns("B", second, b, info_b.run_type)),
                       sessions=diffs)
 
 

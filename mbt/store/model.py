@@ -170,6 +170,8 @@ class DeviationColumn(BaseModel):
     cases: int
     passed: int
     pass_rate: float | None
+    metrics: dict[str, float | None] = Field(default_factory=dict, description="runs sets: each run metric of the "
+                                             "column's runs, in percent (None: no run it counts)")
     by_type: dict[str, int]
 
 
