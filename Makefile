@@ -33,9 +33,26 @@ demo: $(STAMP) graphviz
 	  echo "== mbt runs exited with $$code (1 = seed 000's release gate failed: the example's runs deviate on purpose)"; \
 	  [ $$code -lt 2 ]
 	@echo
-	@echo "== mbt eval --goldens models/answers/goldens/ --runs models/answers/runs/ (the agent's answers judged)"
-	@$(BIN)/mbt eval --goldens models/answers/goldens/ --runs models/answers/runs/; code=$$?; \
-	  echo "== mbt eval exited with $$code (1 = two wrong answers and an unanswered case, as the example is built)"; \
+	@echo "== mbt eval --goldens models/answers/goldens/ --runs models/answers/runs/ --format text --format xlsx:build/eval.xlsx (the agent's answers judged)"
+	@mkdir -p build
+	@$(BIN)/mbt eval --goldens models/answers/goldens/ --runs models/answers/runs/ \
+	  --format text --format xlsx:build/eval.xlsx; code=$$?; \
+	  echo "== mbt eval exited with $$code (1 = two wrong answers and an unanswered case, as the example is built); wrote build/eval.xlsx"; \
+	  [ $$code -lt 2 ]
+	@echo
+	@echo "== mbt judge calibrate --labels models/answers/labels.jsonl (the judge against human labels)"
+	@$(BIN)/mbt judge calibrate --labels models/answers/labels.jsonl; code=$$?; [ $$code -lt 2 ]
+	@echo
+	@echo "== mbt judge sensitivity --goldens models/answers/goldens/ (does the judge catch wrong answers?)"
+	@$(BIN)/mbt judge sensitivity --goldens models/answers/goldens/; code=$$?; [ $$code -lt 2 ]
+	@echo "== seed 000's contract as a model: mbt check, mbt coverage and mbt eval on models/contracts/"
+	@$(BIN)/mbt check models/contracts/; code=$$?; [ $$code -lt 2 ]
+	@$(BIN)/mbt coverage --model models/contracts/ --goldens $(DEMO_GOLDENS); code=$$?; \
+	  echo "== mbt coverage exited with $$code (1 = must_not[2] is checked by no golden: the default gate fails)"; \
+	  [ $$code -lt 2 ]
+	@$(BIN)/mbt eval --model models/contracts/ --goldens models/goldens/single-turn.jsonl \
+	  --runs models/answers/contract-runs/; code=$$?; \
+	  echo "== mbt eval exited with $$code (1 = two answers violate a must_not, two are not judged by the embedded judge)"; \
 	  [ $$code -lt 2 ]
 	@echo
 	@echo "== mbt mutate --model models/ --goldens models/goldens/ --show-survivors none (is the golden set good?)"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import gc
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from mbt.analysis.findings import CheckReport
 from mbt.cache import Loaded, load_compiled
@@ -27,6 +29,9 @@ from mbt.parsing.loader import ModelFile, load_paths
 from mbt.paths import left_out
 from mbt.progress import Progress
 from mbt.provenance import provenance
+
+if TYPE_CHECKING:  # annotations only: the LLM judge's module loads when such a judge is made
+    from mbt.judges.llm import LLMSettings
 
 
 def collector_paused(func):
@@ -335,13 +340,17 @@ def import_graphwalker(paths: str | list[str], output: str | None = None):
 def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] | None = None,
          gate_path: str | None = None, use_gate: bool = True, regressions: str | None = None,
          redact: list[str] | None = None, redact_mode: str = "hash", engine: str = "local",
-         scheduler: str | None = None, jobs: int | None = None, use_cache: bool = True, group_by: str | None = None):
+         scheduler: str | None = None, jobs: int | None = None, use_cache: bool = True, group_by: str | None = None,
+         judge: Any = None):
     """Observed runs judged on the models (mbt.runs): verdicts, first deviations, run metrics, usage-weighted
     coverage beside the goldens' coverage, the gate, and regression goldens written under `regressions`. The runs'
     files are judged in parts at once: by `jobs` processes (default: the machine's cores) when they are large, or with
     `engine` "dask" on a Dask cluster (`scheduler`, or a local one of `jobs` workers); the report is the same. The
     compiled models come from the cache (mbt/cache.py) unless `use_cache` is False. `group_by` (a key of
-    mbt.runs.steps.GROUP_KEYS) adds every run metric and the first-deviation distribution per value."""
+    mbt.runs.steps.GROUP_KEYS) adds every run metric and the first-deviation distribution per value. `judge`: the
+    answer judge deciding what assistant texts say where a `say` forbid's phrases do not (mbt.judges.sayings) — a
+    name (`embedded`, the default; `rules`: the phrases alone; `openai:MODEL`) or a judge object; an LLM judge judges
+    in this process (it works concurrently itself), and not with `engine` "dask"."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.measure.coverage import GateFailure, GateResult
     from mbt.runs.gate import evaluate_runs
@@ -363,14 +372,21 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
     separately, required = (gate.report_separately, gate.required_suites) if gate else ([], [])
     loop = LoopRules(**gate.turn_loop) if gate else LoopRules()
     handoff = frozenset(gate.handoff_suites) if gate else frozenset()
+    answers = _answer_judge(judge)
+    if answers is not None and answers.name not in ("embedded", "rules"):
+        if engine == "dask":
+            raise MbtError(f"--judge {answers.name} judges in this process: it cannot be used with --engine dask")
+        jobs = 1  # the LLM judge asks concurrently itself; its client and cache stay in this process
     goldens = GoldenStream(golden_paths) if golden_paths else GoldenSet()
     coverage_report = measure(models, goldens)
     coverage_report.notes += _cache_notes(loaded)
     if engine == "dask":
         with DaskEngine(model_paths, scheduler, jobs, use_cache) as cluster:
-            runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, coverage_report, loop=loop)
+            runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, coverage_report, loop=loop,
+                                           answers=answers)
     else:
-        runset, tally = judge_in_parts(None, models, model_paths, run_paths, coverage_report, jobs, loop=loop)
+        runset, tally = judge_in_parts(None, models, model_paths, run_paths, coverage_report, jobs, loop=loop,
+                                       answers=answers)
     report = tally.report(runset, coverage_report if golden_paths else None, separately, required, handoff, group_by)
     if use_gate:
         failures = evaluate_runs(gate, report.metrics, report.suites, len(runset.invalid) + sum(
@@ -453,37 +469,109 @@ def _first_ids(cases):
     return out
 
 
-def _eval_setup(criteria: str | None, threshold: str | None, judge: str, retry_errors: bool):
-    """The criteria configuration and the judge of `mbt eval` (seed 001's default: accuracy alone, threshold 0)."""
-    from mbt.judges import criteria_config, default_config, make_judge, parse_weights
+def _answer_judge(judge: Any):
+    """A judge object from a judge's name (mbt.judges.make_judge); None stays None (each kind's default)."""
+    if judge is None or not isinstance(judge, str):
+        return judge
+    from mbt.judges import make_judge
 
-    if criteria is None and threshold is None:
-        config = default_config()
-    elif criteria is None:
-        config = criteria_config(default_config().criteria, threshold or 0)
-    else:
-        config = criteria_config(parse_weights(criteria), threshold if threshold is not None else 0)
-    options = {"retry_errors": True} if retry_errors and judge not in ("embedded", "rules") else {}
-    return config, make_judge(judge, **options)
+    return make_judge(judge)
+
+
+def _criteria_setup(criteria: str | None, threshold: str | None, rubrics: Mapping[str, str] | None = None):
+    """The criteria configuration of `mbt eval` (seed 001's default: accuracy alone, threshold 0), each criterion with
+    its rubric from `rubrics` (the configuration file's custom criteria; a rubric for a built-in criterion replaces
+    its definition)."""
+    from dataclasses import replace
+
+    from mbt.judges import criteria_config, default_config, parse_weights
+
+    listed = default_config().criteria if criteria is None else parse_weights(criteria)
+    given = [replace(c, rubric=rubrics[c.key]) if rubrics and c.key in rubrics else c for c in listed]
+    if criteria is None and threshold is None and not rubrics:
+        return default_config()
+    return criteria_config(given, threshold if threshold is not None else 0)
 
 
 def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded", criteria: str | None = None,
-         threshold: str | None = None, retry_errors: bool = False, model_paths: list[str] | None = None):
+         threshold: str | None = None, retry_errors: bool = False, model_paths: list[str] | None = None,
+         judges: Mapping[str, str] | None = None, rubrics: Mapping[str, str] | None = None,
+         llm: LLMSettings | None = None, gate_path: str | None = None):
     """`mbt eval`: the goldens' expected answers against the agent's actual answers from recorded runs, judged per
-    criterion (`criteria`: `accuracy=2,safety=1`; `threshold`: the overall threshold) by `judge` (`embedded`,
-    `rules`, `openai:MODEL`); no behaviour model is needed. `retry_errors`: the LLM judge re-asks only the verdicts
-    its cache holds as errors. `model_paths`: the same runs also judged on these behaviour models as `runs` judges
-    them, each case showing its run's verdict there. Returns mbt.answers.results.EvalReport (its `gate` says whether
-    every case passed)."""
+    criterion (`criteria`: `accuracy=2,safety=1`; `threshold`: the overall threshold; `rubrics`: the texts of custom
+    criteria) by `judge` (`embedded`, `rules`, `openai:MODEL`), or by the judge `judges` names for a criterion; no
+    behaviour model is needed. `llm`: the LLM judge's settings (mbt.judges.llm.llm_settings). `retry_errors`: the LLM
+    judge re-asks only the verdicts its cache holds as errors. `model_paths`: the same runs also judged on these
+    behaviour models as `runs` judges them, each case showing its run's verdict there; a contract among them (seed
+    000's YAML) judges the last answer of every case naming it on its must_have / must_not items and soft rubric
+    (docs/contracts.md). `gate_path`: a gate file whose answer rules replace the default gate (mbt.answers.gate).
+    Returns mbt.answers.results.EvalReport (its `gate` says whether it passed)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.answers.evaluate import evaluate
+    from mbt.answers.sayings import saying_report
+    from mbt.judges.choice import JudgeChoice, make_judges
+    from mbt.model.contract import ContractModel
 
-    config, default = _eval_setup(criteria, threshold, judge, retry_errors)
-    on_model = None
-    if model_paths:
-        judged = runs(model_paths, run_paths, use_gate=False, jobs=1)
-        on_model = {r.where: (r.verdict, _run_reason(r)) for r in judged.runs}
-    return evaluate(golden_paths, run_paths, config, default, model_verdicts=on_model, models=model_paths or [])
+    config = _criteria_setup(criteria, threshold, rubrics)
+    gate = load_gate(gate_path) if gate_path else None
+    chosen = make_judges(JudgeChoice(judge, dict(judges or {})), config, llm, retry_errors)
+    on_model, elements = None, None
+    contracts: list[ContractModel] = []
+    try:
+        if model_paths:
+            _, models = load_models(model_paths)
+            contracts = [m for m in models if isinstance(m, ContractModel)]  # the cases naming one are judged on it
+            if any(support(m.kind).run_judge is not None for m in models):  # a model that judges runs
+                judged = runs(model_paths, run_paths, use_gate=False, jobs=1, judge=chosen.default)
+                on_model = {r.where: (r.verdict, _run_reason(r)) for r in judged.runs}
+
+            def elements(cases):  # the models' say and claim elements, verified by the cases' judged answers
+                return saying_report(cases, models, chosen.default)
+        return evaluate(golden_paths, run_paths, config, chosen.default, chosen.per_criterion,
+                        model_verdicts=on_model, models=model_paths or [], gate=gate, sayings=elements,
+                        contracts=contracts)
+    finally:
+        chosen.close()
+
+
+def judge_calibrate(labels_path: str, judge: str = "embedded", judges: Mapping[str, str] | None = None,
+                    rubrics: Mapping[str, str] | None = None, llm: LLMSettings | None = None):
+    """`mbt judge calibrate`: the judge of each labelled answer's criterion (`judge`, or the one `judges` names for
+    it; `recorded`: the verdicts the file records) against the human labels of the JSON Lines file at
+    `labels_path`: agreement, Cohen's kappa, the confusion table and the decided share per criterion. Returns
+    mbt.answers.selftest.CalibrationReport; a bad line is a located error (file:line:1)."""
+    from mbt.answers.selftest import calibration_report
+    from mbt.judges.choice import JudgeChoice
+
+    return calibration_report(labels_path, JudgeChoice(judge, dict(judges or {})), rubrics, llm)
+
+
+def judge_sensitivity(golden_paths: list[str], judge: str = "embedded", judges: Mapping[str, str] | None = None,
+                      rubrics: Mapping[str, str] | None = None, llm: LLMSettings | None = None):
+    """`mbt judge sensitivity`: the goldens' expected answers mutated into wrong answers (a number changed, a
+    negation inserted, a must_not phrase inserted, a step dropped, an instruction to the judge injected), each
+    judged by the accuracy judge against the unchanged expected answer: per operator the mutants made, caught,
+    missed and undecided, and the controls. Returns mbt.answers.selftest.SensitivityReport."""
+    from mbt.answers.selftest import sensitivity_report
+    from mbt.judges.choice import JudgeChoice
+
+    return sensitivity_report(golden_paths, JudgeChoice(judge, dict(judges or {})), rubrics, llm)
+
+
+def contract_evaluator(contract_paths: list[str], judge: str = "embedded"):
+    """Seed 000's `contract_evaluator`: the contracts found in `contract_paths` (files or folders; other models there
+    are left aside) and a judge (`embedded`, `rules` or `openai:MODEL`) as a mbt.judges.contract.ContractEvaluator,
+    whose `evaluate(contract_id=..., response=..., evidence=...)` gives `hard_gate_passed` and `failures`."""
+    from mbt.judges import make_judge
+    from mbt.judges.contract import ContractEvaluator
+    from mbt.model.contract import ContractModel
+
+    _, models = load_models(contract_paths)
+    contracts = [m for m in models if isinstance(m, ContractModel)]
+    if not contracts:
+        raise MbtError(f"no contract in {', '.join(contract_paths)} (a contract is seed 000's YAML: `id`, "
+                       "`must_have`, `must_not`, ...)")
+    return ContractEvaluator(contracts, make_judge(judge))
 
 
 def _run_reason(run) -> str:
@@ -496,13 +584,13 @@ def _run_reason(run) -> str:
 
 
 def eval_prompts(golden_paths: list[str], run_paths: list[str], criterion: str, criteria: str | None = None,
-                 threshold: str | None = None) -> list[str]:
+                 threshold: str | None = None, rubrics: Mapping[str, str] | None = None) -> list[str]:
     """`mbt eval --show-prompt KEY`: the LLM judge's request for criterion KEY on each judged turn, as text."""
     from mbt.answers.evaluate import judge_inputs, load_answer_goldens, match_runs
     from mbt.judges.prompts import show_prompt
     from mbt.runs.reader import read_runs
 
-    config, _ = _eval_setup(criteria, threshold, "rules", False)
+    config = _criteria_setup(criteria, threshold, rubrics)
     keys = [c.key for c in config.enabled]
     if criterion not in keys:
         raise MbtError(f"--show-prompt: `{criterion}` is not an enabled criterion ({', '.join(keys)})")
@@ -510,6 +598,17 @@ def eval_prompts(golden_paths: list[str], run_paths: list[str], criterion: str, 
     match_runs(goldens.cases, read_runs(run_paths).runs)
     return [f"## case {item.case_id} ({g.case.where})\n{show_prompt(item)}" for g in goldens.cases
             for item in judge_inputs(g, config) if item.criterion.key == criterion]
+
+
+def probes(path: str, confidence: float = 0.95, resamples: int | None = None, seed: int = 0,
+           candidates_from: str | None = None):
+    """Probe coverage conditioned on a generator, from a file of judged held-out probes (mbt.measure.probes; seed
+    004): per unit, pooled and stratified, with intervals, and leave-one-generator-out; a ProbeReport."""
+    # imported when the command runs: start-up time (only this command's stages load)
+    from mbt.measure.probes import DEFAULT_RESAMPLES, probe_coverage
+
+    return probe_coverage(path, confidence=confidence, resamples=DEFAULT_RESAMPLES if resamples is None else resamples,
+                          seed=seed, candidates_from=candidates_from)
 
 
 # ---- The result store (issue 35, docs/results.md): result sets kept, listed, shown, exported, compared ----------

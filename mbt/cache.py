@@ -5,7 +5,7 @@ The key is a SHA-256 of mbt itself (the content of its modules and grammars, not
 checkout never loads stale entries), the Python version and every model file's path and bytes; an entry also records
 the source documents the models cite, with their hashes, and is used only while they are unchanged. An entry is a
 pickle behind a header carrying the payload's SHA-256: a damaged entry is never unpickled, it is rebuilt with a
-note. The folder is mbt's private cache folder (see parsing/grammar.cache_dir); `--no-cache` or `MBT_NO_CACHE=1`
+note. The folder is mbt's private cache folder (see files.cache_dir); `--no-cache` or `MBT_NO_CACHE=1`
 turns the cache off.
 """
 
@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mbt import __version__
-from mbt.files import write_file
+from mbt.files import cache_dir, write_file
 from mbt.kind import elements_of
 from mbt.model.common import ModelBase
-from mbt.parsing.grammar import cache_dir, grammar_dir
+from mbt.parsing.grammar import grammar_dir
 from mbt.parsing.loader import ModelFile, expand_paths, load_paths
 from mbt.sources import source_path
 

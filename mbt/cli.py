@@ -417,13 +417,16 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
                                  "service", "suite"]),
               help="Every run metric and the first-deviation distribution per value: the agent's version "
                    "(service.version), the model, the prompt version, ...")
+@click.option("--judge", "judge", default="embedded", show_default=True, metavar="NAME",
+              help="What decides a `say` forbid's description where its phrases are not said: embedded (no network; "
+                   "undecided is not judged), rules (its phrases alone), openai:MODEL.")
 @save_option
 @store_option
 @baseline_set_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @output_option
 def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_mode, engine, scheduler, jobs, no_cache,
-         group_by, save, store, baseline_set, fmt, output) -> None:
+         group_by, judge, save, store, baseline_set, fmt, output) -> None:
     """Judge observed runs (traces, transcripts) on models: first deviations, run metrics, usage-weighted coverage,
     the release gate, regression goldens for failing runs."""
     if gate and no_gate:
@@ -435,7 +438,7 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
     golden_paths = expand(list(goldens), "--goldens") if goldens else None
     options = dict(gate_path=gate, use_gate=not no_gate, regressions=regressions,
                    redact=list(redact) if redact else None, redact_mode=redact_mode, engine=engine,
-                   scheduler=scheduler, jobs=jobs, use_cache=not no_cache, group_by=group_by)
+                   scheduler=scheduler, jobs=jobs, use_cache=not no_cache, group_by=group_by, judge=judge)
     if save is not None or baseline_set is not None:
         stored = _api().runs_stored(model_paths, paths, golden_paths, save=save, store=store,
                                     store_config=_store_config(), baseline_set=baseline_set, **options)
@@ -456,10 +459,56 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
     sys.exit(EXIT_FAILED if report.gate is not None and not report.gate.passed else EXIT_OK)
 
 
+judge_option = click.option(
+    "--judge", "judge_names", multiple=True, metavar="NAME|KEY=NAME",
+    help="The judge: embedded (the default; no network), rules (assertions only) or openai:MODEL (any "
+         "OpenAI-compatible server); KEY=NAME judges one criterion (repeatable): --judge safety=openai:MODEL. "
+         "Each replaces the configuration file's `judge` / `judges` entry of the same key.")
+llm_option = click.option(
+    "--llm", "llm_options", multiple=True, metavar="KEY=VALUE",
+    help="An LLM judge setting (repeatable): base_url, api_key_env (the variable holding the key), timeout, "
+         "concurrency, retries, cache (true, false or a file). Wins over OPENAI_BASE_URL / OPENAI_API_KEY, which "
+         "win over the configuration file's `llm:`. The key itself is never taken from the command line.")
+
+
+def _judging(judge_names: Sequence[str], llm_options: Sequence[str]):
+    """The judges chosen, the LLM judge's settings and the custom criteria's rubrics: the command line over the
+    environment over the configuration file (docs/judges.md, "Choosing the judges")."""
+    import yaml
+
+    # imported when the command runs: start-up time (only this command's stages load)
+    from mbt.config import LLM_KEYS, Config, llm_setting
+    from mbt.judges.choice import choose_judges
+    from mbt.judges.llm import llm_settings
+
+    config = click.get_current_context().find_root().obj or Config()
+    choice = choose_judges(judge_names, config.values.get("judge"), config.values.get("judges"))
+    given = {}
+    for item in llm_options:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if key == "api_key":  # never echoed: the value is the secret
+            raise MbtError("--llm api_key: the key is never given on the command line (the process list and the "
+                           "shell history would show it); set OPENAI_API_KEY, or --llm api_key_env=NAME")
+        if not sep:  # the item is not echoed either: it may hold a key written with another separator
+            raise MbtError(f"--llm takes KEY=VALUE ({', '.join(k for k in LLM_KEYS if k != 'api_key')})")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else raw
+        except yaml.YAMLError:
+            value = raw
+        try:
+            given[key] = llm_setting(key, raw if value is None else value, None)
+        except ValueError as err:
+            raise MbtError(f"--llm: {err}") from None
+    return choice, llm_settings(given, config.values.get("llm"), os.environ), config.rubrics
+
+
 @cli.command(name="eval", epilog=epilog(
-    "mbt eval --goldens models/goldens/answers/ --runs models/runs/answers/",
+    "mbt eval --goldens models/answers/goldens/ --runs models/answers/runs/",
     "mbt eval --goldens qna.xlsx --runs transcripts/ --criteria accuracy=2,safety=1,fluency=1 --threshold 2",
     "mbt eval --goldens qna.xlsx --runs transcripts/ --judge openai:gpt-4o-mini --format json -o eval.json",
+    "mbt eval --goldens qna.xlsx --runs transcripts/ --judge safety=openai:llama-3.3-70b --format xlsx:eval.xlsx",
+    "mbt eval --goldens qna.xlsx --runs transcripts/ --gate gates/answers.yaml",
     "mbt eval --goldens qna.xlsx --runs transcripts/ --show-prompt accuracy"))
 @click.option("--goldens", "goldens", cls=Paths, required=True,
               help="Golden cases with expected answers: seed 001 sheets (.xlsx, .csv), JSONL, YAML.")
@@ -467,34 +516,46 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
               help="The agent's recorded answers: chat transcripts, traces (files or folders).")
 @click.option("--model", "models", cls=Paths,
               help="Optional behaviour models: the same runs are also judged on them, as `mbt runs` does.")
-@click.option("--judge", "judge", default="embedded", show_default=True, metavar="NAME",
-              help="embedded (no network), rules (assertions only) or openai:MODEL (OPENAI_BASE_URL, OPENAI_API_KEY).")
+@judge_option
+@llm_option
 @click.option("--criteria", "criteria", default=None, metavar="KEY=WEIGHT,...",
-              help="Criteria and weights, e.g. accuracy=2,safety=1,fluency=1 (0 disables)  [default: accuracy=1].")
+              help="Criteria and weights, e.g. accuracy=2,safety=1,fluency=1 (0 disables; a custom criterion takes "
+                   "its rubric from the configuration file)  [default: accuracy=1].")
 @click.option("--threshold", "threshold", default=None, metavar="N",
               help="Overall threshold: a case passes when its passed weights add up to MORE than N  [default: 0].")
+@click.option("--gate", "gate", default=None, type=click.Path(), metavar="FILE",
+              help="YAML gate file: answers.pass_rate, answers.KEY.pass_rate, must_not_violated, judge_errors "
+                   "(default: every case passes, no judge error, no must_not phrase said, no invalid case).")
 @click.option("--show-prompt", "show_prompt", default=None, metavar="KEY",
               help="Print the LLM judge's request for criterion KEY on each judged turn, and judge nothing.")
 @click.option("--retry-errors", "retry_errors", is_flag=True,
               help="The LLM judge re-asks only the verdicts its cache holds as errors (others come from the cache).")
+@click.option("--format", "formats", multiple=True, metavar="NAME[:PATH]",
+              help="Report format, repeatable, each optionally with its own path: text (default), json, xlsx "
+                   "(seed 001's Excel export: --format xlsx:eval.xlsx).")
 @save_option
 @store_option
 @baseline_set_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@output_option
-def eval_command(goldens, run_paths, models, judge, criteria, threshold, show_prompt, retry_errors, save, store,
-                 baseline_set, fmt, output) -> None:
+@multi_output_option
+def eval_command(goldens, run_paths, models, judge_names, llm_options, criteria, threshold, gate, show_prompt,
+                 retry_errors, save, store, baseline_set, formats, output) -> None:
     """Judge the agent's answers (recorded runs) against the goldens' expected answers, per criterion; no model
-    needed. Exit 1 unless every case passes overall (not judged is never a pass)."""
+    needed. Exit 1 when the gate fails (by default unless every case passes overall: not judged is never a pass)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.paths import expand
+    from mbt.report.eval_formats import EVAL_FORMATS, eval_body
+    from mbt.report.formats import parse_targets
 
     golden_paths, paths = expand(list(goldens), "--goldens"), expand(list(run_paths), "--runs")
+    choice, settings, rubrics = _judging(judge_names, llm_options)
     if show_prompt is not None:
-        prompts = _api().eval_prompts(golden_paths, paths, show_prompt, criteria=criteria, threshold=threshold)
+        prompts = _api().eval_prompts(golden_paths, paths, show_prompt, criteria=criteria, threshold=threshold,
+                                      rubrics=rubrics)
         emit("\n".join(prompts) + "\n" if prompts else "no judged turn: no prompt to show\n", output)
         sys.exit(EXIT_OK)
-    options = dict(judge=judge, criteria=criteria, threshold=threshold, retry_errors=retry_errors,
+    targets = parse_targets(formats, output, "eval", EVAL_FORMATS)
+    options = dict(judge=choice.default, judges=choice.per_criterion, criteria=criteria, threshold=threshold,
+                   rubrics=rubrics, llm=settings, retry_errors=retry_errors, gate_path=gate,
                    model_paths=expand(list(models), "--model") if models else None)
     if save is not None or baseline_set is not None:
         stored = _api().eval_stored(golden_paths, paths, save=save, store=store, store_config=_store_config(),
@@ -505,13 +566,68 @@ def eval_command(goldens, run_paths, models, judge, criteria, threshold, show_pr
         raise MbtError("--store names where result sets are kept: add --save (or --baseline-set NAME)")
     else:
         report = _api().eval(golden_paths, paths, **options)
+    _write_reports(targets, lambda t: eval_body(t.format.name, report, pretty=True))
+    sys.exit(EXIT_OK if report.gate.passed else EXIT_FAILED)
+
+
+@cli.group(name="judge", epilog=epilog("mbt judge calibrate --labels models/answers/labels.jsonl",
+                                       "mbt judge sensitivity --goldens models/answers/goldens/"))
+def judge_group() -> None:
+    """Judge the judge: its agreement with human labels, and whether it catches wrong answers."""
+
+
+@judge_group.command(name="calibrate", epilog=epilog(
+    "mbt judge calibrate --labels models/answers/labels.jsonl",
+    "mbt judge calibrate --labels labels.jsonl --judge openai:llama-3.3-70b --format json -o calibration.json",
+    "mbt judge calibrate --labels exported.jsonl --judge recorded"))
+@click.option("--labels", "labels", required=True, type=click.Path(), metavar="FILE",
+              help="JSON Lines of labelled answers: actual, expected, label (pass | fail), optional criterion "
+                   "(accuracy), question, id, judge (a recorded verdict).")
+@judge_option
+@llm_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@output_option
+def judge_calibrate(labels, judge_names, llm_options, fmt, output) -> None:
+    """Agreement, Cohen's kappa, the confusion table and the decided share of the judge against human labels,
+    per criterion (`--judge recorded`: the verdicts the file records)."""
+    choice, settings, rubrics = _judging(judge_names, llm_options)
+    report = _api().judge_calibrate(labels, judge=choice.default, judges=choice.per_criterion, rubrics=rubrics,
+                                    llm=settings)
     if fmt == "json":
         emit(report.model_dump_json(indent=2) + "\n", output)
     else:
-        from mbt.report.eval_text import eval_text
+        from mbt.report.judge_text import calibration_text
 
-        emit(eval_text(report), output)
-    sys.exit(EXIT_OK if report.gate.passed else EXIT_FAILED)
+        emit(calibration_text(report), output)
+    sys.exit(EXIT_OK)
+
+
+@judge_group.command(name="sensitivity", epilog=epilog(
+    "mbt judge sensitivity --goldens models/answers/goldens/",
+    "mbt judge sensitivity --goldens qna.xlsx --judge openai:llama-3.3-70b --format json"))
+@click.option("--goldens", "goldens", cls=Paths, required=True,
+              help="Golden cases whose expected answers are mutated (sheets, JSONL, YAML).")
+@judge_option
+@llm_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@output_option
+def judge_sensitivity(goldens, judge_names, llm_options, fmt, output) -> None:
+    """Mutate the goldens' expected answers into wrong ones (a number changed, a negation inserted, a must_not
+    phrase inserted, a step dropped, an instruction to the judge injected) and count, per operator, the mutants the
+    accuracy judge catches, misses or leaves undecided; the controls are the expected answers themselves."""
+    # imported when the command runs: start-up time (only this command's stages load)
+    from mbt.paths import expand
+
+    choice, settings, rubrics = _judging(judge_names, llm_options)
+    report = _api().judge_sensitivity(expand(list(goldens), "--goldens"), judge=choice.default,
+                                      judges=choice.per_criterion, rubrics=rubrics, llm=settings)
+    if fmt == "json":
+        emit(report.model_dump_json(indent=2) + "\n", output)
+    else:
+        from mbt.report.judge_text import sensitivity_text
+
+        emit(sensitivity_text(report), output)
+    sys.exit(EXIT_OK)
 
 
 def _json_out(model, output: str | None) -> str:
@@ -853,6 +969,33 @@ def compare(paths, models, baseline, goldens, sample, seed, fmt, output) -> None
     sys.exit(EXIT_OK)
 
 
+@cli.command(epilog=epilog("mbt probes probes.jsonl",
+                           "mbt probes probes.csv --candidates-from gpt-4o --format json -o probes.json"))
+@click.argument("path", type=click.Path())
+@click.option("--confidence", "confidence", default=0.95, show_default=True, type=click.FloatRange(0, 1, min_open=True,
+              max_open=True), metavar="LEVEL", help="The intervals' confidence level.")
+@click.option("--resamples", "resamples", default=None, type=click.IntRange(min=1), metavar="B",
+              help="Bootstrap resamples  [default: 2000].")
+@click.option("--seed", "seed", default=0, show_default=True, type=int, help="Seed of the bootstrap resamples.")
+@click.option("--candidates-from", "candidates_from", default=None, metavar="GENERATOR",
+              help="The generator that made the test set's candidate goldens (marked in leave-one-generator-out).")
+@format_option
+@output_option
+def probes(path, confidence, resamples, seed, candidates_from, fmt, output) -> None:
+    """Probe coverage conditioned on a generator (seed 004): from held-out probes judged covered or not by the test
+    set, the coverage per source unit, pooled and stratified, with Wilson and bootstrap intervals, and
+    leave-one-generator-out (docs/levels.md)."""
+    report = _api().probes(path, confidence=confidence, resamples=resamples, seed=seed,
+                           candidates_from=candidates_from)
+    if fmt == "json":
+        emit(report.model_dump_json(indent=2) + "\n", output)
+    else:
+        from mbt.report.probes_text import probes_text
+
+        emit(probes_text(report), output)
+    sys.exit(EXIT_OK)
+
+
 @cli.group(name="import", epilog=epilog("mbt import dmn refund.dmn -o models/refund.dt",
                                         "mbt import graphwalker login.json -o models/login.fsm"))
 def import_() -> None:
@@ -915,6 +1058,20 @@ def pytest_coverage(models: list[str], goldens: list[str], gate: str | None, fai
     text = _coverage_body(FORMATS["text"], run, Options(Style(color)))
     assert isinstance(text, str)  # the text format writes text
     return text, run.report.gate is None or run.report.gate.passed
+
+
+def pytest_contract_evaluator(paths: list[str], judge: str):
+    """The pytest plugin's `contract_evaluator` fixture (mbt.pytest_plugin): the contracts in `paths`, else those
+    among the `models` of mbt's configuration file, judged by `judge`."""
+    from mbt.config import find_config
+    from mbt.paths import expand
+
+    if not paths:
+        paths = list(find_config().values.get("models") or [])
+    if not paths:
+        raise MbtError("no contract given: pass --mbt-contract PATH, set `mbt_contracts` in pytest's ini file, or "
+                       "list the contract under `models` in mbt's configuration file")
+    return _api().contract_evaluator(expand(paths, "--mbt-contract"), judge)
 
 
 def _check_body(fmt: Format, report: CheckReport, options: Options) -> Body:

@@ -1,7 +1,10 @@
 """The configuration file: `[tool.mbt]` in pyproject.toml or `mbt.yaml`, found from a folder upwards (docs/user-guide.md).
 
 It gives defaults to the command-line options; an option given on the command line wins. Paths in it are relative
-to the file's folder.
+to the file's folder. A few settings are not one option's default but are read by the commands that use them
+(`Config.values`): `judge` and `judges` (the answer judges, merged per criterion with `--judge`), `llm` (the LLM
+judge's server and limits, below the environment in precedence: mbt.judges.llm.llm_settings) and the rubrics of
+custom criteria (`Config.rubrics`, from `criteria:` written as a mapping).
 """
 
 from __future__ import annotations
@@ -16,19 +19,22 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from mbt.errors import LocatedError, Problem
+from mbt.errors import LocatedError, Problem, did_you_mean
 from mbt.reader import read_text
 
 YAML_NAMES = ("mbt.yaml", "mbt.yml")
-# Key -> (the commands it gives a default to, the option's parameter name, whether it holds paths, the type).
+# Key -> (the commands it gives a default to, the option's parameter name, the type). A key with no command is no
+# option's default: the commands that use it read it from Config.values.
 KEYS: dict[str, tuple[tuple[str, ...], str, str]] = {
     "models": (("check", "elements", "coverage", "render", "generate"), "models", "paths"),
     "goldens": (("coverage", "render", "generate", "eval"), "goldens", "paths"),
     "runs": (("eval",), "run_paths", "paths"),
-    "judge": (("eval",), "judge", "text"),
-    "criteria": (("eval",), "criteria", "text"),
+    "judge": ((), "judge", "text"),
+    "judges": ((), "judges", "judges"),
+    "llm": ((), "llm", "llm"),
+    "criteria": (("eval",), "criteria", "criteria"),
     "threshold": (("eval",), "threshold", "number"),
-    "gate": (("coverage", "render"), "gate", "path"),
+    "gate": (("coverage", "render", "eval"), "gate", "path"),
     "baseline": (("coverage",), "baseline", "path"),
     "formats": (("coverage",), "formats", "formats"),
     "check-formats": (("check",), "formats", "formats"),
@@ -44,6 +50,7 @@ KEYS: dict[str, tuple[tuple[str, ...], str, str]] = {
 class Config:
     path: str | None = None  # the file read, or None: no configuration
     values: dict[str, Any] = field(default_factory=dict)  # normalised key -> value, paths relative to the cwd
+    rubrics: dict[str, str] = field(default_factory=dict)  # custom criteria's rubric texts (`criteria:` as a mapping)
 
     def default_map(self) -> dict[str, dict[str, Any]]:
         """click's default_map: per command, the defaults of its options."""
@@ -105,16 +112,24 @@ def load_config(path: Path) -> Config:
                                         "expected a mapping of settings (models:, goldens:, gate:, ...)")])
         raw = {str(k.value): (yaml.safe_load(yaml.serialize(v)), (k.start_mark.line + 1, k.start_mark.column + 1))
                for k, v in root.value}
-    return Config(shown, _normalise(raw, path.parent, shown))
+    values = _normalise(raw, path.parent, shown)
+    rubrics: dict[str, str] = {}
+    if isinstance(values.get("criteria"), tuple):  # (the command line's text, the rubrics)
+        values["criteria"], rubrics = values["criteria"]
+    return Config(shown, values, rubrics)
 
 
 def _toml_line(text: str, key: str) -> tuple[int, int]:
-    """Where `key = ...` is written inside [tool.mbt] (tomllib gives no positions)."""
+    """Where `key = ...` is written inside [tool.mbt], or its own `[tool.mbt.key]` table (tomllib gives no
+    positions)."""
     inside = False
     for n, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
         if stripped.startswith("["):
-            inside = stripped.replace(" ", "") == "[tool.mbt]"
+            header = stripped.replace(" ", "")
+            if re.match(rf"\[\[?tool\.mbt\.[\"']?{re.escape(key)}[\"']?[.\]]", header):
+                return n, line.index(stripped[0]) + 1
+            inside = header == "[tool.mbt]"
             continue
         if inside and re.match(rf"[\"']?{re.escape(key)}[\"']?\s*=", stripped):
             return n, line.index(stripped[0]) + 1
@@ -149,12 +164,18 @@ def _path(value: Any, base: Path) -> str:
 
 
 def _value(kind: str, value: Any, base: Path) -> Any:
-    if kind == "text":  # `criteria` may also be a mapping of key -> weight: the command line's `accuracy=2,...`
-        if isinstance(value, dict) and value:
-            return ",".join(f"{k}={w}" for k, w in value.items())
+    if kind == "text":
         if not isinstance(value, str) or not value.strip():
             raise ValueError("expected text")
         return value
+    if kind == "criteria":
+        return criteria_setting(value)
+    if kind == "judges":
+        return judges_setting(value)
+    if kind == "llm":
+        if not isinstance(value, dict):
+            raise ValueError("expected a mapping of " + ", ".join(LLM_KEYS))
+        return {str(k): llm_setting(str(k), v, base) for k, v in value.items()}
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             raise ValueError("expected a number")
@@ -211,3 +232,102 @@ def parse_percent(value: Any) -> float:
     if isinstance(value, bool) or not 0 <= number <= 100:
         raise ValueError(f"expected a percentage between 0 and 100, not {value!r}")
     return number
+
+
+_NAME = re.compile(r"[A-Za-z0-9_-]+\Z")
+
+
+def criteria_setting(value: Any) -> tuple[str, dict[str, str]]:
+    """`criteria`: the command line's text (`accuracy=2,safety=1`), or a mapping of criterion -> weight or
+    -> {weight, rubric} (a custom criterion needs its rubric). Returns the command line's text and the rubrics; the
+    judges check the keys and numbers (mbt.judges.criteria), as they do `--criteria`."""
+    if isinstance(value, str) and value.strip():
+        return value, {}
+    if not isinstance(value, dict) or not value:
+        raise ValueError("expected `accuracy=2,safety=1` or a mapping such as {accuracy: 2, politeness: "
+                         "{weight: 1, rubric: \"...\"}}")
+    parts: list[str] = []
+    rubrics: dict[str, str] = {}
+    for key, spec in value.items():
+        key = str(key)
+        if not _NAME.match(key):
+            raise ValueError(f"`{key}` is not a criterion key: letters, digits, `_` and `-`")
+        weight = spec
+        if isinstance(spec, dict):
+            unknown = sorted(str(k) for k in spec if k not in ("weight", "rubric"))
+            if unknown:
+                raise ValueError(f"criterion `{key}`: unknown setting `{unknown[0]}` (use weight, rubric)")
+            weight = spec.get("weight", 1)
+            rubric = spec.get("rubric")
+            if rubric is not None:
+                if not isinstance(rubric, str) or not rubric.strip():
+                    raise ValueError(f"criterion `{key}`: `rubric` is a text saying what the criterion asks of an "
+                                     "answer")
+                rubrics[key] = rubric.strip()
+        if isinstance(weight, bool) or not isinstance(weight, (int, float, str)) or not re.fullmatch(
+                r"[^,=\s]+", str(weight).strip()):
+            raise ValueError(f"criterion `{key}`: the weight is a number (0 disables it)")
+        parts.append(f"{key}={str(weight).strip()}")
+    return ",".join(parts), rubrics
+
+
+def judges_setting(value: Any) -> dict[str, str]:
+    """`judges`: criterion -> judge name (`embedded`, `rules`, `openai:MODEL`); the criteria not named use `judge`."""
+    if not isinstance(value, dict) or not value:
+        raise ValueError("expected a mapping of criterion -> judge, e.g. {accuracy: embedded, safety: "
+                         "\"openai:llama-3.3-70b\"}")
+    out: dict[str, str] = {}
+    for key, name in value.items():
+        if not _NAME.match(str(key)):
+            raise ValueError(f"`{key}` is not a criterion key: letters, digits, `_` and `-`")
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"the judge of `{key}` is a name: embedded, rules or openai:MODEL")
+        out[str(key)] = name.strip()
+    return out
+
+
+# The LLM judge's settings (`llm:` in the file, `--llm KEY=VALUE` on the command line): docs/judges.md.
+LLM_KEYS = ("base_url", "api_key_env", "api_key", "timeout", "concurrency", "retries", "cache")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def llm_setting(key: str, value: Any, base: Path | None) -> Any:
+    """One LLM setting checked: a ValueError says what is wrong and never repeats the value of `api_key`. `base`:
+    the folder a relative cache path is relative to (None: as given)."""
+    if key not in LLM_KEYS:
+        raise ValueError(f"unknown LLM setting `{key}`{did_you_mean(key, LLM_KEYS)} (use {', '.join(LLM_KEYS)})")
+    if key == "api_key":
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError("`api_key` is a text (better: `api_key_env`, the name of the variable that holds it)")
+        return value.strip()
+    if key == "base_url":
+        if not isinstance(value, str) or not re.match(r"https?://[^\s/]+", value.strip()):
+            raise ValueError(f"`base_url` is an http:// or https:// address, not {value!r}")
+        return value.strip()
+    if key == "api_key_env":
+        if not isinstance(value, str) or not _ENV_NAME.match(value.strip()):
+            raise ValueError(f"`api_key_env` is the name of an environment variable, not {value!r}")
+        return value.strip()
+    if key == "timeout":
+        try:
+            seconds = float(value) if not isinstance(value, bool) else 0.0
+        except (TypeError, ValueError):
+            seconds = 0.0
+        if not seconds > 0 or seconds == float("inf"):
+            raise ValueError(f"`timeout` is a number of seconds above 0, not {value!r}")
+        return seconds
+    if key in ("concurrency", "retries"):
+        least = 1 if key == "concurrency" else 0
+        number = value if isinstance(value, int) and not isinstance(value, bool) else \
+            int(value) if isinstance(value, str) and value.strip().isdigit() else None
+        if number is None or number < least:
+            raise ValueError(f"`{key}` is a whole number of at least {least}, not {value!r}")
+        return number
+    # cache: true (mbt's cache folder), false (none), or the cache file's path
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "false", "no", "off"):
+        return value.strip().lower() in ("true", "yes", "on")
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("`cache` is true, false or the cache file's path")
+    return _path(value.strip(), base) if base is not None else value.strip()

@@ -228,3 +228,10 @@ def zip_archive(parts: Iterable[tuple[str, Iterable[bytes]]],
                 for piece in pieces:
                     member.write(piece)
     return out.getvalue()
+
+
+def cache_dir() -> Path:
+    """mbt's own cache folder (XDG_CACHE_HOME, else ~/.cache): private to the user, never a shared temp folder,
+    since lark's cache is a pickle and loading it runs code (the parser's, the compiled models', the LLM judge's)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mbt"

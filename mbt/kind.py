@@ -1,7 +1,8 @@
 """The kind interface and its one registry (the ground floor): per model kind a KindSupport that says, in types, how
 each stage of the pipeline handles it.
 
-A kind is its grammar file, a transformer mixin and a resolver (parsing), its checks (`mbt check`), its element
+A kind is read from files in one of two ways (parsing): from mbt's DSL — its grammar file, a transformer mixin and a
+resolver — or from files of a format of its own (`FileFormat`: seed 000's contract YAML), then its checks (`mbt check`), its element
 enumeration and replayer (coverage), optionally which golden cases it takes, its view (`mbt render`, the HTML report),
 its expected result (the traceability matrix), its test generator, its part of the generated tests' driver and
 its reference for them (`mbt generate`), its mutation operators (`mbt mutate`) and its run judge (`mbt runs`). The
@@ -35,6 +36,7 @@ if TYPE_CHECKING:  # annotations only: the interface names the stages' types, an
     from mbt.generate.report import ModelGeneration
     from mbt.goldens.cases import GoldenCase
     from mbt.goldens.results import CaseRun
+    from mbt.judges.verdicts import Judge
     from mbt.measure.coverage import ElementCoverage, ModelCoverage
     from mbt.model.common import ModelBase, SourceDecl
     from mbt.mutate.mutant import Distinction, Mutant
@@ -82,6 +84,27 @@ class ResolveLate(Protocol):
                  sources: dict[str, SourceDecl], /) -> tuple[ModelBase | None, list[Problem]]: ...
 
 
+class ReadFile(Protocol):
+    """A file of a kind's own format read into its models: (the path as messages show it, the file's text) -> the
+    parsed file (mbt.parsing.loader.ModelFile, its models resolved). Bad input raises mbt.errors.LocatedError, each
+    problem at its `file:line:col`."""
+
+    def __call__(self, path: str, text: str, /) -> ModelFile: ...
+
+
+@dataclass(frozen=True)
+class FileFormat:
+    """How a kind without a DSL grammar is read: files of a format of its own, found by suffix and, since such a
+    suffix is shared with other files (a `.yaml` may be a golden file, a gate file or a contract), told apart by
+    content. A file named as a model (`--model FILE`) is read by `read` whatever `sniff` says (so its errors are
+    shown); a file met in a folder, or given as a positional path, is the kind's only when `sniff` says so."""
+
+    suffixes: tuple[str, ...]
+    read: ReadFile
+    sniff: Callable[[str], bool]  # the text of a file of one of those suffixes -> whether it is such a model
+    sniff_limit: int = 1024 * 1024  # a larger file met in a folder is not opened to be told apart: it is not one
+
+
 class Replayer(Protocol):
     """Replays golden cases on one model: every kind's replayer returns the one result type, CaseRun."""
 
@@ -92,6 +115,13 @@ class RunJudge(Protocol):
     """Judges observed runs on one model (`mbt runs`)."""
 
     def judge(self, run: ObservedRun, /) -> Verdict: ...
+
+
+class RunJudgeFactory(Protocol):
+    """(model, its elements) -> its run judge; `answers`, when given, is the answer judge that decides what the
+    assistant's texts say (`mbt runs --judge`; mbt.judges.sayings), else the kind's default."""
+
+    def __call__(self, model: ModelBase, elements: list[Element], /, answers: Judge | None = None) -> RunJudge: ...
 
 
 class Generator(Protocol):
@@ -156,17 +186,19 @@ class MutationSupport:
 
 @dataclass(frozen=True)
 class KindSupport:
-    kind: str  # the `kind` of its typed models: fsm, table, policy, invariant
-    # ---- parsing
-    keyword: str  # the word a model of the kind starts with in a file (`fsm`, `invariants`)
-    grammar: Path  # its .lark file; it defines `rule`
-    rule: str  # the grammar rule of one model, e.g. fsm_model
-    rules: type  # the transformer mixin whose methods are named after the grammar's rules
-    raw: type  # what the transformer makes of one model
+    kind: str  # the `kind` of its typed models: fsm, table, policy, invariant, contract
+    # ---- parsing: a DSL kind gives the five grammar fields and one of the resolvers; a kind of its own file format
+    # gives `file_format` and none of them (`register` checks which). Only DSL kinds join the file grammar.
+    keyword: str | None = None  # the word a model of the kind starts with in a file (`fsm`, `invariants`)
+    grammar: Path | None = None  # its .lark file; it defines `rule`
+    rule: str | None = None  # the grammar rule of one model, e.g. fsm_model
+    rules: type | None = None  # the transformer mixin whose methods are named after the grammar's rules
+    raw: type | None = None  # what the transformer makes of one model
     resolve: Resolve | None = None  # one of `resolve` and `resolve_late`
     resolve_late: ResolveLate | None = None
+    file_format: FileFormat | None = None  # a kind read from files of its own format (no grammar, no resolver)
     link: Callable[[list[ModelFile]], list[Problem]] | None = None  # once every file is resolved
-    suffixes: tuple[str, ...] = ()  # file suffixes searched for in folders
+    suffixes: tuple[str, ...] = ()  # DSL file suffixes searched for in folders (a file format has its own)
     # ---- coverage
     criteria: tuple[Criterion, ...] = ()  # in increasing strength where they nest
     enumerate: Callable[[ModelBase], list[Element]] | None = None
@@ -187,7 +219,8 @@ class KindSupport:
     # is invalid with that message. The kind's replayer and `accepts` read the same typed case.
     case_shape: Callable[[GoldenCase], object | None] | None = None
     # Keys of a case, beyond the golden format's own (GoldenCase's fields), that the kind reads from
-    # `case.model_extra`: any other such key is a "Not checked" note (goldens.cases.unchecked_key_notes).
+    # `case.model_extra` (`assertions.KEY`: from its final assertions' extra keys, `turns.KEY`: from its turns'):
+    # any other such key is a "Not checked" note (goldens.cases.unchecked_key_notes).
     golden_keys: frozenset[str] = frozenset()
     # ---- generation (`mbt generate`): (model, options, out folder) -> the kind's generator; with `suites`, the
     # generator is a SuiteGenerator. None: the kind generates nothing.
@@ -201,8 +234,13 @@ class KindSupport:
     reference: Callable[[ModelBase], object] | None = None
     # ---- mutation (mbt mutate, coverage --mutants)
     mutation: MutationSupport | None = None
-    # ---- observed runs (`mbt runs`): (model, its elements) -> the judge; None: the kind judges no run
-    run_judge: Callable[[ModelBase, list[Element]], RunJudge] | None = None
+    # ---- observed runs (`mbt runs`): (model, its elements[, answers=judge]) -> the judge; None: the kind judges no run
+    run_judge: RunJudgeFactory | None = None
+
+    @property
+    def has_grammar(self) -> bool:
+        """Whether the kind's models are written in mbt's DSL (its grammar joins the file grammar)."""
+        return self.grammar is not None
 
     def criterion(self, name: str) -> Criterion | None:
         return next((c for c in self.criteria if c.name == name), None)
@@ -226,10 +264,27 @@ _KINDS: dict[str, KindSupport] = {}
 _VERSION = [0]  # bumped on every registration: what is built from the registry (the parser) is keyed by it
 
 
+_GRAMMAR_FIELDS = ("keyword", "grammar", "rule", "rules", "raw")
+
+
 def register(support: KindSupport) -> None:
-    """Add (or replace) a kind."""
-    if (support.resolve is None) == (support.resolve_late is None):
-        raise ValueError(f"kind `{support.kind}`: give exactly one of `resolve` and `resolve_late`")
+    """Add (or replace) a kind, once its parsing fields are consistent: a DSL kind gives every grammar field and
+    exactly one of `resolve` and `resolve_late`; a kind of its own file format gives `file_format` and none of them."""
+    given = [name for name in _GRAMMAR_FIELDS if getattr(support, name) is not None]
+    if support.file_format is not None:
+        if given or support.resolve is not None or support.resolve_late is not None or support.suffixes:
+            extra = given + [n for n in ("resolve", "resolve_late") if getattr(support, n) is not None]
+            extra += ["suffixes"] if support.suffixes else []
+            raise ValueError(f"kind `{support.kind}` is read from its own file format: it takes no "
+                             f"{', '.join(f'`{n}`' for n in extra)} (those are for DSL kinds; its suffixes are the "
+                             f"format's)")
+    else:
+        missing = [name for name in _GRAMMAR_FIELDS if getattr(support, name) is None]
+        if missing:
+            raise ValueError(f"kind `{support.kind}`: a DSL kind gives {', '.join(f'`{n}`' for n in missing)} "
+                             f"(or, read from a format of its own, `file_format`)")
+        if (support.resolve is None) == (support.resolve_late is None):
+            raise ValueError(f"kind `{support.kind}`: give exactly one of `resolve` and `resolve_late`")
     unregister(support.kind)
     _KINDS[support.kind] = support
     _VERSION[0] += 1
@@ -273,22 +328,44 @@ def elements_of(model: ModelBase) -> list[Element]:
     return found
 
 
+def grammar_kinds() -> list[KindSupport]:
+    """The kinds written in mbt's DSL, in registration order: those whose grammars make the file grammar."""
+    return [k for k in all_kinds() if k.has_grammar]
+
+
 def for_raw(raw: object) -> KindSupport:
     """The kind whose transformer made this raw model."""
-    for k in all_kinds():
-        if isinstance(raw, k.raw):
+    for k in grammar_kinds():
+        if k.raw is not None and isinstance(raw, k.raw):
             return k
     raise KeyError(f"no model kind makes {type(raw).__name__}")
 
 
 def model_suffixes() -> tuple[str, ...]:
+    """The suffixes of DSL model files: every such file in a folder is a model file."""
     return tuple(dict.fromkeys(s for k in all_kinds() for s in k.suffixes))
+
+
+def format_suffixes() -> tuple[str, ...]:
+    """The suffixes of the kinds' own file formats: a file of one is a model only when its kind's sniff says so."""
+    return tuple(dict.fromkeys(s for k in all_kinds() if k.file_format is not None for s in k.file_format.suffixes))
+
+
+def format_kinds(suffix: str) -> list[KindSupport]:
+    """The kinds of their own file format that read files of this suffix (lower-cased), in registration order."""
+    suffix = suffix.lower()
+    return [k for k in all_kinds() if k.file_format is not None and suffix in k.file_format.suffixes]
+
+
+def format_kind_of(suffix: str, text: str) -> KindSupport | None:
+    """The kind of its own file format whose sniff recognises this text (of a file with this suffix), or None."""
+    return next((k for k in format_kinds(suffix) if k.file_format is not None and k.file_format.sniff(text)), None)
 
 
 # The built-in kinds, in the order their grammars join the file grammar; each module registers its KindSupport.
 # They are imported by name on first use of the registry (and so are the kinds that installed packages declare
 # under the `mbt.kinds` entry-point group), so no stage module needs to import any kind.
-BUILTIN_KINDS = ("mbt.kinds.fsm", "mbt.kinds.table", "mbt.kinds.policy", "mbt.kinds.invariant")
+BUILTIN_KINDS = ("mbt.kinds.fsm", "mbt.kinds.table", "mbt.kinds.policy", "mbt.kinds.invariant", "mbt.kinds.contract")
 _LOADED = [False]
 
 

@@ -15,6 +15,7 @@ from mbt.errors import MbtError
 from mbt.goldens.loader import GOLDEN_SUFFIXES
 from mbt.kind import model_suffixes
 from mbt.model.common import ModelBase
+from mbt.parsing.loader import is_own_format_model
 from mbt.sources import source_path
 
 GLOB_CHARS = frozenset("*?[")
@@ -56,14 +57,17 @@ def split_positional(paths: list[str]) -> Positional:
     for raw in expand(paths, "path"):
         p = Path(raw)
         suffix = p.suffix.lower()
-        if raw == "-" or (p.is_file() and suffix in GOLDEN_SUFFIXES):
+        if p.is_file() and is_own_format_model(p):  # a model in a format of its own (a contract's YAML)
+            models.append(raw)
+        elif raw == "-" or (p.is_file() and suffix in GOLDEN_SUFFIXES):
             goldens.append(raw)
         elif p.is_file() and suffix in model_kinds:
             models.append(raw)
         elif p.is_dir():
-            files = [q.suffix.lower() for q in p.rglob("*") if q.is_file()]
-            has_models = any(s in model_kinds for s in files)
-            has_goldens = any(s in GOLDEN_SUFFIXES for s in files)
+            files = [q for q in p.rglob("*") if q.is_file()]
+            own = {q for q in files if is_own_format_model(q)}
+            has_models = bool(own) or any(q.suffix.lower() in model_kinds for q in files)
+            has_goldens = any(q.suffix.lower() in GOLDEN_SUFFIXES and q not in own for q in files)
             if has_models:
                 models.append(raw)
             if has_goldens or not has_models:
@@ -82,7 +86,9 @@ NOT_GOLDEN_FOLDERS = {"gates": "in a `gates/` folder: gate files, for --gate",
                       "runs": "in a `runs/` folder: observed runs, for `mbt runs --runs`",
                       "answers": "in an `answers/` folder: expected and recorded answers, for `mbt eval`"}
 GATE_FILE = "a gate file, for --gate"
+OWN_FORMAT_MODEL = "a model in a format of its own (a contract), read as a model"
 TRACE_FILE = "an OpenTelemetry trace, for `mbt runs --runs`"
+RAG_TRACE_FILE = "a RAG trace (retrieved documents and claims), for `mbt runs --runs`"
 SNIFF_GATE_BYTES = 1024 * 1024  # gate files are small: a larger YAML file is not opened to be told apart
 SNIFF_JSON_BYTES = 64 * 1024 * 1024  # a .json file larger than this is read as goldens without a look
 
@@ -90,12 +96,15 @@ SNIFF_JSON_BYTES = 64 * 1024 * 1024  # a .json file larger than this is read as 
 def left_out(folders: Iterable[str], models: list[ModelBase]) -> dict[str, str]:
     """The files of `folders` (given as positional paths, where mbt decides what each file is) that are not golden
     cases, each with why, by resolved path: those under a `gates/` or `runs/` subfolder, the source documents a
-    loaded model cites, and files whose content is a gate file or an OpenTelemetry trace. A file named on the command
+    loaded model cites, models of a format of their own (a contract's YAML) and files whose content is a gate file or
+    an OpenTelemetry trace. A file named on the command
     line, or a folder given with --goldens, is read as goldens whatever it holds (docs/user-guide.md)."""
     cited: dict[str, str] = {}
     for model in models:
         for decl in model.sources.values():
-            cited.setdefault(str(source_path(model.file, decl).resolve()), f"a source document of model `{model.name}`")
+            path = source_path(model.file, decl).resolve()
+            if path != Path(model.file).resolve():  # a contract cites its own file: no news about that file
+                cited.setdefault(str(path), f"a source document of model `{model.name}`")
     out: dict[str, str] = {}
     for folder in folders:
         root = Path(folder)
@@ -106,14 +115,16 @@ def left_out(folders: Iterable[str], models: list[ModelBase]) -> dict[str, str]:
                 continue
             key = str(path.resolve())
             folder_rule = next((NOT_GOLDEN_FOLDERS[part] for part in inside[:-1] if part in NOT_GOLDEN_FOLDERS), None)
-            reason = folder_rule or cited.get(key) or _content(path)
+            reason = folder_rule or cited.get(key) or (OWN_FORMAT_MODEL if is_own_format_model(path) else None) \
+                or _content(path)
             if reason is not None:
                 out[key] = reason
     return out
 
 
 def _content(path: Path) -> str | None:
-    """GATE_FILE or TRACE_FILE when the file's content is one (looked at within the sizes above), else None."""
+    """GATE_FILE, TRACE_FILE or RAG_TRACE_FILE when the file's content is one (looked at within the sizes above),
+    else None."""
     # Floors above this one, needed only to tell a file by its content.
     from mbt.measure.gate import is_gate_file
     from mbt.runs.reader import run_reader_for
@@ -135,5 +146,5 @@ def _content(path: Path) -> str | None:
     if suffix == ".json" and is_gate_file(value):
         return GATE_FILE
     reader = run_reader_for(value)
-    # Only a trace is told by its content: a transcript has the shape of a golden conversation too.
-    return TRACE_FILE if reader is not None and reader.name == "otlp" else None
+    # Only traces are told by their content: a transcript has the shape of a golden conversation too.
+    return {"otlp": TRACE_FILE, "rag": RAG_TRACE_FILE}.get(reader.name) if reader is not None else None

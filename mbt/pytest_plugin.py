@@ -4,6 +4,12 @@
 fixture) and the files named by `--mbt-goldens`; the coverage table goes into pytest's terminal summary (as
 pytest-cov's does) and a failed gate fails the session. Without `--mbt-model` the plugin does nothing, and it imports
 nothing of mbt's pipeline at start-up (it is loaded in every pytest run of an environment where mbt is installed).
+
+The `contract_evaluator` fixture is seed 000's (`tests/test_account_recovery.py`): `contract_evaluator.evaluate(
+contract_id=..., response=..., evidence=...)` judges an answer on the contract's must_have / must_not items and gives
+`hard_gate_passed` and `failures` (docs/contracts.md). The contracts come from `--mbt-contract PATH` (repeatable),
+else the ini option `mbt_contracts` (paths relative to the ini file), else `models` in mbt's configuration file; the
+judge from `--mbt-judge` or the ini option `mbt_judge` (default `embedded`; `openai:MODEL` decides descriptions).
 """
 
 from __future__ import annotations
@@ -29,6 +35,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Also fail when a model's criterion is verified below PCT percent.")
     group.addoption("--mbt-report", action="append", default=[], metavar="NAME:PATH",
                     help="Also write a report, as mbt coverage --format NAME:PATH (repeatable).")
+    group.addoption("--mbt-contract", action="append", default=[], metavar="PATH",
+                    help="Contract YAML files or folders for the `contract_evaluator` fixture (repeatable).")
+    group.addoption("--mbt-judge", default=None, metavar="NAME",
+                    help="The judge of `contract_evaluator`: embedded (default), rules or openai:MODEL.")
+    parser.addini("mbt_contracts", type="paths", default=[],
+                  help="Contract YAML files or folders for the `contract_evaluator` fixture.")
+    parser.addini("mbt_judge", default="embedded", help="The judge of `contract_evaluator` (default: embedded).")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -44,6 +57,23 @@ def mbt_record(request: pytest.FixtureRequest):
         recorded.append(json.loads(json.dumps(case, default=str)))  # a copy, and proof it is JSON
 
     return record
+
+
+@pytest.fixture(scope="session")
+def contract_evaluator(request: pytest.FixtureRequest):
+    """Seed 000's contract evaluator: `.evaluate(contract_id=..., response=..., evidence=...)` -> a verdict with
+    `hard_gate_passed` and `failures` (mbt.judges.contract)."""
+    config = request.config
+    paths = list(config.getoption("mbt_contract")) or [str(p) for p in config.getini("mbt_contracts")]
+    judge = config.getoption("mbt_judge") or config.getini("mbt_judge") or "embedded"
+    # Only when a test asks for it: every pytest session of a project with mbt installed loads this module.
+    from mbt.cli import pytest_contract_evaluator
+    from mbt.errors import MbtError
+
+    try:
+        return pytest_contract_evaluator(paths, judge)
+    except MbtError as err:
+        raise pytest.UsageError(f"contract_evaluator: {err.render()}") from None
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,5 +1,6 @@
-"""JSON Schemas of the reports (check, elements, coverage, generate, runs, mutation, compare, eval, and `mbt results`'
-list, show, case, export and compare), generated from the pydantic models; published in docs/schemas/."""
+"""JSON Schemas of the reports (check, elements, coverage, generate, runs, mutation, compare, eval, calibration,
+sensitivity, probes, and `mbt results`' list, show, case, export and compare), generated from the pydantic models;
+published in docs/schemas/."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from pydantic import BaseModel
 
 from mbt.analysis.findings import CheckReport
 from mbt.answers.results import EvalReport
+from mbt.answers.selftest import CalibrationReport, SensitivityReport
 from mbt.elements.base import ElementsReport
 from mbt.generate.report import GenerateReport  # noqa: E402 - grouped with the report it adds
 from mbt.measure.coverage import CoverageReport
 from mbt.measure.mutation import CompareReport, MutationReport
+from mbt.measure.probes import ProbeReport
 from mbt.report.jsonout import ELEMENT_COLUMNS, REQUIRED_CELLS, ElementRow
 from mbt.runs.results import RunsReport
 from mbt.store.model import CaseDetail, Comparison, ExportDoc, SetList, SetView
@@ -23,8 +26,9 @@ from mbt.store.model import CaseDetail, Comparison, ExportDoc, SetList, SetView
 REPORTS: dict[str, type[BaseModel]] = {
     "check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport,
     "runs": RunsReport, "mutation": MutationReport, "compare": CompareReport,
-    "eval": EvalReport, "results-list": SetList, "results-show": SetView, "results-case": CaseDetail,
-    "results-export": ExportDoc, "results-compare": Comparison}
+    "eval": EvalReport, "calibration": CalibrationReport, "sensitivity": SensitivityReport, "probes": ProbeReport,
+    "results-list": SetList, "results-show": SetView, "results-case": CaseDetail, "results-export": ExportDoc,
+    "results-compare": Comparison}
 
 
 def schema_text(name: str) -> str:

@@ -9,7 +9,7 @@ import pytest
 from mbt.report.style import wants_color
 from tests.cli_runner import run_mbt
 
-COMMANDS = [["check"], ["elements"], ["coverage"], ["render"], ["generate"], ["import"], ["import", "dmn"],
+COMMANDS = [["check"], ["elements"], ["coverage"], ["render"], ["generate"], ["probes"], ["import"], ["import", "dmn"],
             ["import", "graphwalker"]]
 
 

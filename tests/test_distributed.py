@@ -165,7 +165,8 @@ def runs_submitted(monkeypatch):
 
 RUNS = dict(model_paths=[str(ROOT / "models" / "orders.fsm")], run_paths=[str(ROOT / "models" / "runs")],
             golden_paths=[str(ROOT / "models" / "goldens" / "orders")],
-            gate_path=str(ROOT / "models" / "gates" / "seed-000-release.yaml"))
+            gate_path=str(ROOT / "models" / "gates" / "seed-000-release.yaml"),
+            judge="rules")  # the say forbid by its phrases alone (so some runs pass); the judge goes to the workers
 
 
 def test_runs_judged_on_the_cluster_report_what_one_process_does(scheduler, runs_submitted):
@@ -182,11 +183,13 @@ def test_runs_parts_the_workers_cannot_do_are_judged_here(scheduler, runs_submit
     other = tmp_path / "orders.fsm"
     shutil.copy(ROOT / "models" / "recovery.fsm", other)  # what the workers load is another model: they refuse
     _, models = api.load_models(RUNS["model_paths"])
+    from mbt.judges import RuleJudge
     from mbt.runs import parts
 
     coverage = api.measure(models, api.GoldenStream(RUNS["golden_paths"]))
     with distributed.DaskEngine([str(other)], scheduler) as engine:
-        runset, tally = parts.judge_in_parts(engine, models, [str(other)], RUNS["run_paths"], coverage)
+        runset, tally = parts.judge_in_parts(engine, models, [str(other)], RUNS["run_paths"], coverage,
+                                             answers=RuleJudge())  # as RUNS' judge="rules"
     assert runs_submitted[0].redone == [0, 1]
     local = api.runs(**RUNS)
     assert [r.model_dump() for r in tally.results] == [r.model_dump() for r in local.runs]

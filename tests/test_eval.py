@@ -56,8 +56,8 @@ def test_the_text_report_gives_the_overview_and_each_case():
     assert done.returncode == 1
     out = done.stdout
     assert "run successfully: 5   with errors: 0" in out
-    assert "overall: 2 pass, 2 fail, 1 not judged (pass rate 40%)" in out
-    assert "accuracy (weight 1): 2 pass, 2 fail, 1 not judged, 0 error (pass rate 40%)" in out
+    assert "overall: 2 pass, 2 fail, 1 not judged, 0 error; pass rate 40% (2 of 5 run successfully)" in out
+    assert "accuracy (weight 1): 2 pass, 2 fail, 1 not judged, 0 error; pass rate 40% (2 of 5 run successfully)" in out
     assert "FAIL       models/answers/goldens/card-qna.csv:2 case 1" in out
     assert "accuracy: fail [embedded] expected '5 business days', the answer says '7 business days'" in out
     assert "Runs without a case (1):" in out and "Gate: FAILED (3)" in out
@@ -216,7 +216,9 @@ def test_with_a_model_the_same_runs_are_also_judged_on_it(tmp_path):
     by_id = {c["id"]: c for c in report["cases"]}
     assert {k: c["overall"]["verdict"] for k, c in by_id.items()} == {"chat-ORD-0031": "pass", "chat-ORD-0032": "pass"}
     assert [t["judged"] for t in by_id["chat-ORD-0031"]["turns"]] == [False, False, True]
-    assert by_id["chat-ORD-0031"]["model"]["verdict"] == "pass"
+    # No deviation: whether its texts reveal another customer's order is more than the embedded judge can decide,
+    # and the forbid's phrases, none of them said, decide it (docs/runs.md).
+    assert by_id["chat-ORD-0031"]["model"] == {"verdict": "pass", "reason": "no deviation from the model"}
     deviation = by_id["chat-ORD-0032"]["model"]
     assert deviation["verdict"] == "deviation" and "premature_success" in deviation["reason"]
     assert done.returncode == 1  # the answer is right, but the run did not behave as the model says

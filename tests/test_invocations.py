@@ -48,7 +48,9 @@ def test_positional_models_and_goldens_are_told_apart():
     assert json.loads(positional.stdout) == json.loads(flags.stdout)
     # A folder holding both (the examples with their goldens) gives both.
     both = json.loads(coverage_json("models/").stdout)
-    assert len(both["models"]) == 7 and both["goldens"]["read"] > 40
+    # seven DSL models and seed 000's contract (models/contracts/password-reset.yaml), found by its content
+    assert len(both["models"]) == 8 and both["goldens"]["read"] > 40
+    assert "password-reset-v1" in [m["model"] for m in both["models"]]
 
 
 def test_a_golden_file_reached_twice_is_read_once():
@@ -135,7 +137,8 @@ def test_verbose_lists_everything_and_quiet_silences_notes(tmp_path):
 
 def test_a_positional_folder_leaves_gate_files_runs_and_source_documents_out_and_says_so():
     """`mbt coverage models/`: the gate files (gates/), the observed runs (runs/) and the contract YAML the recovery
-    model cites as a source are not golden cases; they are left out, and one note per folder says which and why."""
+    model cites as a source (a model of its own too, the `contract` kind) are not golden cases; they are left out, and
+    one note per folder says which and why."""
     positional = json.loads(coverage_json("models/").stdout)
     flags = json.loads(coverage_json("--model", "models/", "--goldens", "models/goldens/").stdout)
     assert positional["goldens"] == {**flags["goldens"], "files": positional["goldens"]["files"]}

@@ -43,3 +43,17 @@ def test_the_interface_example_gives_what_the_doc_shows():
                                                       question="How long does a refund take?"))
     shown = (verdict.verdict, verdict.reason, verdict.judge, verdict.judge_version)
     assert f"# {shown!r}" in DOC
+
+
+def test_the_says_criterion_and_its_example_are_as_documented():
+    from mbt.judges.sayings import SAYS_CRITERION, Saying, SayingJudge
+
+    section = DOC[DOC.index("## What an element says"):DOC.index("## The command line")]
+    assert " ".join(SAYS_CRITERION.rubric.split()) in " ".join(section.split())
+    pin = Saying("forbidden:ask_pin", "forbid `forbidden:ask_pin`", ("current password", "当前密码"),
+                 "asks for the current password")
+    found = SayingJudge().says("Ｃｕｒｒｅｎｔ  PASSWORD, please", pin)
+    assert (found.verdict, found.judge) == ("pass", "rules") and "# pass, judge rules" in section
+    unsure = SayingJudge().says("Sure, one moment.", pin)
+    # the embedded judge is unsure of the description: the phrases, none said, decide
+    assert (unsure.verdict, unsure.judge) == ("fail", "rules") and "# fail, judge rules: description undecided" in section

@@ -8,6 +8,7 @@ it, and that every run metric says over how many runs it was measured (docs/runs
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -46,10 +47,42 @@ def happy_spans(args_key="gen_ai__tool__call__arguments", op="chat"):
 RESOURCE = {"mbt.model": "orders", "mbt.run.precondition": {"customer_id": "C-1001"}, "service.version": "B"}
 
 
-def judged(tmp_path, name, content, gate=None, group_by=None):
+def judged(tmp_path, name, content, gate=None, group_by=None, judge="rules"):
+    """The runs of one file judged on the orders model; its `say` forbid by its phrases alone unless `judge` says
+    otherwise (these tests are about the other evidence; the description's own is tested below)."""
     path = write(tmp_path, name, content)
     gate_path = write(tmp_path, "gate.yaml", gate) if gate is not None else None
-    return runs_api([MODEL], [path], gate_path=gate_path, use_cache=False, group_by=group_by, jobs=1)
+    return runs_api([MODEL], [path], gate_path=gate_path, use_cache=False, group_by=group_by, jobs=1, judge=judge)
+
+
+def test_a_say_forbid_whose_phrases_are_not_said_passes_though_the_embedded_judge_leaves_its_description_open(
+        tmp_path):
+    """By default (the embedded judge) "SO-10001 has been cancelled." says none of the forbid's phrases, and whether
+    it reveals another customer's order is not decided by the judge: the phrases, the model's own test, decide."""
+    report = judged(tmp_path, "t.json", document(*happy_spans(), resource=RESOURCE), judge="embedded")
+    [run] = report.runs
+    assert run.verdict == "pass" and run.completed and run.not_judged == []
+    assert report.gate.passed
+
+
+def test_a_say_forbid_with_only_a_description_the_judge_cannot_decide_leaves_a_complete_trace_not_judged(tmp_path):
+    """The same forbid without `matching` phrases: nothing decides whether "SO-10001 has been cancelled." reveals
+    another customer's order, so the run is not judged, with what was not decided, and the gate fails."""
+    text = Path(MODEL).read_text(encoding="utf-8")
+    assert ' matching "reveal", "透露"' in text
+    model = tmp_path / "orders.fsm"
+    model.write_text(text.replace(' matching "reveal", "透露"', ""), encoding="utf-8")
+    for doc in Path("models/docs").iterdir():  # the documents the model cites, beside it as in models/
+        (tmp_path / "docs").mkdir(exist_ok=True)
+        (tmp_path / "docs" / doc.name).write_bytes(doc.read_bytes())
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document(*happy_spans(), resource=RESOURCE)), encoding="utf-8")
+    report = runs_api([str(model)], [str(path)], use_cache=False, jobs=1, judge="embedded")
+    [run] = report.runs
+    assert run.verdict == "not_judged" and not run.completed
+    [gap] = run.not_judged
+    assert "forbidden:reveal_other_order" in gap and "2 assistant text(s)" in gap and "embedded judge" in gap
+    assert not report.gate.passed and [f.rule for f in report.gate.failures] == ["not_judged_runs"]
 
 
 def test_a_complete_trace_passes_so_the_others_fail_for_their_evidence(tmp_path):

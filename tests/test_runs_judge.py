@@ -1,5 +1,9 @@
 """Observable-only judgement: every deviation type on the order-cancellation model, each checked against the
-independent runs judge (tests/judge/runs.py), and a differential campaign of mutated runs."""
+independent runs judge (tests/judge/runs.py), and a differential campaign of mutated runs.
+
+The `orders` judge decides the model's `say` forbid by its phrases alone (the rule judge, `--judge rules`), as most of
+these tests are about calls and states; the default — the embedded judge on the forbid's description, undecided a gap
+— has a campaign of its own at the end (and tests/test_sayings_replay.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ import random
 import pytest
 
 from mbt.api import load_models
+from mbt.judges import RuleJudge
+from mbt.judges.sayings import SayingJudge
 from mbt.kind import support
 from mbt.runs.judge import DEVIATION_TYPES, RunJudge
 from mbt.runs.loop import LoopRules
@@ -23,7 +29,7 @@ def orders():
     _, models = load_models(["models/orders.fsm"])
     model = models[0]
     elements = support("fsm").enumerate(model)
-    return model, elements, RunJudge(model, elements)
+    return model, elements, RunJudge(model, elements, answers=RuleJudge())
 
 
 def user(text):
@@ -182,3 +188,30 @@ def test_differential_campaign_against_the_runs_judge(orders):
         assert through == ref.through, r.id
         kinds.add(got[0])
     assert kinds >= set(DEVIATION_TYPES) | {None}  # the campaign reaches every model type
+
+
+def test_by_default_a_forbid_whose_phrases_are_not_said_lets_the_happy_run_pass(orders):
+    """The embedded judge cannot decide whether the happy run's texts reveal another customer's order; the forbid's
+    phrases, none of them said, decide (a forbid without phrases would leave the run not judged:
+    tests/test_runs_evidence.py)."""
+    model, elements, _ = orders
+    v = RunJudge(model, elements).judge(run(*happy()))
+    assert v.deviation is None and not v.gaps and v.completed
+
+
+def test_differential_campaign_with_the_default_answer_judge(orders):
+    """The same campaign judged as `mbt runs` judges by default: the reference asks the same answer judge about the
+    forbid's description (mbt.judges.sayings), and agrees on every deviation and on which runs are not judged."""
+    model, elements, _ = orders
+    default = RunJudge(model, elements)
+    describe = SayingJudge().describes
+    examples = [r for r in read_runs(["models/runs"]).runs]
+    outcomes = set()
+    for r in examples + _mutants(examples):
+        v = judge_run(default, r, LoopRules())
+        ref = judge.judge(model, r, describe=lambda text, description: describe(text, description).verdict)
+        d = v.deviation
+        assert ((d.type, d.step, d.element) if d else (None, None, None)) == (ref.type, ref.step, ref.element), r.id
+        assert (v.deviation is None and bool(v.gaps)) == (ref.type is None and ref.gaps > 0), r.id
+        outcomes.add("deviation" if d else "not_judged" if v.gaps else "pass")
+    assert {"deviation", "not_judged"} <= outcomes

@@ -17,7 +17,7 @@ from tests.cli_runner import run_mbt
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = dict(model_paths=[str(ROOT / "models" / "orders.fsm")], run_paths=[str(ROOT / "models" / "runs")],
             golden_paths=[str(ROOT / "models" / "goldens" / "orders")],
-            gate_path=str(ROOT / "models" / "gates" / "seed-000-release.yaml"))
+            gate_path=str(ROOT / "models" / "gates" / "seed-000-release.yaml"), judge="rules")
 
 
 def judged(tmp_path: Path, jobs: int) -> tuple[str, dict[str, bytes]]:

@@ -1,5 +1,9 @@
 """`mbt runs` end to end: run metrics and the first-deviation distribution (counted again by the runs judge),
-seed 000's release gate unchanged, usage-weighted coverage by brute force, regression goldens and redaction."""
+seed 000's release gate unchanged, usage-weighted coverage by brute force, regression goldens and redaction.
+
+The metrics are measured with the model's `say` forbid decided by its phrases alone (`judge="rules"`, the runs
+judge's default reading too), so that runs pass; by default its description leaves them not judged
+(tests/test_runs_evidence.py)."""
 
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ SEED_GATE = "models/gates/seed-000-release.yaml"
 
 @pytest.fixture(scope="module")
 def report():
-    return runs_api([MODEL], [RUNS], [GOLDENS], gate_path=SEED_GATE)
+    return runs_api([MODEL], [RUNS], [GOLDENS], gate_path=SEED_GATE, judge="rules")
 
 
 @pytest.fixture(scope="module")
@@ -81,11 +85,11 @@ def test_gate_thresholds_apply_per_required_suite(tmp_path):
     gate = tmp_path / "g.yaml"
     gate.write_text("release_gate:\n  critical_failures_allowed: 100\n  not_judged_runs: 1\n"
                     "  required_suites: [human_handoff]\n  thresholds:\n    intent_accuracy: '>= 0.5'\n")
-    result = runs_api([MODEL], [RUNS], gate_path=str(gate))
+    result = runs_api([MODEL], [RUNS], gate_path=str(gate), judge="rules")
     assert result.gate.passed, [f.message for f in result.gate.failures]
     gate.write_text("release_gate:\n  critical_failures_allowed: 100\n  not_judged_runs: 1\n"
                     "  required_suites: [authorization]\n  thresholds:\n    intent_accuracy: '>= 0.6'\n")
-    result = runs_api([MODEL], [RUNS], gate_path=str(gate))
+    result = runs_api([MODEL], [RUNS], gate_path=str(gate), judge="rules")
     assert [f.message for f in result.gate.failures] == [
         "suite authorization: intent_accuracy is 50.0%, the gate requires >= 60.0%"]
 

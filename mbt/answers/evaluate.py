@@ -16,23 +16,35 @@ cases matches none, and the run is listed as without a case, with why. A case wi
 
 A case's turns are paired with the run's exchanges in order: an exchange starts at each user message and its answer
 is the assistant text up to the next user message (a run with no user message is one exchange).
+
+Contracts (seed 000, docs/contracts.md): a case naming `contract: ID` whose contract is among the loaded contracts
+(`--model`) has its last answer (the answer to its last turn) judged on every must_have / must_not item of the
+contract (mbt.judges.contract), reported as `contract` with the hard gate and each item's verdict; the contract's
+`soft_rubric` items are criteria judged on that answer and reported beside the gate (`gating: false`, never counted in
+the overall verdict). Such a case needs no check of its own. Its overall verdict is the worst of its criteria's
+overall verdict and the contract's hard gate (fail, then error, then not judged): a violated must_not fails it, an
+item not judged keeps it from passing. A case naming a contract no `--model` gives is a note, never dropped silently.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mbt.answers.gate import answers_gate
 from mbt.answers.results import (
     CaseResult,
+    ContractItemResult,
+    ContractResult,
     CriterionSummary,
     CriterionVerdict,
     EvalGate,
     EvalReport,
     Located,
+    ModelSayings,
     ModelVerdict,
     OverallVerdict,
     TurnAnswer,
@@ -47,11 +59,16 @@ from mbt.judges import (
     Judge,
     JudgeInput,
     Verdict,
+    VerdictValue,
     contract_phrases,
     judge_cases,
     overall_verdict,
     parse_assertions,
 )
+from mbt.judges.assertions import forbidden_said
+from mbt.judges.contract import ContractVerdict, judge_answers, soft_criteria
+from mbt.measure.gate import Gate
+from mbt.model.contract import ContractModel
 from mbt.runs.reader import read_runs
 from mbt.runs.steps import ObservedRun
 
@@ -113,8 +130,9 @@ def _turns(case: GoldenCase) -> list[AnswerTurn]:
     return out
 
 
-def load_answer_goldens(paths: list[str]) -> Goldens:
-    """Every case of the golden files with what its turns expect; ids are local to their file and sheet."""
+def load_answer_goldens(paths: list[str], contracts: Collection[str] = ()) -> Goldens:
+    """Every case of the golden files with what its turns expect; ids are local to their file and sheet. A case
+    naming one of `contracts` is checked by it, and needs no check of its own."""
     stream = GoldenStream(paths)
     if stream.empty_folders:  # a folder without a golden file is a wrong path, not an empty suite
         raise LocatedError([Problem(folder, 1, 1, f"no golden file in this folder (mbt eval reads "
@@ -129,9 +147,11 @@ def load_answer_goldens(paths: list[str]) -> Goldens:
             continue
         first[key] = case.where
         turns = _turns(case)
-        if not any(t.checked for t in turns):
+        if not any(t.checked for t in turns) and case.contract not in contracts:
+            hint = f", or --model with its contract `{case.contract}`" if case.contract is not None else ""
             out.invalid.append(Located(where=case.where, message=f"case `{case.id}` has no expected answer and no "
-                                       "other check: fill in `Expected answer` (or give must_have, must_not, assert)"))
+                                       f"other check: fill in `Expected answer` (or give must_have, must_not, assert"
+                                       f"{hint})"))
             continue
         out.cases.append(AnswerGolden(case, turns))
     out.invalid[:0] = [Located(where=f"{i.file}:{i.line}", message=i.message) for i in stream.invalid]
@@ -211,9 +231,85 @@ def judge_inputs(golden: AnswerGolden, config: CriteriaConfig) -> list[JudgeInpu
             for n, t in enumerate(golden.turns) if t.checked and n < len(answers) for c in config.enabled]
 
 
+@dataclass
+class ContractJudged:
+    """What a case's contract found on its last answer: the hard gate's items and the soft rubric's verdicts."""
+
+    verdict: ContractVerdict
+    soft: dict[str, Verdict]
+
+
+def judge_contracts(goldens: list[AnswerGolden], config: CriteriaConfig, default: Judge,
+                    judges: Mapping[str, Judge] | None, contracts: Mapping[str, ContractModel]
+                    ) -> dict[int, ContractJudged | str]:
+    """Per case (by index) naming a loaded contract: its last answer judged on the contract's items and soft rubric
+    (in batches, one judge_many per judge), or why it was not (no answer recorded: a reason every item gets)."""
+    chosen = dict(judges or {})
+    configured = [c.key for c in config.enabled]
+    requests: list[tuple[ContractModel, str, str, str]] = []
+    soft_asked: dict[int, tuple[Judge, list[tuple[int, str, JudgeInput]]]] = {}
+    out: dict[int, ContractJudged | str] = {}
+    at: list[int] = []
+    for index, golden in enumerate(goldens):
+        contract = contracts.get(golden.case.contract) if golden.case.contract is not None else None
+        if contract is None:
+            continue
+        answers = exchanges(golden.run) if golden.run is not None else []
+        last = len(golden.turns)
+        if golden.run is None:
+            out[index] = "no answer recorded (no run matches this case)"
+            continue
+        if last > len(answers) or last == 0:
+            out[index] = f"no answer recorded for turn {last} (the last) in {golden.run.where}"
+            continue
+        turn = golden.turns[last - 1]
+        answer, case_id = answers[last - 1], f"{golden.case.id} turn {last}"
+        requests.append((contract, answer, turn.question, case_id))
+        at.append(index)
+        for criterion in soft_criteria(contract, configured):
+            judge = chosen.get(criterion.key, default)
+            item = JudgeInput(criterion, answer, turn.expected, turn.question, turn.assertions, case_id)
+            soft_asked.setdefault(id(judge), (judge, []))[1].append((index, criterion.key, item))
+    soft: dict[int, dict[str, Verdict]] = {}
+    for judge, entries in soft_asked.values():
+        for (index, key, _), verdict in zip(entries, judge.judge_many([item for _, _, item in entries])):
+            soft.setdefault(index, {})[key] = verdict
+    for index, (contract, *_), items in zip(at, requests, judge_answers(requests, default, chosen)):
+        out[index] = ContractJudged(ContractVerdict(contract.name, items), soft.get(index, {}))
+    return out
+
+
+def _contract_result(contract: ContractModel, judged: ContractJudged | str) -> tuple[ContractResult, VerdictValue,
+                                                                                   str, list[str]]:
+    """The report's contract part of a case, its verdict and reason, and the must_not items it violates."""
+    if isinstance(judged, str):  # nothing to judge: every item not judged, for the one reason
+        items = [ContractItemResult(id=i.key, criterion="must_have" if i.key.startswith("must_have[") else "must_not",
+                                    text=i.text, verdict="not_judged", reason=judged, judge=NO_JUDGE)
+                 for i in (*contract.must_have, *contract.must_not)]
+        passed = not items
+        verdict: VerdictValue = "pass" if passed else "not_judged"
+        reason = f"contract {contract.name}: " + (f"not judged: {judged}" if items else "no must_have or must_not item")
+        return ContractResult(id=contract.name, hard_gate_passed=passed, verdict=verdict, items=items), verdict, \
+            reason, []
+    found = judged.verdict
+    items = [ContractItemResult(id=i.id, criterion=i.criterion, text=i.text, verdict=i.verdict, reason=i.reason,
+                                judge=i.judge, judge_version=i.judge_version) for i in found.items]
+    return (ContractResult(id=found.contract_id, hard_gate_passed=found.hard_gate_passed, verdict=found.verdict,
+                           items=items), found.verdict, found.reason(), found.must_not_violated)
+
+
+_WORST: tuple[VerdictValue, ...] = ("fail", "error", "not_judged", "pass")
+
+
+def _worst(*values: VerdictValue) -> VerdictValue:
+    return min(values, key=_WORST.index)
+
+
 def judge_goldens(goldens: list[AnswerGolden], config: CriteriaConfig, default: Judge,
-                  judges: Mapping[str, Judge] | None = None) -> list[CaseResult]:
-    """Every case judged: each judged turn with an answer by the judges, the rest not_judged; then overall."""
+                  judges: Mapping[str, Judge] | None = None,
+                  contracts: Mapping[str, ContractModel] | None = None) -> list[CaseResult]:
+    """Every case judged: each judged turn with an answer by the judges, the rest not_judged; the last answer of a
+    case naming a loaded contract on that contract (module docstring); then overall."""
     asked: list[AnswerCase] = []
     where: list[tuple[int, int]] = []  # (case index, turn number) of each asked AnswerCase
     for index, golden in enumerate(goldens):
@@ -225,12 +321,14 @@ def judge_goldens(goldens: list[AnswerGolden], config: CriteriaConfig, default: 
                 where.append((index, n))
     judged: dict[tuple[int, int], Mapping[str, Verdict]] = {
         at: result.criteria for at, result in zip(where, judge_cases(asked, config, default, judges))}
+    loaded = contracts or {}
+    on_contract = judge_contracts(goldens, config, default, judges, loaded)
     out = []
     for index, golden in enumerate(goldens):
         answers = exchanges(golden.run) if golden.run is not None else []
         checked = [n for n, t in enumerate(golden.turns, start=1) if t.checked]
         criteria: dict[str, Verdict] = {}
-        for criterion in config.enabled:
+        for criterion in config.enabled if checked else ():
             per_turn = []
             for n in checked:
                 if (index, n) in judged:
@@ -243,16 +341,34 @@ def judge_goldens(goldens: list[AnswerGolden], config: CriteriaConfig, default: 
                                                 NO_JUDGE, "")))
             criteria[criterion.key] = _combine(per_turn, len(checked) == 1)
         overall = overall_verdict(criteria, config)
+        verdict, reason = overall.verdict, overall.reason
+        contract_part, soft = None, {}
+        violated: list[str] = []
+        if index in on_contract and golden.case.contract is not None:
+            outcome = on_contract[index]
+            contract_part, contract_verdict, contract_reason, violated = _contract_result(
+                loaded[golden.case.contract], outcome)
+            soft = outcome.soft if isinstance(outcome, ContractJudged) else {}
+            if checked:
+                verdict, reason = _worst(verdict, contract_verdict), f"{reason}; {contract_reason}"
+            else:  # the contract is the case's only check
+                verdict, reason = contract_verdict, contract_reason
         turns = [TurnAnswer(question=t.question, expected=list(t.expected),
                             actual=answers[n] if n < len(answers) else None, judged=t.checked)
                  for n, t in enumerate(golden.turns)]
+        said = [p for n, t in enumerate(golden.turns) if n < len(answers) for p in forbidden_said(t.assertions,
+                                                                                                   answers[n])]
+        shown = {k: CriterionVerdict(verdict=v.verdict, reason=v.reason, judge=v.judge, judge_version=v.judge_version)
+                 for k, v in criteria.items()}
+        shown.update({k: CriterionVerdict(verdict=v.verdict, reason=v.reason, judge=v.judge,
+                                          judge_version=v.judge_version, gating=False) for k, v in soft.items()})
         out.append(CaseResult(
             id=golden.case.id, file=golden.case.file, where=golden.case.where,
             run=golden.run.where if golden.run is not None else None, matched_by=golden.matched_by, turns=turns,
-            criteria={k: CriterionVerdict(verdict=v.verdict, reason=v.reason, judge=v.judge,
-                                          judge_version=v.judge_version) for k, v in criteria.items()},
-            overall=OverallVerdict(verdict=overall.verdict, reason=overall.reason,
-                                   passed_weight=str(overall.passed_weight), threshold=str(overall.threshold))))
+            criteria=shown,
+            overall=OverallVerdict(verdict=verdict, reason=reason, passed_weight=str(overall.passed_weight),
+                                   threshold=str(overall.threshold)),
+            contract=contract_part, must_not_violated=list(dict.fromkeys([*said, *violated]))))
     return out
 
 
@@ -262,38 +378,76 @@ def _rate(part: int, whole: int) -> float | None:
 
 def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConfig, default: Judge,
              judges: Mapping[str, Judge] | None = None,
-             model_verdicts: Mapping[str, tuple[str, str]] | None = None, models: Sequence[str] = ()) -> EvalReport:
-    """The whole `mbt eval` report: goldens read, runs read and matched, every case judged, totals and the gate.
-    `model_verdicts` (with --model): each run's verdict and reason on the behaviour model, by where it was read; a
-    case whose run did not pass there fails the gate too (not judged on the model included: never green on it)."""
-    goldens = load_answer_goldens(golden_paths)
+             model_verdicts: Mapping[str, tuple[str, str]] | None = None, models: Sequence[str] = (),
+             gate: Gate | None = None,
+             sayings: Callable[[list[AnswerGolden]], list[ModelSayings]] | None = None,
+             contracts: Sequence[ContractModel] = ()) -> EvalReport:
+    """The whole `mbt eval` report: goldens read, runs read and matched, every case judged, totals and the gate
+    (mbt.answers.gate: `gate`'s answer rules, else the default). `model_verdicts` (with --model): each run's verdict
+    and reason on the behaviour model, by where it was read; a case whose run did not pass there fails the gate too
+    (not judged on the model included: never green on it). `sayings` (with --model): the matched cases -> the
+    models' say and claim elements verified by the answers (mbt.answers.sayings.saying_report), reported, not gated:
+    a wrong saying is the run's deviation on the model. `contracts` (the contract models --model gives): the cases
+    naming one are judged on it too."""
+    loaded = {c.name: c for c in contracts}
+    goldens = load_answer_goldens(golden_paths, loaded)
     runset = read_runs(run_paths)
     unmatched = match_runs(goldens.cases, runset.runs)
-    cases = judge_goldens(goldens.cases, config, default, judges)
+    cases = judge_goldens(goldens.cases, config, default, judges, loaded)
+    notes = _unknown_contracts(goldens.cases, loaded)
+    elements = sayings(goldens.cases) if sayings is not None else []
     if model_verdicts is not None:
         for case in cases:
             if case.run is not None:
                 verdict, reason = model_verdicts.get(case.run, ("not_judged", "the run was not judged on the model"))
                 case.model = ModelVerdict(verdict=verdict, reason=reason)
+    # Seed 001's overview: cases run successfully (no criterion in error) and with errors; the pass count and rate
+    # overall and per criterion over the cases run successfully.
+    ok = [case for case in cases if case.run_successfully]
     summaries = []
     for c in config.enabled:
-        values = [case.criteria[c.key].verdict for case in cases]
-        summaries.append(CriterionSummary(key=c.key, weight=str(c.exact_weight), passed=values.count("pass"),
+        # a case judged on its contract alone has no verdict of the configured criteria: counted as not judged
+        values = [case.criteria[c.key].verdict if c.key in case.criteria else "not_judged" for case in cases]
+        passed_ok = sum(case.criteria[c.key].verdict == "pass" for case in ok if c.key in case.criteria)
+        summaries.append(CriterionSummary(key=c.key, weight=str(c.exact_weight),
+                                          judge=(judges or {}).get(c.key, default).name, passed=values.count("pass"),
                                           failed=values.count("fail"), not_judged=values.count("not_judged"),
-                                          errors=values.count("error"), pass_rate=_rate(values.count("pass"),
-                                                                                         len(cases))))
+                                          errors=values.count("error"), passed_ok=passed_ok,
+                                          pass_rate=_rate(passed_ok, len(ok))))
+    soft_keys = dict.fromkeys(k for case in cases for k, v in case.criteria.items() if not v.gating)
+    for key in soft_keys:  # a contract's soft rubric: over the cases that have it, beside the gate
+        values = [case.criteria[key].verdict for case in cases if key in case.criteria]
+        passed_ok = sum(case.criteria[key].verdict == "pass" for case in ok if key in case.criteria)
+        summaries.append(CriterionSummary(key=key, weight="1", judge=(judges or {}).get(key, default).name,
+                                          passed=values.count("pass"), failed=values.count("fail"),
+                                          not_judged=values.count("not_judged"), errors=values.count("error"),
+                                          passed_ok=passed_ok,
+                                          pass_rate=_rate(passed_ok, sum(key in case.criteria for case in ok)),
+                                          gating=False))
     overall = [case.overall.verdict for case in cases]
-    with_errors = sum(any(v.verdict == "error" for v in case.criteria.values()) for case in cases)
-    failures = [f"{case.where}: case `{case.id}` is {case.overall.verdict}: {case.overall.reason}"
-                for case in cases if case.overall.verdict != "pass"]
-    failures += [f"{case.where}: case `{case.id}`: its run is {case.model.verdict} on the model: {case.model.reason}"
-                 for case in cases if case.model is not None and case.model.verdict != "pass"]
-    failures += [f"{i.where}: invalid case: {i.message}" for i in goldens.invalid]
-    return EvalReport(
+    passed_ok = sum(case.overall.verdict == "pass" for case in ok)
+    report = EvalReport(
         judge=default.name, threshold=str(config.threshold), criteria=summaries, cases_total=len(cases),
-        cases_ok=len(cases) - with_errors, cases_with_errors=with_errors, passed=overall.count("pass"),
-        failed=overall.count("fail"), not_judged=overall.count("not_judged"),
-        pass_rate=_rate(overall.count("pass"), len(cases)), cases=cases, runs_without_case=unmatched,
-        invalid_cases=goldens.invalid,
+        cases_ok=len(ok), cases_with_errors=len(cases) - len(ok), passed=overall.count("pass"),
+        failed=overall.count("fail"), not_judged=overall.count("not_judged"), errors=overall.count("error"),
+        passed_ok=passed_ok, pass_rate=_rate(passed_ok, len(ok)),
+        judge_errors=sum(case.judge_errors for case in cases),
+        must_not_violated=sum(len(case.must_not_violated) for case in cases), cases=cases,
+        runs_without_case=unmatched, invalid_cases=goldens.invalid,
         invalid_runs=[Located(where=i.where, message=i.message) for i in runset.invalid], models=list(models),
-        gate=EvalGate(passed=not failures and bool(cases), failures=failures or ([] if cases else ["no valid case"])))
+        sayings=elements, notes=notes,
+        gate=EvalGate(passed=False, failures=[]))
+    report.gate = answers_gate(report, gate)
+    return report
+
+
+def _unknown_contracts(goldens: list[AnswerGolden], loaded: Mapping[str, ContractModel]) -> list[Located]:
+    """One note per contract that cases name and no --model gives: its items are not judged on their answers."""
+    named: dict[str, list[AnswerGolden]] = {}
+    for golden in goldens:
+        if golden.case.contract is not None and golden.case.contract not in loaded:
+            named.setdefault(golden.case.contract, []).append(golden)
+    return [Located(where=found[0].case.where,
+                    message=f"{len(found)} case(s) name contract `{name}`, which no --model gives: their answers are "
+                            f"not judged on its must_have / must_not items (give the contract's YAML with --model)")
+            for name, found in named.items()]

@@ -17,6 +17,31 @@ class CriterionVerdict(BaseModel):
     reason: str
     judge: str
     judge_version: str = ""
+    gating: bool = Field(default=True, description="False: reported beside the overall verdict, never counted in it "
+                                                   "(a contract's soft rubric).")
+
+
+class ContractItemResult(BaseModel):
+    """One must_have / must_not item of the case's contract on its last answer: pass means the required behaviour is
+    shown (must_have) or the forbidden one is not (must_not)."""
+
+    id: str = Field(description="The item's key path: must_have[0], must_not[2].")
+    criterion: Literal["must_have", "must_not"]
+    text: str
+    verdict: VerdictName
+    reason: str
+    judge: str
+    judge_version: str = ""
+
+
+class ContractResult(BaseModel):
+    """The case's last answer against the contract it names (given with --model): its hard gate — no must_not
+    violated and every must_have present, every item decided — and each item's verdict."""
+
+    id: str
+    hard_gate_passed: bool
+    verdict: VerdictName = Field(description="fail if an item failed, else error, else not_judged, else pass.")
+    items: list[ContractItemResult]
 
 
 class OverallVerdict(BaseModel):
@@ -57,6 +82,23 @@ class CaseResult(BaseModel):
     criteria: dict[str, CriterionVerdict]
     overall: OverallVerdict
     model: ModelVerdict | None = Field(default=None, description="With --model: the run on the behaviour model.")
+    contract: ContractResult | None = Field(default=None, description="The contract the case names, when --model "
+                                                                       "gives it: its items on the last answer.")
+    must_not_violated: list[str] = Field(default_factory=list, description=(
+        "The forbidden behaviour the answers show: the must_not phrases they say (the golden's `must_not` "
+        "assertions that failed, each the phrase) and the contract items violated (`contract ID must_not[i]: "
+        "text`); the gate's `must_not_violated` counts them."))
+
+    @property
+    def judge_errors(self) -> int:
+        """The verdicts in error: its criteria's (soft rubric included) and its contract items'."""
+        return (sum(v.verdict == "error" for v in self.criteria.values())
+                + (sum(i.verdict == "error" for i in self.contract.items) if self.contract is not None else 0))
+
+    @property
+    def run_successfully(self) -> bool:
+        """Seed 001's "run successfully": no verdict of the case in error."""
+        return self.judge_errors == 0
 
 
 class Located(BaseModel):
@@ -67,20 +109,93 @@ class Located(BaseModel):
 
 
 class CriterionSummary(BaseModel):
+    """One criterion over every case: its verdicts counted, and seed 001's pass count and rate over the cases run
+    successfully (no criterion in error)."""
+
     key: str
     weight: str
+    judge: str = Field(default="", description="The judge that decides this criterion (the default one or its own).")
     passed: int
     failed: int
     not_judged: int
     errors: int
-    pass_rate: float | None = Field(description="passed / cases, in percent; None without cases.")
+    passed_ok: int = Field(default=0, description="Cases run successfully that pass this criterion.")
+    pass_rate: float | None = Field(description="passed_ok / cases run successfully, in percent; None without such "
+                                                "cases.")
+    gating: bool = Field(default=True, description="False: a contract's soft rubric criterion, judged on the cases "
+                                                   "naming the contract (its pass rate is over those) and not gating.")
+
+
+class GateCheck(BaseModel):
+    """One rule of the gate on answers, with what was measured (None: nothing to measure it on, which fails)."""
+
+    key: str = Field(description="answers.pass_rate, answers.CRITERION.pass_rate, must_not_violated, judge_errors, "
+                                 "invalid_cases.")
+    expected: str = Field(description="The condition, e.g. `>= 0.9` or `<= 0`.")
+    actual: float | None
+    passed: bool
+    default: bool = Field(description="A default rule (not written in the gate file).")
 
 
 class EvalGate(BaseModel):
-    """The default gate: every valid case passes overall and no golden case is invalid (never green on not_judged)."""
+    """The gate on answers (mbt.answers.gate): its rules, and every failure as a line. Without a gate file every
+    case must pass overall (`answers.pass_rate >= 1`), with no judge error, no must_not phrase said and no invalid
+    case; with --model a case whose run did not pass on the model fails it too."""
 
     passed: bool
     failures: list[str]
+    source: str | None = Field(default=None, description="The gate file read, or None: the default gate.")
+    checks: list[GateCheck] = Field(default_factory=list)
+
+
+class ElementAnswer(BaseModel):
+    """One answer judged on a say or claim element: the case, where the text is in its run, and the element's verdict
+    — a forbid: `pass` not said, `fail` said; a claim: `pass` made in its state, `fail` made before it."""
+
+    case: str
+    where: str
+    verdict: Literal["pass", "fail"]
+    judge: str
+    reason: str
+
+
+class SayingElement(BaseModel):
+    """A `say` forbid or a claim of a behaviour model, and whether the cases' answers verified it."""
+
+    id: str = Field(description="The forbid's element id, or `claim:STATE` (claims are no coverage element).")
+    kind: Literal["say", "claim"]
+    describes: str = Field(description="The forbid's description, or the claim's phrases.")
+    phrases: list[str]
+    status: Literal["verified", "exercised", "not_reached"] = Field(
+        description="verified: an answer was judged on it (pass or fail); exercised: a case's run reached it (the "
+                    "forbid in force, the claimed state) but no judge decided an answer; not_reached: no run did.")
+    verdict: Literal["pass", "fail"] | None = Field(
+        default=None, description="Over its judged answers: fail if one fails, else pass; None unless verified.")
+    judged: list[ElementAnswer] = Field(default_factory=list,
+                                        description="Per case, its first failing judged answer, else its first.")
+    reached_by: list[str] = Field(default_factory=list, description="The cases whose runs reached it.")
+
+
+class PhraseCheck(BaseModel):
+    """A golden turn's `must_have` / `must_not` phrase judged on the turn's answer by the same judges (rules on the
+    phrase, then the answer judge on it as a description), and the model elements it names."""
+
+    case: str
+    turn: int
+    key: Literal["must_have", "must_not"]
+    phrase: str
+    names: list[str] = Field(description="The model's elements the phrase names, as `mbt coverage` decides it.")
+    verdict: VerdictName
+    judge: str
+    reason: str
+
+
+class ModelSayings(BaseModel):
+    """With --model: one behaviour model's say and claim elements, and the golden phrases, judged on the answers."""
+
+    model: str
+    elements: list[SayingElement]
+    phrases: list[PhraseCheck]
 
 
 class EvalReport(BaseModel):
@@ -94,10 +209,20 @@ class EvalReport(BaseModel):
     passed: int
     failed: int
     not_judged: int
-    pass_rate: float | None = Field(description="Overall passes / cases, in percent; None without cases.")
+    errors: int = Field(default=0, description="Cases whose overall verdict is error.")
+    passed_ok: int = Field(default=0, description="Cases run successfully that pass overall.")
+    pass_rate: float | None = Field(description="passed_ok / cases run successfully (seed 001's rate), in percent; "
+                                                "None without such cases.")
+    judge_errors: int = Field(default=0, description="Verdicts in error, over every case and criterion.")
+    must_not_violated: int = Field(default=0, description="must_not phrases said, over every case.")
     cases: list[CaseResult]
     runs_without_case: list[Located]
     invalid_cases: list[Located]
     invalid_runs: list[Located]
     models: list[str] = Field(default_factory=list, description="The behaviour models the runs were judged on.")
+    sayings: list[ModelSayings] = Field(
+        default_factory=list, description="With --model: each model's say and claim elements verified by judged "
+                                          "answers, and the golden phrases judged (issue 34, item 6).")
+    notes: list[Located] = Field(default_factory=list, description="What was not judged and why (a contract no "
+                                                                   "--model gives), never dropped silently.")
     gate: EvalGate

@@ -15,6 +15,7 @@ import re
 import re._constants as sre  # the opcodes of the parse tree re._parser builds
 import re._parser as sre_parse
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 from mbt.analysis.smt import constants_of
@@ -126,8 +127,9 @@ class Words:
         for b in self.bindings.get(event, ()):
             if b.how == "text":
                 candidates = [] if given else [b.pattern]
-            elif all(isinstance(v, str) for v in given.values()) and set(given) <= set(re.compile(b.pattern).groupindex):
-                candidates = examples(b.pattern, given)
+            elif all(_spelled(v) for v in given.values()) and set(given) <= set(re.compile(b.pattern).groupindex):
+                # A group is written as the text the binder reads back as the value: an int or decimal in digits.
+                candidates = examples(b.pattern, {k: str(v) for k, v in given.items()})
             else:
                 candidates = []
             for text in candidates:
@@ -170,6 +172,12 @@ class Words:
             return events
         return [(event, {k: renamed.get(v, v) if isinstance(v, str) else v for k, v in args.items()})
                 for event, args in events]
+
+
+def _spelled(value: Any) -> bool:
+    """Whether a regex group can say the value: a string as it is, an int or a decimal in digits (the binder reads
+    the digits back by the parameter's type, mbt.goldens.binding.captured_value)."""
+    return isinstance(value, (str, int, Decimal)) and not isinstance(value, bool)
 
 
 def _group_patterns(pattern: str) -> dict[str, str]:

@@ -116,7 +116,9 @@ _MISPLACED = frozenset(("must_not", "must_have", "must_not_call", "tool_argument
 def unchecked_key_notes(case: GoldenCase, model: str = "", read: frozenset[str] = frozenset()) -> list[Note]:
     """A "Not checked" note for every key of the case that the golden format does not read (kept as `extra` on the
     case, a turn or the final assertions): never dropped without a word. `read`: keys of the case itself that a kind
-    replaying it reads (KindSupport.golden_keys); DESCRIPTIVE_KEYS are words about the case, not expectations."""
+    replaying it reads (KindSupport.golden_keys; `assertions.KEY` names a key of its final assertions, `turns.KEY`
+    one of its turns);
+    DESCRIPTIVE_KEYS are words about the case, not expectations."""
     notes = []
 
     def note(turn: int | None, message: str) -> None:
@@ -133,10 +135,13 @@ def unchecked_key_notes(case: GoldenCase, model: str = "", read: frozenset[str] 
     for turn in case.turns:
         number += 1
         for key in turn.extra:
+            if f"turns.{key}" in read:  # a key of a turn a kind reads (a contract's allowed_source)
+                continue
             why = "mbt does not judge answer text" if key == "expected_answer" else "mbt does not read this key"
             note(number, f"turn {number}: `{key}` is not checked ({why})")
     for key in case.final.extra:
-        note(None, f"final assertions: `{key}` is not checked (mbt does not read this key)")
+        if f"assertions.{key}" not in read:  # a key of the final assertions a kind reads (a contract's allowed_source)
+            note(None, f"final assertions: `{key}` is not checked (mbt does not read this key)")
     return notes
 
 

@@ -1,5 +1,9 @@
 """Replays golden cases on an FSM through the engine's step (mbt/engine/fsm.py) and judges each golden's assertions:
-which elements a case exercised and verified, and where it contradicts the model."""
+which elements a case exercised and verified, and where it contradicts the model.
+
+Which forbid or claim a golden's `must_not` / `must_have` phrase names is decided by the judges (mbt.judges.sayings,
+the decision the run judge and `mbt eval` share): one of the element's phrases in the golden's, both folded, else
+the embedded judge on a `say` forbid's description — deterministic and offline (docs/coverage-rules/fsm.md)."""
 
 from __future__ import annotations
 
@@ -13,6 +17,46 @@ from mbt.goldens.binding import Binder
 from mbt.goldens.cases import _NO_EXPECTATIONS, Assertions, GoldenCase, OneOf, Turn, tool_checks
 from mbt.goldens.cells import CellError, Declared, declared_types, typed_case
 from mbt.goldens.results import CaseRun, Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
+from mbt.judges.sayings import Saying, SayingJudge
+from mbt.model.fsm import Claim, Forbid, FsmModel
+
+
+def forbid_saying(f: Forbid, element_id: str) -> Saying | None:
+    """What a forbid says, for the judges: its `matching` phrases and, for `effect say`, its description; None for a
+    forbid that speaks of no saying (no phrase and no `say` effect)."""
+    effect = f.effect
+    if effect is None:
+        return None
+    description = (effect.description or "") if effect.kind == "say" else ""
+    if not effect.matching and not description:
+        return None
+    return Saying(element_id, f"forbid `{element_id}`", tuple(effect.matching), description)
+
+
+def claim_ids(model: FsmModel) -> list[str]:
+    """Each claim's id in reports, `claim:STATE` (a second claim of the same state `claim:STATE#2`): claims are no
+    coverage criterion, but `mbt eval --model` reports them as elements verified by judged answers."""
+    seen: dict[str, int] = {}
+    out = []
+    for claim in model.claims:
+        seen[claim.state] = seen.get(claim.state, 0) + 1
+        out.append(f"claim:{claim.state}" + (f"#{seen[claim.state]}" if seen[claim.state] > 1 else ""))
+    return out
+
+
+def claim_saying(claim: Claim, element_id: str) -> Saying:
+    """What a claim says: its phrases and nothing else (a claim has no description)."""
+    return Saying(element_id, f"claim `{element_id}`", tuple(claim.phrases))
+
+
+class Named:
+    """What one golden phrase names: the forbids (element indices) and the claims (states) it says."""
+
+    __slots__ = ("forbids", "claims")
+
+    def __init__(self, forbids: frozenset[int], claims: tuple[str, ...]):
+        self.forbids = forbids
+        self.claims = claims
 
 # ------------------------------------------------------------------ replay of one case
 
@@ -23,9 +67,31 @@ class FsmReplayer:
         self.model = compiled.model
         self.binder = Binder(compiled.model)
         self.types = {name: v.type for name, v in compiled.model.variables.items()}
-        # What a `must_not` / `must_have` phrase can name: a forbid's `matching` phrase (folded), or a claim's.
-        self.forbid_phrases = tuple(dict.fromkeys(p for cf in compiled.forbids for p in cf.phrases))
-        self.claim_phrases = [(p.casefold(), claim.state) for claim in compiled.model.claims for p in claim.phrases]
+        # What a `must_not` / `must_have` phrase can name: a forbid that speaks of saying, or a claim; the judges
+        # decide (rules on the phrases, then the embedded judge on a description), once per distinct phrase.
+        self.sayings = SayingJudge()
+        self.forbid_sayings = [(cf.element, saying) for cf in compiled.forbids
+                               for saying in [forbid_saying(cf.f, cf.element_id)] if saying is not None]
+        self.claims = [(claim.state, claim_saying(claim, id_))
+                       for claim, id_ in zip(compiled.model.claims, claim_ids(compiled.model))]
+        self._named: dict[str, Named] = {}
+
+    def share_names(self, other: FsmReplayer) -> None:
+        """Use `other`'s decisions of what a phrase names (a mutant's replayer: the same forbids and claims, or
+        fewer forbids, which a step then never asks about)."""
+        self.sayings, self._named = other.sayings, other._named
+
+    def names(self, phrase: str) -> Named:
+        """The forbids and claims a golden's phrase names (mbt.judges.sayings: the phrase says what they describe)."""
+        found = self._named.get(phrase)
+        if found is None:
+            says = self.sayings.says
+            found = Named(frozenset(element for element, saying in self.forbid_sayings
+                                    if says(phrase, saying).verdict == "pass"),
+                          tuple(dict.fromkeys(state for state, saying in self.claims
+                                              if says(phrase, saying).verdict == "pass")))
+            self._named[phrase] = found
+        return found
 
     @functools.cached_property
     def declared(self) -> Declared:
@@ -135,6 +201,8 @@ class FsmReplayer:
             forbids = done.forbids and _forbids_judged(checks, c._slots[(done.state_before, event)], taken is None)
             if forbids and (expect.must_have or not quiet or (last and (not final_quiet or final_must_have))):
                 self._expects_forbidden(done, checks, turn.rejected, variables, number, run, all_calls)
+            if self.claims and (expect.must_have or (last and final_must_have)):
+                self._claims_expected(checks, state, number, run)
             if quiet and not turn.rejected and (final_quiet or not last):
                 if taken is None:
                     run.divergences.append(self._divergence(case, number, done))
@@ -210,15 +278,24 @@ class FsmReplayer:
             self._unmatched_phrases(case.final, run, None)
 
     def _unmatched_phrases(self, a: Assertions, run: CaseRun, turn: int | None) -> None:
+        what = "forbid or claim" if self.claims else "forbid"
         for key, items in (("must_not", a.must_not), ("must_have", a.must_have)):
             for item in items:
-                folded = item.casefold()
-                if any(p in folded for p in self.forbid_phrases):
-                    continue
-                claimed = next((state for p, state in self.claim_phrases if p in folded), None)
-                why = "not checked" if claimed is None else \
-                    f"not checked: it names claim `{claimed}`, judged on observed runs (`mbt runs`), not on goldens"
-                self._note(run, turn, turn or 0, f"`{key}` {_quoted(item)} names no forbid of the model ({why})")
+                named = self.names(item)
+                if not (named.forbids or named.claims):
+                    self._note(run, turn, turn or 0, f"`{key}` {_quoted(item)} names no {what} of the model "
+                                                     "(not checked)")
+
+    def _claims_expected(self, checks: list[Assertions], state: str, number: int, run: CaseRun) -> None:
+        """A `must_have` phrase naming a claim expects the assistant to claim its state: a contradiction while the
+        model is in another state (a premature success, which `mbt runs` reports on observed runs)."""
+        for i, a in enumerate(checks):
+            for item in a.must_have:
+                for claimed in self.names(item).claims:
+                    if claimed != state:
+                        self._contradict(run, number if i == 0 else None, number, "must_have", claimed, state,
+                                         f"golden expects the assistant to say {_quoted(item)}, which claims "
+                                         f"`{claimed}`, while the model is in `{state}` (a premature success)")
 
     def _divergence(self, case: GoldenCase, number: int, step: Step) -> Divergence:
         return Divergence(case=case.id, where=case.where, model=self.model.name, turn=number, state=step.state_before,
@@ -362,7 +439,7 @@ class FsmReplayer:
         """The golden asserts that the forbidden outcome did not happen at this step."""
         target, tool = cf.f.target, cf.call_tool
         for a in checks:
-            if cf.phrases and a.must_not and any(p in item.casefold() for item in a.must_not for p in cf.phrases):
+            if a.must_not and any(cf.element in self.names(item).forbids for item in a.must_not):
                 return True
             if tool is not None and tool in a.must_not_call:
                 return True
@@ -422,8 +499,9 @@ class FsmReplayer:
         forbidden. `checks`: the turn's assertions, then (at the last turn) the final ones."""
         target, tool = cf.f.target, cf.call_tool
         for position, a in enumerate(checks):
-            if cf.phrases and a.must_have and any(p in item.casefold() for item in a.must_have for p in cf.phrases):
-                return f"saying {next(i for i in a.must_have if any(p in i.casefold() for p in cf.phrases))!r}"
+            said = next((item for item in a.must_have if cf.element in self.names(item).forbids), None)
+            if said is not None:
+                return f"saying {said!r}"
             if target is not None and a.state is not None and _state_accepted(a.state, target):
                 return f"the move to `{target}`" + (" (among the states it accepts)" if type(a.state) is OneOf else "")
             if cf.bare and not rejected and a.state is not None and not _state_accepted(a.state, step.state_before):
@@ -465,7 +543,7 @@ class FsmReplayer:
         return bool(steps) and all(s is not None and s < number for s in steps)
 
     def _forbid_verified_by_final(self, cf: CompiledForbid, final: Assertions) -> bool:
-        if cf.phrases and any(p in item.casefold() for item in final.must_not for p in cf.phrases):
+        if any(cf.element in self.names(item).forbids for item in final.must_not):
             return True
         return cf.call_tool is not None and cf.call_tool in final.must_not_call
 

@@ -270,6 +270,15 @@ def check_assertions(assertions: Iterable[Assertion], actual: str) -> Verdict:
     return Verdict("pass", "; ".join(v.reason for v in verdicts), RuleJudge.name, RULES_VERSION)
 
 
+def forbidden_said(assertions: Iterable[Assertion], actual: str) -> list[str]:
+    """The phrases of the well-formed `must_not` assertions that the answer says (folded, as `must_not` compares),
+    in the order written; the same phrase once."""
+    folded = fold(actual)
+    said = [p for a in assertions if a.type == "must_not" and not a.negated and a.problem is None
+            for p in a.value if fold(p) in folded]
+    return list(dict.fromkeys(said))
+
+
 class RuleJudge(OneByOne):
     """The rule judge: a criterion's assertions decide it; a criterion without assertions is not judged."""
 

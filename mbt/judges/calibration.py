@@ -114,28 +114,50 @@ def read_labels(path: Path) -> list[dict[str, object]]:
     """A JSON Lines file of labelled answers: each line an object with `id`, `expected`, `actual`, `label` (or
     `human`: pass | fail), optionally `criterion`, `question`, `judge` (a recorded verdict). Bad lines are reported
     together, `file:line:1`, as one LocatedError."""
+    return [row for _, row in read_labelled(path)]
+
+
+def read_labelled(path: Path, shown: str | None = None) -> list[tuple[int, dict[str, object]]]:
+    """read_labels' rows with their line numbers. `actual` is a text (absent where only a recorded verdict is
+    calibrated), `expected` a text or a list of texts (or absent: safety and fluency need none), `criterion` a
+    criterion key; a missing or unreadable file is a located error too."""
+    from mbt.judges.criteria import KEY
+    from mbt.reader import read_text
+
+    where = shown or str(path)
     problems: list[Problem] = []
-    rows: list[dict[str, object]] = []
-    text = path.read_text(encoding="utf-8")
+    rows: list[tuple[int, dict[str, object]]] = []
+    text = read_text(path, where)
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
+
+        def bad(message: str) -> None:
+            problems.append(Problem(where, number, 1, message, line))  # noqa: B023 - used at once, in this turn
+
         try:
             row = json.loads(line)
         except ValueError as error:
-            problems.append(Problem(str(path), number, 1, f"not a JSON object: {error}", line))
+            bad(f"not a JSON object: {error}")
             continue
         if not isinstance(row, dict):
-            problems.append(Problem(str(path), number, 1, "each line is a JSON object", line))
+            bad("each line is a JSON object")
             continue
         human = row.get("human", row.get("label"))
+        expected = row.get("expected")
         if human not in HUMAN:
-            problems.append(Problem(str(path), number, 1, f"`label` must be pass or fail, not {human!r}", line))
-            continue
-        if "judge" in row and row["judge"] not in VERDICTS:
-            problems.append(Problem(str(path), number, 1, f"`judge` must be one of {', '.join(VERDICTS)}", line))
-            continue
-        rows.append(row)
+            bad(f"`label` must be pass or fail, not {human!r}")
+        elif "judge" in row and row["judge"] not in VERDICTS:
+            bad(f"`judge` must be one of {', '.join(VERDICTS)}")
+        elif "actual" in row and not isinstance(row["actual"], str):
+            bad("`actual` (the answer that was labelled) must be a text")
+        elif expected is not None and not isinstance(expected, str) and not (
+                isinstance(expected, list) and all(isinstance(e, str) for e in expected)):
+            bad("`expected` must be a text or a list of texts")
+        elif "criterion" in row and not (isinstance(row["criterion"], str) and KEY.match(row["criterion"])):
+            bad(f"`criterion` must be a criterion key such as accuracy, not {row['criterion']!r}")
+        else:
+            rows.append((number, row))
     if problems:
         raise LocatedError(problems)
     return rows

@@ -8,6 +8,9 @@ ngưỡng thì kết quả Tổng thể là Đạt." — the weights of the pass
 when that sum is *greater than* (lớn hơn, strictly) the threshold. With seed 001's default (accuracy alone, weight 1)
 the threshold is 0. Weights are exact decimals, so 0.1 + 0.2 is 0.3.
 
+A criterion with `gating=False` (seed 000's `soft_rubric` items, which mbt eval scores beside the gate) is judged and
+reported but never counts in the overall verdict; every criterion gates unless it says otherwise.
+
 A criterion that was not judged, broke (error) or has no verdict is never counted as passed. The overall verdict is
 still decided when those criteria cannot change it: `pass` when the passed weights alone exceed the threshold, `fail`
 when even with every undecided criterion passing they would not. Otherwise it is `error` when one of the undecided
@@ -56,11 +59,14 @@ def as_decimal(value: object, what: str) -> Decimal:
 @dataclass(frozen=True)
 class Criterion:
     """One criterion: its key (`accuracy`, `safety`, `fluency` or a custom key), its weight, and its rubric — the
-    definition the judges use (the built-in definition for the three of seed 001 unless one is given)."""
+    definition the judges use (the built-in definition for the three of seed 001 unless one is given). `gating`:
+    whether its verdict counts in the overall verdict (False: judged and reported beside it, as a contract's soft
+    rubric is)."""
 
     key: str
     weight: Decimal | int | float | str = 1
     rubric: str = ""
+    gating: bool = True
 
     @property
     def builtin(self) -> bool:
@@ -87,6 +93,11 @@ class CriteriaConfig:
     def enabled(self) -> tuple[Criterion, ...]:
         """The criteria to judge: those whose weight is not 0."""
         return tuple(c for c in self.criteria if c.exact_weight > 0)
+
+    @property
+    def gating(self) -> tuple[Criterion, ...]:
+        """The enabled criteria whose verdicts make the overall verdict (`gating`)."""
+        return tuple(c for c in self.enabled if c.gating)
 
 
 def parse_weights(text: str) -> list[Criterion]:
@@ -123,9 +134,10 @@ def criteria_config(criteria: Iterable[Criterion], threshold: Decimal | int | fl
     if limit < 0:
         raise CriteriaError(f"the overall threshold must not be negative ({threshold})")
     config = CriteriaConfig(tuple(listed), limit)
-    total = sum((c.exact_weight for c in config.enabled), Decimal(0))
-    if not config.enabled:
-        raise CriteriaError("at least one criterion needs a weight above 0")
+    total = sum((c.exact_weight for c in config.gating), Decimal(0))
+    if not config.gating:
+        raise CriteriaError("at least one criterion needs a weight above 0"
+                            + (" and to gate" if config.enabled else ""))
     if total <= limit:
         raise CriteriaError(f"no case can ever pass: the enabled weights add up to {total}, which is not greater than "
                             f"the threshold {limit} (a case passes when the passed weights exceed the threshold)")
@@ -150,13 +162,14 @@ class Overall:
 
 
 def overall_verdict(verdicts: Mapping[str, Verdict], config: CriteriaConfig) -> Overall:
-    """The overall verdict from the enabled criteria's verdicts (a missing one counts as not judged)."""
+    """The overall verdict from the enabled gating criteria's verdicts (a missing one counts as not judged; a
+    criterion that does not gate is left out)."""
     passed: list[str] = []
     undecided: list[str] = []
     errors = False
     passed_weight = Decimal(0)
     undecided_weight = Decimal(0)
-    for c in config.enabled:
+    for c in config.gating:
         v = verdicts.get(c.key)
         value = v.verdict if v is not None else "not_judged"
         if value == "pass":

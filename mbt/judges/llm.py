@@ -16,6 +16,10 @@ persistent cache (mbt.judges.verdict_cache): an unchanged re-run sends no reques
 the cached errors.
 
 The client is the maintained `openai` package, an optional extra: `pip install 'mbt-coverage[llm]'`.
+
+Where the settings come from (`llm_settings`): the command line (`--llm KEY=VALUE`) over the environment
+(`OPENAI_BASE_URL`, `OPENAI_API_KEY`, or the variable `api_key_env` names) over the configuration file (`llm:`); the
+key is read from a variable or the file, never from the command line (a process list and a shell history show it).
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ import os
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -264,3 +268,65 @@ def judge_from_spec(spec: str, **options: Any) -> LLMJudge:
         raise LLMJudgeError(f"`{spec}` is not an LLM judge: write openai:MODEL (any OpenAI-compatible server; "
                             f"OPENAI_BASE_URL names the server)")
     return LLMJudge(model.strip(), **options)
+
+
+DEFAULT_TIMEOUT, DEFAULT_CONCURRENCY, DEFAULT_RETRIES = 60.0, 4, 3
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """The LLM judge's settings once resolved (`llm_settings`). `key_source` says where the key came from, for
+    messages (a variable's name or "the configuration file"), never what it is; `missing_key_env` is a variable that
+    `api_key_env` names and the environment lacks: an error when an LLM judge is made, not before (a run with the
+    embedded judge alone needs no key)."""
+
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    key_source: str = ""
+    missing_key_env: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    concurrency: int = DEFAULT_CONCURRENCY
+    retries: int = DEFAULT_RETRIES
+    cache: bool | str = True  # True: mbt's cache folder; False: no cache; a text: the cache file
+
+    def options(self) -> dict[str, Any]:
+        """LLMJudge's keyword arguments; LLMJudgeError when the key's variable is not set."""
+        if self.missing_key_env is not None:
+            raise LLMJudgeError(f"the LLM judge's key: the environment variable {self.missing_key_env} (named by "
+                                "api_key_env) is not set")
+        return {"base_url": self.base_url, "api_key": self.api_key, "timeout": self.timeout,
+                "concurrency": self.concurrency, "max_attempts": self.retries + 1,
+                "cache_path": Path(self.cache) if isinstance(self.cache, str) else None,
+                "use_cache": self.cache is not False}
+
+
+def llm_settings(command_line: Mapping[str, Any] | None = None, config: Mapping[str, Any] | None = None,
+                 environ: Mapping[str, str] | None = None) -> LLMSettings:
+    """The LLM judge's settings from the command line's `--llm KEY=VALUE` (checked already: mbt.config.llm_setting),
+    the environment and the configuration file's `llm:`. Per setting the command line wins, then the environment,
+    then the file. The key: the variable named by `api_key_env` (command line, else file) — naming a variable is a
+    more precise instruction than the default name — else `OPENAI_API_KEY`, else the file's `api_key`. The server:
+    `base_url` on the command line, else `OPENAI_BASE_URL`, else the file's. Timeout, concurrency, retries and cache
+    have no variable: the command line, else the file, else the defaults (60 s, 4, 3, mbt's cache folder)."""
+    cli, file = dict(command_line or {}), dict(config or {})
+    env = os.environ if environ is None else environ
+    if "api_key" in cli:
+        raise LLMJudgeError("the LLM judge's key is never given on the command line (the process list and the shell "
+                            "history would show it): set OPENAI_API_KEY, or name a variable with api_key_env")
+    key, source, missing = None, "", None
+    named = cli.get("api_key_env") or file.get("api_key_env")
+    if named:
+        key, source = env.get(named) or None, named
+        missing = None if key else named
+    elif env.get("OPENAI_API_KEY"):
+        key, source = env["OPENAI_API_KEY"], "OPENAI_API_KEY"
+    elif file.get("api_key"):
+        key, source = file["api_key"], "the configuration file"
+
+    def pick(name: str, default: Any) -> Any:
+        return cli[name] if name in cli else file.get(name, default)
+
+    return LLMSettings(base_url=cli.get("base_url") or env.get("OPENAI_BASE_URL") or file.get("base_url"),
+                       api_key=key, key_source=source, missing_key_env=missing,
+                       timeout=pick("timeout", DEFAULT_TIMEOUT), concurrency=pick("concurrency", DEFAULT_CONCURRENCY),
+                       retries=pick("retries", DEFAULT_RETRIES), cache=pick("cache", True))

@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from mbt.files import cache_dir
 from mbt.judges.verdicts import Verdict
 
 SCHEMA = """CREATE TABLE IF NOT EXISTS verdicts (
@@ -24,8 +25,6 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS verdicts (
 
 
 def default_path() -> Path:
-    from mbt.parsing.grammar import cache_dir
-
     return cache_dir() / "judges.sqlite3"
 
 

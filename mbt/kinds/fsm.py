@@ -53,4 +53,4 @@ register(KindSupport(
     # a requirement tag on a state or transition (GraphWalker's vertex and edge requirements) is met by visiting the
     # state and taking the transition; the guard elements that inherit the tag do not count for it
     requirement_criteria=("state", "transition"),
-    run_judge=lambda model, elements: RunJudge(_fsm(model), elements)))
+    run_judge=lambda model, elements, answers=None: RunJudge(_fsm(model), elements, answers)))

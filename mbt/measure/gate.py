@@ -32,18 +32,30 @@ DEFAULT_COUNTS = ("forbidden_uncovered", "forbidden_expected", "contradictions",
 GOLDENS_HOLDING = {"contradictions": "contradicting", "forbidden_expected": "expecting_forbidden"}
 # Observed-run figures (mbt runs, docs/runs.md): ratios, and counts a bare number limits.
 RUN_METRICS = ("intent_accuracy", "task_completion_rate", "escalation_success_rate")
-RUN_COUNTS = ("critical_failures", "deviations", "invalid_runs", "not_judged_runs")
+# Counts of runs measured only on runs with retrieval evidence (docs/runs.md, "Grounding"): a written limit fails
+# when no run measured it.
+GROUNDING_COUNTS = ("grounding_failures", "critical_hallucinations")
+RUN_COUNTS = ("critical_failures", "deviations", "invalid_runs", "not_judged_runs", *GROUNDING_COUNTS)
 # What fails `mbt runs` without a gate file, and what a gate file keeps failing on unless it names the key:
 # a run whose evidence is missing is never green unseen.
 DEFAULT_RUN_COUNTS = ("critical_failures", "invalid_runs", "not_judged_runs")
 # `MODEL.requirement` / `KIND.requirement`: the share of requirement tags whose every element is verified.
 REQUIREMENT = "requirement"
+# Judged answers (mbt eval, mbt.answers.gate): counts a bare number limits, and the pass rates `answers.pass_rate`
+# and `answers.CRITERION.pass_rate`. mbt coverage and mbt runs leave them to mbt eval, so one gate file serves all.
+ANSWER_COUNTS = ("must_not_violated", "judge_errors")
+ANSWER_RATE = re.compile(r"answers\.(?:([a-z][a-z0-9_-]{0,63})\.)?pass_rate\Z")
+
+
+def is_answer_rule(key: str) -> bool:
+    """Whether a gate key is measured on judged answers (mbt eval)."""
+    return key in ANSWER_COUNTS or key.startswith("answers.")
 
 
 # The keys a gate file may hold besides `kind.criterion` rules (load_gate reads each).
 GATE_FILE_KEYS = frozenset({"gate", "release_gate", "thresholds", "waivers", "exclude_units", "required_suites",
                             "report_separately", "handoff_suites", "turn_loop", "critical_failures_allowed",
-                            *COUNTS, *RUN_METRICS, *RUN_COUNTS})
+                            *COUNTS, *RUN_METRICS, *RUN_COUNTS, *ANSWER_COUNTS})
 
 
 def is_gate_file(value: object) -> bool:
@@ -83,7 +95,8 @@ class Gate:
         return [r for r in self.rules if r.key in RUN_METRICS or r.key in RUN_COUNTS]
 
     def coverage_rules(self) -> list[Rule]:
-        return [r for r in self.rules if r.key not in RUN_METRICS and r.key not in RUN_COUNTS]
+        return [r for r in self.rules if r.key not in RUN_METRICS and r.key not in RUN_COUNTS
+                and not is_answer_rule(r.key)]
 
 
 DEFAULT_GATE = Gate([Rule(key, "<=", 0, 0) for key in DEFAULT_COUNTS], implicit=DEFAULT_COUNTS)
@@ -150,13 +163,16 @@ def load_gate(path: str) -> Gate:
                 continue
             op, number, pct = match.groups()
             value = float(number) / (100 if pct else 1)
-            if key in COUNTS or key in RUN_COUNTS:
+            if key in COUNTS or key in RUN_COUNTS or key in ANSWER_COUNTS:
                 rules.append(Rule(key, op or "<=", value, line))
             elif key in RUN_METRICS:
                 if value > 1 and not pct:
                     problems.append(Problem(path, line, col, f"`{key}` is a ratio between 0 and 1 (or a percentage)"))
                     continue
                 rules.append(Rule(key, op or ">=", value, line))
+            elif key.startswith("answers.") and not ANSWER_RATE.match(key):
+                problems.append(Problem(path, line, col, f"unknown answers key `{key}`",
+                                        "use answers.pass_rate or answers.CRITERION.pass_rate (mbt eval)"))
             elif "." in key:
                 if value > 1 and not pct:
                     problems.append(Problem(path, line, col, f"`{key}` is a ratio between 0 and 1 (or a percentage)"))
@@ -165,7 +181,7 @@ def load_gate(path: str) -> Gate:
             else:
                 problems.append(Problem(path, line, col, f"unknown gate key `{key}`",
                                         "use kind.criterion (fsm.transition), model.criterion, or one of "
-                                        + ", ".join(COUNTS + RUN_METRICS + RUN_COUNTS)))
+                                        + ", ".join(COUNTS + RUN_METRICS + RUN_COUNTS + ANSWER_COUNTS)))
 
     if root is not None:
         walk(root)
@@ -252,6 +268,8 @@ def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = No
         rules = [r for r in rules if r.key not in replaced]
         failures.extend(ratchet(baseline, baseline_source or "baseline", report, waived))
     for rule in rules:
+        if is_answer_rule(rule.key):
+            continue  # measured on judged answers by mbt eval, which reads the same gate file
         if rule.key in RUN_METRICS or rule.key in RUN_COUNTS:
             # Measured on observed runs only: `mbt coverage` cannot tell, so the rule is not met (never green unseen).
             failures.append(GateFailure(rule=rule.key, expected=rule.describe(), actual=None,

@@ -314,7 +314,9 @@ def mutant_replayer(base: FsmReplayer, mutant: Mutant) -> FsmReplayer:
         for position, cf in enumerate(kept):
             positions[(cf.f.source, cf.f.event)].append(position)
         c._forbid_positions = positions
-    return FsmReplayer(c)
+    replayer = FsmReplayer(c)
+    replayer.share_names(base)  # which forbid a golden's phrase names is the original's decision, made once
+    return replayer
 
 
 def _compiled(c0: CompiledFsm, t: Transition, like: CompiledTransition | None) -> CompiledTransition:

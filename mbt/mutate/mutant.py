@@ -37,7 +37,9 @@ class Mutant:
 class Distinction:
     """How the original and a mutant compare on every input the search tried."""
 
-    equivalent: bool  # True only when the search was exhaustive and found no difference
+    # True when the search found no difference: over every input (exhaustive), or, for invariants, over every run
+    # within the depth bound (exhaustive False, and the reason says "within the bound only")
+    equivalent: bool
     reason: str  # why equivalent, or what differs, or why it could not be decided
     witness: dict[str, Any] | None = None  # a golden case (JSON) on which the original and the mutant disagree
     exhaustive: bool = True

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from functools import lru_cache
 from importlib import resources
@@ -13,7 +12,8 @@ import lark
 from lark import Lark, Token, Tree
 from lark.grammar import Rule
 
-from mbt.kind import all_kinds, version
+from mbt.files import cache_dir
+from mbt.kind import grammar_kinds, version
 
 # common.lark first (names, literals, expressions, spans), then each registered kind's grammar (mbt.kind), then the
 # file rule, whose `model` alternatives are the kinds' model rules.
@@ -48,19 +48,12 @@ EXPRESSION_PREFIXES = frozenset({"discarded", "args"})
 
 def grammar_text() -> str:
     folder = grammar_dir()
-    kinds = all_kinds()
+    kinds = grammar_kinds()  # a kind read from a format of its own has no grammar (mbt.kind.FileFormat)
     parts = [(folder / COMMON).read_text(encoding="utf-8")]
-    parts += [Path(k.grammar).read_text(encoding="utf-8") for k in kinds]
+    parts += [Path(k.grammar).read_text(encoding="utf-8") for k in kinds if k.grammar is not None]
     parts.append((folder / FILE).read_text(encoding="utf-8"))
-    parts.append("?model: " + "\n      | ".join(k.rule for k in kinds) + "\n")
+    parts.append("?model: " + "\n      | ".join(k.rule for k in kinds if k.rule is not None) + "\n")
     return "\n".join(parts)
-
-
-def cache_dir() -> Path:
-    """mbt's own cache folder (XDG_CACHE_HOME, else ~/.cache): private to the user, never a shared temp folder,
-    since lark's cache is a pickle and loading it runs code."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mbt"
 
 
 def parser() -> Lark:

@@ -43,7 +43,7 @@ class _FileRules:
 @lru_cache(maxsize=4)
 def _transformer_class(registry_version: int) -> type:
     """One transformer for the whole file grammar: each registered kind's rules mixin, then the common rules."""
-    bases = tuple(k.rules for k in kinds.all_kinds()) + (CommonRules, TableTransformer)
+    bases = tuple(k.rules for k in kinds.grammar_kinds() if k.rules is not None) + (CommonRules, TableTransformer)
     return type("FileTransformer", (_FileRules, *bases), {"__doc__": _transformer_class.__doc__})
 
 
@@ -193,6 +193,8 @@ def annotated_elements(model: ModelBase):
     for name in type(model).model_fields:
         value = getattr(model, name)
         items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+        if isinstance(value, Annotated) and not isinstance(value, ModelBase):  # a single part (a contract's goal);
+            items = [value]  # never another model a model refers to (an invariant block's FSM)
         for item in items:
             if isinstance(item, Annotated):
                 yield item
@@ -218,9 +220,16 @@ def check_span_sources(model: ModelBase, sources: dict[str, SourceDecl], path: s
 
 def load_file(path: str | Path, link: bool = True) -> ModelFile:
     shown = shown_path(path)
-    importer = importers.importer_for(Path(path).suffix)
+    suffix = Path(path).suffix
+    importer = importers.importer_for(suffix)
     if importer is not None:
         return importer.load()(path)
+    own = kinds.format_kinds(suffix)
+    if own:  # a kind of its own file format (a contract's YAML): the one that recognises it, else the first
+        text = read_text(Path(path), shown)
+        found = kinds.format_kind_of(suffix, text) or own[0]
+        assert found.file_format is not None  # format_kinds lists only such kinds
+        return found.file_format.read(shown, text)
     return parse_text(read_text(Path(path), shown), shown, link)
 
 
@@ -228,23 +237,45 @@ def expand_paths(paths: list[str]) -> list[Path]:
     """Files as given, and model files found (recursively, sorted) in the folders given."""
     found: list[Path] = []
     suffixes = model_suffixes()
+    formats = kinds.format_suffixes()
     for raw in paths:
         p = Path(raw)
         if is_folder(p):
-            searched = (*suffixes, *importers.searched_suffixes())
-            found.extend(sorted(q for q in p.rglob("*") if q.suffix in searched and q.is_file()
+            searched = (*suffixes, *importers.searched_suffixes(), *formats)
+            found.extend(sorted(q for q in p.rglob("*") if q.suffix.lower() in searched and q.is_file()
                                 and (q.suffix in suffixes or _found_in_folder(q))))
         else:
-            if exists(p) and p.suffix not in (*suffixes, *importers.all_suffixes()):
-                raise LocatedError([Problem(raw, 1, 1, f"not a model file (mbt reads {', '.join(suffixes)}, "
+            if exists(p) and p.suffix not in suffixes and p.suffix.lower() not in (*importers.all_suffixes(), *formats):
+                named = ", ".join(k.kind for k in kinds.all_kinds() if k.file_format is not None)
+                own = f", {', '.join(formats)} ({named})" if formats else ""
+                raise LocatedError([Problem(raw, 1, 1, f"not a model file (mbt reads {', '.join(suffixes)}{own}, "
                                                        f"and through importers {', '.join(importers.all_suffixes())})")])
             found.append(p)
     return found
 
 
 def _found_in_folder(path: Path) -> bool:
+    """Whether a file met in a folder whose suffix is not a DSL one is a model: an importer's file it sniffs, or a
+    file of a kind's own format whose content that kind recognises (a `.yaml` there is usually a golden file)."""
     importer = importers.importer_for(path.suffix)
-    return importer is not None and importer.found_in_folder(path)
+    if importer is not None and importer.found_in_folder(path):
+        return True
+    return is_own_format_model(path)
+
+
+def is_own_format_model(path: Path) -> bool:
+    """Whether the file is a model of a kind of its own file format, by its content (unreadable, or larger than every
+    such kind's `sniff_limit`: not one)."""
+    own = kinds.format_kinds(path.suffix)
+    if not own:
+        return False
+    try:
+        if path.stat().st_size > max(k.file_format.sniff_limit for k in own if k.file_format is not None):
+            return False
+        text = read_text(path, shown_path(path))
+    except (OSError, MbtError):
+        return False
+    return kinds.format_kind_of(path.suffix, text) is not None
 
 
 def load_paths(paths: list[str]) -> list[ModelFile]:

@@ -11,7 +11,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.lexer import PatternStr
 
 from mbt.errors import LocatedError, problem_at
-from mbt.kind import all_kinds
+from mbt.kind import grammar_kinds
 from mbt.parsing.grammar import parser
 
 # Named terminals as a person would say them; every other terminal is shown as its literal text.
@@ -31,7 +31,7 @@ TOKEN_WORDS = {
 
 def model_keywords() -> tuple[str, ...]:
     """The words models start with: one per registered kind (mbt.kind)."""
-    return tuple(k.keyword for k in all_kinds())
+    return tuple(k.keyword for k in grammar_kinds() if k.keyword is not None)
 
 
 COMING_KINDS: tuple[str, ...] = ()

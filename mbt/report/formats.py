@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -208,19 +209,23 @@ def format_for_output(output: str | None) -> str:
     return SUFFIX_FORMATS.get(Path(output).suffix.lower(), "text")
 
 
-def parse_targets(specs: tuple[str, ...], output: str | None, command: str) -> list[Target]:
+def parse_targets(specs: tuple[str, ...], output: str | None, command: str,
+                  available: Mapping[str, Format] | None = None) -> list[Target]:
     """`--format NAME` or `--format NAME:PATH`, repeatable; `-o PATH` is the path of the one format given
     without a path (without any --format, the format its suffix names: cov.json is JSON). At most one output goes
-    to stdout. Every problem is a bad option (exit 2) before any work."""
-    specs = specs or (format_for_output(output),)
-    allowed = [f for f in FORMATS.values() if (f.coverage if command == "coverage" else f.check) is not None]
+    to stdout. Every problem is a bad option (exit 2) before any work. `available`: the command's own formats
+    (`mbt eval`'s), else those of FORMATS that report `command`'s result."""
+    inferred = format_for_output(output)
+    specs = specs or (inferred if available is None or inferred in available else "text",)
+    allowed = list(available.values()) if available is not None else [
+        f for f in FORMATS.values() if (f.coverage if command == "coverage" else f.check) is not None]
     names = ", ".join(f.name for f in allowed)
     targets: list[Target] = []
     pathless = 0
     for spec in specs:
         name, sep, path = spec.partition(":")
         name = name.strip().lower()
-        fmt = FORMATS.get(name)
+        fmt = (available or FORMATS).get(name)
         if fmt is None or fmt not in allowed:
             raise MbtError(f"--format {spec}: unknown format for `mbt {command}` (use {names}, "
                            "optionally as NAME:PATH)")

@@ -44,8 +44,7 @@ def mutation_text(report: MutationReport, limit: int | None = SURVIVORS_SHOWN) -
             for r in survivors[:limit]:
                 lines.append(f"    {r.id}  {r.at}")
                 lines.append(f"      {r.description}; element {r.element}" + (f", cites {r.span}" if r.span else ""))
-                lines.append(f"      {r.reason}" + ("; `mbt generate --kill` writes the test that kills it"
-                                                   if r.witness else ""))
+                lines.append(f"      {r.reason}" + (_witness_hint(m.kind) if r.witness else ""))
             if limit is not None and len(survivors) > limit:
                 lines.append(f"    ... {len(survivors) - limit} more (--show-survivors all)")
         equivalent = [r for r in m.results if r.status == "equivalent"]
@@ -57,6 +56,14 @@ def mutation_text(report: MutationReport, limit: int | None = SURVIVORS_SHOWN) -
         lines.append("")
         lines.extend(redundancy_lines(report.redundancy)[:1 if limit == 0 else None])
     return "\n".join(lines) + "\n"
+
+
+def _witness_hint(kind: str) -> str:
+    # An invariant mutant changes no step of the FSM: no test on a reference machine tells it apart, its witness
+    # golden does (by replay), and `mbt generate --kill` writes no test for it.
+    if kind == "invariant":
+        return "; its witness golden (`--format json`, `witness`) kills it by replay"
+    return "; `mbt generate --kill` writes the test that kills it"
 
 
 def redundancy_lines(r: Redundancy) -> list[str]:

@@ -19,7 +19,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
 def _metric_cells(m: Metrics) -> list[str]:
     return [f"{m.runs}", f"{m.passed}", f"{m.deviations}", f"{m.not_judged}",
             f"{_pct(m.intent_accuracy)} ({m.intent_correct}/{m.intent_runs})",
-            f"{_pct(m.task_completion_rate)} ({m.completed}/{m.fully_judged})",
+            f"{_pct(m.task_completion_rate)} ({m.completed}/{m.completion_runs})",
             f"{_pct(m.escalation_success_rate)} ({m.escalated}/{m.escalation_runs})",
             f"{m.critical_failures}"]
 
@@ -52,6 +52,37 @@ def _evidence(e: Evidence) -> str:
         parts.append(f"{e.turn_records} turn record(s)")
     parts.append("usage" if e.usage else "no usage")
     return ", ".join(parts)
+
+
+def _grounding(report: RunsReport) -> list[str]:
+    """The runs with retrieval evidence: what each used, its grounding failures, the trace's own must_not items."""
+    runs = [r for r in report.runs if r.grounding is not None]
+    if not runs:
+        return []
+    m = report.metrics
+    failures = "not measured" if m.grounding_failures is None else \
+        f"{m.grounding_failures} with a grounding failure (of {m.grounding_runs} judged on it)"
+    critical = "not measured" if m.critical_hallucinations is None else \
+        f"{m.critical_hallucinations} with a critical hallucination (of {m.hallucination_runs} whose claims were judged)"
+    out = ["", f"Grounding: {m.retrieval_runs} run(s) with retrieval evidence: {failures}; {critical}"]
+    for r in runs:
+        g = r.grounding
+        assert g is not None
+        said = [f"route {g.route}"] if g.route else []
+        said.append("selected " + (", ".join(g.selected) or "nothing") if g.selected is not None
+                    else "selection not recorded")
+        said.append(f"{g.claims} claim(s), {g.claims_grounded} grounded" if g.claims is not None
+                    else "claims not recorded")
+        verdict = "failed" if g.failures else "passed" if g.judged and not g.not_judged else "not judged"
+        out.append(f"  {_name(r)}: {'; '.join(said)}: {verdict}")
+        for f in g.failures:
+            kinds = f" ({', '.join(f.kinds)})" if f.kinds else ""
+            out.append(f"    - {f.type}{kinds}: {_where(r, f.where)}: {f.message}")
+        for item in g.must_not:
+            word = {"pass": "kept", "fail": "violated"}.get(item.verdict, "not judged")
+            out.append(f"    trace must_not {item.item}: {word} ({item.reason})")
+        out += [f"    - not judged: {gap}" for gap in g.not_judged if gap not in r.not_judged]
+    return out
 
 
 def runs_text(report: RunsReport) -> str:
@@ -129,6 +160,7 @@ def runs_text(report: RunsReport) -> str:
                 name = g.value if g.value is not None else "(not recorded)"
                 out.append(f"  {report.group_by} {name}: first deviations")
                 out += [f"    {n} of {g.metrics.runs} run(s): {sig}" for sig, n in g.first_deviations.by_signature.items()]
+    out += _grounding(report)
     if report.separately:
         out.append("")
         out.append("Reported separately")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mbt.measure.coverage import GateFailure
-from mbt.measure.gate import _OPS, DEFAULT_RUN_COUNTS, RUN_METRICS, Gate, Rule
+from mbt.measure.gate import _OPS, DEFAULT_RUN_COUNTS, GROUNDING_COUNTS, RUN_METRICS, Gate, Rule
 from mbt.runs.results import Metrics
 
 
@@ -39,9 +39,19 @@ def evaluate_runs(gate: Gate | None, overall: Metrics, suites: dict[str, Metrics
             continue
         actual = invalid_runs if rule.key == "invalid_runs" else overall.not_judged \
             if rule.key == "not_judged_runs" else getattr(overall, rule.key)
+        if rule.key in GROUNDING_COUNTS and actual is None:  # not measured is not a pass
+            what = "no run had retrieval evidence" if overall.retrieval_runs == 0 else \
+                f"none of the {overall.retrieval_runs} run(s) with retrieval evidence was judged on it"
+            failures.append(GateFailure(rule=rule.key, expected=f"{rule.op} {rule.threshold:g}", actual=None,
+                                        message=f"{rule.key} is not measured ({what}), the gate requires "
+                                                f"{rule.op} {rule.threshold:g}"))
+            continue
         if not _OPS[rule.op](actual, rule.threshold):
             why = " (runs whose evidence is missing: each says what it lacked)" if rule.key == "not_judged_runs" \
-                else ""
+                else f" of {overall.grounding_runs} run(s) judged on their grounding" \
+                if rule.key == "grounding_failures" else \
+                f" of {overall.hallucination_runs} run(s) whose claims were judged" \
+                if rule.key == "critical_hallucinations" else ""
             failures.append(GateFailure(rule=rule.key, expected=f"{rule.op} {rule.threshold:g}", actual=actual,
                                         message=f"{rule.key} is {actual}{why}, the gate requires {rule.op} "
                                                 f"{rule.threshold:g}"))

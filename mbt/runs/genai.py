@@ -26,14 +26,23 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from mbt.runs.steps import ObservedRun, ObservedStep, RunContext
+from mbt.runs.grounding import GroundingProblem, read_document, read_grounding
+from mbt.runs.steps import ObservedRun, ObservedStep, Retrieval, RunContext
 
 # Operation names of the GenAI conventions.
 MODEL_OPERATIONS = ("chat", "text_completion", "generate_content")
 TOOL_OPERATION = "execute_tool"
 AGENT_OPERATION = "invoke_agent"
-IGNORED_OPERATIONS = ("create_agent", "embeddings", "retrieval")
-KNOWN_OPERATIONS = MODEL_OPERATIONS + (TOOL_OPERATION, AGENT_OPERATION) + IGNORED_OPERATIONS
+RETRIEVAL_OPERATION = "retrieval"
+IGNORED_OPERATIONS = ("create_agent", "embeddings")
+KNOWN_OPERATIONS = MODEL_OPERATIONS + (TOOL_OPERATION, AGENT_OPERATION, RETRIEVAL_OPERATION) + IGNORED_OPERATIONS
+# Retrieval in the other shapes: OpenInference's RETRIEVER span, OpenLLMetry's vector-database result events.
+OPENINFERENCE_KIND = "openinference.span.kind"
+VECTOR_RESULT_EVENT = "db.query.result"
+_OPENINFERENCE_DOCUMENT = re.compile(r"^retrieval\.documents\.(\d+)\.document\.(id|score|content|metadata)$")
+# mbt's own grounding attributes (seed 000's RAG trace fields the conventions have no name for), on any span.
+MBT_GROUNDING_ATTRIBUTES = {"mbt.grounding.selected_source": "selected_source", "mbt.grounding.claims": "claims",
+                            "mbt.grounding.must_not": "must_not", "mbt.run.route": "route"}
 
 # Attribute prefixes of GenAI telemetry (the conventions, OpenLLMetry, OpenInference, the Vercel AI SDK, mbt's own):
 # an attribute under one of them that no mapping reads is reported as unread.
@@ -42,7 +51,8 @@ GENAI_PREFIXES = ("gen_ai.", "llm.", "traceloop.", "openinference.", "ai.", "mbt
 _PASSED_OVER = re.compile(r"""^(?:
     gen_ai\.(?:system|provider\.name|output\.type|system_instructions|data_source\.id|token\.type
               |request\.(?!model$)[a-z_.]+|response\.(?:id|finish_reasons)|usage\.[a-z_.]+|agent\.[a-z_.]+
-              |tool\.(?:call\.id|type|description|definitions)|openai\.[a-z_.]+|embeddings\.[a-z_.]+)
+              |tool\.(?:call\.id|type|description|definitions)|openai\.[a-z_.]+|embeddings\.[a-z_.]+
+              |retrieval\.top_k)
   | llm\.(?:is_streaming|usage\.[a-z_.]+|headers|user|top_k|frequency_penalty|presence_penalty|chat\.stop_sequences
            |request\.(?:functions\.[A-Za-z0-9_.]+|repetition_penalty)|response\.(?:finish_reason|stop_reason))
   | traceloop\.(?:workflow\.name|entity\.path|entity\.version|association\.properties\.[A-Za-z0-9_.]+|span\.kind
@@ -271,6 +281,8 @@ class _TraceReader:
         self.tool_messages_seen = 0
         self.call_names: dict[str, str] = {}  # tool call id -> tool name, from the model's requests
         self.open_calls: list[tuple[str | None, str]] = []  # requested calls not answered yet, in order
+        self.retrieval: Retrieval | None = None  # what the trace's retrieval spans returned (docs/runs.md, Grounding)
+        self.grounding: dict[str, Any] = {}  # mbt's grounding attributes, as seed 000's RAG trace names them
 
     def at(self, span: dict) -> str:
         return f"trace {self.trace_id} span {span['span_id']}"
@@ -289,12 +301,17 @@ class _TraceReader:
                 return "tool"
             if op == AGENT_OPERATION:
                 return "agent"
+            if op == RETRIEVAL_OPERATION:
+                return "retrieval"
             if op in IGNORED_OPERATIONS:
                 return "ignored"
             raise TraceProblem(f"{self.at(span)}: unknown gen_ai.operation.name `{op}` (known: "
                                + ", ".join(KNOWN_OPERATIONS) + ")")
         if a.get("traceloop.span.kind") == "tool":
             return "tool"
+        if a.get(OPENINFERENCE_KIND) == "RETRIEVER" or any(e["name"] == VECTOR_RESULT_EVENT
+                                                           for e in span.get("events") or ()):
+            return "retrieval"
         if a.get("llm.request.type") is not None or any(_INDEXED.match(k) for k in a) or any(
                 e["name"] in MESSAGE_EVENTS or e["name"] == CHOICE_EVENT or e["name"] in LEGACY_EVENTS
                 for e in span.get("events") or ()):
@@ -318,11 +335,14 @@ class _TraceReader:
                 used.update(k for k in ("gen_ai.input.messages", "gen_ai.output.messages") if k in span["attributes"])
             elif role == "tool":
                 self.read_tool_span(span, used)
+            elif role == "retrieval":
+                self.read_retrieval_span(span, used)
             elif role is None and any(k.startswith("gen_ai.") for k in span["attributes"]):
                 self.unread["`gen_ai.operation.name` absent (the span has gen_ai.* attributes)"] += 1
             self.count_unread(span, used, role)
         self.run.steps = [step for _, _, step in sorted(self.timed, key=lambda x: (x[0], x[1]))]
         self.read_context(roles)
+        self.read_grounding()
         self.run.notes = [f"{what} on {n} span(s): read as nothing" for what, n in sorted(self.unread.items())]
         return self.run, self.unread
 
@@ -338,6 +358,79 @@ class _TraceReader:
             if isinstance(pre, dict) and not self.run.precondition_recorded:
                 self.run.precondition, self.run.precondition_recorded = pre, True
         used.update(k for k in CONTEXT_ATTRIBUTES if k in a)
+        for key, name in MBT_GROUNDING_ATTRIBUTES.items():
+            if key in a:
+                used.add(key)
+                self.grounding.setdefault(name, decode_json(a[key]))
+
+    def retrieval_of(self) -> Retrieval:
+        if self.retrieval is None:
+            self.retrieval = Retrieval(where=f"trace {self.trace_id}")
+        return self.retrieval
+
+    def read_retrieval_span(self, span: dict, used: set[str]) -> None:
+        """A retrieval's query and documents, in any of the three shapes: the conventions' `retrieval` span
+        (`gen_ai.retrieval.query.text`, `gen_ai.retrieval.documents`), OpenInference's RETRIEVER span (`input.value`,
+        `retrieval.documents.N.document.*`), OpenLLMetry's `db.query.result` events. A document's approval and
+        status are read from the document or its `metadata` (no convention names them)."""
+        a, at = span["attributes"], self.at(span)
+        r = self.retrieval_of()
+        raw: list[Any] = []
+        recorded = False
+        if a.get("gen_ai.operation.name") == RETRIEVAL_OPERATION:
+            used.update(k for k in ("gen_ai.retrieval.query.text", "gen_ai.retrieval.documents") if k in a)
+            query = a.get("gen_ai.retrieval.query.text")
+            if "gen_ai.retrieval.documents" in a:
+                recorded = True
+                found = decode_json(a["gen_ai.retrieval.documents"])
+                if not isinstance(found, list):
+                    raise TraceProblem(f"{at}: `gen_ai.retrieval.documents` is not a list of documents")
+                # some instrumentations wrap each one: {"document": {...}}
+                raw = [d["document"] if isinstance(d, dict) and isinstance(d.get("document"), dict) else d
+                       for d in found]
+        elif a.get(OPENINFERENCE_KIND) == "RETRIEVER":
+            used.add(OPENINFERENCE_KIND)
+            query = a.get("input.value")
+            by_index: dict[int, dict[str, Any]] = {}
+            for key, value in a.items():
+                m = _OPENINFERENCE_DOCUMENT.match(key)
+                if m:
+                    by_index.setdefault(int(m.group(1)), {})[m.group(2)] = value
+            recorded = bool(by_index)
+            raw = [by_index[i] for i in sorted(by_index)]
+        else:
+            query = None
+        for event in span.get("events") or ():
+            if event["name"] == VECTOR_RESULT_EVENT:  # OpenLLMetry: one event per result
+                e = event["attributes"]
+                recorded = True
+                raw.append({"id": e.get("db.query.result.id"), "score": e.get("db.query.result.score"),
+                            "content": e.get("db.query.result.document"),
+                            "metadata": e.get("db.query.result.metadata")})
+        if isinstance(query, str):
+            r.queries.append(query)
+        r.documents_recorded = r.documents_recorded or recorded
+        for n, doc in enumerate(raw):
+            if isinstance(doc, dict) and isinstance(doc.get("metadata"), str):
+                doc = {**doc, "metadata": decode_json(doc["metadata"])}
+            try:
+                r.documents.append(read_document(doc, f"{at} document {n}"))
+            except GroundingProblem as err:
+                raise TraceProblem(str(err)) from None
+
+    def read_grounding(self) -> None:
+        """The run's retrieval evidence: its retrieval spans' documents, and mbt's grounding attributes."""
+        if self.retrieval is None and not self.grounding:
+            return
+        r = self.retrieval_of()
+        try:
+            given = read_grounding(self.grounding, r.where, always=True)
+        except GroundingProblem as err:
+            raise TraceProblem(str(err)) from None
+        if given is not None:
+            r.selected, r.claims, r.must_not = given.selected, given.claims, given.must_not
+            r.route = given.route
+        self.run.retrieval = r
 
     def read_model_span(self, span: dict, used: set[str], messages_carry_tools: bool) -> None:
         a = span["attributes"]

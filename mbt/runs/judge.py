@@ -5,8 +5,10 @@ A run is judged only on what it exposes: the user texts (bound by the model's bi
 arguments (against the `call` actions the model's transitions make), the tool results (bound by `bind tool`), the
 assistant's texts (against `say` forbids and `claim`s) and business state where the run exports it. What the model
 needs and the run does not show (no tool call recorded, arguments or argument sources not recorded, no assistant
-text) is a gap: never a pass (docs/runs.md, "The evidence contract"). The rules are in docs/runs.md;
-tests/judge/runs.py judges the same runs a second, slower way.
+text) is a gap: never a pass (docs/runs.md, "The evidence contract"). Whether an assistant text says what a `say`
+forbid or a claim describes is decided through the judges (mbt.judges.sayings, as golden replay decides which element
+a golden's phrase names): a phrase found folded, else the answer judge on a forbid's description — one it cannot
+decide is a gap too. The rules are in docs/runs.md; tests/judge/runs.py judges the same runs a second, slower way.
 """
 
 from __future__ import annotations
@@ -16,6 +18,11 @@ from typing import Any
 
 from mbt.argpaths import flatten, lookup
 from mbt.elements.base import Element
+from mbt.goldens.replay_fsm import claim_ids, claim_saying, forbid_saying
+from mbt.judges.sayings import Saying, SayingJudge
+from mbt.judges.text import fold
+from mbt.judges.verdicts import Judge
+from mbt.judges.verdicts import Verdict as AnswerVerdict
 from mbt.model.common import Severity
 from mbt.model.expr import Ref
 from mbt.model.fsm import FsmModel
@@ -47,6 +54,19 @@ class Deviation:
 
 
 @dataclass
+class Said:
+    """One assistant text judged on a `say` forbid in force or on a claim (kept for `mbt eval --model`, which reports
+    each such element verified by a judged answer). `verdict` is the judges': pass — the text says it."""
+
+    element: str  # the forbid's element id, or the claim's `claim:STATE`
+    kind: str  # "say" (a forbid) or "claim"
+    step: int
+    where: str
+    state: str  # the model's state when it was said
+    verdict: AnswerVerdict
+
+
+@dataclass
 class Verdict:
     """What judging one run on one model found."""
 
@@ -67,6 +87,7 @@ class Verdict:
     gaps: list[str] = field(default_factory=list)  # what the model needed and the run did not show: not judged
     finals: frozenset[str] = frozenset()  # the model's final states (a hand-off that ends in one completes it)
     judged_steps: int = 0  # observed steps the judgement went through
+    said: list[Said] = field(default_factory=list)  # assistant texts judged on say forbids and claims (keep_sayings)
 
     @property
     def not_judged(self) -> bool:
@@ -95,7 +116,11 @@ def _same(actual: Any, expected: Any) -> bool:
 class RunJudge:
     """Judges runs on one FSM; built once per model."""
 
-    def __init__(self, model: FsmModel, elements: list[Element]):
+    def __init__(self, model: FsmModel, elements: list[Element], answers: Judge | None = None,
+                 keep_sayings: bool = False):
+        """`answers`: the answer judge deciding a `say` forbid's description where no phrase decides (the embedded
+        judge by default: deterministic, offline); `keep_sayings`: each verdict lists every text judged on a say
+        forbid or a claim (`Verdict.said`)."""
         self.model = model
         self.elements = elements
         self.stepper = Stepper(model, elements)
@@ -104,7 +129,12 @@ class RunJudge:
         self.tool_bindings: dict[str, list] = {}
         for b in model.tool_bindings:
             self.tool_bindings.setdefault(b.tool, []).append(b)
-        self.claims = [(claim.state, [p.casefold() for p in claim.phrases]) for claim in model.claims]
+        self.sayings = SayingJudge(answers)
+        self.keep_sayings = keep_sayings
+        self.claims = [(claim.state, claim_saying(claim, id_)) for claim, id_ in zip(model.claims, claim_ids(model))]
+        self.say_forbids: dict[int, Saying] = {
+            cf.element: saying for cf in c.forbids if cf.f.effect is not None and cf.f.effect.kind == "say"
+            for saying in [forbid_saying(cf.f, cf.element_id)] if saying is not None}
         self.success = {claim.state for claim in model.claims if model.states[claim.state].final}
         self.finals = frozenset(name for name, st in model.states.items() if st.final)
         self.escalations = set(model.escalations)
@@ -142,11 +172,12 @@ class RunJudge:
         # the tool results the model moves on; its reader may also know that its format records none.
         tools_seen = run.records_tool_calls and any(s.kind in ("tool_call", "tool_result") for s in run.steps)
         touched: set[str] = set()  # variables the run's steps have set (through the model's assignments)
+        undecided: dict[int, list[tuple[str, AnswerVerdict]]] = {}  # say forbid -> texts no judge decided on it
         for number, step in enumerate(run.steps, start=1):
             kind = step.kind
             v.judged_steps = number
             if kind == "assistant":
-                if self._judge_saying(v, step.text or "", state, forbids, number, step.where, prev):
+                if self._judge_saying(v, step.text or "", state, forbids, number, step.where, undecided):
                     break
                 continue
             if kind == "tool_call":
@@ -241,6 +272,8 @@ class RunJudge:
                 self._deviation(v, "missing_call", where, len(run.steps), p.element,
                                 f"the model calls {p.tool}({_args_text(p.args)}); the run ends without it",
                                 tool=p.tool, expected=p.args, turn=p.turn)
+        for element, texts in undecided.items():
+            v.gaps.append(self._undecided(element, texts))
         if v.deviation is None:
             if not run.steps:
                 v.gaps.append(f"{run.where}: the run shows no step"
@@ -383,23 +416,50 @@ class RunJudge:
                         f"{cf.f.label()} ({cf.f.loc})", tool=step.tool, actual=step.args, source=source,
                         sources=sources)
 
-    def _judge_saying(self, v: Verdict, text: str, state: str, forbids: list, number: int, where: str, prev) -> bool:
-        folded = text.casefold()
+    def _judge_saying(self, v: Verdict, text: str, state: str, forbids: list, number: int, where: str,
+                      undecided: dict[int, list[tuple[str, AnswerVerdict]]]) -> bool:
+        """An assistant text against the `say` forbids of the last event and every claim (mbt.judges.sayings): True
+        at a deviation. A forbid the judges cannot decide on the text is remembered for a gap."""
+        folded = fold(text)
         for cf in forbids:
-            said = next((p for p in cf.phrases if p in folded), None)
-            if said is not None and cf.f.effect is not None and cf.f.effect.kind == "say":
+            saying = self.say_forbids.get(cf.element)
+            if saying is None:
+                continue
+            said = self.sayings.says(text, saying, folded)
+            if self.keep_sayings:
+                v.said.append(Said(saying.element, "say", number, where, state, said))
+            if said.verdict == "pass":
+                phrase = saying.phrase_in(folded)
+                what = f"says {phrase!r} (rules)" if phrase is not None else \
+                    f"says what it describes, {saying.description!r} ({said.judge}: {said.reason})"
                 self._deviation(v, "forbidden_saying", where, number, cf.element,
-                                f"the assistant says {said!r}: forbid {cf.f.label()} ({cf.f.loc})", expected=said,
-                                actual=text)
+                                f"the assistant {what}: forbid {cf.f.label()} ({cf.f.loc})",
+                                expected=phrase if phrase is not None else saying.description, actual=text)
                 return True
-        for claimed, phrases in self.claims:
-            said = next((p for p in phrases if p in folded), None)
-            if said is not None and state != claimed:
+            if not said.decided:
+                undecided.setdefault(cf.element, []).append((where, said))
+        for claimed, saying in self.claims:
+            said = self.sayings.says(text, saying, folded)
+            if self.keep_sayings:
+                v.said.append(Said(saying.element, "claim", number, where, state, said))
+            if said.verdict == "pass" and state != claimed:
                 self._deviation(v, "premature_success", where, number, self.state_el[claimed],
-                                f"the assistant says {said!r} (claims `{claimed}`) while the model is in `{state}`",
-                                expected=state, actual=text)
+                                f"the assistant says {saying.phrase_in(folded)!r} (claims `{claimed}`) while the model "
+                                f"is in `{state}`", expected=state, actual=text)
                 return True
         return False
+
+    def _undecided(self, element: int, texts: list[tuple[str, AnswerVerdict]]) -> str:
+        """The gap for a `say` forbid no judge decided on some assistant texts: never a pass (docs/runs.md)."""
+        saying = self.say_forbids[element]
+        wheres = [where for where, _ in texts]
+        later = wheres[1:4]
+        also = f" (also {', '.join(later)}" + (f" and {len(wheres) - 4} more" if len(wheres) > 4 else "") + ")" \
+            if later else ""
+        first = texts[0][1]
+        return (f"{wheres[0]}: {saying.label} ({saying.description!r}) is not judged on {len(wheres)} assistant "
+                f"text(s){also}: they say none of its phrases, and the {first.judge} judge does not decide whether "
+                f"they say what it describes ({first.reason})")
 
     def _judge_state(self, v: Verdict, step, variables: dict, number: int, taken) -> bool:
         for name, value in step.state_after.items():

@@ -10,10 +10,21 @@ from mbt.kind import elements_of, support
 from mbt.measure.coverage import CoverageReport
 from mbt.model.common import ModelBase
 from mbt.runs import metrics as figures
+from mbt.runs.contract_judge import GroundedVerdict
+from mbt.runs.grounding import GroundingResult
 from mbt.runs.judge import Deviation, Verdict, is_critical
 from mbt.runs.loop import LoopRules, judge_loop
-from mbt.runs.results import DeviationOut, Evidence, RunResult, RunsReport
-from mbt.runs.steps import ObservedRun, RunSet
+from mbt.runs.results import (
+    DeviationOut,
+    DocumentOut,
+    Evidence,
+    GroundingFailureOut,
+    GroundingOut,
+    ItemOut,
+    RunResult,
+    RunsReport,
+)
+from mbt.runs.steps import ObservedRun, Retrieval, RunSet
 
 
 def evidence_of(run: ObservedRun) -> Evidence:
@@ -34,6 +45,27 @@ def evidence_of(run: ObservedRun) -> Evidence:
     e.stop_reasons = sum(t.stop_reason is not None for t in run.turns)
     e.usage = run.context.input_tokens is not None or run.context.output_tokens is not None
     return e
+
+
+def grounding_out(retrieval: Retrieval, g: GroundingResult | None, why_not: str = "") -> GroundingOut:
+    """A run's retrieval evidence and, when it was judged (`g`), what the grounding rules found."""
+    out = GroundingOut(route=retrieval.route, queries=list(retrieval.queries),
+                       documents=[DocumentOut(id=d.id, score=d.score, approved=d.approved, status=d.status)
+                                  for d in retrieval.documents],
+                       selected=list(retrieval.selected) if retrieval.selected is not None else None,
+                       claims=len(retrieval.claims) if retrieval.claims is not None else None)
+    if g is None:
+        out.not_judged = [why_not]
+        return out
+    out.used, out.claims_grounded = list(g.used), g.claims_grounded
+    out.judged, out.hallucinations_judged = g.judged, g.hallucinations_judged
+    out.failures = [GroundingFailureOut(type=f.type, where=f.where, message=f.message, source=f.source, claim=f.claim,
+                                        kinds=list(f.kinds)) for f in g.failures]
+    out.critical_hallucinations = len(g.critical)
+    out.must_not = [ItemOut(item=f"{i.where}: {i.text}", verdict={"violated": "fail", "kept": "pass"}.get(
+        i.verdict, "not_judged"), reason=i.reason) for i in g.must_not]
+    out.not_judged = list(g.gaps)
+    return out
 
 
 def _result(run: ObservedRun, v: Verdict | None, model: str | None, invalid: str | None = None) -> RunResult:
@@ -57,6 +89,13 @@ def _result(run: ObservedRun, v: Verdict | None, model: str | None, invalid: str
     out.handed_off = (out.verdict == "pass" and v.escalation_expected and v.escalated
                       and v.final_state is not None and v.final_state in v.finals)
     out.intent, out.unbound = v.intent, list(v.unbound)
+    if isinstance(v, GroundedVerdict):  # judged on a contract: its grounding and items (docs/runs.md, "Grounding")
+        out.path_judged = v.path_judged
+        out.items = [ItemOut(item=key, verdict=verdict, reason=reason) for key, verdict, reason in v.items]
+    if run.retrieval is not None:
+        g = v.grounding if isinstance(v, GroundedVerdict) else None
+        out.grounding = grounding_out(run.retrieval, g, f"{run.where}: retrieval evidence is judged on a contract "
+                                                        f"model; `{model}` is not one")
     return out
 
 
@@ -80,10 +119,11 @@ class RunTally:
     """Judges runs as they come, keeping per model how many runs passed through each element."""
 
     def __init__(self, models: list[ModelBase], coverage: CoverageReport | None,
-                 judges: dict[str, Any] | None = None, loop: LoopRules | None = None):
+                 judges: dict[str, Any] | None = None, loop: LoopRules | None = None, answers: Any = None):
         """`coverage`: the models' coverage report, whose element lists index the counts and whose usage view the
         report shows; None for a part judged elsewhere (the elements enumerated, in the same order). `judges`: those of
-        another tally of the same models, shared (a judge is built once: it compiles a model)."""
+        another tally of the same models, shared (a judge is built once: it compiles a model). `answers`: the answer
+        judge (mbt.judges) that decides what assistant texts say (`mbt runs --judge`); None: each kind's default."""
         self.judges = {}
         self.through: dict[str, list[int]] = {}
         self.elements: dict[str, list[Element]] = {}
@@ -95,7 +135,8 @@ class RunTally:
             elements = ([ec.element for ec in self.coverage[m.name].elements] if coverage is not None
                         else elements_of(m))
             self.elements[m.name] = elements
-            self.judges[m.name] = judges[m.name] if judges is not None else factory(m, elements)
+            self.judges[m.name] = judges[m.name] if judges is not None else \
+                factory(m, elements) if answers is None else factory(m, elements, answers=answers)
             self.through[m.name] = [0] * len(elements)
         self._models, self._report = models, coverage
         self.loop = loop or LoopRules()
@@ -120,7 +161,7 @@ class RunTally:
             name = next(iter(self.judges))
         judge = self.judges.get(name)
         if judge is None:
-            result = _result(run, None, name, f"the run names model `{name}`, which is not loaded (or not an FSM)")
+            result = _result(run, None, name, f"the run names model `{name}`, which is not loaded (or whose kind judges no run)")
             self.results.append(result)
             return result
         v = judge_run(judge, run, self.loop)

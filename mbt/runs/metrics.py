@@ -33,12 +33,22 @@ def metrics(results: list[RunResult], handoff_suites: frozenset[str] = frozenset
     m.intent_runs = len(with_intent)
     m.intent_correct = sum(r.intent == r.expected_intent for r in with_intent)
     m.intent_accuracy = _ratio(m.intent_correct, m.intent_runs)
-    m.completed = sum(r.completed or (r.handed_off and r.suite in handoff_suites) for r in judged)
-    m.task_completion_rate = _ratio(m.completed, m.fully_judged)
+    completion = [r for r in judged if r.path_judged]
+    m.completion_runs = len(completion)
+    m.completed = sum(r.completed or (r.handed_off and r.suite in handoff_suites) for r in completion)
+    m.task_completion_rate = _ratio(m.completed, m.completion_runs)
     m.escalation_runs = sum(r.escalation_expected for r in judged)
     m.escalated = sum(r.escalation_expected and r.escalated for r in judged)
     m.escalation_success_rate = _ratio(m.escalated, m.escalation_runs)
     m.critical_failures = sum(r.critical for r in read)
+    grounded = [r.grounding for r in read if r.grounding is not None]
+    m.retrieval_runs = len(grounded)
+    measured = [g for g in grounded if g.judged]
+    m.grounding_runs = len(measured)
+    m.grounding_failures = sum(bool(g.failures) for g in measured) if measured else None
+    checked = [g for g in grounded if g.hallucinations_judged]
+    m.hallucination_runs = len(checked)
+    m.critical_hallucinations = sum(g.critical_hallucinations > 0 for g in checked) if checked else None
     used = [r.context for r in read if r.context.input_tokens is not None or r.context.output_tokens is not None]
     m.usage_runs = len(used)
     m.input_tokens = sum(c.input_tokens or 0 for c in used)
@@ -93,14 +103,18 @@ def groups(results: list[RunResult], key: str, handoff_suites: frozenset[str] = 
 
 # What mbt can say about seed 000's `report_separately` names, and why not for the others.
 def separately(names: list[str], results: list[RunResult], tool_errors: int) -> list[Separate]:
-    judged = [r for r in results if r.verdict in ("pass", "deviation")]
+    fully = [r for r in results if r.verdict in ("pass", "deviation")]
+    judged = [r for r in fully if r.path_judged]  # a contract's runs have no path that could hand off
+    pathless = f"; {len(fully) - len(judged)} run(s) judged on a contract left out" if len(fully) > len(judged) else ""
     out = []
     for name in names:
         if name == "fallback_rate":
             out.append(Separate(name=name, value=_ratio(sum(r.escalation_expected for r in judged), len(judged)),
-                                note=f"runs the model hands off / fully judged runs ({len(judged)})"))
+                                note=f"runs the model hands off / fully judged runs ({len(judged)}{pathless})"))
         elif name == "integration_failures":
             out.append(Separate(name=name, value=tool_errors, note="tool results that are errors"))
+        elif name in GROUNDING_FIGURES:
+            out.append(_grounding_figure(name, results))
         elif name == "context_failures":
             out.append(Separate(name=name, value=sum(r.deviation is not None and r.deviation.type == "wrong_state"
                                                      for r in judged),
@@ -108,6 +122,25 @@ def separately(names: list[str], results: list[RunResult], tool_errors: int) -> 
         else:
             out.append(Separate(name=name, note="not measured: no rule for it in docs/runs.md"))
     return out
+
+
+GROUNDING_FIGURES = ("grounding_failures", "critical_hallucinations")
+
+
+def _grounding_figure(name: str, results: list[RunResult]) -> Separate:
+    """`grounding_failures` or `critical_hallucinations` over the runs that measured it (docs/runs.md, "Grounding");
+    not measured, and why, when no run did."""
+    m = metrics(results)
+    value = getattr(m, name)
+    runs = m.grounding_runs if name == "grounding_failures" else m.hallucination_runs
+    what = ("runs with a grounding failure / runs whose grounding was judged" if name == "grounding_failures"
+            else "runs with a critical hallucination / runs whose claims were judged")
+    if value is not None:
+        return Separate(name=name, value=value, runs=runs, note=f"{what} ({value} of {runs})")
+    if m.retrieval_runs == 0:
+        return Separate(name=name, note="not measured: no run had retrieval evidence")
+    return Separate(name=name, runs=0, note=f"not measured: {m.retrieval_runs} run(s) with retrieval evidence, none "
+                                            "of them judged on it (each says what it lacked)")
 
 
 def usage(model: ModelCoverage, runs_through: list[int]) -> UsageCoverage:

@@ -64,12 +64,12 @@ def judge_files(tally: RunTally, files: list[tuple[str, str]]) -> Judged:
 
 
 def judge_part(model_paths: list[str], use_cache: bool, expected: str, files: list[tuple[str, str]],
-               loop: LoopRules | None = None) -> Judged:
+               loop: LoopRules | None = None, answers: Any = None) -> Judged:
     """On a Dask worker: load the models from their paths (or the compiled-model cache, as this process wrote it),
-    check they are this run's, judge the part's files."""
+    check they are this run's, judge the part's files (`answers`: the answer judge, sent with the part)."""
     from mbt.cache import load_compiled  # the worker loads the models itself
 
-    tally = RunTally(load_compiled(model_paths, use_cache).models, None, loop=loop)
+    tally = RunTally(load_compiled(model_paths, use_cache).models, None, loop=loop, answers=answers)
     found = fingerprint(tally)
     if found != expected:  # other files at those paths on this worker: its counts would not be this run's
         raise RuntimeError(f"the worker's models differ from this run's ({found[:12]} != {expected[:12]})")
@@ -106,20 +106,20 @@ def merge(tally: RunTally, judged: Judged) -> tuple[list[str], list[InvalidRun],
 
 
 def judge_in_parts(engine: Any, models: list[ModelBase], model_paths: list[str], run_paths: list[str],
-                   coverage: CoverageReport, jobs: int | None = None, loop: LoopRules | None = None
-                   ) -> tuple[RunSet, RunTally]:
+                   coverage: CoverageReport, jobs: int | None = None, loop: LoopRules | None = None,
+                   answers: Any = None) -> tuple[RunSet, RunTally]:
     """Judge the runs' files in parts: with `engine` (a mbt.measure.distributed.DaskEngine) `engine.workers + 1` of
     them, the first here and each later one on a Dask worker; else, when the files hold PARALLEL_MIN_BYTES or more,
     `jobs` parts (default: the machine's cores), the first here and the others in forked
-    workers. The RunSet holds the files and unreadable runs, not the runs."""
+    workers. The RunSet holds the files and unreadable runs, not the runs. `answers`: the answer judge (RunTally)."""
     files = run_files(run_paths)
-    tally = RunTally(models, coverage, loop=loop)
+    tally = RunTally(models, coverage, loop=loop, answers=answers)
     started: Any
     if engine is not None:
         groups = split_files(files, engine.workers + 1)
         later = groups[1:]
         expected = fingerprint(tally)
-        calls = [(model_paths, engine.use_cache, expected, group, tally.loop) for group in later]
+        calls = [(model_paths, engine.use_cache, expected, group, tally.loop, answers) for group in later]
         started = engine.submit_all(judge_part, calls, lambda i: judge_files(tally.fresh(), later[i]))
     else:
         count = (parallel.default_jobs() if jobs is None else jobs) if parallel.available() else 1

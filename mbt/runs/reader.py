@@ -44,6 +44,7 @@ RUN_SUFFIXES = (".json", ".jsonl")
 RUN_READERS = (
     RunReader("otlp", "mbt.runs.otlp:is_otlp", "mbt.runs.otlp:read_otlp"),
     RunReader("transcript", "mbt.runs.transcripts:is_transcript", "mbt.runs.transcripts:read_transcripts"),
+    RunReader("rag", "mbt.runs.rag:is_rag", "mbt.runs.rag:read_rag"),
 )
 
 
@@ -152,8 +153,9 @@ def read_files(files: list[tuple[str, str]]) -> RunSet:
             if reader is None:
                 where = f"{shown}:{line}" if line is not None else shown
                 out.invalid.append(InvalidRun(where, "neither an OTLP trace (`resourceSpans`, or a span with `traceId` "
-                                                     "and `spanId`) nor a transcript (`messages`, `session_id`, "
-                                                     "a list of messages or of turn results)"))
+                                                     "and `spanId`), a transcript (`messages`, `session_id`, "
+                                                     "a list of messages or of turn results) nor a RAG trace "
+                                                     "(`retrieved`, `selected_source`, `claims`)"))
                 continue
             groups.setdefault(reader.name, (reader, []))[1].append((line, doc))
         for reader, found in groups.values():

@@ -86,6 +86,10 @@ def regression_goldens(verdicts: list[Verdict], models: dict[str, Any], redactio
             skipped.append(f"{v.run.where} ({v.run.id}): {v.deviation.type} is a turn-loop deviation, which a "
                            "golden of the model cannot assert: no golden")
             continue
+        if not isinstance(models[v.model], FsmModel):  # a contract's deviations: no path of events to replay
+            skipped.append(f"{v.run.where} ({v.run.id}): {v.deviation.type} on {models[v.model].kind} "
+                           f"`{v.model}`: regression goldens are written for fsm models only")
+            continue
         case = regression_case(v, models[v.model], redaction)
         if case is None:
             skipped.append(f"{v.run.where} ({v.run.id}): {v.deviation.type} before any bound step: no golden")

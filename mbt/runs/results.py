@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from mbt.measure.coverage import CoverageReport, GateResult
 from mbt.runs.steps import RunContext
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"  # 2.1: grounding (runs[].grounding, the metrics' grounding figures), contract items
 
 
 class DeviationOut(BaseModel):
@@ -44,6 +44,55 @@ class Evidence(BaseModel):
     records_tool_calls: bool = True  # False: the run's format cannot show calls (a session store, turn results)
 
 
+class DocumentOut(BaseModel):
+    """A retrieved document as the run recorded it (None: not recorded)."""
+
+    id: str
+    score: float | None = None
+    approved: bool | None = None
+    status: str | None = None
+
+
+class GroundingFailureOut(BaseModel):
+    """A grounding failure (docs/runs.md, "Grounding"): its type, where, what, the document and claim it concerns."""
+
+    type: str  # unapproved_source | expired_source | source_not_retrieved | source_not_allowed | ungrounded_claim
+    #            | critical_hallucination
+    where: str
+    message: str
+    source: str | None = None
+    claim: str | None = None
+    kinds: list[str] = Field(default_factory=list)  # a critical hallucination: status, result, time, quantity
+
+
+class ItemOut(BaseModel):
+    """A contract item, or one of the trace's own must_not items, as the run judged it."""
+
+    item: str  # the contract's key (`must_not[2]`) or the trace's location and text
+    verdict: str  # pass | fail | not_judged (a must_not: pass = kept, fail = violated)
+    reason: str = ""
+
+
+class GroundingOut(BaseModel):
+    """A run's retrieval evidence and what the grounding rules found. `judged`: grounding measured (a failure found,
+    or every rule judged); `hallucinations_judged`: critical hallucinations measured (one found, or every claim
+    recorded and decided). Runs judged on a model of another kind than `contract` keep their evidence, not judged."""
+
+    route: str | None = None
+    queries: list[str] = Field(default_factory=list)
+    documents: list[DocumentOut] = Field(default_factory=list)
+    selected: list[str] | None = None
+    used: list[str] = Field(default_factory=list)
+    claims: int | None = None  # None: the run records no claims
+    claims_grounded: int = 0
+    judged: bool = False
+    hallucinations_judged: bool = False
+    failures: list[GroundingFailureOut] = Field(default_factory=list)
+    critical_hallucinations: int = 0
+    must_not: list[ItemOut] = Field(default_factory=list)  # the trace's own must_not items
+    not_judged: list[str] = Field(default_factory=list)
+
+
 class RunResult(BaseModel):
     id: str
     where: str
@@ -68,6 +117,9 @@ class RunResult(BaseModel):
     expected_intent: str | None = None
     final_state: str | None = None
     unbound: list[str] = Field(default_factory=list)  # results of tools no binding speaks of
+    path_judged: bool = True  # False: its model has no path to say the task complete or handed off (a contract)
+    grounding: GroundingOut | None = None  # None: the run records no retrieval evidence
+    items: list[ItemOut] = Field(default_factory=list)  # a contract's items as this run judged them
 
 
 class Metrics(BaseModel):
@@ -78,16 +130,23 @@ class Metrics(BaseModel):
     passed: int = 0
     deviations: int = 0
     not_judged: int = 0  # runs with no deviation found and some evidence missing
-    fully_judged: int = 0  # passed + deviations: the denominator of task completion
+    fully_judged: int = 0  # passed + deviations
     intent_runs: int = 0  # runs with an expected intent
     intent_correct: int = 0
     intent_accuracy: float | None = None
     completed: int = 0
+    completion_runs: int = 0  # fully judged runs whose model has a path (not a contract): task completion's denominator
     task_completion_rate: float | None = None
     escalation_runs: int = 0  # runs on which the model hands off
     escalated: int = 0  # ... and the run did, with the model's arguments
     escalation_success_rate: float | None = None
     critical_failures: int = 0
+    # Grounding (docs/runs.md, "Grounding"): counts of runs over the runs that measured them; None: not measured
+    retrieval_runs: int = 0  # runs that record retrieval evidence
+    grounding_runs: int = 0  # ... whose grounding was judged: the denominator of grounding_failures
+    grounding_failures: int | None = None  # runs with a grounding failure
+    hallucination_runs: int = 0  # runs whose claims were judged: the denominator of critical_hallucinations
+    critical_hallucinations: int | None = None  # runs with a critical hallucination
     # Cost and time (seed 002: "latency must be segmented"), summed over the runs that record them
     usage_runs: int = 0  # runs that record token usage
     input_tokens: int = 0
@@ -145,6 +204,7 @@ class Separate(BaseModel):
 
     name: str
     value: float | int | None = None
+    runs: int | None = None  # the runs it was measured over, where it is a count of runs
     note: str = ""
 
 

@@ -2,8 +2,9 @@
 
 Besides its steps, a run carries what it says about itself (suite, intent, precondition), its context (versions,
 model, environment, conversation, token usage and time per segment: seed 002's first layer), the turn records of a
-turn loop (seed 003), and what its reader knows it could not see (`gaps`): the evidence contract of docs/runs.md
-starts from these.
+turn loop (seed 003), its retrieval evidence (seed 000's RAG trace: what was retrieved, which source was selected,
+what the answer claimed and what grounds each claim), and what its reader knows it could not see (`gaps`): the
+evidence contract of docs/runs.md starts from these.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any, Literal
 from mbt.model.fsm import ARGUMENT_SOURCES
 
 StepKind = Literal["user", "assistant", "tool_call", "tool_result"]
-__all__ = ["ARGUMENT_SOURCES", "InvalidRun", "ObservedRun", "ObservedStep", "RunContext", "RunSet", "TurnRecord"]
+__all__ = ["ARGUMENT_SOURCES", "Claim", "InvalidRun", "ObservedRun", "ObservedStep", "RetrievedDocument", "Retrieval",
+           "RunContext", "RunSet", "TurnRecord"]
 
 
 @dataclass(slots=True)
@@ -74,6 +76,45 @@ class RunContext:
     retry_ms: float | None = None  # time spent in those repeated calls
 
 
+@dataclass(slots=True)
+class RetrievedDocument:
+    """A document a retrieval returned. A field is None when the run does not record it: the grounding judge then
+    says what it could not judge (docs/runs.md, "Grounding")."""
+
+    id: str
+    where: str
+    score: float | None = None
+    approved: bool | None = None
+    status: str | None = None  # its lifecycle, as written: active, expired, retired, ...
+    content: str | None = None  # its text, when the run records it (a claim's facts are then checked against it)
+
+
+@dataclass(slots=True)
+class Claim:
+    """A statement the answer made, and the documents the run says ground it: None when the run does not say, an
+    empty tuple when it says "nothing"."""
+
+    text: str
+    where: str
+    grounded_in: tuple[str, ...] | None = None
+
+
+@dataclass(slots=True)
+class Retrieval:
+    """A run's retrieval evidence, from every retrieval it recorded. `documents_recorded`: the run records what its
+    retrievals returned (an empty list then means they returned nothing); `selected` and `claims` are None when the
+    run does not record them. `must_not`: the trace's own forbidden items (seed 000's RAG trace)."""
+
+    where: str
+    queries: list[str] = field(default_factory=list)
+    documents: list[RetrievedDocument] = field(default_factory=list)
+    documents_recorded: bool = False
+    selected: tuple[str, ...] | None = None
+    claims: list[Claim] | None = None
+    route: str | None = None
+    must_not: list[tuple[str, str]] = field(default_factory=list)  # (where, text)
+
+
 # `mbt runs --group-by KEY`: the context field each key names (`suite` is the run's own field).
 GROUP_KEYS: dict[str, str | None] = {"version": "service_version", "model": "response_model",
                                      "request_model": "request_model", "prompt": "prompt_version",
@@ -107,6 +148,7 @@ class ObservedRun:
     max_turns: int | None = None  # budgets the run's own configuration declares (seed 003's QueryEngineConfig)
     max_budget_tokens: int | None = None
     notes: list[str] = field(default_factory=list)  # what the reader read as nothing, said once per run
+    retrieval: Retrieval | None = None  # what the run retrieved and grounded its answer in, when it records any
 
     def __post_init__(self) -> None:
         if self.precondition:  # a run made with a starting configuration records one

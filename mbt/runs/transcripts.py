@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from mbt.runs.genai import decode_json, tool_error
+from mbt.runs.grounding import GROUNDING_KEYS, GroundingProblem, count_unread, read_grounding
 from mbt.runs.steps import ObservedRun, ObservedStep, TurnRecord
 
 _RUN_FIELDS = (("model", "model"), ("suite", "suite"), ("expected_intent", "expected_intent"), ("intent", "intent"))
@@ -179,6 +180,35 @@ def _usage(run: ObservedRun, raw: dict) -> None:
         ctx.output_tokens = sum(t.output_tokens or 0 for t in run.turns)
 
 
+def read_wrapper(run: ObservedRun, raw: dict) -> None:
+    """What a wrapping object says about its run: model (or seed 000's `contract`), suite, intents, context, the
+    golden case it answers, its precondition, and seed 000's retrieval evidence (mbt.runs.grounding)."""
+    for key, attr in _RUN_FIELDS:
+        if raw.get(key) is not None:
+            if not isinstance(raw[key], (str, int, float)) or isinstance(raw[key], bool):
+                raise TranscriptProblem(f"`{key}` must be text")
+            setattr(run, attr, str(raw[key]))
+    if run.model is None and raw.get("contract") is not None:  # seed 000's cases name their contract so
+        if not isinstance(raw["contract"], str):
+            raise TranscriptProblem("`contract` must be the contract's id")
+        run.model = raw["contract"]
+    for key, attr in _CONTEXT_FIELDS:
+        if raw.get(key) is not None and isinstance(raw[key], (str, int, float)) and not isinstance(raw[key], bool):
+            setattr(run.context, attr, str(raw[key]))
+    metadata = raw.get("metadata")
+    case_id = raw.get("case_id", metadata.get("case_id") if isinstance(metadata, dict) else None)
+    if isinstance(case_id, (str, int)) and not isinstance(case_id, bool):
+        run.case_id = str(case_id)
+    pre = raw.get("precondition")
+    if pre is not None and not isinstance(pre, dict):
+        raise TranscriptProblem("`precondition` must be an object")
+    run.precondition, run.precondition_recorded = dict(pre or {}), pre is not None
+    try:
+        run.retrieval = read_grounding(raw, run.where)
+    except GroundingProblem as err:
+        raise TranscriptProblem(err.reason, err.where) from None
+
+
 def read_transcript(raw: Any, file: str, where: str, default_id: str) -> ObservedRun:
     """One transcript -> one run; raises TranscriptProblem."""
     if isinstance(raw, list):
@@ -197,22 +227,7 @@ def read_transcript(raw: Any, file: str, where: str, default_id: str) -> Observe
         raise TranscriptProblem("`session_id` (or `id`) must be text")
     session = "session_id" in raw
     run = ObservedRun(id=str(run_id), file=file, where=where, format="session" if session else "messages")
-    for key, attr in _RUN_FIELDS:
-        if raw.get(key) is not None:
-            if not isinstance(raw[key], (str, int, float)) or isinstance(raw[key], bool):
-                raise TranscriptProblem(f"`{key}` must be text")
-            setattr(run, attr, str(raw[key]))
-    for key, attr in _CONTEXT_FIELDS:
-        if raw.get(key) is not None and isinstance(raw[key], (str, int, float)) and not isinstance(raw[key], bool):
-            setattr(run.context, attr, str(raw[key]))
-    metadata = raw.get("metadata")
-    case_id = raw.get("case_id", metadata.get("case_id") if isinstance(metadata, dict) else None)
-    if isinstance(case_id, (str, int)) and not isinstance(case_id, bool):
-        run.case_id = str(case_id)
-    pre = raw.get("precondition")
-    if pre is not None and not isinstance(pre, dict):
-        raise TranscriptProblem("`precondition` must be an object")
-    run.precondition, run.precondition_recorded = dict(pre or {}), pre is not None
+    read_wrapper(run, raw)
     _loop_config(run, raw)
     if raw.get("turns") is not None:
         if not isinstance(raw["turns"], list):
@@ -236,7 +251,7 @@ def read_transcript(raw: Any, file: str, where: str, default_id: str) -> Observe
 
 # What each part of a transcript may hold; any other key is reported once per file as read as nothing.
 _RUN_KEYS = frozenset({"session_id", "id", "conversation_id", "messages", "turns", "precondition", "config", "case_id",
-                       "metadata",
+                       "metadata", "contract", *GROUNDING_KEYS,
                        "max_turns", "max_budget_tokens", "structured_output", "input_tokens", "output_tokens"}
                       | {k for k, _ in _RUN_FIELDS} | {k for k, _ in _CONTEXT_FIELDS})
 _MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "mbt_state", "refusal",
@@ -261,6 +276,8 @@ def _unread(raw: Any, counts: dict[str, int]) -> None:
         turns: list[Any] = turn_list if isinstance(turn_list, list) else []
     else:
         items, turns = (raw, []) if not _is_turn_list(raw) else ([], raw)
+    if isinstance(raw, dict):
+        count_unread(raw, counts)
     for m in items:
         count(m, _MESSAGE_KEYS, "a message")
     for t in turns:

@@ -261,12 +261,13 @@ def runs_records(report: RunsReport, runs: Sequence[ObservedRun] = (),
 
 
 def eval_judge(report: EvalReport) -> dict[str, Any]:
-    """The judge configuration of an eval set: the judge, the threshold, the criteria with their weights, and the
-    judge versions the verdicts name."""
+    """The judge configuration of an eval set: the default judge, the threshold, the criteria with their weights,
+    the judge deciding each criterion, and the judge versions the verdicts name."""
     versions = sorted({v.judge_version for c in report.cases for v in c.criteria.values() if v.judge_version})
+    per_criterion = {c.key: getattr(c, "judge", "") for c in report.criteria if getattr(c, "judge", "")}
     return {"judge": report.judge, "threshold": report.threshold,
-            "criteria": {c.key: c.weight for c in report.criteria}, "judge_versions": versions,
-            "models": list(report.models)}
+            "criteria": {c.key: c.weight for c in report.criteria}, "judges": per_criterion,
+            "judge_versions": versions, "models": list(report.models)}
 
 
 def report_summary(report: EvalReport | RunsReport) -> dict[str, Any]:

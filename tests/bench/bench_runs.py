@@ -10,7 +10,10 @@ The runs are walks of synth.py's model computed with its own semantics (not mbt'
 1,000 traces each (200 with --quick): user texts bound by the model's `bind text` rules, tool results bound by
 `bind tool` rules the script adds, and the tool calls the model makes, with its arguments. So every run is judged to
 its end and none deviates; the runs whose walk says nothing while the model has `say` forbids or claims are not
-judged there (the evidence contract of docs/runs.md): they pass no check they could not show.
+judged there (the evidence contract of docs/runs.md): they pass no check they could not show. Nor do the others
+pass: the walks' texts say none of the `say` forbid's phrases, and the embedded judge (the default answer judge,
+whose time the judgement's figures include) does not decide whether they "leak an internal note", so they are not
+judged either.
 
 Reading + decoding and the judgement are timed in CPU seconds of this process with the cyclic garbage collector
 paused, as in `mbt runs` (one core; on a shared machine the wall clock also counts the waits for a core); `mbt runs`

@@ -7,7 +7,9 @@ how many of each shape were tried and what each gave (issue 32's figures). Print
 Each shape's runs are seed 002's cancel flow on models/orders.fsm, varied by a seeded random: the order number, and
 in about a third of the runs one mistake an agent makes (an order id the model inferred, success claimed before the
 second lookup). A shape whose evidence is complete must give pass or a deviation; a shape with missing or renamed
-evidence must give no pass (the line says so when one does).
+evidence must give no pass (the line says so when one does). A second table does the same for grounding (issue 34):
+seed 000's RAG trace and the retrieval spans, complete and with claims, approval or documents missing, judged by the
+grounding rules against the contract's allowed source.
 """
 
 from __future__ import annotations
@@ -248,6 +250,100 @@ def main() -> None:
         if report.unread:
             print(f"{'':<40} unread: {'; '.join(u.split(': ', 1)[1] for u in report.unread[:2])}")
     print(f"runs with missing or renamed evidence that passed: {total_false_green}")
+    grounding_shapes(options.runs, options.seed)
+
+
+# ---------------------------------------------------------------- grounding (seed 000's RAG trace, retrieval spans)
+
+ALLOWED = ["account-recovery-v3"]
+
+
+def rag_facts(rng):
+    """One answer's facts: the documents retrieved (v1 expired, scoring higher), which one it used, its claims; in
+    about a third of the runs one mistake (the expired v1 used, or a time limit no source gives)."""
+    docs = [{"document_id": "account-recovery-v3", "approved": True, "status": "active", "score": 0.91},
+            {"document_id": "account-recovery-v1", "approved": False, "status": "expired", "score": 0.94}]
+    mistake = rng.random()
+    used = "account-recovery-v1" if mistake < 0.15 else "account-recovery-v3"
+    claims = [{"text": "重置链接会发送到注册邮箱", "grounded_in": used}]
+    if 0.15 <= mistake < 0.33:
+        claims.append({"text": f"重置申请会在{rng.choice([12, 24, 48])}小时内处理完成", "grounded_in": None})
+    return docs, used, claims
+
+
+def rag_trace(n, rng, drop=None):
+    docs, used, claims = rag_facts(rng)
+    if drop == "approval":
+        docs = [{k: v for k, v in d.items() if k != "approved"} for d in docs]
+    raw = {"case_id": f"RAG-{n}", "query": "forgot pwd，登不上了", "route": "account_recovery", "retrieved": docs,
+           "selected_source": used, "claims": claims, "must_not": ["引用 account-recovery-v1"]}
+    if drop == "claims":
+        del raw["claims"]
+    return raw
+
+
+def retrieval_trace(trace, rng, shape="current", rename=False):
+    docs, used, claims = rag_facts(rng)
+    grounding = {"mbt.grounding.selected_source": used, "mbt.grounding.claims": claims}
+    if shape == "current":
+        as_docs = [{"id": d["document_id"], "score": d["score"],
+                    "metadata": {"approved": d["approved"], "status": d["status"]}} for d in docs]
+        key = "gen_ai.retrieval.docs" if rename else "gen_ai.retrieval.documents"
+        spans = [span(trace, 1, 10, {"gen_ai.operation.name": "retrieval", "gen_ai.retrieval.query.text": "forgot pwd",
+                                     key: as_docs, **grounding})]
+    else:  # OpenInference's RETRIEVER span
+        attrs = {"openinference.span.kind": "RETRIEVER", "input.value": "forgot pwd", **grounding}
+        for i, d in enumerate(docs):
+            attrs[f"retrieval.documents.{i}.document.id"] = d["document_id"]
+            attrs[f"retrieval.documents.{i}.document.metadata"] = {"approved": d["approved"], "status": d["status"]}
+        spans = [span(trace, 1, 10, attrs)]
+    return spans
+
+
+def grounding_shapes(count: int, seed: int) -> None:
+    """The grounding rules on every retrieval shape, complete and with evidence missing or renamed: a complete
+    shape gives a pass or a failure per run; a shape with evidence missing must never pass."""
+    from mbt.runs.grounding import judge_retrieval
+    from mbt.runs.reader import read_runs
+
+    def rag(drop=None):
+        def write(folder):
+            rng = random.Random(seed)
+            (folder / "rag.jsonl").write_text("".join(json.dumps(rag_trace(n, rng, drop), ensure_ascii=False) + "\n"
+                                                      for n in range(count)), encoding="utf-8")
+        return write
+
+    def otel(shape, rename=False):
+        def write(folder):
+            rng = random.Random(seed)
+            traces = [retrieval_trace(f"{n + 1:032x}", rng, shape, rename) for n in range(count)]
+            (folder / "t.json").write_text(json.dumps(otlp(traces)), encoding="utf-8")
+        return write
+
+    cases = {"rag trace (seed 000)": (True, rag()), "rag trace, claims not recorded": (False, rag("claims")),
+             "rag trace, approval not recorded": (False, rag("approval")),
+             "otlp, gen_ai retrieval span": (True, otel("current")),
+             "otlp, retrieval documents renamed": (False, otel("current", rename=True)),
+             "otlp, OpenInference RETRIEVER": (True, otel("openinference"))}
+    print()
+    print(f"grounding shapes: {count} runs per shape, seed {seed}, allowed sources {', '.join(ALLOWED)}")
+    print(f"{'shape':<40} {'evidence':<9} {'runs':>5} {'pass':>5} {'failure':>8} {'critical':>9} {'not judged':>11}")
+    false_green = 0
+    for name, (complete, write) in cases.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            write(Path(tmp))
+            found = read_runs([tmp])
+        results = [judge_retrieval(r.retrieval, ALLOWED) for r in found.runs if r.retrieval is not None]
+        passed = sum(g.passed for g in results)
+        failed = sum(bool(g.failures) for g in results)
+        critical = sum(bool(g.critical) for g in results)
+        open_ = sum(not g.failures and not g.passed for g in results)
+        flag = ""
+        if not complete and passed:
+            flag, false_green = "  <- PASS ON MISSING EVIDENCE", false_green + passed
+        print(f"{name:<40} {'complete' if complete else 'missing':<9} {len(found.runs):>5} {passed:>5} {failed:>8} "
+              f"{critical:>9} {open_:>11}{flag}")
+    print(f"grounding judged passed on missing or renamed evidence: {false_green}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 It shares no code with mbt's replay engine: it steps the typed model with its own expression evaluator, keeps the
 whole run, and then decides every element's status from the written rules. Element ids come from
 `mbt.elements.fsm`'s id functions (names only). `campaign` generates random models and goldens (explicit events;
-assertions true, false, forbidden, partial) and compares the judge with `mbt coverage`.
+assertions true, false, forbidden, partial) and compares the judge with `mbt coverage`. Which forbid or claim a
+golden's phrase names is the judges' decision the rules name (phrases folded with mbt.judges.text.fold, a `say`
+forbid's description by the embedded judge, criterion `says`): the judges are asked, the rules applied here.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from mbt.api import load_models, measure
 from mbt.elements import fsm as ids
 from mbt.goldens.cases import GoldenCase, OneOf, parse_case
 from mbt.goldens.loader import GoldenSet
+from mbt.judges.sayings import SayingJudge
+from mbt.judges.text import fold
 from mbt.model.expr import And, Arith, Compare, EnumLit, Lit, Member, Not, Or, Ref, atoms
 from mbt.model.fsm import Assign, Discard, FsmModel
 from tests.judge.common import EXERCISED, VERIFIED, Campaign, statuses_by_case
@@ -244,10 +248,28 @@ def resolved_before(model: FsmModel, a, tool: str, calls: list[tuple[int, str, d
     return bool(steps) and all(s is not None and s < k for s in steps)
 
 
+_DESCRIPTIONS = SayingJudge()  # the embedded judge, as golden replay asks it
+
+
+def names_forbid(f, item: str) -> bool:
+    """The golden phrase names forbid F: one of its `matching` phrases is in it (both folded), or F is `effect say`
+    and the embedded judge finds that the phrase says F's description."""
+    if f.effect is None:
+        return False
+    if any(fold(p) in fold(item) for p in f.effect.matching if fold(p)):
+        return True
+    return f.effect.kind == "say" and bool(f.effect.description) and \
+        _DESCRIPTIONS.describes(item, f.effect.description).verdict == "pass"
+
+
+def claims_named(model: FsmModel, item: str) -> list[str]:
+    """The states of the claims a golden phrase names (one of their phrases in it, folded)."""
+    return [c.state for c in model.claims if any(fold(p) in fold(item) for p in c.phrases)]
+
+
 def forbidden_outcome_expected(model: FsmModel, f, a, step: Step, rejected: bool, earlier: bool = False) -> bool:
     """`earlier`: the assertions are the final ones and their check of the forbid's tool speaks of an earlier call."""
-    phrases = [p.casefold() for p in (f.effect.matching if f.effect is not None else [])]
-    if phrases and any(p in item.casefold() for item in a.must_have for p in phrases):
+    if any(names_forbid(f, item) for item in a.must_have):
         return True
     if f.target is not None and f.target in states_of(a):  # among the states the golden accepts
         return True
@@ -273,8 +295,7 @@ def forbidden_outcome_expected(model: FsmModel, f, a, step: Step, rejected: bool
 
 def forbid_checked(model: FsmModel, f, a, step: Step, rejected: bool) -> bool:
     """Rule 3: the golden asserts at this step that F's outcome did not happen."""
-    phrases = [p.casefold() for p in (f.effect.matching if f.effect is not None else [])]
-    if phrases and any(p in item.casefold() for item in a.must_not for p in phrases):
+    if any(names_forbid(f, item) for item in a.must_not):
         return True
     if f.effect is not None and f.effect.kind == "call":
         if f.effect.tool in not_called(a):
@@ -327,6 +348,8 @@ def judge(model: FsmModel, case: GoldenCase) -> Verdict:
         for a, scope in checks:
             if contradicts(model, a, step, scope, turn.rejected and a is turn.expect):
                 verdict.contradicted = True
+            if any(claimed != step.after for item in a.must_have for claimed in claims_named(model, item)):
+                verdict.contradicted = True  # the golden expects a claim while the model is elsewhere
         for f in step.forbids:
             tool = f.effect.tool if f.effect is not None and f.effect.kind == "call" else None
             # checks[1], when there is one, holds the final assertions
@@ -353,8 +376,7 @@ def judge(model: FsmModel, case: GoldenCase) -> Verdict:
                 verified |= steps[found - 1].elements
         for step in steps[:-1]:  # final must_not / must_not_call speak of every step
             for f in step.forbids:
-                phrases = [p.casefold() for p in (f.effect.matching if f.effect is not None else [])]
-                if (phrases and any(p in i.casefold() for i in final.must_not for p in phrases)) or (
+                if any(names_forbid(f, i) for i in final.must_not) or (
                         f.effect is not None and f.effect.kind == "call" and f.effect.tool in not_called(final)):
                     verified.add(ids.forbidden_id(f))
     if verdict.contradicted or verdict.expected_forbidden:
@@ -424,8 +446,12 @@ def random_model(rng: random.Random) -> str:
             lines.append(f"  forbid {source} on {event}{guard} -> {rng.choice(states)}")
         elif shape == 3 and source != "any" and event != "*":
             lines.append(f"  forbid {source} on {event}{guard}")
-        else:
+        elif rng.random() < 0.5:
             lines.append(f'  forbid {source} on {event}{guard} effect say "the secret" matching "secret"')
+        else:  # a description only: the embedded judge decides which golden phrases name it
+            lines.append(f'  forbid {source} on {event}{guard} effect say "tells the secret"')
+    if rng.random() < 0.5:
+        lines.append(f'  claim {rng.choice(states)} matching "done deal"')
     lines.append("}")
     return "\n".join(dict.fromkeys(lines)) + "\n"  # a repeated forbid line would be a duplicate id
 
@@ -476,9 +502,9 @@ def random_assertions(rng: random.Random, model: FsmModel, step: Step | None, al
     if rng.random() < 0.25:
         out["must_not_call"] = rng.sample(TOOLS, rng.randint(1, 2))
     if rng.random() < 0.2:
-        out["must_not"] = [rng.choice(["the secret", "a leak", "nothing"])]
+        out["must_not"] = [rng.choice(["the secret", "a leak", "nothing", "TELL the  Secret", "ＳＥＣＲＥＴ"])]
     if rng.random() < 0.1:
-        out["must_have"] = ["tell the secret"]
+        out["must_have"] = [rng.choice(["tell the secret", "it is a DONE  deal"])]
     return out
 
 

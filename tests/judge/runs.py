@@ -3,17 +3,23 @@
 It shares nothing with mbt.runs beyond the typed model and the readers' ObservedRun: it steps the model with the
 `transitions` reference machine (mbt/reference/machine.py), evaluates forbid guards and conditions with the FSM
 judge's own expression evaluator, binds texts and results by re-reading the declarations, and then counts the
-metrics from its own verdicts. Element ids come from mbt.elements.fsm's id functions (names only).
+metrics from its own verdicts. Element ids come from mbt.elements.fsm's id functions (names only). What an assistant
+text says is compared the way docs/runs.md says: phrases folded (mbt.judges.text.fold, the judges' normalisation),
+and a `say` forbid's description, where no phrase is said, left to `describe` — the answer judge's decision, passed
+in (pass / fail / not_judged): None takes the phrases as the whole of each forbid (`--judge rules`); a description
+the answer judge leaves undecided is a gap only for a forbid without phrases (where it has phrases, they decide).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from mbt.elements import fsm as ids
+from mbt.judges.text import fold
 from mbt.model.fsm import FsmModel
 from mbt.reference.machine import ReferenceMachine
 from mbt.runs.steps import ObservedRun
@@ -129,8 +135,9 @@ def _reacting_forbids(model: FsmModel, state: str, event: str, env: dict) -> lis
     return out
 
 
-def judge(model: FsmModel, run: ObservedRun) -> JudgeVerdict:
+def judge(model: FsmModel, run: ObservedRun, describe: Callable[[str, str], str] | None = None) -> JudgeVerdict:
     v = JudgeVerdict()
+    undecided: set[str] = set()  # say forbids (ids) no judge decided on some text: one gap each
     rm = ReferenceMachine(model)
     try:
         state = run.precondition.get("state")
@@ -161,13 +168,28 @@ def judge(model: FsmModel, run: ObservedRun) -> JudgeVerdict:
     for n, step in enumerate(run.steps, start=1):
         here = ids.state_id(rm.state)
         if step.kind == "assistant":
-            text = (step.text or "").casefold()
-            said = [f for f in reacting if f.effect is not None and f.effect.kind == "say"
-                    and any(p.casefold() in text for p in f.effect.matching)]
+            text = fold(step.text or "")
+            said = []
+            for f in reacting:
+                if f.effect is None or f.effect.kind != "say":
+                    continue
+                if any(fold(p) in text for p in f.effect.matching):
+                    said.append(f)
+                    break
+                if describe is None and f.effect.matching:
+                    continue  # the phrases alone: none said
+                decided = "not_judged" if describe is None else describe(step.text or "", f.effect.description or "")
+                if decided == "pass":
+                    said.append(f)
+                    break
+                if decided == "not_judged" and f.effect.matching:
+                    continue  # undecided by the answer judge: the phrases, none said, have the last word
+                if decided != "fail":
+                    undecided.add(ids.forbidden_id(f))
             if said:
                 deviate("forbidden_saying", n, ids.forbidden_id(said[0]))
                 break
-            claimed = [c for c in model.claims if any(p.casefold() in text for p in c.phrases)
+            claimed = [c for c in model.claims if any(fold(p) in text for p in c.phrases)
                        and rm.state != c.state]
             if claimed:
                 deviate("premature_success", n, ids.state_id(claimed[0].state))
@@ -285,6 +307,7 @@ def judge(model: FsmModel, run: ObservedRun) -> JudgeVerdict:
             deviate("missing_call", len(run.steps), owed[0][2])
         elif owed:
             v.gaps += len(owed)
+    v.gaps += len(undecided)
     _loop(run, v)
     speaks = bool(model.claims) or any(f.effect is not None and f.effect.kind == "say" for f in model.forbids)
     if v.type is None and not run.steps:
