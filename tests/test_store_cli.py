@@ -189,7 +189,8 @@ def test_the_excel_export_has_an_overview_the_detail_list_and_the_turns_and_neve
     assert run_mbt("results", "export", "formulas", "-o", str(formulas), "--store", store).returncode == 0
     wb = load_workbook(formulas)
     row = next(wb["Cases"].iter_rows(min_row=2, max_row=2))
-    assert row[2].value == '=HYPERLINK("http://x","y")' and row[2].data_type == "s"
+    assert row[2].value == '=HYPERLINK("http://x","y")' and row[2].data_type == "s" and row[2].quotePrefix
+    assert not row[1].quotePrefix  # only a text a spreadsheet would run gets the prefix
     assert row[3].value == "=1+1" and row[4].value == "=cmd|' /C calc'!A0"
     third = next(wb["Cases"].iter_rows(min_row=3, max_row=3))
     assert third[2].value == "Bell\ufffd in the question"

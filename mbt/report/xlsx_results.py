@@ -4,9 +4,9 @@ explanation, overall), and the turns in seed 001's upload template (a row per tu
 
 Written row by row into the zip (`workbook`), so a set of 100,000 cases is never held whole. Every text cell is
 written as text, never as a formula or an error value (a question starting with `=` stays that question, `#N/A`
-stays text); characters XML cannot carry are shown as U+FFFD, and a text past Excel's 32,767 characters per cell is
-cut with a note. The same set gives the same bytes. Formats only; `mbt eval`'s own
-Excel output can reuse `workbook` with its rows.
+stays text, and a text that starts as a formula would has Excel's quote prefix, so it stays text when edited);
+characters XML cannot carry are shown as U+FFFD, and a text past Excel's 32,767 characters per cell is cut with a
+note. The same set gives the same bytes. Formats only; `workbook` takes any sheets of rows.
 """
 
 from __future__ import annotations
@@ -68,6 +68,11 @@ def _sheet_name(title: str) -> str:
     return re.sub(r"[\[\]:*?/\\]", "_", title)[:31] or "Sheet"
 
 
+# What a spreadsheet would run as a formula when a person edits the cell: such a text gets Excel's quote prefix
+# (style 2), so it stays text after an edit too (as mbt eval's own workbook does).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(column: str, row: int, value: Any, style: str) -> str:
     if value is None or value == "":
         return ""
@@ -75,8 +80,10 @@ def _cell(column: str, row: int, value: Any, style: str) -> str:
         return f'<c r="{column}{row}" t="b"{style}><v>{int(value)}</v></c>'
     if isinstance(value, (int, float)):
         return f'<c r="{column}{row}"{style}><v>{value!r}</v></c>'
-    text = escape(cell_text(str(value)))
-    return f'<c r="{column}{row}" t="inlineStr"{style}><is><t xml:space="preserve">{text}</t></is></c>'
+    text = cell_text(str(value))
+    if not style and text.startswith(FORMULA_STARTS):
+        style = ' s="2"'
+    return f'<c r="{column}{row}" t="inlineStr"{style}><is><t xml:space="preserve">{escape(text)}</t></is></c>'
 
 
 def _sheet_xml(widths: Sequence[float], rows: Iterable[Sequence[Any]]) -> Iterator[str]:
@@ -133,7 +140,7 @@ _WORKBOOK_RELS = (
     '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">{sheets}'
     '<Relationship Id="rId{styles}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" '
     'Target="styles.xml"/></Relationships>')
-# Two cell formats: 0 plain, 1 bold (the header row).
+# Three cell formats: 0 plain, 1 bold (the header row), 2 a text with Excel's quote prefix (FORMULA_STARTS).
 _STYLES = (
     '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
     '<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
@@ -142,8 +149,9 @@ _STYLES = (
     '<fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill>'
     '</fills><borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
     '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
-    '<cellXfs count="2"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>'
-    '<xf numFmtId="0" fontId="1" fillId="0" borderId="0" xfId="0" applyFont="1"/></cellXfs>'
+    '<cellXfs count="3"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>'
+    '<xf numFmtId="0" fontId="1" fillId="0" borderId="0" xfId="0" applyFont="1"/>'
+    '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0" quotePrefix="1"/></cellXfs>'
     '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>')
 
 
