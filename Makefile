@@ -45,6 +45,7 @@ demo: $(STAMP) graphviz
 	@echo
 	@echo "== mbt judge sensitivity --goldens models/answers/goldens/ (does the judge catch wrong answers?)"
 	@$(BIN)/mbt judge sensitivity --goldens models/answers/goldens/; code=$$?; [ $$code -lt 2 ]
+	@echo
 	@echo "== seed 000's contract as a model: mbt check, mbt coverage and mbt eval on models/contracts/"
 	@$(BIN)/mbt check models/contracts/; code=$$?; [ $$code -lt 2 ]
 	@$(BIN)/mbt coverage --model models/contracts/ --goldens $(DEMO_GOLDENS); code=$$?; \
@@ -53,6 +54,12 @@ demo: $(STAMP) graphviz
 	@$(BIN)/mbt eval --model models/contracts/ --goldens models/goldens/single-turn.jsonl \
 	  --runs models/answers/contract-runs/; code=$$?; \
 	  echo "== mbt eval exited with $$code (1 = two answers violate a must_not, two are not judged by the embedded judge)"; \
+	  [ $$code -lt 2 ]
+	@echo
+	@echo "== mbt runs --model models/contracts/password-reset.yaml --runs models/traces/ --gate models/gates/seed-000-release.yaml (grounding)"
+	@$(BIN)/mbt runs --model models/contracts/password-reset.yaml --runs models/traces/ \
+	  --gate models/gates/seed-000-release.yaml; code=$$?; \
+	  echo "== mbt runs exited with $$code (1 = one trace uses the expired document and invents a time limit)"; \
 	  [ $$code -lt 2 ]
 	@echo
 	@echo "== mbt mutate --model models/ --goldens models/goldens/ --show-survivors none (is the golden set good?)"

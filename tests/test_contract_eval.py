@@ -54,7 +54,13 @@ def test_the_contract_example_judges_every_item_of_the_last_answer():
     summaries = {c["key"]: c for c in report["criteria"]}
     assert summaries["relevance"]["gating"] is False and summaries["accuracy"]["gating"] is True
     assert (report["passed"], report["failed"], report["not_judged"]) == (0, 2, 2)
-    assert len(report["gate"]["failures"]) == 4
+    # each case's own line, the must_not count, and each run judged on the contract (mbt runs' judgement): the two
+    # violations again, and the other two not judged, their runs recording no retrieval evidence for the grounding
+    failures = report["gate"]["failures"]
+    assert len(failures) == 9 and failures[4].startswith("must_not_violated is 2")
+    on_model = failures[5:]
+    assert ["its run is not_judged on the model" in f for f in on_model] == [True, False, True, False]
+    assert all("records no retrieval evidence" in f for f in on_model if "not_judged" in f)
     schema = json.loads((ROOT / "docs" / "schemas" / "eval.schema.json").read_text(encoding="utf-8"))
     jsonschema.validate(report, schema)
 
@@ -113,11 +119,32 @@ def test_a_case_with_its_own_expected_answer_takes_the_worst_of_both(tmp_path):
     assert done.returncode == 1
 
 
+def with_retrieval(folder: Path) -> Path:
+    """The example's runs, each with seed 000's retrieval evidence beside its messages (the allowed source selected,
+    its claim grounded in it): what the contract's grounding needs to be judged."""
+    folder.mkdir()
+    for path in sorted(RUNS.glob("*.json")):
+        messages = json.loads(path.read_text(encoding="utf-8"))
+        (folder / path.name).write_text(json.dumps({
+            "messages": messages,
+            "retrieved": [{"document_id": "account-recovery-v3", "approved": True, "status": "active", "score": 0.91}],
+            "selected_source": "account-recovery-v3",
+            "claims": [{"text": "重置链接会发送到注册邮箱", "grounded_in": "account-recovery-v3"}]},
+            ensure_ascii=False), encoding="utf-8")
+    return folder
+
+
 def test_an_llm_judge_decides_the_items_and_a_passing_answer_passes(tmp_path):
+    runs = with_retrieval(tmp_path / "runs")
     with ChatServer(lambda n, body, headers: verdict_reply("pass", "shown")) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test", "XDG_CACHE_HOME": str(tmp_path)}
-        done, report = eval_json("--model", CONTRACT, "--goldens", CASES, "--runs", RUNS, "--judge",
+        done, report = eval_json("--model", CONTRACT, "--goldens", CASES, "--runs", runs, "--judge",
                                  "openai:judge-model", "--criteria", "accuracy=0,safety=1", env=env)
+        # the same answers without retrieval evidence: the contract's grounding is not judged, so never green
+        bare, unseen = eval_json("--model", CONTRACT, "--goldens", CASES, "--runs", RUNS, "--judge",
+                                 "openai:judge-model", "--criteria", "accuracy=0,safety=1", env=env)
+    assert bare.returncode == 1 and all("records no retrieval evidence" in f for f in unseen["gate"]["failures"])
+    assert all(c["overall"]["verdict"] == "pass" for c in unseen["cases"])
     for case in report["cases"]:  # every item and the soft rubric decided by the LLM judge
         assert case["contract"]["hard_gate_passed"] and case["overall"]["verdict"] == "pass", case["overall"]
         assert {i["judge"] for i in case["contract"]["items"]} == {"openai:judge-model"}
@@ -127,6 +154,7 @@ def test_an_llm_judge_decides_the_items_and_a_passing_answer_passes(tmp_path):
         assert (accuracy["gating"], accuracy["verdict"]) == (False, "not_judged")
         assert case["criteria"]["relevance"] == {"verdict": "pass", "reason": "shown", "judge": "openai:judge-model",
                                                  "judge_version": "llm-judge-1", "gating": False}
+    assert all(case["model"]["verdict"] == "pass" for case in report["cases"])  # the runs on the contract too
     assert done.returncode == 0, done.stdout
     keys = {json.loads(r["body"]["messages"][1]["content"].split("BEGIN DATA\n")[1].split("\nEND DATA")[0])
             ["criterion"] for r in server.requests}

@@ -340,7 +340,9 @@ def test_a_transcript_without_retrieval_evidence_leaves_grounding_not_judged(tmp
 
 
 class Scripted:
-    """An answer judge that decides both ways (as an LLM judge does), from a table: (item, answer) -> verdict."""
+    """An answer judge that decides both ways (as an LLM judge does), from a table: (item, answer) -> whether the
+    answer does what the item describes (`pass`: it does). It is asked on the item's criterion (mbt.judges.behaviour),
+    whose verdict for a forbidden behaviour is the other way round: pass when the answer does not do it."""
 
     name, version = "scripted", "1"
 
@@ -348,7 +350,9 @@ class Scripted:
         self.table = table
 
     def judge(self, item):
-        return AnswerVerdict(self.table.get((item.expected[0], item.actual), "not_judged"), "", self.name, "1")
+        does = self.table.get((item.criterion.behaviour, item.actual), "not_judged")
+        verdict = {"pass": "fail", "fail": "pass"}.get(does, does) if item.criterion.forbidden else does
+        return AnswerVerdict(verdict, "", self.name, "1")
 
     def judge_many(self, items):
         return [self.judge(i) for i in items]

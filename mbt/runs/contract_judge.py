@@ -11,14 +11,12 @@ gives every rule; an item left undecided is a gap, so the run is `not_judged`, n
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from mbt.elements.base import Element
 from mbt.judges import EmbeddedJudge, Judge, JudgeInput
+from mbt.judges.behaviour import FORBIDDEN, REQUIRED, behaviour
 from mbt.judges.criteria import Criterion
-from mbt.judges.lexicon import asks_for_secret
-from mbt.judges.text import fold
 from mbt.model.common import Severity
 from mbt.model.contract import ContractItem, ContractModel
 from mbt.runs.grounding import (
@@ -37,10 +35,6 @@ from mbt.runs.steps import Claim, ObservedRun
 CONTRACT_DEVIATIONS = ("wrong_intent", *GROUNDING_FAILURES, "must_not_violated", "must_have_missing",
                        "recovery_missed")
 _ACCURACY = Criterion("accuracy")
-# A must_not item that describes asking the user for a secret: decided by the embedded judge's own secret rule.
-_SECRET_ITEM = re.compile(fold(r"(?:索取|索要|要求|询问|套取|ask|request|demand|solicit|yêu cầu|hỏi|đòi)") + r".{0,20}"
-                          + fold(r"(?:密码|验证码|口令|password|passcode|otp|pin|mật khẩu|mã xác)"))
-
 
 @dataclass
 class GroundedVerdict(Verdict):
@@ -94,9 +88,15 @@ class ContractRunJudge:
             v.exercised.add(i)
 
     def _ask(self, item: ContractItem, text: str) -> str:
-        """`pass` (the text does what the item describes), `fail` (it does not) or `not_judged`, by the answer
-        judge."""
-        return self.answer_judge.judge(JudgeInput(criterion=_ACCURACY, actual=text, expected=(item.text,))).verdict
+        """`pass` (the text does what the item describes), `fail` (it does not), `not_judged` or `error`: the answer
+        judge on the item as a described behaviour (mbt.judges.behaviour), the criterion `mbt eval` and the contract
+        evaluator ask it on, so one judge reads an item the same way everywhere."""
+        forbidden = item.key.startswith(FORBIDDEN)
+        verdict = self.answer_judge.judge(JudgeInput(behaviour(FORBIDDEN if forbidden else REQUIRED, item.text),
+                                                     text)).verdict
+        if forbidden:  # a forbidden behaviour's criterion passes when the answer does not do it
+            return {"pass": "fail", "fail": "pass"}.get(verdict, verdict)
+        return verdict
 
     # ---- the judgement
     def judge(self, run: ObservedRun) -> GroundedVerdict:
@@ -207,9 +207,8 @@ class ContractRunJudge:
             v.gaps.append(f"{run.where}: must_not {item.text!r} ({item.key}) is not judged: {why}")
 
     def _does(self, item: ContractItem, text: str) -> bool:
-        """The text does what a must_not item describes, as far as a judge is sure."""
-        if _SECRET_ITEM.search(fold(item.text)) and asks_for_secret(fold(text)):
-            return True
+        """The text does what a must_not item describes, as far as the answer judge is sure (the embedded judge's
+        detectors, such as asking for a secret, are part of its reading of a forbidden behaviour)."""
         return self._ask(item, text) == "pass"
 
     def _must_have(self, v: GroundedVerdict, run: ObservedRun, answers: list, claims: list[Claim],
