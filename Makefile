@@ -15,7 +15,7 @@ DEMO_GATE := models/gates/release.yaml
 # Seed 000's gates/release.yaml, unchanged: `mbt runs` gates observed runs with it.
 RUNS_GATE := models/gates/seed-000-release.yaml
 
-.PHONY: demo test test-fast lint graphviz chromium generated
+.PHONY: demo test test-fast lint graphviz chromium postgresql generated
 
 demo: $(STAMP) graphviz
 	@echo "== mbt check models/"
@@ -72,16 +72,17 @@ demo: $(STAMP) graphviz
 	@$(BIN)/mbt render --model $(DEMO_MODEL) --goldens $(DEMO_GOLDENS) -o build/recovery.svg
 	@echo "== wrote build/mbt-report/index.html (open it in a browser), build/mbt-coverage.md and build/recovery.svg"
 
-test: $(STAMP) graphviz chromium
+test: $(STAMP) graphviz chromium postgresql
 	$(BIN)/pytest -q
 	@if [ -f tests/bench/run_bench.py ]; then $(BIN)/python tests/bench/run_bench.py --quick; fi
 	@if [ -f tests/bench/bench_tables.py ]; then $(BIN)/python tests/bench/bench_tables.py --quick; fi
 	@if [ -f tests/bench/bench_generate.py ]; then $(BIN)/python tests/bench/bench_generate.py --quick --no-guards; fi
 	@if [ -f tests/bench/bench_runs.py ]; then $(BIN)/python tests/bench/bench_runs.py --quick; fi
 	@if [ -f tests/bench/bench_html.py ]; then $(BIN)/python tests/bench/bench_html.py --quick; fi
+	@if [ -f tests/bench/bench_store.py ]; then $(BIN)/python tests/bench/bench_store.py --quick; fi
 
 # Everything but the browser and packaging tests (marked `slow`): the quick loop while developing.
-test-fast: $(STAMP) graphviz
+test-fast: $(STAMP) graphviz postgresql
 	$(BIN)/pytest -q -m "not slow"
 
 # ruff (pyflakes, pycodestyle, isort, bugbear, pyupgrade) on the code and the tests; mypy on the whole package with
@@ -115,6 +116,13 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "== installing the OS package chromium (the test suite opens the HTML report in a real browser)"; \
 	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
+# The result store's tests run on SQLite and on a PostgreSQL server they start themselves (initdb into a temporary
+# folder; tests/pg_server.py), from Debian's package `postgresql`, whose programs live in /usr/lib/postgresql/N/bin.
+postgresql:
+	@command -v pg_ctl >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { \
+	  echo "== installing the OS package postgresql (the result store's tests start a throwaway server)"; \
+	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }
 
 # Not a file: checked on every run, and a no-op once `dot` is on the PATH.
 graphviz:

@@ -720,3 +720,198 @@ def probes(path: str, confidence: float = 0.95, resamples: int | None = None, se
 
     return probe_coverage(path, confidence=confidence, resamples=DEFAULT_RESAMPLES if resamples is None else resamples,
                           seed=seed, candidates_from=candidates_from)
+
+
+# ---- The result store (issue 35, docs/results.md): result sets kept, listed, shown, exported, compared ----------
+
+
+@dataclass
+class Stored:
+    """An `mbt eval` or `mbt runs` report with what the store made of it: the set saved (None: not asked), and the
+    cases that passed in the baseline set and do not now (`--baseline-set`, already added to the report's gate)."""
+
+    report: object
+    saved: object | None = None  # mbt.store.model.SetInfo
+    regressions: list = field(default_factory=list)  # mbt.store.model.Regression
+
+
+def _store(store: str | None, store_config: str | None, create: bool = False):
+    """The store opened (and migrated): `store` is --store, `store_config` the configuration file's `store`;
+    MBT_STORE_URL comes between them, the default `.mbt/results.db` after (mbt.store.url). Only a command that saves
+    (`create`) makes a SQLite file that is not there."""
+    from mbt.store.db import Store
+    from mbt.store.url import resolve
+
+    return Store(resolve(store, store_config), create=create)
+
+
+def _stored_run(run_type: str, suite_paths: list[str], save: str | None, store: str | None,
+                store_config: str | None, baseline_set: str | None, judge: dict, meta: dict, produce, records):
+    """Run `produce()` (the report), with the set `running` in the store meanwhile when `save` is given (the empty
+    string: the default name), then write its cases (`records(report)`) and mark it `done`; with `baseline_set`,
+    the cases that passed there and do not now fail the report's gate."""
+    from mbt.store.compare import baseline, regressions
+    from mbt.store.records import NewSet, default_name, executor, now, report_summary, suite_name
+    from mbt.store.write import SetWriter
+
+    with _store(store, store_config, create=save is not None) as opened:
+        if baseline_set is not None:
+            baseline(opened, baseline_set, run_type)
+        if save is None:
+            report = produce()
+            found = regressions(opened, baseline_set, records(report)) if baseline_set is not None else []
+            _gate_regressions(report, found, baseline_set)
+            return Stored(report, None, found)
+        suite = suite_name(suite_paths)
+        started = now()
+        new = NewSet(name=save or default_name(suite, started), suite=suite, run_type=run_type, executor=executor(),
+                     judge=judge, meta=meta, started_at=started)
+        with SetWriter(opened, new, name_given=bool(save)) as writer:
+            report = produce()
+            cases = records(report)
+            found = regressions(opened, baseline_set, cases) if baseline_set is not None else []
+            _gate_regressions(report, found, baseline_set)
+            writer.add(cases)
+            writer.finish(report_summary(report), judge=_judge_of(report, judge))
+        from mbt.store.query import set_info, set_row
+
+        with opened.read() as conn:
+            saved = set_info(set_row(conn, writer.name, opened))
+        return Stored(report, saved, found)
+
+
+def _judge_of(report, given: dict) -> dict:
+    from mbt.answers.results import EvalReport
+    from mbt.store.records import eval_judge
+
+    return {**given, **eval_judge(report)} if isinstance(report, EvalReport) else given
+
+
+def _gate_regressions(report, found: list, baseline_set: str | None) -> None:
+    """The baseline's regressions as gate failures of the report (eval: its gate's lines; runs: gate failures)."""
+    if baseline_set is None or not found:
+        return
+    from mbt.answers.results import EvalReport
+    from mbt.measure.coverage import GateFailure
+
+    lines = [f"{r.where}: case `{r.key}` passed in the baseline set `{baseline_set}` and is {r.after} now"
+             for r in found]
+    if isinstance(report, EvalReport):
+        report.gate.failures.extend(lines)
+        report.gate.passed = False
+    elif report.gate is not None:
+        report.gate.failures.append(GateFailure(
+            rule="baseline-set", expected=f"no case that passed in `{baseline_set}` fails", actual=len(found),
+            message=f"{len(found)} case(s) passed in the baseline set `{baseline_set}` and do not now",
+            elements=lines))
+        report.gate.passed = False
+
+
+def eval_stored(golden_paths: list[str], run_paths: list[str], save: str | None = None, store: str | None = None,
+                store_config: str | None = None, baseline_set: str | None = None, **options) -> Stored:
+    """`mbt eval` (the same `options`) with the result store: `save` keeps the result set (None: not kept; the
+    empty string: named `<suite>_TestResult_<timestamp>`), `baseline_set` fails the gate on every case that passed
+    in that set and does not now. The set is `running` while the cases are judged, `done` once all are written."""
+    from mbt.runs.reader import read_runs
+    from mbt.store.records import eval_records
+
+    def produce():
+        return eval(golden_paths, run_paths, **options)
+
+    def records(report):
+        return eval_records(report, read_runs(run_paths).runs if save is not None else ())
+
+    # What the command line gave; the report's own configuration replaces it once the cases are judged.
+    judge = {k: v for k, v in (("judge", options.get("judge", "embedded")), ("criteria", options.get("criteria")),
+                               ("threshold", options.get("threshold"))) if v is not None}
+    meta = {"goldens": list(golden_paths), "runs": list(run_paths), "models": list(options.get("model_paths") or [])}
+    return _stored_run("eval", golden_paths, save, store, store_config, baseline_set, judge, meta, produce, records)
+
+
+def runs_stored(model_paths: list[str], run_paths: list[str], golden_paths: list[str] | None = None,
+                save: str | None = None, store: str | None = None, store_config: str | None = None,
+                baseline_set: str | None = None, **options) -> Stored:
+    """`mbt runs` (the same `options`) with the result store, as eval_stored: each run is a case of the set, its
+    verdict on the model its overall verdict (a deviation fails, an invalid run is an error)."""
+    from mbt.runs.reader import read_runs
+    from mbt.store.records import runs_records
+
+    if baseline_set is not None and not options.get("use_gate", True):
+        raise MbtError("--baseline-set is a gate rule; it cannot be used with --no-gate")
+    gate_path = options.get("gate_path")
+    handoff = frozenset(load_gate(gate_path).handoff_suites) if gate_path else frozenset()
+
+    def produce():
+        return runs(model_paths, run_paths, golden_paths, **options)
+
+    def records(report):
+        return runs_records(report, read_runs(run_paths).runs, handoff)
+
+    judge = {"models": list(model_paths), "gate": gate_path}
+    meta = {"models": list(model_paths), "runs": list(run_paths), "goldens": list(golden_paths or [])}
+    return _stored_run("runs", run_paths, save, store, store_config, baseline_set, judge, meta, produce, records)
+
+
+def results_list(store: str | None = None, store_config: str | None = None, search: str | None = None,
+                 statuses: tuple[str, ...] = (), run_types: tuple[str, ...] = (), executor: str | None = None,
+                 since: str | None = None, until: str | None = None, limit: int | None = None):
+    """`mbt results list`: the result sets, newest first, through seed 001's search and filters
+    (mbt.store.model.SetList)."""
+    from mbt.store.query import SetFilters, list_sets
+
+    with _store(store, store_config) as opened:
+        return list_sets(opened, SetFilters(search, statuses, run_types, executor, since, until, limit))
+
+
+def results_show(name: str, store: str | None = None, store_config: str | None = None, turns: str | None = None,
+                 results: tuple[str, ...] = (), search: str | None = None, limit: int | None = 100, offset: int = 0):
+    """`mbt results show NAME`: the set's overview and its cases through the filters (mbt.store.model.SetView)."""
+    from mbt.store.query import CaseFilters, show
+
+    with _store(store, store_config) as opened:
+        return show(opened, name, CaseFilters(turns, results, search, limit, offset))
+
+
+def results_case(name: str, key: str, store: str | None = None, store_config: str | None = None):
+    """`mbt results show NAME --case KEY`: one case in detail (mbt.store.model.CaseDetail)."""
+    from mbt.store.query import case_detail
+
+    with _store(store, store_config) as opened:
+        return case_detail(opened, name, key)
+
+
+def results_export(name: str, store: str | None = None, store_config: str | None = None, turns: str | None = None,
+                   results: tuple[str, ...] = (), search: str | None = None):
+    """`mbt results export NAME`: the set with its cases streamed page by page (mbt.store.query.Export); close it
+    (`with`) once written: it holds the store open."""
+    from mbt.store.query import CaseFilters, export
+
+    opened = _store(store, store_config)
+    try:
+        return export(opened, name, CaseFilters(turns, results, search))
+    except BaseException:
+        opened.close()
+        raise
+
+
+def results_rename(old: str, new: str, store: str | None = None, store_config: str | None = None):
+    from mbt.store.query import rename
+
+    with _store(store, store_config) as opened:
+        return rename(opened, old, new)
+
+
+def results_delete(names: list[str], store: str | None = None, store_config: str | None = None) -> list[str]:
+    from mbt.store.query import delete
+
+    with _store(store, store_config) as opened:
+        return delete(opened, names)
+
+
+def results_compare(first: str, second: str, store: str | None = None, store_config: str | None = None,
+                    cases: tuple[str, ...] = (), flipped_sessions: bool = False):
+    """`mbt results compare A B` (mbt.store.compare; mbt.store.model.Comparison)."""
+    from mbt.store.compare import compare
+
+    with _store(store, store_config) as opened:
+        return compare(opened, first, second, cases, flipped_sessions)

@@ -114,6 +114,38 @@ root_option = click.option(
     help="The repository root SARIF paths are relative to  [default: $GITHUB_WORKSPACE, else the working folder].")
 multi_output_option = click.option("-o", "--output", "output", default=None, type=click.Path(), metavar="PATH",
                                    help="Output path of the one --format given without a path (html: a folder).")
+# The result store (docs/results.md): where result sets are kept, and the options that keep or read them.
+store_option = click.option(
+    "--store", "store", default=None, metavar="URL",
+    help="The result store: a SQLite file or sqlite:///PATH, or postgresql://USER@HOST[:PORT]/DB (its password from "
+         "the URL or PGPASSWORD)  [default: $MBT_STORE_URL, else the configuration file's `store`, else "
+         ".mbt/results.db].")
+save_option = click.option(
+    "--save", "save", is_flag=False, flag_value="", default=None, metavar="[NAME]",
+    help="Keep this run's results as a result set in the store, named NAME (unique) or, without NAME, "
+         "<suite>_TestResult_<timestamp> (mbt results list shows it).")
+baseline_set_option = click.option(
+    "--baseline-set", "baseline_set", default=None, metavar="NAME",
+    help="Fail the gate when a case that passed in the stored result set NAME does not pass now.")
+
+
+def shlex_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+def _store_config() -> str | None:
+    """The configuration file's `store` (a path or a URL without a password), or None."""
+    config = click.get_current_context().find_root().obj
+    return getattr(config, "values", {}).get("store")
+
+
+def _saved_note(stored) -> None:
+    """The result set kept (stderr): its name and how to see it."""
+    if stored.saved is not None:
+        _note(f"mbt: result set `{stored.saved.name}` saved ({stored.saved.status}, {stored.saved.cases_total} "
+              f"case(s)): mbt results show {shlex_quote(stored.saved.name)}", False)
 
 
 # Shown at the end of every command's --help (click keeps lines after \b as written).
@@ -124,7 +156,8 @@ _ENVIRONMENT = """Environment:
   MBT_CONFIG        the configuration file (else pyproject.toml [tool.mbt] / mbt.yaml, found upwards)
   MBT_DEBUG=1       the traceback of an internal error
   NO_COLOR, FORCE_COLOR, PY_COLORS=0|1   colour (as pytest; --color wins)
-  GITHUB_WORKSPACE  SARIF paths are relative to it (else --root, else the working folder)"""
+  GITHUB_WORKSPACE  SARIF paths are relative to it (else --root, else the working folder)
+  MBT_STORE_URL     the result store of --save, --baseline-set and mbt results (docs/results.md)"""
 
 
 def epilog(*examples: str) -> str:
@@ -400,10 +433,13 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
 @click.option("--judge", "judge", default="embedded", show_default=True, metavar="NAME",
               help="What decides a `say` forbid's description where its phrases are not said: embedded (no network; "
                    "undecided is not judged), rules (its phrases alone), openai:MODEL.")
+@save_option
+@store_option
+@baseline_set_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @output_option
 def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_mode, engine, scheduler, jobs, no_cache,
-         group_by, judge, fmt, output) -> None:
+         group_by, judge, save, store, baseline_set, fmt, output) -> None:
     """Judge observed runs (traces, transcripts) on models: first deviations, run metrics, usage-weighted coverage,
     the release gate, regression goldens for failing runs."""
     if gate and no_gate:
@@ -411,11 +447,20 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.paths import expand
 
-    report = _api().runs(expand(list(models), "--model"), expand(list(run_paths), "--runs"),
-                         expand(list(goldens), "--goldens") if goldens else None,
-                         gate_path=gate, use_gate=not no_gate, regressions=regressions,
-                         redact=list(redact) if redact else None, redact_mode=redact_mode, engine=engine,
-                         scheduler=scheduler, jobs=jobs, use_cache=not no_cache, group_by=group_by, judge=judge)
+    model_paths, paths = expand(list(models), "--model"), expand(list(run_paths), "--runs")
+    golden_paths = expand(list(goldens), "--goldens") if goldens else None
+    options = dict(gate_path=gate, use_gate=not no_gate, regressions=regressions,
+                   redact=list(redact) if redact else None, redact_mode=redact_mode, engine=engine,
+                   scheduler=scheduler, jobs=jobs, use_cache=not no_cache, group_by=group_by, judge=judge)
+    if save is not None or baseline_set is not None:
+        stored = _api().runs_stored(model_paths, paths, golden_paths, save=save, store=store,
+                                    store_config=_store_config(), baseline_set=baseline_set, **options)
+        report = stored.report
+        _saved_note(stored)
+    elif store is not None:
+        raise MbtError("--store names where result sets are kept: add --save (or --baseline-set NAME)")
+    else:
+        report = _api().runs(model_paths, paths, golden_paths, **options)
     if fmt == "json":
         from mbt.report.jsonout import with_coverage_json
 
@@ -501,9 +546,12 @@ def _judging(judge_names: Sequence[str], llm_options: Sequence[str]):
 @click.option("--format", "formats", multiple=True, metavar="NAME[:PATH]",
               help="Report format, repeatable, each optionally with its own path: text (default), json, xlsx "
                    "(seed 001's Excel export: --format xlsx:eval.xlsx).")
+@save_option
+@store_option
+@baseline_set_option
 @multi_output_option
 def eval_command(goldens, run_paths, models, judge_names, llm_options, criteria, threshold, gate, show_prompt,
-                 retry_errors, formats, output) -> None:
+                 retry_errors, save, store, baseline_set, formats, output) -> None:
     """Judge the agent's answers (recorded runs) against the goldens' expected answers, per criterion; no model
     needed. Exit 1 when the gate fails (by default unless every case passes overall: not judged is never a pass)."""
     # imported when the command runs: start-up time (only this command's stages load)
@@ -519,9 +567,18 @@ def eval_command(goldens, run_paths, models, judge_names, llm_options, criteria,
         emit("\n".join(prompts) + "\n" if prompts else "no judged turn: no prompt to show\n", output)
         sys.exit(EXIT_OK)
     targets = parse_targets(formats, output, "eval", EVAL_FORMATS)
-    report = _api().eval(golden_paths, paths, judge=choice.default, judges=choice.per_criterion, criteria=criteria,
-                         threshold=threshold, rubrics=rubrics, llm=settings, retry_errors=retry_errors,
-                         gate_path=gate, model_paths=expand(list(models), "--model") if models else None)
+    options = dict(judge=choice.default, judges=choice.per_criterion, criteria=criteria, threshold=threshold,
+                   rubrics=rubrics, llm=settings, retry_errors=retry_errors, gate_path=gate,
+                   model_paths=expand(list(models), "--model") if models else None)
+    if save is not None or baseline_set is not None:
+        stored = _api().eval_stored(golden_paths, paths, save=save, store=store, store_config=_store_config(),
+                                    baseline_set=baseline_set, **options)
+        report = stored.report
+        _saved_note(stored)
+    elif store is not None:
+        raise MbtError("--store names where result sets are kept: add --save (or --baseline-set NAME)")
+    else:
+        report = _api().eval(golden_paths, paths, **options)
     _write_reports(targets, lambda t: eval_body(t.format.name, report, pretty=True))
     sys.exit(EXIT_OK if report.gate.passed else EXIT_FAILED)
 
@@ -583,6 +640,171 @@ def judge_sensitivity(goldens, judge_names, llm_options, fmt, output) -> None:
         from mbt.report.judge_text import sensitivity_text
 
         emit(sensitivity_text(report), output)
+    sys.exit(EXIT_OK)
+
+
+def _json_out(model, output: str | None) -> str:
+    return model.model_dump_json(indent=2 if _pretty(output) else None) + "\n"
+
+
+@cli.group(epilog=epilog("mbt results list --status done --type eval --since 2025-01-01",
+                         "mbt results show card-qna_TestResult_20250106-083000 --result fail --search refund",
+                         "mbt results compare release-1.4 release-1.5"))
+def results() -> None:
+    """The result sets kept by `mbt eval --save` and `mbt runs --save` (docs/results.md): list, show, export,
+    rename, delete and compare them."""
+
+
+@results.command(name="list", epilog=epilog("mbt results list", "mbt results list --search card --status done",
+                                            "mbt results list --type runs --executor github --since 2025-01-01"))
+@click.option("--search", "search", default=None, metavar="TEXT", help="Only sets whose name holds TEXT (any case).")
+@click.option("--status", "statuses", multiple=True, type=click.Choice(["running", "done", "failed", "cancelled"]),
+              help="Only sets of this status (repeatable).")
+@click.option("--type", "run_types", multiple=True, type=click.Choice(["eval", "runs", "coverage"]),
+              help="Only sets of this run type (repeatable).")
+@click.option("--executor", "executor", default=None, metavar="TEXT",
+              help="Only sets whose executor (user:NAME, or the CI job) holds TEXT (any case).")
+@click.option("--since", "since", default=None, metavar="DATE", help="Only sets started on or after DATE (YYYY-MM-DD "
+              "or an ISO 8601 time; UTC unless it says).")
+@click.option("--until", "until", default=None, metavar="DATE", help="Only sets started on or before DATE.")
+@click.option("--limit", "limit", default=None, type=click.IntRange(min=1), metavar="N", help="At most N sets.")
+@store_option
+@format_option
+@output_option
+def results_list(search, statuses, run_types, executor, since, until, limit, store, fmt, output) -> None:
+    """List the result sets, newest first: status, start, duration, run type, executor, cases and pass rate."""
+    from mbt.report.results_text import list_text
+
+    found = _api().results_list(store=store, store_config=_store_config(), search=search, statuses=statuses,
+                                run_types=run_types, executor=executor, since=since, until=until, limit=limit)
+    emit(_json_out(found, output) if fmt == "json" else list_text(found), output)
+    sys.exit(EXIT_OK)
+
+
+result_filter_options = [
+    click.option("--turns", "turns", default=None, type=click.Choice(["single", "multi"]),
+                 help="Only single-turn or multi-turn cases."),
+    click.option("--result", "results_", multiple=True,
+                 type=click.Choice(["pass", "fail", "not_judged", "error", "ok"]),
+                 help="Only cases of this overall result (repeatable); ok: run without error."),
+    click.option("--search", "search", default=None, metavar="TEXT",
+                 help="Only cases whose questions or actual answers hold TEXT (any case)."),
+]
+
+
+def _result_filters(command):
+    for option in reversed(result_filter_options):
+        command = option(command)
+    return command
+
+
+@results.command(name="show", epilog=epilog("mbt results show NAME", "mbt results show NAME --turns multi --result fail "
+                                            "--search 'refund'", "mbt results show NAME --case card-qna/3"))
+@click.argument("name")
+@click.option("--case", "case_key", default=None, metavar="KEY",
+              help="One case in detail: the explanation per criterion, the questions with expected and actual "
+                   "answers, the session (its history).")
+@_result_filters
+@click.option("--limit", "limit", default=100, show_default=True, type=click.IntRange(min=0), metavar="N",
+              help="At most N cases listed (0: all).")
+@click.option("--offset", "offset", default=0, type=click.IntRange(min=0), metavar="N",
+              help="Skip the first N matching cases.")
+@store_option
+@format_option
+@output_option
+def results_show(name, case_key, turns, results_, search, limit, offset, store, fmt, output) -> None:
+    """Show a result set: its overview (cases run successfully and with errors, passes overall and per criterion)
+    and its cases, filtered and searched as seed 001's detail view."""
+    from mbt.report.results_text import case_text, show_text
+
+    if case_key is not None:
+        if turns or results_ or search or offset:
+            raise MbtError("--case shows one case: the list's filters do not apply to it")
+        detail = _api().results_case(name, case_key, store=store, store_config=_store_config())
+        emit(_json_out(detail, output) if fmt == "json" else case_text(detail), output)
+        sys.exit(EXIT_OK)
+    view = _api().results_show(name, store=store, store_config=_store_config(), turns=turns, results=results_,
+                               search=search, limit=limit or None, offset=offset)
+    emit(_json_out(view, output) if fmt == "json" else show_text(view), output)
+    sys.exit(EXIT_OK)
+
+
+@results.command(name="export", epilog=epilog("mbt results export NAME -o results.xlsx",
+                                              "mbt results export NAME --format json -o results.json",
+                                              "mbt results export NAME --result fail -o failures.xlsx"))
+@click.argument("name")
+@_result_filters
+@click.option("--format", "fmt", type=click.Choice(["json", "xlsx"]), default=None,
+              help="json or xlsx (Excel: an overview sheet, the cases as seed 001's detail view, the turns)  "
+                   "[default: from -o's suffix, else json].")
+@click.option("-o", "--output", "output", default=None, type=click.Path(), metavar="FILE",
+              help="Write the export to FILE (xlsx needs one) instead of stdout.")
+@store_option
+def results_export(name, turns, results_, search, fmt, output, store) -> None:
+    """Export a result set with every case: JSON, or an Excel workbook."""
+    from mbt.report.results_json import results_json
+    from mbt.report.xlsx_results import results_xlsx
+
+    chosen = fmt or ("xlsx" if output and output.lower().endswith(".xlsx") else "json")
+    if chosen == "xlsx" and output in (None, "-"):
+        raise MbtError("--format xlsx writes a workbook: give it a file with -o FILE.xlsx")
+    with _api().results_export(name, store=store, store_config=_store_config(), turns=turns, results=results_,
+                               search=search) as found:
+        if chosen == "xlsx":
+            emit(results_xlsx(found.info, found.overview, found.cases()), output)
+        else:
+            emit(results_json(found.info, found.overview, found.summary, found.cases()), output)
+    sys.exit(EXIT_OK)
+
+
+@results.command(name="rename", epilog=epilog("mbt results rename card-qna_TestResult_20250106-083000 release-1.5"))
+@click.argument("old")
+@click.argument("new")
+@store_option
+@format_option
+def results_rename(old, new, store, fmt) -> None:
+    """Rename a result set (names are unique)."""
+    renamed = _api().results_rename(old, new, store=store, store_config=_store_config())
+    emit(_json_out(renamed, None) if fmt == "json" else f"renamed result set `{old}` to `{renamed.name}`\n", None)
+    sys.exit(EXIT_OK)
+
+
+@results.command(name="delete", epilog=epilog("mbt results delete card-qna_TestResult_20250106-083000",
+                                              "mbt results delete old-1 old-2"))
+@click.argument("names", nargs=-1, required=True)
+@store_option
+@format_option
+def results_delete(names, store, fmt) -> None:
+    """Delete result sets and their cases; all named sets or none (an unknown name deletes nothing)."""
+    import json
+
+    deleted = _api().results_delete(list(names), store=store, store_config=_store_config())
+    emit(json.dumps({"deleted": deleted}) + "\n" if fmt == "json"
+         else "".join(f"deleted result set `{n}`\n" for n in deleted), None)
+    sys.exit(EXIT_OK)
+
+
+@results.command(name="compare", epilog=epilog("mbt results compare release-1.4 release-1.5",
+                                               "mbt results compare A B --case card-qna/3 --format json",
+                                               "mbt results compare A B --sessions"))
+@click.argument("first")
+@click.argument("second")
+@click.option("--case", "cases", multiple=True, metavar="KEY",
+              help="Diff this case's two sessions turn by turn: answer, tool calls, commands, stop reason "
+                   "(repeatable).")
+@click.option("--sessions", "sessions", is_flag=True, help="Diff the sessions of every flipped case.")
+@store_option
+@format_option
+@output_option
+def results_compare(first, second, cases, sessions, store, fmt, output) -> None:
+    """Compare result set A with B: the cases that flipped (pass -> fail first), metric changes with 95% confidence
+    intervals, the first-deviation distribution side by side (per agent version where a set holds several), and
+    session diffs."""
+    from mbt.report.results_text import compare_text
+
+    found = _api().results_compare(first, second, store=store, store_config=_store_config(), cases=cases,
+                                   flipped_sessions=sessions)
+    emit(_json_out(found, output) if fmt == "json" else compare_text(found), output)
     sys.exit(EXIT_OK)
 
 

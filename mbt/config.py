@@ -15,6 +15,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -39,6 +40,9 @@ KEYS: dict[str, tuple[tuple[str, ...], str, str]] = {
     "check-formats": (("check",), "formats", "formats"),
     "fail-under": (("coverage",), "fail_under", "percent"),
     "depth": (("check",), "depth", "int"),
+    # The result store (docs/results.md): read by the commands that use the store, not as an option's default, so
+    # that --store, then MBT_STORE_URL, come before it.
+    "store": ((), "store", "store"),
 }
 
 
@@ -194,8 +198,27 @@ def _value(kind: str, value: Any, base: Path) -> Any:
         return tuple(out)
     if kind == "percent":
         return parse_percent(value)
+    if kind == "store":
+        return _store(value, base)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError("expected a whole number of at least 1")
+    return value
+
+
+def _store(value: Any, base: Path) -> str:
+    """A SQLite file (relative to the configuration file's folder) or a database URL without a password: the file is
+    committed, so the password comes from MBT_STORE_URL or the database client's own environment (PGPASSWORD)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("expected a SQLite file or a database URL")
+    if "://" not in value:
+        return _path(value, base)
+    try:
+        password = urlsplit(value).password
+    except ValueError:
+        password = None
+    if password:
+        raise ValueError("the URL holds a password, and a configuration file is shared: give the URL without it "
+                         "and the password in PGPASSWORD, or the whole URL in MBT_STORE_URL")
     return value
 
 

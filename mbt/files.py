@@ -11,12 +11,14 @@ Several outputs of one run (reports, generated files) form one OutputSet: they a
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shutil
 import signal
 import stat
 import tempfile
 import threading
+import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -209,6 +211,23 @@ def replace_folder(staged: Path, target: Path) -> None:
     finally:
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+
+
+def zip_archive(parts: Iterable[tuple[str, Iterable[bytes]]],
+                date_time: tuple[int, int, int, int, int, int] = (2000, 1, 1, 0, 0, 0)) -> bytes:
+    """A zip archive made in memory (an .xlsx workbook is one) from each part's name and its content in pieces,
+    deflated as the pieces come, so a part is never one string; every entry dated `date_time` and mode 0644, so the
+    same parts give the same bytes. Only the archive is held, compressed; nothing touches the file system."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, pieces in parts:
+            info = zipfile.ZipInfo(name, date_time=date_time)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            with archive.open(info, "w") as member:
+                for piece in pieces:
+                    member.write(piece)
+    return out.getvalue()
 
 
 def cache_dir() -> Path:

@@ -1,5 +1,6 @@
 """JSON Schemas of the reports (check, elements, coverage, generate, runs, mutation, compare, eval, calibration,
-sensitivity, probes), generated from the pydantic models; published in docs/schemas/."""
+sensitivity, probes, and `mbt results`' list, show, case, export and compare), generated from the pydantic models;
+published in docs/schemas/."""
 
 from __future__ import annotations
 
@@ -20,11 +21,14 @@ from mbt.measure.mutation import CompareReport, MutationReport
 from mbt.measure.probes import ProbeReport
 from mbt.report.jsonout import ELEMENT_COLUMNS, REQUIRED_CELLS, ElementRow
 from mbt.runs.results import RunsReport
+from mbt.store.model import CaseDetail, Comparison, ExportDoc, SetList, SetView
 
 REPORTS: dict[str, type[BaseModel]] = {
     "check": CheckReport, "elements": ElementsReport, "coverage": CoverageReport, "generate": GenerateReport,
     "runs": RunsReport, "mutation": MutationReport, "compare": CompareReport,
-    "eval": EvalReport, "calibration": CalibrationReport, "sensitivity": SensitivityReport, "probes": ProbeReport}
+    "eval": EvalReport, "calibration": CalibrationReport, "sensitivity": SensitivityReport, "probes": ProbeReport,
+    "results-list": SetList, "results-show": SetView, "results-case": CaseDetail, "results-export": ExportDoc,
+    "results-compare": Comparison}
 
 
 def schema_text(name: str) -> str:

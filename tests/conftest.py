@@ -1,13 +1,16 @@
 """Shared test set-up: the `slow` marker (browser and packaging tests; `make test-fast` leaves them out), the
 compiled-model cache off (tests/test_cache.py turns it on in a folder of its own): tests that patch a stage of
 loading must see that stage run, and no test may depend on what an earlier one left in the user's cache; and the
-`started` fixture of the `--jobs` tests."""
+`started` fixture of the `--jobs` tests; the result store's `store_url` (each test on SQLite and on a PostgreSQL
+server started for the session, tests/pg_server.py)."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
+
+from tests.pg_server import pg_server, store_url  # noqa: F401 - the result store's fixtures: SQLite and PostgreSQL
 
 os.environ["MBT_NO_CACHE"] = "1"
 
