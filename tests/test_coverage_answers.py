@@ -265,3 +265,16 @@ def test_the_api_takes_the_answers(card):
     report = api.coverage([str(card / "card.fsm")], [str(card / "card.jsonl")],
                           answer_paths=[str(card / "eval.json")])
     assert report.answers is not None and report.answers.model("card").element("claim:done").verdict == "pass"
+
+
+def test_a_loaded_model_no_eval_report_names_says_so(card):
+    orders = ROOT / "models" / "orders.fsm"
+    _, out = coverage_json("--model", card / "card.fsm", orders, "--answers", card / "eval.json")
+    by = {m["model"]: m for m in out["answers"]["models"]}
+    assert by["card"]["named_by"] == [str(card / "eval.json")] and by["orders"]["named_by"] == []
+    assert {e["status"] for e in by["orders"]["elements"]} == {"no_answer"}
+    figures = {f["criterion"]: f["verified"]["covered"] for f in by["orders"]["criteria"]}
+    assert figures == {"forbidden": 0, "claim": 0}
+    text = run_mbt("coverage", "--model", card / "card.fsm", orders, "--answers", card / "eval.json").stdout
+    assert "  verified by a judged answer (no eval report names the model; never added into verified or " \
+           "exercised):" in text

@@ -150,6 +150,7 @@ class _Target:
     weights: dict[str, float]
     feasible: dict[str, bool]
     answers: dict[str, list[JudgedAnswer]] = field(default_factory=dict)
+    named_by: list[str] = field(default_factory=list)  # the eval reports that name the model
 
 
 def _targets(report: CoverageReport, models: Sequence[ModelBase]) -> dict[str, _Target]:
@@ -233,6 +234,7 @@ def _read_sayings(path: str, evaluation: EvalReport, targets: dict[str, _Target]
         if target is None or target.kind != "fsm":
             notes.append(_not_loaded(path, sayings.model, len(sayings.elements), loaded))
             continue
+        _named(target, path)
         listed = set()
         for element in sayings.elements:
             criterion = target.elements.get(element.id)
@@ -265,6 +267,7 @@ def _read_contracts(path: str, evaluation: EvalReport, targets: dict[str, _Targe
         if target is None or target.kind != "contract":
             unknown[contract.id] = unknown.get(contract.id, 0) + len(contract.items)
             continue
+        _named(target, path)
         seen = listed.setdefault(contract.id, set())
         for item in contract.items:
             if item.id not in target.elements:
@@ -280,6 +283,11 @@ def _read_contracts(path: str, evaluation: EvalReport, targets: dict[str, _Targe
         notes += [_unlisted(path, target, element) for element in target.elements if element not in seen]
     notes += [_not_loaded(path, contract_id, count, loaded) for contract_id, count in unknown.items()]
     return named
+
+
+def _named(target: _Target, path: str) -> None:
+    if path not in target.named_by:
+        target.named_by.append(path)
 
 
 def _model_answers(target: _Target, cap: int | None) -> ModelAnswers:
@@ -298,7 +306,8 @@ def _model_answers(target: _Target, cap: int | None) -> ModelAnswers:
                              total_weight=sum(target.weights[e.element] for e in mine)),
             failed=sum(e.verdict == "fail" for e in verified),
             undecided=sum(e.status == "undecided" for e in mine)))
-    return ModelAnswers(model=target.model, kind=target.kind, criteria=figures, elements=elements)
+    return ModelAnswers(model=target.model, kind=target.kind, named_by=target.named_by, criteria=figures,
+                        elements=elements)
 
 
 def _element(element: str, criterion: str, answers: list[JudgedAnswer], cap: int | None) -> ElementAnswers:

@@ -71,6 +71,9 @@ class ModelAnswers(BaseModel):
 
     model: str
     kind: str
+    named_by: list[str] = Field(default_factory=list, description=(
+        "The eval reports that name this model (judged answers on it); empty: none did, so its figures count no "
+        "answer at all."))
     criteria: list[AnswerFigure]
     elements: list[ElementAnswers]
 

@@ -142,7 +142,8 @@ _ANSWER_STATE = {"verified": "verified by a judged answer", "undecided": "judged
 def _answer_table(answered: ModelAnswers) -> list[str]:
     """Per criterion, the elements judged answers verified (a figure of its own), then each element with its first
     judged answer (a failing one first)."""
-    out = ["", "Verified by a judged answer (`--answers`; never added into verified or exercised):", "",
+    named = "" if answered.named_by else " no eval report names this model, so no answer counts;"
+    out = ["", f"Verified by a judged answer (`--answers`;{named} never added into verified or exercised):", "",
            "| criterion | verified by a judged answer | % | failed | undecided |", "|---|---:|---:|---:|---:|"]
     out += [f"| {f.criterion} | {f.verified.covered}/{f.verified.total} | {_pct(f.verified)} | {f.failed} | "
             f"{f.undecided} |" for f in answered.criteria]

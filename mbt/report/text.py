@@ -42,7 +42,7 @@ def coverage_text(report: CoverageReport, style: Style = PLAIN, show_covering: b
         section = _model_section(m, style, show_covering, uncovered_limit, waived, answered)
         head = 2 + len(m.criteria)  # the model's line and its criteria: what -q keeps
         if answers is not None and answered is not None:  # their figures below the goldens', elements at the end
-            figures = _answer_figures(answered, len(answers.reports))
+            figures = _answer_figures(answered)
             section[head:head] = figures
             head += len(figures)
             section += _answer_elements(answered, uncovered_limit)
@@ -61,10 +61,10 @@ def coverage_text(report: CoverageReport, style: Style = PLAIN, show_covering: b
     return "\n".join(lines) + "\n"
 
 
-def _answer_figures(answered: ModelAnswers, reports: int) -> list[str]:
+def _answer_figures(answered: ModelAnswers) -> list[str]:
     """Per criterion, the elements an answer can verify that judged answers verified: a figure of its own."""
-    lines = [f"  verified by a judged answer ({_plural(reports, 'eval report')}; never added into verified or "
-             "exercised):"]
+    named = _plural(len(answered.named_by), 'eval report') if answered.named_by else "no eval report names the model"
+    lines = [f"  verified by a judged answer ({named}; never added into verified or exercised):"]
     for f in answered.criteria:
         said = [f"{f.failed} failed: a failure found, not coverage lost"] if f.failed else []
         said += [f"{f.undecided} undecided"] if f.undecided else []
