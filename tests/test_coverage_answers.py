@@ -278,3 +278,14 @@ def test_a_loaded_model_no_eval_report_names_says_so(card):
     text = run_mbt("coverage", "--model", card / "card.fsm", orders, "--answers", card / "eval.json").stdout
     assert "  verified by a judged answer (no eval report names the model; never added into verified or " \
            "exercised):" in text
+
+
+@pytest.mark.slow
+def test_axe_finds_no_serious_violation_on_the_answers_pages(card, tmp_path):
+    from tests.test_html_report import axe_audit, serious
+
+    site = tmp_path / "site"
+    done = run_mbt("coverage", "--model", card / "card.fsm", "--goldens", card / "card.jsonl", "--answers",
+                   card / "eval.json", "--format", f"html:{site}")
+    assert done.returncode == 1, done.stderr
+    assert serious(axe_audit(site, tmp_path / "profile")) == {}
