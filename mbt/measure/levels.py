@@ -36,7 +36,7 @@ LEVEL_SCOPE = {
     1: "source units (sentences, list items, YAML leaves) covered by goldens",
     2: "atomic propositions of the source units entailed by a golden's expected behaviour",
     3: "elements of the typed models (states, transitions, rules, policies, invariants) a golden verifies",
-    4: "behaviour seen in observed runs: production traffic, incidents, adversarial input",
+    4: "behaviour seen in observed runs: production traffic, incidents, adversarial input, undocumented behaviour",
 }
 OPT_IN = (0, 1, 2)
 
@@ -123,6 +123,7 @@ def summarise(report, asked: Sequence[int], runs=None, probes=None,
 
     # level 4
     lv = levels[4]
+    undocumented = []
     if runs is not None:
         m = runs.metrics
         lv.figures.append(Figure(name="observed runs without a deviation", covered=m.passed, total=m.runs,
@@ -134,14 +135,29 @@ def summarise(report, asked: Sequence[int], runs=None, probes=None,
                                      note=f"{len(runs.runs)} run(s)"))
         if not runs.usage:
             lv.not_measured.append("usage: the runs reached no loaded model")
+        for row in runs.marked:  # incidents and adversarial runs apart (mbt.runs.marks), and the rest
+            rm = row.metrics
+            lv.figures.append(Figure(name=f"{row.mark} runs without a deviation", covered=rm.passed, total=rm.runs,
+                                     denominator=f"{row.mark} runs", note=f"{rm.deviations} with a deviation, "
+                                                                          f"{rm.not_judged} not judged; apart"))
+        if not runs.marked:
+            lv.not_measured.append("incidents and adversarial runs reported apart: no run is marked (a tag "
+                                   "`incident` or `adversarial` in the run: docs/runs.md)")
+        undocumented = list(runs.undocumented)
+        seen = sum(c.runs for c in undocumented)
+        lv.figures.append(Figure(name=f"undocumented behaviour: {len(undocumented)} candidate(s) for the model, seen "
+                                      f"in {seen} run(s)" if undocumented else
+                                      "undocumented behaviour: none in the runs' first deviations",
+                                 note="steps the model neither allows nor forbids, each listed with where it was seen"
+                                 if undocumented else "steps the model neither allows nor forbids"))
     else:
-        lv.not_measured.append("usage: no runs given (--runs PATH)")
-    lv.not_measured.append("incidents and adversarial runs reported apart: not measured yet (issue 36, item 7)")
+        lv.not_measured.append("usage, incidents and adversarial runs, undocumented behaviour: no runs given "
+                               "(--runs PATH)")
 
     for lv in levels.values():
         lv.measured = bool(lv.figures)
     return LevelsReport(levels=list(levels.values()), dimensions=_dimensions(report, levels, runs),
-                        embedding=embedding, units=units, propositions=propositions)
+                        embedding=embedding, units=units, propositions=propositions, undocumented=undocumented)
 
 
 def _dimensions(report, levels: dict[int, Level], runs) -> list[Dimension]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from mbt.measure.level_models import Figure, LevelsReport
 from mbt.measure.numbers import percent
+from mbt.report.runs_text import undocumented_lines
 
 
 def figure_text(f: Figure) -> str:
@@ -43,6 +44,7 @@ def levels_text(levels: LevelsReport, quiet: bool = False, limit: int | None = 2
     if quiet:
         return "\n".join(lines) + "\n"
     lines += _embedding(levels, limit) + _units(levels, limit) + _propositions(levels, limit)
+    lines += undocumented_lines(levels.undocumented, "Level 4: u")
     return "\n".join(lines) + "\n"
 
 
