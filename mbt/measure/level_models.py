@@ -1,12 +1,15 @@
 """The report models of seed 004's levels (mbt.measure.levels): what a coverage report holds about levels 0-4 and
-the quality dimensions. Only pydantic here, so the coverage report's model loads without the judges and the
-splitters that compute these (mbt.measure.alignment, .propositions, .embedding)."""
+the quality dimensions. Only pydantic here (and the probe report's, which imports no judge), so the coverage report's
+model loads without the judges and the splitters that compute these (mbt.measure.alignment, .propositions,
+.embedding)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 from pydantic import BaseModel
+
+from mbt.measure.probes import ProbeReport
 
 AlignVerdict = Literal["aligned", "not_aligned", "not_judged"]
 Role = Literal["condition", "exception", "statement"]
@@ -217,6 +220,7 @@ class LevelsReport(BaseModel):
     embedding: EmbeddingCoverage | None = None  # level 0
     units: DirectUnitCoverage | None = None  # level 1, directly
     propositions: PropositionCoverage | None = None  # level 2
+    probes: ProbeReport | None = None  # level 1: the probe file's report (--probes), as `mbt probes` gives it
     undocumented: list[Undocumented] = []  # level 4: behaviour seen in runs that no model documents
 
     def level(self, number: int) -> Level:

@@ -88,17 +88,32 @@ def summarise(report, asked: Sequence[int], runs=None, probes=None,
         lv.not_measured.append("units covered directly: not asked for (--levels 1)" if 1 not in asked
                                else no_documents)
     if probes is not None:
+        # The probe file's units should be this report's source units (mbt generate --probes writes their ids);
+        # a file made for other documents is measured all the same, and said to be.
+        known = {u.id for d in report.sources.documents for u in d.units} if report.sources is not None else None
         for g in probes.generators:
             s = g.stratified
+            strangers = sorted({u.unit for u in g.units} - known) if known is not None else []
+            elsewhere = f"; {len(strangers)} of its units not among the source units here" if strangers else ""
             if s.coverage is not None:
                 lv.figures.append(Figure(name=f"probe coverage, generator `{g.generator}` "
                                               f"({'weighted' if s.weighted else 'stratified'})",
                                          value=s.coverage, denominator=f"{s.units} unit(s), {g.pooled.probes} judged "
                                                                        "probes",
                                          note=f"bootstrap {probes.confidence:.0%} [{_pct(s.bootstrap)}]; "
-                                              "conditioned on the generator"))
+                                              f"conditioned on the generator{elsewhere}"))
+            else:
+                lv.not_measured.append(f"probe coverage, generator `{g.generator}`: no judged probe")
+        for h in probes.leave_one_generator_out:
+            if h.others.coverage is not None:
+                mark = "; it made the test set" if h.generator == probes.candidates_from else ""
+                lv.figures.append(Figure(name=f"probe coverage without generator `{h.generator}` (leave one out)",
+                                         value=h.others.coverage, denominator=f"{h.others.units} unit(s) of the "
+                                                                              "other generators' probes",
+                                         note=f"bootstrap {probes.confidence:.0%} [{_pct(h.others.bootstrap)}]; on "
+                                              f"its own probes {_pct1(h.own)}{mark}"))
     else:
-        lv.not_measured.append("probe coverage: no probes given (--probes FILE)")
+        lv.not_measured.append("probe coverage: no probes given (--probes FILE; mbt generate --probes writes one)")
 
     # level 2
     lv = levels[2]
@@ -157,7 +172,8 @@ def summarise(report, asked: Sequence[int], runs=None, probes=None,
     for lv in levels.values():
         lv.measured = bool(lv.figures)
     return LevelsReport(levels=list(levels.values()), dimensions=_dimensions(report, levels, runs),
-                        embedding=embedding, units=units, propositions=propositions, undocumented=undocumented)
+                        embedding=embedding, units=units, propositions=propositions, probes=probes,
+                        undocumented=undocumented)
 
 
 def _dimensions(report, levels: dict[int, Level], runs) -> list[Dimension]:
@@ -204,6 +220,10 @@ def _dimensions(report, levels: dict[int, Level], runs) -> list[Dimension]:
                                   "wrong one (mutation score)", measured=False,
                                   not_measured="no mutation run (--mutants)")
     return [coverage, richness, representativeness, effectiveness]
+
+
+def _pct1(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
 
 
 def _pct(bounds) -> str:
