@@ -179,3 +179,15 @@ def test_coverage_without_marked_runs_says_why_nothing_is_apart(tmp_path):
     bare = run_mbt("coverage", "--model", MODEL, "--goldens", LEVELS / "goldens", "--no-gate")
     assert ("not measured: usage, incidents and adversarial runs, undocumented behaviour: no runs given (--runs PATH)"
             in bare.stdout)
+
+
+def test_a_saved_runs_set_keeps_each_runs_tags_and_the_marked_rows(tmp_path):
+    from mbt import api
+
+    transcript(tmp_path, "r1", ["我要退款 100 元", "我要退款 100 元"], tags=["incident"])
+    transcript(tmp_path, "r3", ["我要退款 100 元"])
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    stored = api.runs_stored([MODEL], [str(tmp_path)], save="marked", store=url)
+    assert [row.mark for row in stored.report.marked] == ["incident", "unmarked"]
+    case = api.results_case("marked", "r1", store=url).doc
+    assert case["tags"] == ["incident"] and case["deviation"]["event"] == "request_refund"
