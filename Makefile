@@ -48,12 +48,13 @@ demo: $(STAMP) graphviz
 	@echo
 	@echo "== seed 000's contract as a model: mbt check, mbt coverage and mbt eval on models/contracts/"
 	@$(BIN)/mbt check models/contracts/; code=$$?; [ $$code -lt 2 ]
-	@$(BIN)/mbt coverage --model models/contracts/ --goldens $(DEMO_GOLDENS); code=$$?; \
-	  echo "== mbt coverage exited with $$code (1 = must_not[2] is checked by no golden: the default gate fails)"; \
-	  [ $$code -lt 2 ]
+	@mkdir -p build
 	@$(BIN)/mbt eval --model models/contracts/ --goldens models/goldens/single-turn.jsonl \
-	  --runs models/answers/contract-runs/; code=$$?; \
+	  --runs models/answers/contract-runs/ --format text --format json:build/contract-eval.json; code=$$?; \
 	  echo "== mbt eval exited with $$code (1 = two answers violate a must_not, two are not judged by the embedded judge)"; \
+	  [ $$code -lt 2 ]
+	@$(BIN)/mbt coverage --model models/contracts/ --goldens $(DEMO_GOLDENS) --answers build/contract-eval.json; code=$$?; \
+	  echo "== mbt coverage exited with $$code (1 = must_not[2] is checked by no golden: the default gate fails; the judged answers are shown beside)"; \
 	  [ $$code -lt 2 ]
 	@echo
 	@echo "== mbt runs --model models/contracts/password-reset.yaml --runs models/traces/ --gate models/gates/seed-000-release.yaml (grounding)"

@@ -31,6 +31,7 @@ from mbt.progress import Progress
 from mbt.provenance import provenance
 
 if TYPE_CHECKING:  # annotations only: the LLM judge's module loads when such a judge is made
+    from mbt.answers.results import EvalReport
     from mbt.judges.llm import LLMSettings
 
 
@@ -87,18 +88,22 @@ def elements(paths: list[str], criteria: list[str] | None = None) -> ElementsRep
 @collector_paused
 def coverage(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
              use_gate: bool = True, jobs: int | None = None, use_cache: bool = True,
-             covering_cap: int | None = None, engine: str = "local", scheduler: str | None = None) -> CoverageReport:
+             covering_cap: int | None = None, engine: str = "local", scheduler: str | None = None,
+             answer_paths: list[str] | None = None) -> CoverageReport:
     """Coverage of the models by the goldens, gated; `jobs` worker processes for a large golden set (default: the
     machine's cores); the compiled models from the cache (mbt/cache.py) unless `use_cache` is False; at most
     `covering_cap` golden ids kept per element (the rest counted; None: all). `engine` "dask": the goldens replayed
-    on a Dask cluster (`scheduler` its address; None: a local one of `jobs` workers)."""
+    on a Dask cluster (`scheduler` its address; None: a local one of `jobs` workers). `answer_paths`: `mbt eval
+    --model` reports, whose judged answers verify elements beside the goldens (mbt.answers.coverage)."""
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
+    evals = _eval_reports(answer_paths)
     loaded = load_compiled(model_paths, use_cache)
     invalid_cap = None if covering_cap is None else INVALID_CAP  # capped ids: a capped list of invalid cases too
     goldens = GoldenStream(golden_paths, invalid_cap)  # replayed as read: the cases are never all in memory at once
     report = _measure(loaded.models, goldens, jobs, model_paths, use_cache, engine, scheduler, covering_cap,
                       invalid_cap=invalid_cap)
     report.notes += _cache_notes(loaded)
+    _add_answers(report, loaded.models, evals, covering_cap)
     if use_gate:
         report.gate = evaluate_gate(gate, report)
     return report
@@ -117,6 +122,24 @@ def _measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: i
     return measure(models, goldens, jobs, covering_cap, cases, invalid_cap=invalid_cap)
 
 
+def _eval_reports(answer_paths: list[str] | None) -> list[tuple[str, EvalReport]]:
+    """The eval reports of `--answers`, read (and validated) before any work."""
+    if not answer_paths:
+        return []
+    from mbt.answers.coverage import read_eval_reports  # on use: start-up time
+
+    return read_eval_reports(answer_paths)
+
+
+def _add_answers(report: CoverageReport, models: list[ModelBase], evals: list[tuple[str, EvalReport]],
+                 cap: int | None) -> None:
+    """The elements the eval reports' judged answers verify, before the gate (its `.answer_verified` rules)."""
+    if evals:
+        from mbt.answers.coverage import answer_coverage
+
+        report.answers = answer_coverage(report, models, evals, cap)
+
+
 def _cache_notes(loaded: Loaded) -> list[Note]:
     return [Note(case="", where="", model="", turn=None, message=message) for message in loaded.notes]
 
@@ -129,12 +152,14 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
                  progress: Progress | None = None, jobs: int | None = None, use_cache: bool = True,
                  covering_cap: int | None = None, mutants: bool = False, sample: int | None = None,
                  seed: int = 0, engine: str = "local", scheduler: str | None = None,
-                 sorted_folders: list[str] | None = None, levels: LevelOptions | None = None) -> CoverageRun:
+                 sorted_folders: list[str] | None = None, levels: LevelOptions | None = None,
+                 answer_paths: list[str] | None = None) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
     (`review`), diagrams for the HTML report (`diagrams`), the per-case results (`cases`) and the mutation run
     (`mutants`, before the gate: `<kind>.mutation` and `duplicates` rules read it). `sorted_folders`: golden folders
     given as positional paths, whose files that are not golden cases are left out (mbt.paths.left_out). `levels`:
-    what seed 004's opt-in levels read (LevelOptions); every run reports all five levels (mbt.measure.levels)."""
+    what seed 004's opt-in levels read (LevelOptions); every run reports all five levels (mbt.measure.levels).
+    `answer_paths`: `mbt eval --model` reports, whose judged answers verify elements beside the goldens."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.measure.baseline import load_baseline
 
@@ -142,6 +167,7 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
     if fail_under is not None:
         gate = with_fail_under(gate, fail_under)
     baseline = load_baseline(baseline_path) if baseline_path else None
+    evals = _eval_reports(answer_paths)
     loaded = load_compiled(model_paths, use_cache)
     models = loaded.models
     # Replayed as read, the cases never all in memory at once; the mutation run needs them all (and standard input
@@ -165,6 +191,7 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
         mutation = mutation_run(models, held, sample=sample, seed=seed)
         mutation.report.redundancy = redundancy(list(mutation.profiles.values()))
         report.mutation = mutation.report
+    _add_answers(report, models, evals, covering_cap)
     if use_gate:
         report.gate = evaluate_gate(gate, report, today, baseline, baseline_path)
     run = CoverageRun(report, models=models, provenance=provenance(command))

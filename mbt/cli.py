@@ -346,13 +346,16 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
 @click.option("--runs", "run_paths", cls=Paths, help="Observed runs for level 4 and representativeness (as mbt runs).")
 @click.option("--probes", "probes", default=None, type=click.Path(), metavar="FILE",
               help="Judged held-out probes (as mbt probes): probe coverage at level 1.")
+@click.option("--answers", "answers", cls=Paths, metavar="EVAL.json",
+              help="`mbt eval --model ... --format json` reports: the say forbids, claims and contract items their "
+                   "judged answers verify, shown beside verified and exercised (never added in).")
 @formats_option
 @multi_output_option
 @root_option
 @verbosity
 def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline,
              save_baseline, jobs, engine, scheduler, no_cache, fail_under, mutants, sample, seed, levels, sources,
-             judge, propositions, run_paths, probes, formats, output, root, quiet, verbose) -> None:
+             judge, propositions, run_paths, probes, answers, formats, output, root, quiet, verbose) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.report.formats import Options, parse_targets
@@ -379,7 +382,8 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
                               cases=any(t.format.cases for t in targets), fail_under=percent,
                               command=COMMAND_LINE, progress=progress, mutants=mutants, sample=sample,
                               seed=seed, sorted_folders=folders,
-                              levels=_level_options(levels, sources, judge, propositions, run_paths, probes))
+                              levels=_level_options(levels, sources, judge, propositions, run_paths, probes),
+                              answer_paths=list(answers) or None)
     limit = None if show_uncovered == "all" or verbose else 25
     full = _full_report(targets)
 

@@ -29,6 +29,7 @@ KEYS: dict[str, tuple[tuple[str, ...], str, str]] = {
     "models": (("check", "elements", "coverage", "render", "generate"), "models", "paths"),
     "goldens": (("coverage", "render", "generate", "eval"), "goldens", "paths"),
     "runs": (("eval",), "run_paths", "paths"),
+    "answers": (("coverage",), "answers", "paths"),
     "judge": ((), "judge", "text"),
     "judges": ((), "judges", "judges"),
     "llm": ((), "llm", "llm"),

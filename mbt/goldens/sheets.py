@@ -174,7 +174,7 @@ def _turn(row: dict[str, str], number: int, headers: dict[str, str]) -> dict[str
     if row.get("intent"):
         turn["intent"] = row["intent"]
     if row.get("expected_answer"):
-        turn["expected_answer"] = row["expected_answer"]  # kept with the case; mbt does not judge answer text
+        turn["expected_answer"] = row["expected_answer"]  # kept with the case; golden replay does not judge answer text (mbt eval does)
     if row.get("expected_state"):
         turn["assert_state"] = _state(row["expected_state"], number, headers["expected_state"])
     if row.get("expected_tool_call"):

@@ -8,6 +8,7 @@ denominator, and what was not measured and why; and the four quality dimensions 
     level 2  propositions            atomic propositions per unit, entailed by goldens (mbt.measure.propositions)
                                                                                                         --levels 2
     level 3  business behaviour      the typed models' criteria: transitions, rules, policies, invariants  always
+                                     (and the elements judged answers verify, each figure apart)    --answers
     level 4  usage and risk          observed runs: elements seen, usage-weighted coverage (mbt runs)     --runs
 
 Levels 0-2 read documents and compare every golden with every unit, so they are opt-in (`--levels`); level 3 is the
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mbt.measure.answer_models import ANSWER_DENOMINATOR, ANSWERED
 from mbt.measure.level_models import (
     Dimension,
     DirectUnitCoverage,
@@ -133,6 +135,13 @@ def summarise(report, asked: Sequence[int], runs=None, probes=None,
             lv.figures.append(Figure(name=f"{m.model} ({m.kind}) {c.criterion}", covered=c.verified.covered,
                                      total=c.verified.total, denominator="feasible elements",
                                      note="verified; " + f"{c.exercised.covered} exercised"))
+    if report.answers is not None:  # --answers: a figure of its own per criterion, never added into the above
+        for a in report.answers.models:
+            for f in a.criteria:
+                lv.figures.append(Figure(name=f"{a.model} ({a.kind}) {f.criterion}{ANSWERED}",
+                                         covered=f.verified.covered, total=f.verified.total,
+                                         denominator=ANSWER_DENOMINATOR,
+                                         note=f"{f.failed} failed, {f.undecided} undecided"))
     if not report.models:
         lv.not_measured.append("no behaviour model loaded")
 

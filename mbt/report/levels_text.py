@@ -4,6 +4,7 @@ covers, propositions) when they were measured."""
 
 from __future__ import annotations
 
+from mbt.measure.answer_models import ANSWER_DENOMINATOR, ANSWERED
 from mbt.measure.level_models import Figure, LevelsReport
 from mbt.measure.numbers import percent
 from mbt.report.probes_text import probes_text
@@ -50,12 +51,19 @@ def levels_text(levels: LevelsReport, quiet: bool = False, limit: int | None = 2
 
 
 def _level3(figures: list[Figure]) -> list[str]:
-    """One line per model: its criteria, verified of feasible (the table above has them in full)."""
+    """One line per model: its criteria, verified of feasible (the table above has them in full); then, with
+    --answers, one per model with the elements judged answers verified (figures of their own)."""
     by_model: dict[str, list[str]] = {}
+    answered: dict[str, list[str]] = {}
     for f in figures:
+        if f.denominator == ANSWER_DENOMINATOR:
+            model, _, criterion = f.name.removesuffix(ANSWERED).rpartition(" ")
+            answered.setdefault(model, []).append(f"{criterion} {f.covered}/{f.total}")
+            continue
         model, _, criterion = f.name.rpartition(" ")
         by_model.setdefault(model, []).append(f"{criterion} {f.covered}/{f.total}")
-    return [f"      {model}: {', '.join(parts)} verified" for model, parts in by_model.items()]
+    return [f"      {model}: {', '.join(parts)} verified" for model, parts in by_model.items()] + [
+        f"      {model}: {', '.join(parts)}{ANSWERED}" for model, parts in answered.items()]
 
 
 def _embedding(levels: LevelsReport, limit: int | None) -> list[str]:
