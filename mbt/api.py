@@ -749,6 +749,74 @@ def probes(path: str, confidence: float = 0.95, resamples: int | None = None, se
                           seed=seed, candidates_from=candidates_from)
 
 
+@dataclass
+class ProbeGeneration:
+    """What `mbt generate --probes` makes: the probe file's text, what generating found (mbt.generate.probes.ProbeSet:
+    units given fewer probes, LLM failures, probes kept from the file, probes that are a golden's question) and the
+    report of the probes (a mbt.measure.probes.ProbeReport, as `mbt probes FILE` gives it)."""
+
+    text: str
+    probes: Any
+    report: Any
+
+
+def generate_probes(model_paths: list[str], golden_paths: list[str], output: str | None,
+                    generators: list[str] | None = None, per_unit: int | None = None, sources: list[str] | None = None,
+                    judge: str | None = None, refresh: bool = False, confidence: float = 0.95,
+                    resamples: int | None = None, seed: int = 0) -> ProbeGeneration:
+    """Held-out probes per source unit of the models' documents (and `sources`) from each generator (default the rule
+    generators `unit-text`, `model-words`; `openai:MODEL` an LLM), at most `per_unit` each, judged covered or not by
+    the goldens (level 1's alignment; `judge` `openai:MODEL` decides what the embedded rule leaves), with the report
+    of the probe file (mbt.generate.probes; docs/levels.md, "Generating the probes"). An existing `output` is read
+    first: an LLM's probes of an unchanged unit are kept from it (`refresh`: none)."""
+    from pathlib import Path
+
+    # imported when the command runs: start-up time (only this command's stages load)
+    from mbt.generate import probes as generation
+    from mbt.goldens.loader import GoldenStream
+    from mbt.measure.alignment import golden_text
+    from mbt.measure.levels import LEVEL_UNIT_KINDS
+    from mbt.measure.probes import DEFAULT_RESAMPLES, estimate, read_probes
+    from mbt.measure.sources import measure_sources
+    from mbt.reader import shown_path
+
+    chosen = list(dict.fromkeys(generators or generation.RULE_GENERATORS))
+    for name in chosen:
+        if name not in generation.RULE_GENERATORS and not name.startswith("openai:"):
+            raise MbtError(f"--generator {name}: a generator is {', '.join(generation.RULE_GENERATORS)} or "
+                           "openai:MODEL")
+    per_unit = generation.DEFAULT_PER_UNIT if per_unit is None else per_unit
+    if per_unit < 1:
+        raise MbtError(f"--per-unit {per_unit}: at least 1 probe per unit")
+    for path in sources or []:
+        if not Path(path).is_file():
+            raise MbtError(f"--source {path}: no such file")
+    if "-" in golden_paths:
+        raise MbtError("--probes reads the goldens to judge the probes: give them as files, not - (standard input)")
+    models = load_models(model_paths)[1] if model_paths else []
+    documents, _ = measure_sources(models, [], None, list(sources or []))
+    units = [generation.Unit(u.id, d.path, u.line_start, u.text, tuple(u.cited_by_parts))
+             for d in documents.documents for u in d.units if u.kind in LEVEL_UNIT_KINDS]
+    if not units:
+        raise MbtError("no source unit to draw probes from: the models declare no source document (give --source DOC)")
+    cases = list(GoldenStream(golden_paths).all_cases()) if golden_paths else []
+    goldens = _unique_ids([golden_text(c) for c in cases])
+    previous = read_probes(output) if output not in (None, "-") and Path(output).is_file() else []
+    drawn = generation.draw(units, models, chosen, per_unit, previous, refresh)
+    if not drawn.probes:
+        raise MbtError(f"no probe drawn from {len(units)} unit(s) by {', '.join(chosen)}"
+                       + (f" ({'; '.join(drawn.failures)})" if drawn.failures else ""))
+    llm = None
+    if judge not in (None, "embedded"):
+        from mbt.judges import make_judge
+
+        llm = make_judge(judge)
+    generation.judge(drawn, units, goldens, llm)
+    shown = shown_path(output) if output not in (None, "-") else "<stdout>"
+    report = estimate(drawn.as_read(), shown, confidence, DEFAULT_RESAMPLES if resamples is None else resamples, seed)
+    return ProbeGeneration(drawn.text(), drawn, report)
+
+
 # ---- The result store (issue 35, docs/results.md): result sets kept, listed, shown, exported, compared ----------
 
 

@@ -846,12 +846,13 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate, qu
 
 
 @cli.command(epilog=epilog("mbt generate --model models/recovery.fsm --goldens goldens/ --out tests/generated",
-                           "mbt generate --model models/recovery.fsm --all --criterion transition --out suite"))
+                           "mbt generate --model models/recovery.fsm --all --criterion transition --out suite",
+                           "mbt generate --probes --model refund.fsm --goldens goldens/ --out probes.jsonl"))
 @click.option("--model", "models", cls=Paths, required=True, help="Model files or folders.")
 @click.option("--goldens", "goldens", cls=Paths,
               help="Golden cases whose gaps to fill (repeatable; none: every element is a gap).")
 @click.option("--out", "out", required=True, type=click.Path(), metavar="DIR",
-              help="Folder to write into (nothing is written outside).")
+              help="Folder to write into (nothing is written outside); with --probes, the probe file.")
 @click.option("--criterion", "criteria", multiple=True,
               help="Gaps of these criteria only (repeatable); with --all, the suite's criterion.")
 @click.option("--all", "full", is_flag=True,
@@ -866,12 +867,39 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate, qu
 @click.option("--force", is_flag=True, help="Overwrite generated files even when they were edited.")
 @click.option("--kill", is_flag=True,
               help="Tests that kill the mutants the goldens let survive (mbt mutate) instead of the gap tests.")
+@click.option("--probes", "probes", is_flag=True,
+              help="Held-out probes per source unit, judged against the goldens, written to --out as the probe file "
+                   "mbt probes reads (seed 004; docs/levels.md), instead of tests.")
+@click.option("--generator", "generators", multiple=True, metavar="NAME",
+              help="With --probes: unit-text, model-words (both by default) or openai:MODEL (repeatable).")
+@click.option("--per-unit", "per_unit", default=None, type=click.IntRange(min=1), metavar="N",
+              help="With --probes: probes per unit and generator, at most  [default: 3].")
+@click.option("--source", "sources", multiple=True, type=click.Path(), metavar="DOC",
+              help="With --probes: a source document no model declares (repeatable).")
+@click.option("--judge", "judge", default=None, metavar="NAME",
+              help="With --probes: the LLM judge (openai:MODEL) asked where the embedded alignment is not sure.")
+@click.option("--refresh", is_flag=True, help="With --probes: ask an LLM generator again for every unit.")
 @format_option
-def generate(models, goldens, out, criteria, full, max_depth, max_paths, preconditions, force, kill, fmt) -> None:
-    """Write test skeletons (pytest + golden-case stubs) for the coverage gaps, or a full suite with --all."""
+def generate(models, goldens, out, criteria, full, max_depth, max_paths, preconditions, force, kill, probes,
+             generators, per_unit, sources, judge, refresh, fmt) -> None:
+    """Write test skeletons (pytest + golden-case stubs) for the coverage gaps, or a full suite with --all; or, with
+    --probes, held-out probes for probe coverage."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.report.generate_text import generate_text
 
+    probe_options = {"--generator": generators, "--per-unit": per_unit, "--source": sources, "--judge": judge,
+                     "--refresh": refresh}
+    if probes:
+        test_options = {"--criterion": criteria, "--all": full, "--max-depth": max_depth, "--max-paths": max_paths,
+                        "--precondition": preconditions, "--force": force, "--kill": kill}
+        given = [name for name, value in test_options.items() if value]
+        if given:
+            raise MbtError(f"{given[0]} writes tests; it does not apply with --probes")
+        _generate_probes(models, goldens, out, generators, per_unit, sources, judge, refresh, fmt)
+        return
+    given = [name for name, value in probe_options.items() if value]
+    if given:
+        raise MbtError(f"{given[0]} is an option of --probes: add --probes")
     suite = None
     if kill and full:
         raise MbtError("--kill and --all cannot be used together")
@@ -889,6 +917,29 @@ def generate(models, goldens, out, criteria, full, max_depth, max_paths, precond
         click.echo(f"{out}/{kept.path}: edited since mbt generated it, so it was kept; the new version is "
                    f"{out}/{kept.beside} (merge it, or rerun with --force)", err=True)
     sys.exit(EXIT_FAILED if report.kept_edited else EXIT_OK)
+
+
+def _generate_probes(models, goldens, out, generators, per_unit, sources, judge, refresh, fmt) -> None:
+    """`mbt generate --probes`: the probe file written to `out`, what generating found on stderr, the probes' report
+    (as `mbt probes` gives it) on stdout."""
+    from mbt.paths import expand
+    from mbt.report.probes_text import probes_text
+
+    made = _api().generate_probes(expand(list(models), "--model"), expand(list(goldens), "--goldens") if goldens
+                                  else [], out, list(generators) or None, per_unit, list(sources), judge, refresh)
+    emit(made.text, out)
+    p = made.probes
+    judged = [d.covered for d in p.probes]
+    click.echo(f"mbt generate: {len(p.probes)} probe(s) of {p.units} unit(s) from {', '.join(p.generators)} written "
+               f"to {out}: {judged.count(True)} covered, {judged.count(False)} not covered, {judged.count(None)} not "
+               "judged" + (f" ({p.kept} kept from the file unchanged)" if p.kept else ""), err=True)
+    for generator, units in p.short.items():
+        click.echo(f"note: {generator}: {len(units)} unit(s) gave fewer probes than asked for: {', '.join(units)}",
+                   err=True)
+    for line in [*p.failures, *p.not_held_out]:
+        click.echo(f"warning: {line}", err=True)
+    emit(made.report.model_dump_json(indent=2) + "\n" if fmt == "json" else probes_text(made.report), None)
+    sys.exit(EXIT_OK)
 
 
 def _level_options(levels: str | None, sources: tuple[str, ...], judge: str | None, propositions: str | None,

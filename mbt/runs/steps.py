@@ -149,6 +149,7 @@ class ObservedRun:
     max_budget_tokens: int | None = None
     notes: list[str] = field(default_factory=list)  # what the reader read as nothing, said once per run
     retrieval: Retrieval | None = None  # what the run retrieved and grounded its answer in, when it records any
+    tags: tuple[str, ...] = ()  # the run's own tags (mbt.runs.marks): `incident`, `adversarial` mark it
 
     def __post_init__(self) -> None:
         if self.precondition:  # a run made with a starting configuration records one
