@@ -397,3 +397,31 @@ def test_a_case_with_a_turn_no_user_says_is_not_sent_and_said_so(tmp_path):
     assert by_id(report)["EVENT-TURN"]["overall"]["verdict"] == "not_judged"
     assert any("`EVENT-TURN` was not sent to the agent: turn 2 has no user text" in n["message"]
                for n in report["notes"])
+
+
+def test_an_interrupted_run_stops_at_once_and_its_set_is_cancelled_never_done(tmp_path):
+    """Ctrl-C while the agent is slow: mbt stops waiting for it (no time-out to sit out), exits 130, and the result
+    set it was writing is `cancelled`."""
+    import signal
+    import subprocess
+
+    def script(n, body, headers):
+        return Reply(200, completion(answer_last(body)).body, delay=20)
+
+    store = tmp_path / "r.db"
+    with ChatServer(script) as server:
+        process = subprocess.Popen([sys.executable, "-m", "mbt", "eval", "--goldens", str(goldens(tmp_path)),
+                                    "--agent", f"openai-chat:{server.base_url}", "--timeout", "60", "--save", "slow",
+                                    "--store", str(store)], cwd=ROOT, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not server.requests and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert server.requests, process.communicate(timeout=5)
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=30)
+        took = time.monotonic() - started
+    assert code == 130 and took < 10, (code, took, process.stderr.read())
+    listed = json.loads(run_mbt("results", "list", "--store", store, "--format", "json").stdout)
+    assert [(s["name"], s["status"]) for s in listed["sets"]] == [("slow", "cancelled")]

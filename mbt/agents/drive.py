@@ -52,9 +52,14 @@ class Driven:
     path: Path | None = None  # where the transcript was written
 
 
-def within(timeout: float, call: Callable[[], T], what: str) -> T:
+class Cancelled(AgentError):
+    """The run was interrupted (Ctrl-C): the sessions in flight stop waiting for their agent."""
+
+
+def within(timeout: float, call: Callable[[], T], what: str, cancel: threading.Event | None = None) -> T:
     """`call()` answered within `timeout` seconds, else AgentError; it runs in a thread of its own so that the
-    deadline holds whatever the adapter does (a callable cannot be stopped: its thread is left to finish)."""
+    deadline holds whatever the adapter does (a callable cannot be stopped: its thread is left to finish). `cancel`,
+    once set, ends the wait at once (Cancelled)."""
     box: dict[str, Any] = {}
     done = threading.Event()
 
@@ -67,8 +72,12 @@ def within(timeout: float, call: Callable[[], T], what: str) -> T:
             done.set()
 
     threading.Thread(target=run, daemon=True, name="mbt-agent-call").start()
-    if not done.wait(timeout):
-        raise AgentError(f"no answer {what} within {timeout:g} s")
+    deadline = time.monotonic() + timeout
+    while not done.wait(min(0.1, max(0.0, deadline - time.monotonic()))):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled(f"interrupted while waiting {what}")
+        if time.monotonic() >= deadline:
+            raise AgentError(f"no answer {what} within {timeout:g} s")
     if "error" in box:
         raise box["error"]
     return box["value"]
@@ -95,7 +104,8 @@ def file_for(key: str, taken: set[str]) -> str:
     return name
 
 
-def drive_one(agent: Agent, case: CaseToDrive, session_id: str, timeout: float, secrets: Secrets) -> Driven:
+def drive_one(agent: Agent, case: CaseToDrive, session_id: str, timeout: float, secrets: Secrets,
+              cancel: threading.Event | None = None) -> Driven:
     """One case's session: its turns sent in order until the last or the first the agent does not answer."""
     messages: list[dict[str, Any]] = []
     replies: list[Reply] = []
@@ -103,17 +113,21 @@ def drive_one(agent: Agent, case: CaseToDrive, session_id: str, timeout: float, 
     started = time.monotonic()
     session: Session | None = None
     try:
-        session = within(timeout, lambda: agent.open(session_id, case.key), "opening the session")
+        session = within(timeout, lambda: agent.open(session_id, case.key), "opening the session", cancel)
         for turn, question in enumerate(case.questions, start=1):
             asked = [*messages, {"role": "user", "content": question}]
             try:
-                reply = within(timeout, functools.partial(session.send, asked, turn), f"to turn {turn}")
+                reply = within(timeout, functools.partial(session.send, asked, turn), f"to turn {turn}", cancel)
+            except Cancelled:
+                raise
             except AgentError as err:
                 error = f"turn {turn}: {err}"
                 messages = asked  # what was asked stays in the history; no answer follows it
                 break
             replies.append(reply)
             messages = [*asked, reply.message()]
+    except Cancelled:
+        raise
     except AgentError as err:
         error = f"session: {err}"
     finally:
@@ -155,8 +169,10 @@ def drive(agent: Agent, cases: Sequence[CaseToDrive], folder: Path, timeout: flo
     names = [file_for(case.key, taken) for case in cases]
     width = max(4, len(str(len(cases))))
 
+    cancel = threading.Event()
+
     def one(index: int) -> Driven:
-        driven = drive_one(agent, cases[index], f"{prefix}-{index + 1:0{width}d}", timeout, secrets)
+        driven = drive_one(agent, cases[index], f"{prefix}-{index + 1:0{width}d}", timeout, secrets, cancel)
         path = folder / names[index]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(driven.transcript, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
@@ -166,6 +182,9 @@ def drive(agent: Agent, cases: Sequence[CaseToDrive], folder: Path, timeout: flo
     pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="mbt-agent")
     try:
         return list(pool.map(one, range(len(cases))))
+    except BaseException:
+        # Interrupted (or failed): the queued cases are dropped and those in flight stop waiting for their agent.
+        cancel.set()
+        raise
     finally:
-        # An interrupt does not wait for the queued cases; those in flight end within their time-out.
         pool.shutdown(wait=False, cancel_futures=True)
