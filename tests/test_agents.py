@@ -425,3 +425,22 @@ def test_an_interrupted_run_stops_at_once_and_its_set_is_cancelled_never_done(tm
     assert code == 130 and took < 10, (code, took, process.stderr.read())
     listed = json.loads(run_mbt("results", "list", "--store", store, "--format", "json").stdout)
     assert [(s["name"], s["status"]) for s in listed["sets"]] == [("slow", "cancelled")]
+
+
+def test_the_configuration_files_agent_is_the_default_and_the_command_line_wins(tmp_path):
+    cases = "".join(f"- id: C{n}\n  turns:\n    - user: \"Can I pay by card?\"\n      expected_answer: \"Yes, by card.\"\n"
+                    for n in range(6))
+    write(tmp_path / "g.yaml", cases)
+
+    def script(n, body, headers):
+        return Reply(200, completion(answer_last(body)).body, delay=0.3)
+
+    with ChatServer(script) as server:
+        write(tmp_path / "mbt.yaml", f"agent:\n  spec: openai-chat:{server.base_url}\n  concurrency: 2\n"
+                                     f"  model: bank-bot\n")
+        done, report = eval_json("--goldens", "g.yaml", cwd=tmp_path)
+        assert done.returncode == 0 and report["agent"].startswith("openai-chat:") and server.most_in_flight == 2
+        assert {r["body"]["model"] for r in server.requests} == {"bank-bot"}
+        server.most_in_flight = 0
+        done, report = eval_json("--goldens", "g.yaml", "--concurrency", "1", cwd=tmp_path)
+        assert done.returncode == 0 and server.most_in_flight == 1
