@@ -175,7 +175,8 @@ def test_http_without_a_request_template_or_with_an_unknown_placeholder_is_exit_
 # ---- python and cmd -------------------------------------------------------------------------------------------------
 
 
-def test_python_callable_answers_and_its_exception_is_an_agent_error(tmp_path):
+def test_python_callable_answers_and_its_exception_is_an_agent_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the adapter puts the working folder on it: undone after
     write(tmp_path / "agent_py_answers.py", f"""\
         ANSWERS = {ANSWERS!r}
 
