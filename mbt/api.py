@@ -634,7 +634,7 @@ def _criteria_setup(criteria: str | None, threshold: str | None, rubrics: Mappin
 def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded", criteria: str | None = None,
          threshold: str | None = None, retry_errors: bool = False, model_paths: list[str] | None = None,
          judges: Mapping[str, str] | None = None, rubrics: Mapping[str, str] | None = None,
-         llm: LLMSettings | None = None, gate_path: str | None = None):
+         llm: LLMSettings | None = None, gate_path: str | None = None, only=None, merge=None):
     """`mbt eval`: the goldens' expected answers against the agent's actual answers from recorded runs, judged per
     criterion (`criteria`: `accuracy=2,safety=1`; `threshold`: the overall threshold; `rubrics`: the texts of custom
     criteria) by `judge` (`embedded`, `rules`, `openai:MODEL`), or by the judge `judges` names for a criterion; no
@@ -643,6 +643,7 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
     behaviour models as `runs` judges them, each case showing its run's verdict there; a contract among them (seed
     000's YAML) judges the last answer of every case naming it on its must_have / must_not items and soft rubric
     (docs/contracts.md). `gate_path`: a gate file whose answer rules replace the default gate (mbt.answers.gate).
+    `only` and `merge`: the cases judged, and how they join a stored set's others (eval_retry; evaluate's own).
     Returns mbt.answers.results.EvalReport (its `gate` says whether it passed)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.answers.evaluate import evaluate
@@ -667,7 +668,7 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
                 return saying_report(cases, models, chosen.default)
         return evaluate(golden_paths, run_paths, config, chosen.default, chosen.per_criterion,
                         model_verdicts=on_model, models=model_paths or [], gate=gate, sayings=elements,
-                        contracts=contracts)
+                        contracts=contracts, only=only, merge=merge)
     finally:
         chosen.close()
 
@@ -828,6 +829,7 @@ class Stored:
     report: object
     saved: object | None = None  # mbt.store.model.SetInfo
     regressions: list = field(default_factory=list)  # mbt.store.model.Regression
+    rerun: list[str] | None = None  # --retry-errors NAME: the keys of the errored cases run again
 
 
 def _store(store: str | None, store_config: str | None, create: bool = False):
@@ -1010,3 +1012,191 @@ def results_compare(first: str, second: str, store: str | None = None, store_con
 
     with _store(store, store_config) as opened:
         return compare(opened, first, second, cases, flipped_sessions)
+
+
+# ---- The live agent (issue 35, docs/agents.md): `mbt eval --agent`, `--retry-errors NAME`, `mbt serve` ---------------
+
+
+def _cases_to_drive(golden_paths: list[str], model_paths: list[str] | None, only=None):
+    """The golden cases `mbt eval` would judge, as the driver sends them, and a note for each it cannot send
+    (mbt.agents.record.cases_to_drive); the contracts `model_paths` gives count as checks, as they do for eval."""
+    from mbt.agents.record import cases_to_drive
+    from mbt.answers.evaluate import load_answer_goldens
+    from mbt.model.contract import ContractModel
+
+    names: list[str] = []
+    if model_paths:
+        _, models = load_models(model_paths)
+        names = [m.name for m in models if isinstance(m, ContractModel)]
+    return cases_to_drive(load_answer_goldens(golden_paths, names).cases, only)
+
+
+def _agent_setup(agent: str, timeout: float | None, concurrency: int | None, agent_config: Mapping | None):
+    from mbt.agents.adapters import open_agent
+    from mbt.agents.spec import Secrets, parse_spec, settings_from
+
+    spec = parse_spec(agent, settings_from(dict(agent_config or {}), timeout, concurrency))
+    secrets = Secrets()
+    return spec, secrets, open_agent(spec, secrets)
+
+
+def eval_agent(golden_paths: list[str], agent: str, record: str | None = None, timeout: float | None = None,
+               concurrency: int | None = None, agent_config: Mapping | None = None, save: str | None = None,
+               store: str | None = None, store_config: str | None = None, baseline_set: str | None = None,
+               **options) -> Stored:
+    """`mbt eval --agent SPEC`: each golden case sent to the live agent in a session of its own (mbt.agents: the
+    adapter SPEC names, `timeout` seconds per turn, at most `concurrency` cases in flight; `agent_config`: the
+    configuration file's `agent:`), what came back recorded as transcripts (into `record`, a folder, when given) and
+    then judged exactly as `eval` judges recorded runs (the same `options`). A case the agent did not answer is
+    `error` with its agent error, counted apart from judge errors. `save` / `baseline_set` as for eval_stored."""
+    from mbt.agents.drive import drive
+    from mbt.agents.record import RecordFolder
+    from mbt.store.records import eval_records
+
+    spec, secrets, adapter = _agent_setup(agent, timeout, concurrency, agent_config)
+    with RecordFolder(record) as folder:
+        def produce():
+            cases, notes = _cases_to_drive(golden_paths, options.get("model_paths"))
+            drive(adapter, cases, folder.path, spec.settings.timeout, spec.settings.concurrency, secrets)
+            report = eval(golden_paths, [str(folder.path)], **options)
+            report.agent = spec.shown
+            report.notes[:0] = notes
+            folder.relabel(report)
+            return report
+
+        if save is None and baseline_set is None:
+            return Stored(produce())
+
+        def records(report):
+            return eval_records(report, folder.runs() if save is not None else ())
+
+        judge = {k: v for k, v in (("judge", options.get("judge", "embedded")), ("criteria", options.get("criteria")),
+                                   ("threshold", options.get("threshold"))) if v is not None}
+        meta = {"goldens": list(golden_paths), "agent": spec.shown, "record": record,
+                "models": list(options.get("model_paths") or [])}
+        return _stored_run("eval", golden_paths, save, store, store_config, baseline_set, judge, meta, produce,
+                           records)
+
+
+def eval_retry(name: str, golden_paths: list[str], run_paths: list[str] | None = None, agent: str | None = None,
+               record: str | None = None, timeout: float | None = None, concurrency: int | None = None,
+               agent_config: Mapping | None = None, store: str | None = None, store_config: str | None = None,
+               baseline_set: str | None = None, **options) -> Stored:
+    """`mbt eval --retry-errors NAME`: the errored cases of the stored eval set NAME (the agent did not answer, or a
+    judge failed) run again — sent to the agent again with `agent`, else judged again from `run_paths` — and put in
+    place of the old ones; the set's totals and gate counted again over all its cases (mbt.store.update: one
+    transaction). The criteria must be the ones the set was judged with. The LLM judge re-asks the verdicts its cache
+    holds as errors."""
+    from mbt.agents.drive import drive
+    from mbt.agents.record import RecordFolder
+    from mbt.answers.results import CaseResult
+    from mbt.store.compare import baseline, regressions
+    from mbt.store.records import case_scope, eval_records, report_summary
+    from mbt.store.update import replace_cases, stored_set
+
+    if (agent is None) == (run_paths is None):
+        raise MbtError("--retry-errors NAME runs the errored cases again: give --agent SPEC (drive them again) or "
+                       "--runs PATH (judge them again), one of the two")
+    options["retry_errors"] = True
+    with _store(store, store_config) as opened:
+        kept = stored_set(opened, name)
+        _same_criteria(name, kept.judge, options)
+        if baseline_set is not None:
+            baseline(opened, baseline_set, "eval")
+        errored = kept.errored
+        before = [(c.key, CaseResult.model_validate(c.doc)) for c in kept.cases]
+        rerun: dict[str, CaseResult] = {}
+
+        def merge(judged: list[CaseResult]) -> list[CaseResult]:
+            found = {}
+            for case in judged:
+                for key in (f"{case_scope(case.file)}/{case.id}", f"{case.file}/{case.id}"):
+                    found[key] = case
+            rerun.update({key: found[key] for key, _ in before if key in found})
+            return [found.get(key, old) for key, old in before]
+
+        with RecordFolder(record) as folder:
+            if agent is not None:
+                spec, secrets, adapter = _agent_setup(agent, timeout, concurrency, agent_config)
+                cases, notes = _cases_to_drive(golden_paths, options.get("model_paths"), set(errored))
+                drive(adapter, cases, folder.path, spec.settings.timeout, spec.settings.concurrency, secrets)
+                report = eval(golden_paths, [str(folder.path)], only=set(errored), merge=merge, **options)
+                report.agent = spec.shown
+                report.notes[:0] = notes
+                folder.relabel(report)
+                runs = folder.runs()
+            else:
+                from mbt.runs.reader import read_runs
+
+                report = eval(golden_paths, list(run_paths or []), only=set(errored), merge=merge, **options)
+                runs = read_runs(list(run_paths or [])).runs
+            made = eval_records(report, runs)
+            found = regressions(opened, baseline_set, made) if baseline_set is not None else []
+            _gate_regressions(report, found, baseline_set)
+            changed = [r for r in made if r.case_key in rerun]
+            saved = None
+            if changed:
+                judge = {k: v for k, v in kept.judge.items()}
+                saved = replace_cases(opened, name, changed, report_summary(report), _judge_of(report, judge))
+            else:
+                from mbt.store.query import set_info, set_row
+
+                with opened.read() as conn:
+                    saved = set_info(set_row(conn, name, opened))
+        return Stored(report, saved, found, rerun=list(rerun))
+
+
+def _same_criteria(name: str, judged_with: Mapping, options: Mapping) -> None:
+    """A retry judges with the set's criteria and threshold: another configuration would mix two kinds of verdict."""
+    from decimal import Decimal, InvalidOperation
+
+    config = _criteria_setup(options.get("criteria"), options.get("threshold"), options.get("rubrics"))
+    found = judged_with.get("criteria")
+    stored: Mapping = found if isinstance(found, Mapping) else {}
+
+    def number(text) -> Decimal | None:
+        try:
+            return Decimal(str(text))
+        except (InvalidOperation, ValueError):
+            return None
+
+    given = {c.key: c.exact_weight for c in config.enabled}
+    differs = [key for key, weight in given.items() if number(stored.get(key)) != weight]
+    if differs or number(judged_with.get("threshold")) != config.threshold:
+        shown = ",".join(f"{k}={v}" for k, v in stored.items())
+        raise MbtError(f"result set `{name}` was judged with --criteria {shown or '?'} --threshold "
+                       f"{judged_with.get('threshold', '?')}: give the same to retry its errored cases")
+
+
+def serve(model_paths: list[str], host: str = "127.0.0.1", port: int = 0, fault: str | None = None,
+          api_key_env: str | None = None, log=None, precondition: Mapping | None = None):
+    """`mbt serve`: the state machine models of `model_paths` as reference agents behind an OpenAI-compatible
+    chat-completions endpoint (mbt.agents.serve.AgentServer, not yet started), `fault` injected into each, every
+    conversation starting where `precondition` says (a golden's precondition: `state`, variables)."""
+    import os
+
+    from mbt.agents.reference import ReferenceAgent
+    from mbt.agents.serve import AgentServer
+    from mbt.model.fsm import FsmModel
+
+    _, models = load_models(model_paths)
+    machines = [m for m in models if isinstance(m, FsmModel)]
+    if not machines:
+        raise MbtError(f"no state machine (`fsm`) model in {', '.join(model_paths)}: mbt serve answers with a state "
+                       "machine's reference machine")
+    names = [m.name for m in machines]
+    if len(set(names)) != len(names):
+        raise MbtError("two served models share a name; serve one file, or models with names of their own")
+    key = None
+    if api_key_env is not None:
+        key = os.environ.get(api_key_env)
+        if not key:
+            raise MbtError(f"--api-key-env {api_key_env}: the environment variable is not set")
+    try:
+        agents = [ReferenceAgent(m, fault, dict(precondition or {})) for m in machines]
+    except ValueError as err:
+        raise MbtError(f"--precondition: {err}") from None
+    try:
+        return AgentServer(agents, host=host, port=port, api_key=key, log=log)
+    except OSError as err:
+        raise MbtError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None

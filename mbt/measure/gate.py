@@ -43,7 +43,7 @@ DEFAULT_RUN_COUNTS = ("critical_failures", "invalid_runs", "not_judged_runs")
 REQUIREMENT = "requirement"
 # Judged answers (mbt eval, mbt.answers.gate): counts a bare number limits, and the pass rates `answers.pass_rate`
 # and `answers.CRITERION.pass_rate`. mbt coverage and mbt runs leave them to mbt eval, so one gate file serves all.
-ANSWER_COUNTS = ("must_not_violated", "judge_errors")
+ANSWER_COUNTS = ("must_not_violated", "judge_errors", "agent_errors")
 ANSWER_RATE = re.compile(r"answers\.(?:([a-z][a-z0-9_-]{0,63})\.)?pass_rate\Z")
 
 

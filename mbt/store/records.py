@@ -142,7 +142,7 @@ def _fold(parts: Iterable[str | None]) -> str:
     return "\n".join(fold(p) for p in parts if p)
 
 
-def _scope(file: str) -> str:
+def case_scope(file: str) -> str:
     """A golden file's name without suffix, with its sheet: what qualifies a case id (`card-qna`, `book[QNA]`)."""
     found = re.fullmatch(r"(.*?)(\[[^\]]*\])?", file)
     base, sheet = (found.group(1), found.group(2) or "") if found else (file, "")
@@ -170,7 +170,7 @@ def _answering_run(case: CaseResult, by_where: Mapping[str, list[ObservedRun]]) 
     found = by_where.get(case.run or "", [])
     if len(found) == 1:
         return found[0]
-    names = {case.id, f"{_scope(case.file)}/{case.id}"}
+    names = {case.id, f"{case_scope(case.file)}/{case.id}"}
     chosen = [r for r in found if r.case_id in names or r.context.conversation_id in names or r.id in names]
     return chosen[0] if len(chosen) == 1 else None
 
@@ -180,14 +180,15 @@ def eval_records(report: EvalReport, runs: Sequence[ObservedRun] = ()) -> list[C
     by_where: dict[str, list[ObservedRun]] = {}
     for run in runs:
         by_where.setdefault(run.where, []).append(run)
-    keys = _unique_keys([f"{_scope(c.file)}/{c.id}" for c in report.cases], [f"{c.file}/{c.id}" for c in report.cases])
+    keys = _unique_keys([f"{case_scope(c.file)}/{c.id}" for c in report.cases], [f"{c.file}/{c.id}" for c in report.cases])
     out = []
     for key, case in zip(keys, report.cases):
         answering = _answering_run(case, by_where) if case.run else None
         doc = case.model_dump(mode="json")
         doc["transcript"] = session_turns(answering) if answering is not None else None
         doc["context"] = _context_of(answering)
-        errors = [f"{k}: {v.reason}" for k, v in case.criteria.items() if v.verdict == "error"]
+        errors = ([f"agent: {case.agent_error}"] if case.agent_error is not None else []) + [
+            f"{k}: {v.reason}" for k, v in case.criteria.items() if v.verdict == "error"]
         model = getattr(case, "model", None)
         deviation = model.reason.split(" at ", 1)[0] if model is not None and model.verdict == "deviation" else None
         first = case.turns[0] if case.turns else None

@@ -90,51 +90,17 @@ class SetWriter:
         return added
 
     def _insert(self, conn: Connection, chunk: list[CaseRecord]) -> None:
-        rows = []
+        numbered = []
         for record in chunk:
             self.seq += 1
-            rows.append({
-                "set_id": self.set_id, "seq": self.seq, "case_key": record.case_key, "case_id": record.case_id,
-                "location": record.location, "turns": record.turns, "question": record.question,
-                "answer": record.answer, "overall": record.overall, "agent_version": record.agent_version,
-                "model": record.model, "prompt_version": record.prompt_version, "wall_ms": record.wall_ms,
-                "error": record.error, "search": record.search,
-                "first_deviation": record.first_deviation,
-                "first_deviation_element": record.first_deviation_element,
-                "flags": _json(record.flags) if record.flags is not None else None})
-        ids = conn.execute(cases.insert().returning(cases.c.id, sort_by_parameter_order=True), rows).scalars().all()
-        conn.execute(case_docs.insert(), [{"case_row": row_id, "set_id": self.set_id, "doc": _json(record.doc)}
-                                          for row_id, record in zip(ids, chunk)])
-        judged = [{"case_row": row_id, "set_id": self.set_id, "criterion": c, "verdict": v, "reason": r, "judge": j}
-                  for row_id, record in zip(ids, chunk) for c, v, r, j in record.verdicts]
-        if judged:
-            conn.execute(verdicts.insert(), judged)
+            numbered.append((self.seq, record))
+        insert_cases(conn, self.set_id, numbered)
 
     def finish(self, summary: dict[str, Any] | None = None, judge: dict[str, Any] | None = None) -> None:
         """Totals and versions from the cases written, the report's summary (and the judge configuration as the
         report gives it), `done`: one transaction."""
         with self.store.write() as conn:
-            counts: dict[str, int] = dict(conn.execute(select(cases.c.overall, func.count()).where(cases.c.set_id == self.set_id)
-                                       .group_by(cases.c.overall)).all())
-            values: dict[str, Any] = {"cases_total": sum(counts.values()), "passed": counts.get("pass", 0),
-                                      "failed": counts.get("fail", 0), "not_judged": counts.get("not_judged", 0),
-                                      "errors": counts.get("error", 0), "status": "done", "ended_at": now(),
-                                      "summary": _json(summary) if summary is not None else None}
-            if judge is not None:
-                values["judge"] = _json(judge)
-            for column, target in (("agent_version", "agent_version"), ("model", "model_version"),
-                                   ("prompt_version", "prompt_version")):
-                found = conn.execute(select(cases.c[column]).where(cases.c.set_id == self.set_id,
-                                                                   cases.c[column].is_not(None)).distinct())
-                names = sorted(str(v) for v in found.scalars())
-                values[target] = ", ".join(names) or None
-            conn.execute(result_sets.update().where(result_sets.c.id == self.set_id).values(**values))
-            # The overview (counts overall, per criterion, per kind of conversation), kept: showing a finished set
-            # of 100,000 cases then reads one row instead of counting them again.
-            row = conn.execute(select(result_sets).where(result_sets.c.id == self.set_id)).mappings().one()
-            meta = json.loads(row["meta"])
-            meta["overview"] = overview(conn, self.set_id, set_info(row)).model_dump(mode="json")
-            conn.execute(result_sets.update().where(result_sets.c.id == self.set_id).values(meta=_json(meta)))
+            finish_set(conn, self.set_id, summary, judge)
         self.finished = True
 
     def end(self, status: str, why: str) -> None:
@@ -146,6 +112,57 @@ class SetWriter:
             conn.execute(result_sets.update().where(result_sets.c.id == self.set_id)
                          .values(status=status, ended_at=now(), meta=_json(meta)))
         self.finished = True
+
+
+def insert_cases(conn: Connection, set_id: int, numbered: list[tuple[int, CaseRecord]]) -> None:
+    """Cases written into a set at their places (`seq`), with their documents and verdicts."""
+    rows = []
+    for seq, record in numbered:
+        rows.append({
+            "set_id": set_id, "seq": seq, "case_key": record.case_key, "case_id": record.case_id,
+            "location": record.location, "turns": record.turns, "question": record.question,
+            "answer": record.answer, "overall": record.overall, "agent_version": record.agent_version,
+            "model": record.model, "prompt_version": record.prompt_version, "wall_ms": record.wall_ms,
+            "error": record.error, "search": record.search,
+            "first_deviation": record.first_deviation,
+            "first_deviation_element": record.first_deviation_element,
+            "flags": _json(record.flags) if record.flags is not None else None})
+    records = [record for _, record in numbered]
+    ids = conn.execute(cases.insert().returning(cases.c.id, sort_by_parameter_order=True), rows).scalars().all()
+    conn.execute(case_docs.insert(), [{"case_row": row_id, "set_id": set_id, "doc": _json(record.doc)}
+                                      for row_id, record in zip(ids, records)])
+    judged = [{"case_row": row_id, "set_id": set_id, "criterion": c, "verdict": v, "reason": r, "judge": j}
+              for row_id, record in zip(ids, records) for c, v, r, j in record.verdicts]
+    if judged:
+        conn.execute(verdicts.insert(), judged)
+
+
+def finish_set(conn: Connection, set_id: int, summary: dict[str, Any] | None = None,
+               judge: dict[str, Any] | None = None, meta: dict[str, Any] | None = None) -> None:
+    """A set's totals and versions counted from its cases, its summary (and judge configuration) stored, `done`
+    (inside the caller's transaction); `meta`: entries added to its meta (a retry's record)."""
+    counts: dict[str, int] = dict(conn.execute(select(cases.c.overall, func.count()).where(cases.c.set_id == set_id)
+                                               .group_by(cases.c.overall)).all())
+    values: dict[str, Any] = {"cases_total": sum(counts.values()), "passed": counts.get("pass", 0),
+                              "failed": counts.get("fail", 0), "not_judged": counts.get("not_judged", 0),
+                              "errors": counts.get("error", 0), "status": "done", "ended_at": now(),
+                              "summary": _json(summary) if summary is not None else None}
+    if judge is not None:
+        values["judge"] = _json(judge)
+    for column, target in (("agent_version", "agent_version"), ("model", "model_version"),
+                           ("prompt_version", "prompt_version")):
+        found = conn.execute(select(cases.c[column]).where(cases.c.set_id == set_id,
+                                                           cases.c[column].is_not(None)).distinct())
+        names = sorted(str(v) for v in found.scalars())
+        values[target] = ", ".join(names) or None
+    conn.execute(result_sets.update().where(result_sets.c.id == set_id).values(**values))
+    # The overview (counts overall, per criterion, per kind of conversation), kept: showing a finished set
+    # of 100,000 cases then reads one row instead of counting them again.
+    row = conn.execute(select(result_sets).where(result_sets.c.id == set_id)).mappings().one()
+    kept = json.loads(row["meta"])
+    kept.update(meta or {})
+    kept["overview"] = overview(conn, set_id, set_info(row)).model_dump(mode="json")
+    conn.execute(result_sets.update().where(result_sets.c.id == set_id).values(meta=_json(kept)))
 
 
 def _chunks(records: Iterable[CaseRecord], size: int) -> Iterator[list[CaseRecord]]:
