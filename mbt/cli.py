@@ -144,8 +144,10 @@ def _store_config() -> str | None:
 def _saved_note(stored) -> None:
     """The result set kept (stderr): its name and how to see it."""
     if stored.saved is not None:
-        _note(f"mbt: result set `{stored.saved.name}` saved ({stored.saved.status}, {stored.saved.cases_total} "
-              f"case(s)): mbt results show {shlex_quote(stored.saved.name)}", False)
+        resumed = (f"resumed: {stored.resumed[0]} case(s) kept, {stored.resumed[1]} judged now; "
+                   if getattr(stored, "resumed", None) else "")
+        _note(f"mbt: result set `{stored.saved.name}` {resumed}saved ({stored.saved.status}, "
+              f"{stored.saved.cases_total} case(s)): mbt results show {shlex_quote(stored.saved.name)}", False)
 
 
 # Shown at the end of every command's --help (click keeps lines after \b as written).
@@ -547,11 +549,14 @@ def _judging(judge_names: Sequence[str], llm_options: Sequence[str]):
               help="Report format, repeatable, each optionally with its own path: text (default), json, xlsx "
                    "(seed 001's Excel export: --format xlsx:eval.xlsx).")
 @save_option
+@click.option("--resume", "resume", default=None, metavar="NAME",
+              help="Continue the interrupted result set NAME (running with its writer gone, failed or cancelled), "
+                   "run with the same inputs and options: the cases it holds are kept, the rest judged and added.")
 @store_option
 @baseline_set_option
 @multi_output_option
 def eval_command(goldens, run_paths, models, judge_names, llm_options, criteria, threshold, gate, show_prompt,
-                 retry_errors, save, store, baseline_set, formats, output) -> None:
+                 retry_errors, save, resume, store, baseline_set, formats, output) -> None:
     """Judge the agent's answers (recorded runs) against the goldens' expected answers, per criterion; no model
     needed. Exit 1 when the gate fails (by default unless every case passes overall: not judged is never a pass)."""
     # imported when the command runs: start-up time (only this command's stages load)
@@ -570,9 +575,9 @@ def eval_command(goldens, run_paths, models, judge_names, llm_options, criteria,
     options = dict(judge=choice.default, judges=choice.per_criterion, criteria=criteria, threshold=threshold,
                    rubrics=rubrics, llm=settings, retry_errors=retry_errors, gate_path=gate,
                    model_paths=expand(list(models), "--model") if models else None)
-    if save is not None or baseline_set is not None:
+    if save is not None or baseline_set is not None or resume is not None:
         stored = _api().eval_stored(golden_paths, paths, save=save, store=store, store_config=_store_config(),
-                                    baseline_set=baseline_set, **options)
+                                    baseline_set=baseline_set, resume=resume, **options)
         report = stored.report
         _saved_note(stored)
     elif store is not None:
