@@ -438,17 +438,22 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
 @save_option
 @store_option
 @baseline_set_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@output_option
+@click.option("--format", "formats", multiple=True, metavar="NAME[:PATH]",
+              help="Report format, repeatable, each optionally with its own path: text (default), json, markdown "
+                   "(for $GITHUB_STEP_SUMMARY), xlsx (an Excel workbook: --format xlsx:runs.xlsx).")
+@multi_output_option
 def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_mode, engine, scheduler, jobs, no_cache,
-         group_by, judge, save, store, baseline_set, fmt, output) -> None:
+         group_by, judge, save, store, baseline_set, formats, output) -> None:
     """Judge observed runs (traces, transcripts) on models: first deviations, run metrics, usage-weighted coverage,
     the release gate, regression goldens for failing runs."""
     if gate and no_gate:
         raise MbtError("--gate and --no-gate cannot be used together")
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.paths import expand
+    from mbt.report.formats import parse_targets
+    from mbt.report.runs_formats import RUNS_FORMATS, runs_body
 
+    targets = parse_targets(formats, output, "runs", RUNS_FORMATS)
     model_paths, paths = expand(list(models), "--model"), expand(list(run_paths), "--runs")
     golden_paths = expand(list(goldens), "--goldens") if goldens else None
     options = dict(gate_path=gate, use_gate=not no_gate, regressions=regressions,
@@ -463,14 +468,7 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
         raise MbtError("--store names where result sets are kept: add --save (or --baseline-set NAME)")
     else:
         report = _api().runs(model_paths, paths, golden_paths, **options)
-    if fmt == "json":
-        from mbt.report.jsonout import with_coverage_json
-
-        emit(with_coverage_json(report, indent=2) + "\n", output)
-    else:
-        from mbt.report.runs_text import runs_text
-
-        emit(runs_text(report), output)
+    _write_reports(targets, lambda t: runs_body(t.format.name, report))
     sys.exit(EXIT_FAILED if report.gate is not None and not report.gate.passed else EXIT_OK)
 
 
