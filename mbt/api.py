@@ -910,6 +910,25 @@ def results_export(name: str, store: str | None = None, store_config: str | None
         raise
 
 
+def results_site(store: str | None = None, store_config: str | None = None, names: tuple[str, ...] = (),
+                 search: str | None = None, statuses: tuple[str, ...] = (), run_types: tuple[str, ...] = (),
+                 executor: str | None = None, since: str | None = None, until: str | None = None,
+                 limit: int | None = None):
+    """`mbt results site DIR`: the sets named (`names`), else those the list's filters let through, for the viewer
+    (mbt.store.pages.ViewerSets; mbt.report.site writes it). Close it (`with`) once written: it holds the store
+    open."""
+    from mbt.store.pages import ViewerSets, viewer_sets
+    from mbt.store.query import SetFilters
+
+    opened = _store(store, store_config)
+    try:
+        return ViewerSets(opened, viewer_sets(opened, names, SetFilters(search, statuses, run_types, executor, since,
+                                                                        until, limit)))
+    except BaseException:
+        opened.close()
+        raise
+
+
 def results_rename(old: str, new: str, store: str | None = None, store_config: str | None = None):
     from mbt.store.query import rename
 

@@ -760,6 +760,44 @@ def results_export(name, turns, results_, search, fmt, output, store) -> None:
     sys.exit(EXIT_OK)
 
 
+@results.command(name="site", epilog=epilog("mbt results site build/results", "mbt results site build/results --set "
+                                            "release-1.4 --set release-1.5", "mbt results site site/ --type eval "
+                                            "--since 2025-01-01"))
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--set", "names", multiple=True, metavar="NAME", help="Only this result set (repeatable).")
+@click.option("--search", "search", default=None, metavar="TEXT", help="Only sets whose name holds TEXT (any case).")
+@click.option("--status", "statuses", multiple=True, type=click.Choice(["running", "done", "failed", "cancelled"]),
+              help="Only sets of this status (repeatable).")
+@click.option("--type", "run_types", multiple=True, type=click.Choice(["eval", "runs", "coverage"]),
+              help="Only sets of this run type (repeatable).")
+@click.option("--executor", "executor", default=None, metavar="TEXT", help="Only sets whose executor holds TEXT.")
+@click.option("--since", "since", default=None, metavar="DATE", help="Only sets started on or after DATE.")
+@click.option("--until", "until", default=None, metavar="DATE", help="Only sets started on or before DATE.")
+@click.option("--limit", "limit", default=None, type=click.IntRange(min=1), metavar="N", help="At most N sets, newest first.")
+@store_option
+def results_site(folder, names, search, statuses, run_types, executor, since, until, limit, store) -> None:
+    """Write the HTML viewer of the result sets into FOLDER: a static site to open offline (FOLDER/index.html):
+    the list of sets, each set's overview and its cases filtered and searched, each case with its explanation,
+    answers and history. Sets unchanged since the last time keep their pages."""
+    from pathlib import Path
+
+    from mbt.report.core import check_folder_target
+    from mbt.report.site import Site
+
+    if names and (search or statuses or run_types or executor or since or until or limit):
+        raise MbtError("--set names the sets; the list's filters (--search, --status, ...) choose them otherwise: "
+                       "give one or the other")
+    check_folder_target(folder)
+    with _api().results_site(store=store, store_config=_store_config(), names=names, search=search,
+                             statuses=statuses, run_types=run_types, executor=executor, since=since, until=until,
+                             limit=limit) as chosen:
+        site = Site(chosen.sets, Path(folder))
+        emit(site.files(), folder)
+    _note(f"mbt: the viewer of {len(chosen.sets)} result set(s) written to {folder} ({len(site.reused)} unchanged, "
+          f"kept): open {Path(folder) / 'index.html'}", False)
+    sys.exit(EXIT_OK)
+
+
 @results.command(name="rename", epilog=epilog("mbt results rename card-qna_TestResult_20250106-083000 release-1.5"))
 @click.argument("old")
 @click.argument("new")
