@@ -80,6 +80,7 @@ test: $(STAMP) graphviz chromium postgresql
 	@if [ -f tests/bench/bench_runs.py ]; then $(BIN)/python tests/bench/bench_runs.py --quick; fi
 	@if [ -f tests/bench/bench_html.py ]; then $(BIN)/python tests/bench/bench_html.py --quick; fi
 	@if [ -f tests/bench/bench_store.py ]; then $(BIN)/python tests/bench/bench_store.py --quick; fi
+	@if [ -f tests/bench/bench_viewer.py ]; then $(BIN)/python tests/bench/bench_viewer.py --quick; fi
 
 # Everything but the browser and packaging tests (marked `slow`): the quick loop while developing.
 test-fast: $(STAMP) graphviz postgresql

@@ -21,7 +21,7 @@ from tests.cli_runner import run_mbt
 
 def chunk(path: Path) -> tuple[int, list]:
     text = path.read_text(encoding="utf-8")
-    found = re.fullmatch(r"mbt(?:Rows|Cases)\((\d+),(.*)\);\n", text, re.S)
+    found = re.fullmatch(r"mbt(?:Rows|Cases|Search)\((\d+),(.*)\);\n", text, re.S)
     assert found, text[:200]
     return int(found.group(1)), json.loads(found.group(2))
 
@@ -56,6 +56,9 @@ def test_a_page_per_set_and_the_cases_in_chunks_as_results_show_gives_them(store
     assert [r[0] for r in rows if r[3] == "fail"] == failed
     assert rows[10][5] == site_data.SCRIPT_QUESTION and rows[10][7] == "pp"  # accuracy, safety
     assert rows[8][4] == 1 and rows[8][7] == "ee"  # case 9: in error
+    _, texts = chunk(folder / "search" / "00000.js")  # what a search reads: the store's folded texts
+    assert texts[6] == "phí chuyển khoản nội bộ là bao nhiêu?\nchuyển khoản nội bộ miễn phí."
+    assert texts[11] == "question 12 about refunds\nand a follow-up 12.2\nanswer 12\nfollow-up answer 12.2"
     details = [d for name in ("00000.js", "00001.js") for d in chunk(folder / "cases" / name)[1]]
     assert [d["seq"] for d in details] == list(range(1, site_data.CASES + 1))
     twelve = details[11]
@@ -165,3 +168,25 @@ def test_the_scripts_fold_table_folds_as_the_store_does():
     for text in samples:
         lowered = unicodedata.normalize("NFC", text).lower()
         assert "".join(table.get(ch, ch) for ch in lowered) == fold(text), text
+
+
+def test_a_running_set_whose_writer_is_gone_is_shown_interrupted(tmp_path):
+    import subprocess
+    import sys
+
+    url = str(tmp_path / "r.db")
+    site_data.make_store(url)
+    out = tmp_path / "site"
+    site(url, out)
+    page = out / "sets" / slug(site_data.HOSTILE) / "index.html"
+    assert f"still being written when this page was (its writer, process {os.getpid()} on this machine" in \
+        page.read_text(encoding="utf-8")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    with Store(parse(url, "test")) as store, store.write() as conn:
+        meta = json.loads(conn.exec_driver_sql("SELECT meta FROM result_sets WHERE status = 'running'").scalar_one())
+        meta["writer"]["pid"] = int(gone.stdout)  # a process of this machine that has ended
+        conn.exec_driver_sql("UPDATE result_sets SET meta = ? WHERE status = 'running'", (json.dumps(meta),))
+    done = site(url, out)
+    assert "(3 unchanged, kept)" in done.stderr  # the interrupted set is written again
+    text = page.read_text(encoding="utf-8")
+    assert "This set is interrupted: its writer is gone" in text and "mbt eval --resume &#39;&lt;b&gt;bold" in text

@@ -104,6 +104,12 @@ def test_the_list_of_sets_filters_as_mbt_results_list_does(made, browser):
 # ------------------------------------------------------------------ a set's cases
 
 
+def typed(browser: Browser, selector: str, text: str) -> None:
+    """Type into a field, then wait until every case the filters need is read (a first search reads the texts)."""
+    browser.type(selector, text)
+    browser.wait_for("document.body.dataset.loaded === '1'")
+
+
 def _check(browser: Browser, store: Store, filters: CaseFilters) -> list[int]:
     view = show(store, site_data.QNA, CaseFilters(filters.turns, filters.results, filters.search, limit=None))
     wanted = [c.seq for c in view.cases]
@@ -133,7 +139,7 @@ def test_every_filter_and_the_search_show_the_cases_mbt_results_show_does(made, 
         assert len(_check(browser, store, CaseFilters(results=("fail", "error")))) == 36
         browser.click("input[name=turns][value=multi]")
         _check(browser, store, CaseFilters(turns="multi", results=("fail", "error")))
-        browser.type("#case-search", "refunds")
+        typed(browser, "#case-search", "refunds")
         assert _check(browser, store, CaseFilters(turns="multi", results=("fail", "error"), search="refunds")) \
             == [36, 96]
         browser.click("input[name=result][value=fail]")
@@ -145,10 +151,10 @@ def test_every_filter_and_the_search_show_the_cases_mbt_results_show_does(made, 
                               ("chuyển khoản", [7]),  # CHUYỂN KHOẢN, folded beyond ASCII
                               ("STRASSE", [13]),  # Hauptstraße: ß folds to ss, as --search folds it
                               ("no such words", [])):
-            browser.type("#case-search", search)
+            typed(browser, "#case-search", search)
             found = _check(browser, store, CaseFilters(search=search))
             assert cases is None or found == cases, search
-        browser.type("#case-search", "")
+        typed(browser, "#case-search", "")
         _check(browser, store, CaseFilters())
 
 
@@ -171,7 +177,7 @@ def test_a_case_and_back_to_the_list_with_its_filters(made, browser):
     _, site = made
     browser.open(set_page(site, site_data.QNA) + "?case=1", ready="document.body.dataset.loaded === '1'")
     browser.click("input[name=turns][value=multi]")
-    browser.type("#case-search", "question 12 about")
+    typed(browser, "#case-search", "question 12 about")
     assert browser.value(SHOWN_CASES) == [12]
     browser.click("#cases tbody tr:first-child a")
     browser.wait_for("document.body.dataset.page === 'case' && document.body.dataset.ready === '1'")
@@ -205,7 +211,7 @@ def test_a_case_and_back_to_the_list_with_its_filters(made, browser):
 def test_hostile_texts_are_shown_as_text_and_never_run(made, browser):
     _, site = made
     browser.open(set_page(site, site_data.QNA) + "?hostile=1", ready="document.body.dataset.loaded === '1'")
-    browser.type("#case-search", "pay by card")
+    typed(browser, "#case-search", "pay by card")
     assert browser.value(SHOWN_CASES) == [11]
     cells = browser.value("Array.from(document.querySelectorAll('#cases tbody td')).map(c => c.textContent)")
     assert cells[1] == site_data.SCRIPT_QUESTION and cells[2] == " ".join(site_data.IMAGE_ANSWER.split())

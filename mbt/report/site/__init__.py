@@ -7,9 +7,10 @@ A folder of files, read offline from disk or any web server, nothing to run and 
 the sets; `sets/SLUG/index.html` is a set's overview and case list, `sets/SLUG/case.html?i=N` one case. The pages
 are HTML with one script and one style sheet (`assets/`, no network). A set's cases are written in chunks that the
 page loads one after another (`rows/NNNNN.js`: ROW_CHUNK cases each, what the list shows and filters on;
-`cases/NNNNN.js`: DETAIL_CHUNK cases each, what a case's page shows), as scripts, because a page opened from disk
-may load scripts but not fetch files. The list shows its first page from the first chunk, and filters and searches
-the cases loaded so far while the rest load.
+`search/NNNNN.js`: the same cases' folded questions and answers, read once a search is typed; `cases/NNNNN.js`:
+DETAIL_CHUNK cases each, what a case's page shows), as scripts, because a page opened from disk may load scripts but
+not fetch files. The list shows its first page from the first chunk, and filters and searches the cases loaded so
+far while the rest load.
 
 Every value from the store is escaped: HTML through Jinja's autoescaping; the chunks and the page data are JSON (with
 `<`, `>` and `&` escaped where a page holds them), and the script puts texts on the page as text nodes, never as
@@ -23,6 +24,7 @@ import functools
 import hashlib
 import json
 import re
+import shlex
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +40,7 @@ from mbt.store.model import Rate
 from mbt.store.pages import ViewerCase, ViewerSet
 from mbt.store.records import now
 
-SITE_VERSION = "1"  # the layout of a set's files: a change rewrites every set
+SITE_VERSION = "2"  # the layout of a set's files: a change rewrites every set
 ROW_CHUNK = 2000  # cases per chunk of the list
 DETAIL_CHUNK = 100  # cases per chunk of case pages
 SHOWN = 300  # characters of a question or answer in the list (a case's page has them whole)
@@ -110,12 +112,12 @@ def duration(start: str, end: str | None) -> str:
 
 def _row(case: ViewerCase, criteria: list[str]) -> list[Any]:
     """A case in the list: [seq, key, multi-turn (0/1), overall, in error (0/1), question, answer, the verdict of
-    each criterion as a letter (p, f, n, e; - none), the folded search text]."""
+    each criterion as a letter (p, f, n, e; - none)]. Its search text goes to the search chunks, read only when a
+    search is typed."""
     r = case.row
     erred = r.error is not None or r.overall == "error"  # as `--result ok` (run without error) reads it
     codes = "".join(VERDICT_CODES.get(r.criteria.get(c, ""), "-") for c in criteria)
-    return [r.seq, r.key, int(r.kind == "multi"), r.overall, int(erred), _short(r.question), _short(r.answer), codes,
-            case.search]
+    return [r.seq, r.key, int(r.kind == "multi"), r.overall, int(erred), _short(r.question), _short(r.answer), codes]
 
 
 def _fact(label: str, value: Any) -> list[str] | None:
@@ -212,20 +214,24 @@ class Site:
         folder = entry["folder"]
         criteria = [rate.key for rate in s.overview.criteria]
         rows: list[list[Any]] = []
+        texts: list[str] = []
         details: list[dict[str, Any]] = []
         row_chunks = detail_chunks = count = 0
         for case in s.cases():
             rows.append(_row(case, criteria))
+            texts.append(case.search)
             details.append(_detail(case))
             count += 1
             if len(rows) == ROW_CHUNK:
                 yield f"{folder}/rows/{row_chunks:05d}.js", _chunk_file("mbtRows", row_chunks, rows)
-                rows, row_chunks = [], row_chunks + 1
+                yield f"{folder}/search/{row_chunks:05d}.js", _chunk_file("mbtSearch", row_chunks, texts)
+                rows, texts, row_chunks = [], [], row_chunks + 1
             if len(details) == DETAIL_CHUNK:
                 yield f"{folder}/cases/{detail_chunks:05d}.js", _chunk_file("mbtCases", detail_chunks, details)
                 details, detail_chunks = [], detail_chunks + 1
         if rows:
             yield f"{folder}/rows/{row_chunks:05d}.js", _chunk_file("mbtRows", row_chunks, rows)
+            yield f"{folder}/search/{row_chunks:05d}.js", _chunk_file("mbtSearch", row_chunks, texts)
             row_chunks += 1
         if details:
             yield f"{folder}/cases/{detail_chunks:05d}.js", _chunk_file("mbtCases", detail_chunks, details)
@@ -235,7 +241,8 @@ class Site:
         rates: list[Rate] = [s.overview.overall, *s.overview.criteria]
         values = {**common, "root": "../../", "s": s.info, "o": s.overview, "rates": rates, "entry": entry,
                   "data": page_json(data), "criteria": criteria, "judge": _judge_text(s.info.judge),
-                  "threshold": s.info.judge.get("threshold")}
+                  "threshold": s.info.judge.get("threshold"), "running": s.writer,
+                  "quoted": shlex.quote(s.info.name)}
         yield f"{folder}/index.html", env.get_template("set.html").render(**values).encode("utf-8")
         yield f"{folder}/case.html", env.get_template("case.html").render(**values).encode("utf-8")
 

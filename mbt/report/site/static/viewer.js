@@ -1,7 +1,9 @@
 /* mbt results viewer (mbt.report.site): the list of result sets, a set's case list, a case's page.
    Every text from the store is put on the page as a text node (textContent), never as markup.
-   The page reports what it did on <body>: data-ready="1" once the first rows are shown, data-loaded="1" once every
-   chunk of cases is read, and window.mbtViewer.timings (milliseconds since the navigation started). */
+   The page reports what it did on <body>: data-ready="1" once the first rows are shown, data-loaded="1" while every
+   case the filters need is read (a set's list: its rows, and its texts while a search is typed), and
+   window.mbtViewer.timings (milliseconds since the navigation started; `filterFirst` and `filter`: from an input to
+   its first rows drawn and to its whole result drawn). */
 (function () {
   "use strict";
   var body = document.body;
@@ -125,8 +127,12 @@
 
   // ------------------------------------------------------------------ a set's case list
 
-  var ROW = {seq: 0, key: 1, multi: 2, overall: 3, erred: 4, question: 5, answer: 6, codes: 7, search: 8};
+  var ROW = {seq: 0, key: 1, multi: 2, overall: 3, erred: 4, question: 5, answer: 6, codes: 7};
 
+  /* The list of a set's cases. `rows` come from rows/NNNNN.js, read one chunk after another from the start; `texts`
+     (every question and answer of a case, folded as the store folds them) from search/NNNNN.js, read the same way
+     after the rows, or at once when a search is typed before. A filter goes over the cases read so far (`matched`: their places in `rows`) and
+     goes on as more arrive; with a search, over the cases whose texts are read. */
   function setPage() {
     var data = pageData();
     var form = document.getElementById("case-filters");
@@ -134,23 +140,33 @@
     var count = document.getElementById("case-count");
     var at = document.getElementById("page-at");
     var prev = document.getElementById("page-prev"), next = document.getElementById("page-next");
-    var rows = [], matched = [], scanned = 0, page = 0, chunksRead = 0;
+    var rows = [], texts = [], matched = [], scanned = 0, page = 0;
+    var rowChunks = 0, textChunks = 0, textsAsked = false;
     var filter = {turns: "", results: [], needle: ""};
-    var pendingClick = null;
+    var pendingInput = null;
 
-    function keep(row) {
+    function keep(index) {
+      var row = rows[index];
       if (filter.turns === "single" && row[ROW.multi]) { return false; }
       if (filter.turns === "multi" && !row[ROW.multi]) { return false; }
       if (filter.results.length) {
         var ok = filter.results.indexOf(row[ROW.overall]) >= 0 || (filter.results.indexOf("ok") >= 0 && !row[ROW.erred]);
         if (!ok) { return false; }
       }
-      return !filter.needle || row[ROW.search].indexOf(filter.needle) >= 0;
+      return !filter.needle || texts[index].indexOf(filter.needle) >= 0;
     }
 
-    function scan() {  // the rows read since the last scan
-      for (; scanned < rows.length; scanned++) {
-        if (keep(rows[scanned])) { matched.push(scanned); }
+    function readable() {  // how many cases the filter can decide now
+      return filter.needle ? Math.min(rows.length, texts.length) : rows.length;
+    }
+
+    function complete() {
+      return rowChunks === data.rowChunks && (!filter.needle || textChunks === data.rowChunks);
+    }
+
+    function scan() {  // the cases read since the last scan
+      for (var limit = readable(); scanned < limit; scanned++) {
+        if (keep(scanned)) { matched.push(scanned); }
       }
     }
 
@@ -184,16 +200,23 @@
         fragment.appendChild(tr);
       });
       tbody.replaceChildren(fragment);
-      var loading = chunksRead < data.rowChunks ? " (" + rows.length + " of " + data.cases + " read so far)" : "";
+      var done = complete();
+      var loading = done ? "" : " (" + (filter.needle ? "searching: " : "") + readable() + " of " + data.cases
+        + " read so far)";
       var filtered = filter.turns || filter.results.length || filter.needle;
       count.textContent = (filtered ? matched.length + " of " + data.cases + " case(s) match" : data.cases + " case(s)")
         + loading;
-      at.textContent = matched.length ? "Page " + (page + 1) + " of " + pages : "No case matches";
+      at.textContent = matched.length ? "Page " + (page + 1) + " of " + pages : (done ? "No case matches" : "");
       prev.disabled = page === 0;
       next.disabled = page + 1 >= pages;
-      if (pendingClick !== null) {
-        timings.filter = performance.now() - pendingClick;
-        pendingClick = null;
+      body.dataset.loaded = done ? "1" : "0";
+      if (pendingInput !== null && timings.filterFirst === undefined && (matched.length || done)) {
+        // from the input to its first matching rows drawn (or to "no case matches")
+        timings.filterFirst = performance.now() - pendingInput;
+      }
+      if (done && pendingInput !== null) {  // ... and to the whole result drawn
+        timings.filter = performance.now() - pendingInput;
+        pendingInput = null;
       }
     }
 
@@ -204,14 +227,66 @@
       matched = [];
       scanned = 0;
       page = 0;
+      if (filter.needle) { askTexts(); }
       scan();
       writeHash({q: form.q.value, turns: filter.turns, result: filter.results.join(","), page: ""});
       render();
     }
 
     function changed() {
-      pendingClick = performance.now();
+      pendingInput = performance.now();
+      timings.filterFirst = timings.filter = undefined;
       apply();
+    }
+
+    function writePage() {
+      writeHash({q: form.q.value, turns: filter.turns, result: filter.results.join(","), page: page ? page + 1 : ""});
+    }
+
+    function failed() {
+      count.textContent = "A part of the cases could not be read: write the site again (mbt results site).";
+      body.dataset.ready = "1";
+      body.dataset.loaded = "1";
+    }
+
+    function arrived(first) {  // a chunk of rows or of texts: filter the cases it makes readable
+      var before = matched.length;
+      scan();
+      var chunks = rowChunks + textChunks;
+      if (first || matched.length !== before || complete() || chunks % 5 === 0) { render(); }
+    }
+
+    window.mbtRows = function (index, chunk) {
+      Array.prototype.push.apply(rows, chunk);
+      rowChunks += 1;
+      arrived(rowChunks === 1);
+      if (rowChunks === 1) {
+        timings.firstRender = performance.now();
+        body.dataset.ready = "1";
+      }
+      if (rowChunks < data.rowChunks) {
+        loadScript("rows/" + String(rowChunks).padStart(5, "0") + ".js", function () {}, failed);
+      } else {
+        timings.loaded = performance.now();
+        askTexts();  // read ahead: a search typed later finds them read
+      }
+    };
+
+    window.mbtSearch = function (index, chunk) {
+      Array.prototype.push.apply(texts, chunk);
+      textChunks += 1;
+      arrived(false);
+      if (textChunks < data.rowChunks) {
+        loadScript("search/" + String(textChunks).padStart(5, "0") + ".js", function () {}, failed);
+      } else {
+        timings.textsLoaded = performance.now();
+      }
+    };
+
+    function askTexts() {  // the texts are read once: after the rows, or as soon as a search is typed
+      if (textsAsked || data.rowChunks === 0) { return; }
+      textsAsked = true;
+      loadScript("search/00000.js", function () {}, failed);
     }
 
     var start = readHash();
@@ -226,41 +301,11 @@
     form.addEventListener("submit", function (e) { e.preventDefault(); });
     prev.addEventListener("click", function () { page -= 1; render(); writePage(); });
     next.addEventListener("click", function () { page += 1; render(); writePage(); });
-
-    function writePage() {
-      writeHash({q: form.q.value, turns: filter.turns, result: filter.results.join(","), page: page ? page + 1 : ""});
-    }
-
-    window.mbtRows = function (index, chunk) {
-      Array.prototype.push.apply(rows, chunk);
-      chunksRead += 1;
-      var before = matched.length;
-      scan();
-      if (chunksRead === 1 || matched.length !== before || chunksRead === data.rowChunks
-          || (chunksRead % 5 === 0)) {
-        render();
-      }
-      if (chunksRead === 1) {
-        timings.firstRender = performance.now();
-        body.dataset.ready = "1";
-      }
-      if (chunksRead < data.rowChunks) {
-        loadScript("rows/" + String(chunksRead).padStart(5, "0") + ".js", function () {}, failed);
-      } else {
-        timings.loaded = performance.now();
-        body.dataset.loaded = "1";
-      }
-    };
-    function failed() {
-      count.textContent = "A part of the cases could not be read: write the site again (mbt results site).";
-      body.dataset.ready = "1";
-      body.dataset.loaded = "1";
-    }
+    if (filter.needle) { askTexts(); }
     if (data.rowChunks === 0) {
       render();
       timings.firstRender = timings.loaded = performance.now();
       body.dataset.ready = "1";
-      body.dataset.loaded = "1";
     } else {
       loadScript("rows/00000.js", function () {}, failed);
     }
