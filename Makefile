@@ -15,7 +15,7 @@ DEMO_GATE := models/gates/release.yaml
 # Seed 000's gates/release.yaml, unchanged: `mbt runs` gates observed runs with it.
 RUNS_GATE := models/gates/seed-000-release.yaml
 
-.PHONY: demo test test-fast lint graphviz chromium postgresql generated
+.PHONY: demo demo-agent test test-fast lint graphviz chromium postgresql generated
 
 demo: $(STAMP) graphviz
 	@echo "== mbt check models/"
@@ -48,12 +48,13 @@ demo: $(STAMP) graphviz
 	@echo
 	@echo "== seed 000's contract as a model: mbt check, mbt coverage and mbt eval on models/contracts/"
 	@$(BIN)/mbt check models/contracts/; code=$$?; [ $$code -lt 2 ]
-	@$(BIN)/mbt coverage --model models/contracts/ --goldens $(DEMO_GOLDENS); code=$$?; \
-	  echo "== mbt coverage exited with $$code (1 = must_not[2] is checked by no golden: the default gate fails)"; \
-	  [ $$code -lt 2 ]
+	@mkdir -p build
 	@$(BIN)/mbt eval --model models/contracts/ --goldens models/goldens/single-turn.jsonl \
-	  --runs models/answers/contract-runs/; code=$$?; \
+	  --runs models/answers/contract-runs/ --format text --format json:build/contract-eval.json; code=$$?; \
 	  echo "== mbt eval exited with $$code (1 = two answers violate a must_not, two are not judged by the embedded judge)"; \
+	  [ $$code -lt 2 ]
+	@$(BIN)/mbt coverage --model models/contracts/ --goldens $(DEMO_GOLDENS) --answers build/contract-eval.json; code=$$?; \
+	  echo "== mbt coverage exited with $$code (1 = must_not[2] is checked by no golden: the default gate fails; the judged answers are shown beside)"; \
 	  [ $$code -lt 2 ]
 	@echo
 	@echo "== mbt runs --model models/contracts/password-reset.yaml --runs models/traces/ --gate models/gates/seed-000-release.yaml (grounding)"
@@ -71,6 +72,42 @@ demo: $(STAMP) graphviz
 	  --format markdown:build/mbt-coverage.md --format html:build/mbt-report; code=$$?; [ $$code -lt 2 ]
 	@$(BIN)/mbt render --model $(DEMO_MODEL) --goldens $(DEMO_GOLDENS) -o build/recovery.svg
 	@echo "== wrote build/mbt-report/index.html (open it in a browser), build/mbt-coverage.md and build/recovery.svg"
+	@echo
+	@$(MAKE) --no-print-directory demo-agent
+
+# The live agent (docs/agents.md): mbt's reference machine of models/recovery.fsm served as an OpenAI-compatible chat
+# endpoint, twice (the second with a fault), each on a free port in the background and killed at the end whatever
+# happens (the shell's EXIT trap); `mbt eval --agent` drives each and keeps its result set in a SQLite store under
+# build/agent/, then the two sets are compared and the faulty one exported for Excel.
+AGENT_DIR := build/agent
+AGENT_STORE := $(AGENT_DIR)/results.db
+demo-agent: $(STAMP)
+	@rm -rf $(AGENT_DIR) && mkdir -p $(AGENT_DIR)
+	@echo "== mbt serve --model $(DEMO_MODEL) (and a second one with --fault wrong-argument), each on a free port"
+	@$(BIN)/mbt serve --model $(DEMO_MODEL) --port 0 --url-file $(AGENT_DIR)/url >$(AGENT_DIR)/serve.log 2>&1 & good=$$!; \
+	$(BIN)/mbt serve --model $(DEMO_MODEL) --port 0 --fault wrong-argument --url-file $(AGENT_DIR)/url-fault \
+	  >$(AGENT_DIR)/serve-fault.log 2>&1 & bad=$$!; \
+	trap 'kill $$good $$bad 2>/dev/null; wait $$good $$bad 2>/dev/null' EXIT; \
+	for i in $$(seq 300); do [ -s $(AGENT_DIR)/url ] && [ -s $(AGENT_DIR)/url-fault ] && break; sleep 0.1; done; \
+	[ -s $(AGENT_DIR)/url ] && [ -s $(AGENT_DIR)/url-fault ] || { echo "== mbt serve did not start:"; \
+	  cat $(AGENT_DIR)/serve.log $(AGENT_DIR)/serve-fault.log; exit 1; }; \
+	echo "== mbt eval --goldens models/answers/agent/ --agent openai-chat:$$(cat $(AGENT_DIR)/url) --model $(DEMO_MODEL) --save agent-baseline"; \
+	$(BIN)/mbt eval --goldens models/answers/agent/ --agent openai-chat:$$(cat $(AGENT_DIR)/url) --model $(DEMO_MODEL) \
+	  --record $(AGENT_DIR)/sessions-baseline --save agent-baseline --store $(AGENT_STORE); code=$$?; \
+	echo "== mbt eval exited with $$code (0: every golden passes against the reference agent)"; [ $$code -lt 2 ] || exit $$code; \
+	echo; \
+	echo "== mbt eval ... --agent openai-chat:$$(cat $(AGENT_DIR)/url-fault) --save agent-wrong-argument --baseline-set agent-baseline"; \
+	$(BIN)/mbt eval --goldens models/answers/agent/ --agent openai-chat:$$(cat $(AGENT_DIR)/url-fault) --model $(DEMO_MODEL) \
+	  --record $(AGENT_DIR)/sessions-wrong-argument --save agent-wrong-argument --baseline-set agent-baseline \
+	  --store $(AGENT_STORE); code=$$?; \
+	echo "== mbt eval exited with $$code (1: the fault sends a wrong e-mail address to the reset tool)"; \
+	[ $$code -lt 2 ] || exit $$code; \
+	echo; \
+	echo "== mbt results compare agent-baseline agent-wrong-argument"; \
+	$(BIN)/mbt results compare agent-baseline agent-wrong-argument --store $(AGENT_STORE) || exit $$?; \
+	$(BIN)/mbt results export agent-wrong-argument -o $(AGENT_DIR)/agent-wrong-argument.xlsx --store $(AGENT_STORE) \
+	  || exit $$?; \
+	echo "== wrote $(AGENT_STORE) (two result sets), $(AGENT_DIR)/agent-wrong-argument.xlsx and the sessions in $(AGENT_DIR)/sessions-*/"
 
 test: $(STAMP) graphviz chromium postgresql
 	$(BIN)/pytest -q

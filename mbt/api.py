@@ -31,6 +31,7 @@ from mbt.progress import Progress
 from mbt.provenance import provenance
 
 if TYPE_CHECKING:  # annotations only: the LLM judge's module loads when such a judge is made
+    from mbt.answers.results import EvalReport
     from mbt.judges.llm import LLMSettings
 
 
@@ -87,18 +88,22 @@ def elements(paths: list[str], criteria: list[str] | None = None) -> ElementsRep
 @collector_paused
 def coverage(model_paths: list[str], golden_paths: list[str], gate_path: str | None = None,
              use_gate: bool = True, jobs: int | None = None, use_cache: bool = True,
-             covering_cap: int | None = None, engine: str = "local", scheduler: str | None = None) -> CoverageReport:
+             covering_cap: int | None = None, engine: str = "local", scheduler: str | None = None,
+             answer_paths: list[str] | None = None) -> CoverageReport:
     """Coverage of the models by the goldens, gated; `jobs` worker processes for a large golden set (default: the
     machine's cores); the compiled models from the cache (mbt/cache.py) unless `use_cache` is False; at most
     `covering_cap` golden ids kept per element (the rest counted; None: all). `engine` "dask": the goldens replayed
-    on a Dask cluster (`scheduler` its address; None: a local one of `jobs` workers)."""
+    on a Dask cluster (`scheduler` its address; None: a local one of `jobs` workers). `answer_paths`: `mbt eval
+    --model` reports, whose judged answers verify elements beside the goldens (mbt.answers.coverage)."""
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
+    evals = _eval_reports(answer_paths)
     loaded = load_compiled(model_paths, use_cache)
     invalid_cap = None if covering_cap is None else INVALID_CAP  # capped ids: a capped list of invalid cases too
     goldens = GoldenStream(golden_paths, invalid_cap)  # replayed as read: the cases are never all in memory at once
     report = _measure(loaded.models, goldens, jobs, model_paths, use_cache, engine, scheduler, covering_cap,
                       invalid_cap=invalid_cap)
     report.notes += _cache_notes(loaded)
+    _add_answers(report, loaded.models, evals, covering_cap)
     if use_gate:
         report.gate = evaluate_gate(gate, report)
     return report
@@ -117,6 +122,24 @@ def _measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: i
     return measure(models, goldens, jobs, covering_cap, cases, invalid_cap=invalid_cap)
 
 
+def _eval_reports(answer_paths: list[str] | None) -> list[tuple[str, EvalReport]]:
+    """The eval reports of `--answers`, read (and validated) before any work."""
+    if not answer_paths:
+        return []
+    from mbt.answers.coverage import read_eval_reports  # on use: start-up time
+
+    return read_eval_reports(answer_paths)
+
+
+def _add_answers(report: CoverageReport, models: list[ModelBase], evals: list[tuple[str, EvalReport]],
+                 cap: int | None) -> None:
+    """The elements the eval reports' judged answers verify, before the gate (its `.answer_verified` rules)."""
+    if evals:
+        from mbt.answers.coverage import answer_coverage
+
+        report.answers = answer_coverage(report, models, evals, cap)
+
+
 def _cache_notes(loaded: Loaded) -> list[Note]:
     return [Note(case="", where="", model="", turn=None, message=message) for message in loaded.notes]
 
@@ -129,12 +152,14 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
                  progress: Progress | None = None, jobs: int | None = None, use_cache: bool = True,
                  covering_cap: int | None = None, mutants: bool = False, sample: int | None = None,
                  seed: int = 0, engine: str = "local", scheduler: str | None = None,
-                 sorted_folders: list[str] | None = None, levels: LevelOptions | None = None) -> CoverageRun:
+                 sorted_folders: list[str] | None = None, levels: LevelOptions | None = None,
+                 answer_paths: list[str] | None = None) -> CoverageRun:
     """`coverage` with the gate's ratchet (`baseline_path`), source coverage and the traceability matrix
     (`review`), diagrams for the HTML report (`diagrams`), the per-case results (`cases`) and the mutation run
     (`mutants`, before the gate: `<kind>.mutation` and `duplicates` rules read it). `sorted_folders`: golden folders
     given as positional paths, whose files that are not golden cases are left out (mbt.paths.left_out). `levels`:
-    what seed 004's opt-in levels read (LevelOptions); every run reports all five levels (mbt.measure.levels)."""
+    what seed 004's opt-in levels read (LevelOptions); every run reports all five levels (mbt.measure.levels).
+    `answer_paths`: `mbt eval --model` reports, whose judged answers verify elements beside the goldens."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.measure.baseline import load_baseline
 
@@ -142,6 +167,7 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
     if fail_under is not None:
         gate = with_fail_under(gate, fail_under)
     baseline = load_baseline(baseline_path) if baseline_path else None
+    evals = _eval_reports(answer_paths)
     loaded = load_compiled(model_paths, use_cache)
     models = loaded.models
     # Replayed as read, the cases never all in memory at once; the mutation run needs them all (and standard input
@@ -165,6 +191,7 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
         mutation = mutation_run(models, held, sample=sample, seed=seed)
         mutation.report.redundancy = redundancy(list(mutation.profiles.values()))
         report.mutation = mutation.report
+    _add_answers(report, models, evals, covering_cap)
     if use_gate:
         report.gate = evaluate_gate(gate, report, today, baseline, baseline_path)
     run = CoverageRun(report, models=models, provenance=provenance(command))
@@ -607,7 +634,8 @@ def _criteria_setup(criteria: str | None, threshold: str | None, rubrics: Mappin
 def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded", criteria: str | None = None,
          threshold: str | None = None, retry_errors: bool = False, model_paths: list[str] | None = None,
          judges: Mapping[str, str] | None = None, rubrics: Mapping[str, str] | None = None,
-         llm: LLMSettings | None = None, gate_path: str | None = None, checkpoint=None):
+         llm: LLMSettings | None = None, gate_path: str | None = None, only=None, merge=None,
+         checkpoint=None):
     """`mbt eval`: the goldens' expected answers against the agent's actual answers from recorded runs, judged per
     criterion (`criteria`: `accuracy=2,safety=1`; `threshold`: the overall threshold; `rubrics`: the texts of custom
     criteria) by `judge` (`embedded`, `rules`, `openai:MODEL`), or by the judge `judges` names for a criterion; no
@@ -616,6 +644,7 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
     behaviour models as `runs` judges them, each case showing its run's verdict there; a contract among them (seed
     000's YAML) judges the last answer of every case naming it on its must_have / must_not items and soft rubric
     (docs/contracts.md). `gate_path`: a gate file whose answer rules replace the default gate (mbt.answers.gate).
+    `only` and `merge`: the cases judged, and how they join a stored set's others (eval_retry; evaluate's own).
     `checkpoint` (mbt.answers.evaluate.Checkpoint): where cases are kept as they are judged (eval_stored).
     Returns mbt.answers.results.EvalReport (its `gate` says whether it passed)."""
     # imported when the command runs: start-up time (only this command's stages load)
@@ -641,7 +670,7 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
                 return saying_report(cases, models, chosen.default)
         return evaluate(golden_paths, run_paths, config, chosen.default, chosen.per_criterion,
                         model_verdicts=on_model, models=model_paths or [], gate=gate, sayings=elements,
-                        contracts=contracts, checkpoint=checkpoint)
+                        contracts=contracts, only=only, merge=merge, checkpoint=checkpoint)
     finally:
         chosen.close()
 
@@ -723,6 +752,74 @@ def probes(path: str, confidence: float = 0.95, resamples: int | None = None, se
                           seed=seed, candidates_from=candidates_from)
 
 
+@dataclass
+class ProbeGeneration:
+    """What `mbt generate --probes` makes: the probe file's text, what generating found (mbt.generate.probes.ProbeSet:
+    units given fewer probes, LLM failures, probes kept from the file, probes that are a golden's question) and the
+    report of the probes (a mbt.measure.probes.ProbeReport, as `mbt probes FILE` gives it)."""
+
+    text: str
+    probes: Any
+    report: Any
+
+
+def generate_probes(model_paths: list[str], golden_paths: list[str], output: str | None,
+                    generators: list[str] | None = None, per_unit: int | None = None, sources: list[str] | None = None,
+                    judge: str | None = None, refresh: bool = False, confidence: float = 0.95,
+                    resamples: int | None = None, seed: int = 0) -> ProbeGeneration:
+    """Held-out probes per source unit of the models' documents (and `sources`) from each generator (default the rule
+    generators `unit-text`, `model-words`; `openai:MODEL` an LLM), at most `per_unit` each, judged covered or not by
+    the goldens (level 1's alignment; `judge` `openai:MODEL` decides what the embedded rule leaves), with the report
+    of the probe file (mbt.generate.probes; docs/levels.md, "Generating the probes"). An existing `output` is read
+    first: an LLM's probes of an unchanged unit are kept from it (`refresh`: none)."""
+    from pathlib import Path
+
+    # imported when the command runs: start-up time (only this command's stages load)
+    from mbt.generate import probes as generation
+    from mbt.goldens.loader import GoldenStream
+    from mbt.measure.alignment import golden_text
+    from mbt.measure.levels import LEVEL_UNIT_KINDS
+    from mbt.measure.probes import DEFAULT_RESAMPLES, estimate, read_probes
+    from mbt.measure.sources import measure_sources
+    from mbt.reader import shown_path
+
+    chosen = list(dict.fromkeys(generators or generation.RULE_GENERATORS))
+    for name in chosen:
+        if name not in generation.RULE_GENERATORS and not name.startswith("openai:"):
+            raise MbtError(f"--generator {name}: a generator is {', '.join(generation.RULE_GENERATORS)} or "
+                           "openai:MODEL")
+    per_unit = generation.DEFAULT_PER_UNIT if per_unit is None else per_unit
+    if per_unit < 1:
+        raise MbtError(f"--per-unit {per_unit}: at least 1 probe per unit")
+    for path in sources or []:
+        if not Path(path).is_file():
+            raise MbtError(f"--source {path}: no such file")
+    if "-" in golden_paths:
+        raise MbtError("--probes reads the goldens to judge the probes: give them as files, not - (standard input)")
+    models = load_models(model_paths)[1] if model_paths else []
+    documents, _ = measure_sources(models, [], None, list(sources or []))
+    units = [generation.Unit(u.id, d.path, u.line_start, u.text, tuple(u.cited_by_parts))
+             for d in documents.documents for u in d.units if u.kind in LEVEL_UNIT_KINDS]
+    if not units:
+        raise MbtError("no source unit to draw probes from: the models declare no source document (give --source DOC)")
+    cases = list(GoldenStream(golden_paths).all_cases()) if golden_paths else []
+    goldens = _unique_ids([golden_text(c) for c in cases])
+    previous = read_probes(output) if output not in (None, "-") and Path(output).is_file() else []
+    drawn = generation.draw(units, models, chosen, per_unit, previous, refresh)
+    if not drawn.probes:
+        raise MbtError(f"no probe drawn from {len(units)} unit(s) by {', '.join(chosen)}"
+                       + (f" ({'; '.join(drawn.failures)})" if drawn.failures else ""))
+    llm = None
+    if judge not in (None, "embedded"):
+        from mbt.judges import make_judge
+
+        llm = make_judge(judge)
+    generation.judge(drawn, units, goldens, llm)
+    shown = shown_path(output) if output not in (None, "-") else "<stdout>"
+    report = estimate(drawn.as_read(), shown, confidence, DEFAULT_RESAMPLES if resamples is None else resamples, seed)
+    return ProbeGeneration(drawn.text(), drawn, report)
+
+
 # ---- The result store (issue 35, docs/results.md): result sets kept, listed, shown, exported, compared ----------
 
 
@@ -735,6 +832,7 @@ class Stored:
     report: object
     saved: object | None = None  # mbt.store.model.SetInfo
     regressions: list = field(default_factory=list)  # mbt.store.model.Regression
+    rerun: list[str] | None = None  # --retry-errors NAME: the keys of the errored cases run again
     resumed: tuple[int, int] | None = None  # (cases kept, cases judged) of a resumed set
 
 
@@ -750,12 +848,12 @@ def _store(store: str | None, store_config: str | None, create: bool = False):
 
 def _stored_run(run_type: str, suite_paths: list[str], save: str | None, store: str | None,
                 store_config: str | None, baseline_set: str | None, judge: dict, meta: dict, produce,
-                resume: str | None = None) -> Stored:
+                resume: str | None = None, inputs: tuple[str, ...] = ("goldens", "runs", "models")) -> Stored:
     """Run `produce(writer)` -> (report, its cases as records), with the set `running` in the store meanwhile when
     `save` is given (the empty string: the default name) or `resume` names an interrupted set to take over;
     `produce` writes the cases into `writer` (None: nothing is saved) as it goes. Then the set is marked `done`
     (only if it holds every case); with `baseline_set`, the cases that passed there and do not now fail the
-    report's gate."""
+    report's gate. `inputs`: the meta's keys a resumed set must have been started with as this run gives them."""
     from mbt.store.compare import baseline, regressions
     from mbt.store.query import set_info, set_row
     from mbt.store.records import NewSet, default_name, executor, now, report_summary, suite_name
@@ -770,7 +868,8 @@ def _stored_run(run_type: str, suite_paths: list[str], save: str | None, store: 
             _gate_regressions(report, found, baseline_set)
             return Stored(report, None, found)
         if resume is not None:
-            writer = SetWriter.resume(opened, resume, run_type, judge, {k: meta[k] for k in ("goldens", "runs", "models")})
+            writer = SetWriter.resume(opened, resume, run_type, _effective_judge(judge),
+                                      {k: meta[k] for k in inputs}, normalise=_effective_judge)
         else:
             suite = suite_name(suite_paths)
             started = now()
@@ -786,7 +885,25 @@ def _stored_run(run_type: str, suite_paths: list[str], save: str | None, store: 
             writer.finish(report_summary(report), judge=_judge_of(report, judge), expected=len(cases))
         with opened.read() as conn:
             saved = set_info(set_row(conn, writer.name, opened))
-        return Stored(report, saved, found, (kept, len(cases) - kept) if resume is not None else None)
+        return Stored(report, saved, found, resumed=(kept, len(cases) - kept) if resume is not None else None)
+
+
+def _effective_judge(given: Mapping) -> dict:
+    """A judge configuration as the command line gives it (`criteria` a text, `threshold` a text or absent) or as a
+    finished set keeps it (`criteria` weights by key), in one form: the judge, each enabled criterion's weight, the
+    threshold, exact decimals written alike (so `accuracy=1` and the default compare equal)."""
+    from decimal import Decimal
+
+    criteria, threshold = given.get("criteria"), given.get("threshold")
+    if isinstance(criteria, Mapping):
+        weights = {str(k): Decimal(str(v)) for k, v in criteria.items()}
+        cut = Decimal(str(threshold if threshold is not None else 0))
+    else:
+        config = _criteria_setup(criteria, threshold)
+        weights, cut = {c.key: c.exact_weight for c in config.enabled}, config.threshold
+    return {"judge": str(given.get("judge") or "embedded"),
+            "criteria": {k: str(w.normalize()) for k, w in weights.items() if w != 0},
+            "threshold": str(cut.normalize())}
 
 
 def _judge_of(report, given: dict) -> dict:
@@ -950,3 +1067,196 @@ def results_compare(first: str, second: str, store: str | None = None, store_con
 
     with _store(store, store_config) as opened:
         return compare(opened, first, second, cases, flipped_sessions)
+
+
+# ---- The live agent (issue 35, docs/agents.md): `mbt eval --agent`, `--retry-errors NAME`, `mbt serve` ---------------
+
+
+def _cases_to_drive(golden_paths: list[str], model_paths: list[str] | None, only=None):
+    """The golden cases `mbt eval` would judge, as the driver sends them, and a note for each it cannot send
+    (mbt.agents.record.cases_to_drive); the contracts `model_paths` gives count as checks, as they do for eval."""
+    from mbt.agents.record import cases_to_drive
+    from mbt.answers.evaluate import load_answer_goldens
+    from mbt.model.contract import ContractModel
+
+    names: list[str] = []
+    if model_paths:
+        _, models = load_models(model_paths)
+        names = [m.name for m in models if isinstance(m, ContractModel)]
+    return cases_to_drive(load_answer_goldens(golden_paths, names).cases, only)
+
+
+def _agent_setup(agent: str, timeout: float | None, concurrency: int | None, agent_config: Mapping | None):
+    from mbt.agents.adapters import open_agent
+    from mbt.agents.spec import Secrets, parse_spec, settings_from
+
+    spec = parse_spec(agent, settings_from(dict(agent_config or {}), timeout, concurrency))
+    secrets = Secrets()
+    return spec, secrets, open_agent(spec, secrets)
+
+
+def eval_agent(golden_paths: list[str], agent: str, record: str | None = None, timeout: float | None = None,
+               concurrency: int | None = None, agent_config: Mapping | None = None, save: str | None = None,
+               store: str | None = None, store_config: str | None = None, baseline_set: str | None = None,
+               resume: str | None = None, **options) -> Stored:
+    """`mbt eval --agent SPEC`: each golden case sent to the live agent in a session of its own (mbt.agents: the
+    adapter SPEC names, `timeout` seconds per turn, at most `concurrency` cases in flight; `agent_config`: the
+    configuration file's `agent:`), what came back recorded as transcripts (into `record`, a folder, when given) and
+    then judged exactly as `eval` judges recorded runs (the same `options`). A case the agent did not answer is
+    `error` with its agent error, counted apart from judge errors. `save` / `baseline_set` / `resume` as for
+    eval_stored; a resumed set's cases are neither sent to the agent again nor judged again."""
+    from mbt.agents.drive import drive
+    from mbt.agents.record import RecordFolder
+    from mbt.store.checkpoint import StoreCheckpoint
+    from mbt.store.records import eval_outcomes
+
+    if save is not None and resume is not None:
+        raise MbtError("--save starts a new result set and --resume continues one: give one of them")
+    spec, secrets, adapter = _agent_setup(agent, timeout, concurrency, agent_config)
+    with RecordFolder(record) as folder:
+        def produce(writer):
+            kept = writer.stored_keys() if writer is not None and writer.kept else set()
+            cases, notes = _cases_to_drive(golden_paths, options.get("model_paths"))
+            if kept:  # a resumed set: only the cases it lacks go to the agent
+                cases = [c for c in cases if c.key not in kept]
+            drive(adapter, cases, folder.path, spec.settings.timeout, spec.settings.concurrency, secrets)
+            checkpoint = StoreCheckpoint(writer, folder.relabel) if writer is not None else None
+            report = eval(golden_paths, [str(folder.path)], checkpoint=checkpoint, **options)
+            report.agent = spec.shown
+            report.notes[:0] = notes
+            folder.relabel(report)
+            return report, eval_outcomes(report)
+
+        if save is None and baseline_set is None and resume is None:
+            return Stored(produce(None)[0])
+
+        judge = {k: v for k, v in (("judge", options.get("judge", "embedded")), ("criteria", options.get("criteria")),
+                                   ("threshold", options.get("threshold"))) if v is not None}
+        meta = {"goldens": list(golden_paths), "agent": spec.shown, "record": record,
+                "models": list(options.get("model_paths") or [])}
+        return _stored_run("eval", golden_paths, save, store, store_config, baseline_set, judge, meta, produce,
+                           resume, inputs=("goldens", "agent", "models"))
+
+
+def eval_retry(name: str, golden_paths: list[str], run_paths: list[str] | None = None, agent: str | None = None,
+               record: str | None = None, timeout: float | None = None, concurrency: int | None = None,
+               agent_config: Mapping | None = None, store: str | None = None, store_config: str | None = None,
+               baseline_set: str | None = None, **options) -> Stored:
+    """`mbt eval --retry-errors NAME`: the errored cases of the stored eval set NAME (the agent did not answer, or a
+    judge failed) run again — sent to the agent again with `agent`, else judged again from `run_paths` — and put in
+    place of the old ones; the set's totals and gate counted again over all its cases (mbt.store.update: one
+    transaction). The criteria must be the ones the set was judged with. The LLM judge re-asks the verdicts its cache
+    holds as errors."""
+    from mbt.agents.drive import drive
+    from mbt.agents.record import RecordFolder
+    from mbt.answers.results import CaseResult
+    from mbt.store.compare import baseline, regressions
+    from mbt.store.records import case_scope, eval_records, report_summary
+    from mbt.store.update import replace_cases, stored_set
+
+    if (agent is None) == (run_paths is None):
+        raise MbtError("--retry-errors NAME runs the errored cases again: give --agent SPEC (drive them again) or "
+                       "--runs PATH (judge them again), one of the two")
+    options["retry_errors"] = True
+    with _store(store, store_config) as opened:
+        kept = stored_set(opened, name)
+        _same_criteria(name, kept.judge, options)
+        if baseline_set is not None:
+            baseline(opened, baseline_set, "eval")
+        errored = kept.errored
+        before = [(c.key, CaseResult.model_validate(c.doc)) for c in kept.cases]
+        rerun: dict[str, CaseResult] = {}
+
+        def merge(judged: list[CaseResult]) -> list[CaseResult]:
+            found = {}
+            for case in judged:
+                for key in (f"{case_scope(case.file)}/{case.id}", f"{case.file}/{case.id}"):
+                    found[key] = case
+            rerun.update({key: found[key] for key, _ in before if key in found})
+            return [found.get(key, old) for key, old in before]
+
+        with RecordFolder(record) as folder:
+            if agent is not None:
+                spec, secrets, adapter = _agent_setup(agent, timeout, concurrency, agent_config)
+                cases, notes = _cases_to_drive(golden_paths, options.get("model_paths"), set(errored))
+                drive(adapter, cases, folder.path, spec.settings.timeout, spec.settings.concurrency, secrets)
+                report = eval(golden_paths, [str(folder.path)], only=set(errored), merge=merge, **options)
+                report.agent = spec.shown
+                report.notes[:0] = notes
+                folder.relabel(report)
+                runs = folder.runs()
+            else:
+                from mbt.runs.reader import read_runs
+
+                report = eval(golden_paths, list(run_paths or []), only=set(errored), merge=merge, **options)
+                runs = read_runs(list(run_paths or [])).runs
+            made = eval_records(report, runs)
+            found = regressions(opened, baseline_set, made) if baseline_set is not None else []
+            _gate_regressions(report, found, baseline_set)
+            changed = [r for r in made if r.case_key in rerun]
+            saved = None
+            if changed:
+                judge = {k: v for k, v in kept.judge.items()}
+                saved = replace_cases(opened, name, changed, report_summary(report), _judge_of(report, judge))
+            else:
+                from mbt.store.query import set_info, set_row
+
+                with opened.read() as conn:
+                    saved = set_info(set_row(conn, name, opened))
+        return Stored(report, saved, found, rerun=list(rerun))
+
+
+def _same_criteria(name: str, judged_with: Mapping, options: Mapping) -> None:
+    """A retry judges with the set's criteria and threshold: another configuration would mix two kinds of verdict."""
+    from decimal import Decimal, InvalidOperation
+
+    config = _criteria_setup(options.get("criteria"), options.get("threshold"), options.get("rubrics"))
+    found = judged_with.get("criteria")
+    stored: Mapping = found if isinstance(found, Mapping) else {}
+
+    def number(text) -> Decimal | None:
+        try:
+            return Decimal(str(text))
+        except (InvalidOperation, ValueError):
+            return None
+
+    given = {c.key: c.exact_weight for c in config.enabled}
+    differs = [key for key, weight in given.items() if number(stored.get(key)) != weight]
+    if differs or number(judged_with.get("threshold")) != config.threshold:
+        shown = ",".join(f"{k}={v}" for k, v in stored.items())
+        raise MbtError(f"result set `{name}` was judged with --criteria {shown or '?'} --threshold "
+                       f"{judged_with.get('threshold', '?')}: give the same to retry its errored cases")
+
+
+def serve(model_paths: list[str], host: str = "127.0.0.1", port: int = 0, fault: str | None = None,
+          api_key_env: str | None = None, log=None, precondition: Mapping | None = None):
+    """`mbt serve`: the state machine models of `model_paths` as reference agents behind an OpenAI-compatible
+    chat-completions endpoint (mbt.agents.serve.AgentServer, not yet started), `fault` injected into each, every
+    conversation starting where `precondition` says (a golden's precondition: `state`, variables)."""
+    import os
+
+    from mbt.agents.reference import ReferenceAgent
+    from mbt.agents.serve import AgentServer
+    from mbt.model.fsm import FsmModel
+
+    _, models = load_models(model_paths)
+    machines = [m for m in models if isinstance(m, FsmModel)]
+    if not machines:
+        raise MbtError(f"no state machine (`fsm`) model in {', '.join(model_paths)}: mbt serve answers with a state "
+                       "machine's reference machine")
+    names = [m.name for m in machines]
+    if len(set(names)) != len(names):
+        raise MbtError("two served models share a name; serve one file, or models with names of their own")
+    key = None
+    if api_key_env is not None:
+        key = os.environ.get(api_key_env)
+        if not key:
+            raise MbtError(f"--api-key-env {api_key_env}: the environment variable is not set")
+    try:
+        agents = [ReferenceAgent(m, fault, dict(precondition or {})) for m in machines]
+    except ValueError as err:
+        raise MbtError(f"--precondition: {err}") from None
+    try:
+        return AgentServer(agents, host=host, port=port, api_key=key, log=log)
+    except OSError as err:
+        raise MbtError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None

@@ -348,13 +348,16 @@ def elements(paths, models: tuple[str, ...], criteria: tuple[str, ...], fmt: str
 @click.option("--runs", "run_paths", cls=Paths, help="Observed runs for level 4 and representativeness (as mbt runs).")
 @click.option("--probes", "probes", default=None, type=click.Path(), metavar="FILE",
               help="Judged held-out probes (as mbt probes): probe coverage at level 1.")
+@click.option("--answers", "answers", cls=Paths, metavar="EVAL.json",
+              help="`mbt eval --model ... --format json` reports: the say forbids, claims and contract items their "
+                   "judged answers verify, shown beside verified and exercised (never added in).")
 @formats_option
 @multi_output_option
 @root_option
 @verbosity
 def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovered, show_sources, baseline,
              save_baseline, jobs, engine, scheduler, no_cache, fail_under, mutants, sample, seed, levels, sources,
-             judge, propositions, run_paths, probes, formats, output, root, quiet, verbose) -> None:
+             judge, propositions, run_paths, probes, answers, formats, output, root, quiet, verbose) -> None:
     """Replay golden cases on models and report coverage per model and criterion; gate CI on the result."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.report.formats import Options, parse_targets
@@ -381,7 +384,8 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
                               cases=any(t.format.cases for t in targets), fail_under=percent,
                               command=COMMAND_LINE, progress=progress, mutants=mutants, sample=sample,
                               seed=seed, sorted_folders=folders,
-                              levels=_level_options(levels, sources, judge, propositions, run_paths, probes))
+                              levels=_level_options(levels, sources, judge, propositions, run_paths, probes),
+                              answer_paths=list(answers) or None)
     limit = None if show_uncovered == "all" or verbose else 25
     full = _full_report(targets)
 
@@ -522,11 +526,25 @@ def _judging(judge_names: Sequence[str], llm_options: Sequence[str]):
     "mbt eval --goldens qna.xlsx --runs transcripts/ --judge openai:gpt-4o-mini --format json -o eval.json",
     "mbt eval --goldens qna.xlsx --runs transcripts/ --judge safety=openai:llama-3.3-70b --format xlsx:eval.xlsx",
     "mbt eval --goldens qna.xlsx --runs transcripts/ --gate gates/answers.yaml",
-    "mbt eval --goldens qna.xlsx --runs transcripts/ --show-prompt accuracy"))
+    "mbt eval --goldens qna.xlsx --runs transcripts/ --show-prompt accuracy",
+    "mbt eval --goldens models/answers/agent/ --agent openai-chat:http://127.0.0.1:8000/v1 --save",
+    "mbt eval --goldens qna.xlsx --agent cmd:'python3 my_agent.py' --record sessions/ --concurrency 8",
+    "mbt eval --goldens qna.xlsx --agent openai-chat:URL --retry-errors qna_TestResult_20250106-083000"))
 @click.option("--goldens", "goldens", cls=Paths, required=True,
               help="Golden cases with expected answers: seed 001 sheets (.xlsx, .csv), JSONL, YAML.")
-@click.option("--runs", "run_paths", cls=Paths, required=True,
-              help="The agent's recorded answers: chat transcripts, traces (files or folders).")
+@click.option("--runs", "run_paths", cls=Paths,
+              help="The agent's recorded answers: chat transcripts, traces (files or folders); or --agent.")
+@click.option("--agent", "agent", default=None, metavar="SPEC",
+              help="Drive the live agent instead of reading recorded runs: openai-chat:URL, http:URL, "
+                   "python:MODULE:FUNCTION or cmd:COMMAND (docs/agents.md); one session per case.")
+@click.option("--record", "record", default=None, type=click.Path(), metavar="DIR",
+              help="With --agent: write each case's session as a transcript into DIR (new or empty), to re-judge "
+                   "offline with --runs DIR.")
+@click.option("--timeout", "timeout", default=None, type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="With --agent: each turn's time limit; a late turn is an agent error  [default: the "
+                   "configuration file's agent timeout, else 60].")
+@click.option("--concurrency", "concurrency", default=None, type=click.IntRange(min=1), metavar="N",
+              help="With --agent: the most cases in flight at once  [default: agent concurrency, else 4].")
 @click.option("--model", "models", cls=Paths,
               help="Optional behaviour models: the same runs are also judged on them, as `mbt runs` does.")
 @judge_option
@@ -541,29 +559,48 @@ def _judging(judge_names: Sequence[str], llm_options: Sequence[str]):
                    "(default: every case passes, no judge error, no must_not phrase said, no invalid case).")
 @click.option("--show-prompt", "show_prompt", default=None, metavar="KEY",
               help="Print the LLM judge's request for criterion KEY on each judged turn, and judge nothing.")
-@click.option("--retry-errors", "retry_errors", is_flag=True,
-              help="The LLM judge re-asks only the verdicts its cache holds as errors (others come from the cache).")
+@click.option("--retry-errors", "retry_errors", is_flag=False, flag_value="", default=None, metavar="[NAME]",
+              help="The LLM judge re-asks only the verdicts its cache holds as errors (others come from the cache). "
+                   "With NAME, a stored result set: only its errored cases run again (with --agent: driven again; "
+                   "with --runs: judged again), in place.")
 @click.option("--format", "formats", multiple=True, metavar="NAME[:PATH]",
               help="Report format, repeatable, each optionally with its own path: text (default), json, xlsx "
                    "(seed 001's Excel export: --format xlsx:eval.xlsx).")
 @save_option
 @click.option("--resume", "resume", default=None, metavar="NAME",
               help="Continue the interrupted result set NAME (running with its writer gone, failed or cancelled), "
-                   "run with the same inputs and options: the cases it holds are kept, the rest judged and added.")
+                   "run with the same inputs and options: the cases it holds are kept, the rest judged (with "
+                   "--agent: driven and judged) and added.")
 @store_option
 @baseline_set_option
 @multi_output_option
-def eval_command(goldens, run_paths, models, judge_names, llm_options, criteria, threshold, gate, show_prompt,
-                 retry_errors, save, resume, store, baseline_set, formats, output) -> None:
-    """Judge the agent's answers (recorded runs) against the goldens' expected answers, per criterion; no model
-    needed. Exit 1 when the gate fails (by default unless every case passes overall: not judged is never a pass)."""
+def eval_command(goldens, run_paths, agent, record, timeout, concurrency, models, judge_names, llm_options, criteria,
+                 threshold, gate, show_prompt, retry_errors, save, resume, store, baseline_set, formats,
+                 output) -> None:
+    """Judge the agent's answers against the goldens' expected answers, per criterion; no model needed. The answers
+    are recorded runs (--runs), or come from the live agent (--agent), which is then sent each case's turns in a
+    session of its own. Exit 1 when the gate fails (by default unless every case passes overall: not judged is
+    never a pass, and a case the agent did not answer is an error)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.paths import expand
     from mbt.report.eval_formats import EVAL_FORMATS, eval_body
     from mbt.report.formats import parse_targets
 
-    golden_paths, paths = expand(list(goldens), "--goldens"), expand(list(run_paths), "--runs")
+    config_agent = dict(click.get_current_context().find_root().obj.values.get("agent") or {})
+    if agent is not None and run_paths:
+        raise MbtError("--agent drives the live agent and --runs reads recorded runs: give one of the two")
+    if agent is None and not run_paths and config_agent.get("spec"):
+        agent = config_agent["spec"]
+    if agent is None and not run_paths:
+        raise MbtError("no answers to judge: give --runs PATH (recorded runs) or --agent SPEC (the live agent)")
+    if agent is None and any(v is not None for v in (record, timeout, concurrency)):
+        raise MbtError("--record, --timeout and --concurrency go with --agent SPEC")
+    golden_paths = expand(list(goldens), "--goldens")
+    paths = expand(list(run_paths), "--runs") if run_paths else []
     choice, settings, rubrics = _judging(judge_names, llm_options)
+    if show_prompt is not None and agent is not None:
+        raise MbtError("--show-prompt shows the judge's requests on recorded runs: record the agent first "
+                       "(--agent SPEC --record DIR), then --runs DIR --show-prompt KEY")
     if show_prompt is not None:
         prompts = _api().eval_prompts(golden_paths, paths, show_prompt, criteria=criteria, threshold=threshold,
                                       rubrics=rubrics)
@@ -571,9 +608,23 @@ def eval_command(goldens, run_paths, models, judge_names, llm_options, criteria,
         sys.exit(EXIT_OK)
     targets = parse_targets(formats, output, "eval", EVAL_FORMATS)
     options = dict(judge=choice.default, judges=choice.per_criterion, criteria=criteria, threshold=threshold,
-                   rubrics=rubrics, llm=settings, retry_errors=retry_errors, gate_path=gate,
+                   rubrics=rubrics, llm=settings, retry_errors=retry_errors is not None, gate_path=gate,
                    model_paths=expand(list(models), "--model") if models else None)
-    if save is not None or baseline_set is not None or resume is not None:
+    driving = dict(agent=agent, record=record, timeout=timeout, concurrency=concurrency, agent_config=config_agent)
+    if retry_errors:  # a stored set's errored cases, again, in place
+        if save is not None or resume is not None:
+            raise MbtError("--retry-errors NAME updates that set in place: leave out --save and --resume")
+        stored = _api().eval_retry(retry_errors, golden_paths, run_paths=paths or None, store=store,
+                                   store_config=_store_config(), baseline_set=baseline_set, **driving, **options)
+        report = stored.report
+        _note(f"mbt: result set `{retry_errors}`: {len(stored.rerun or [])} errored case(s) run again, "
+              f"{report.errors} case(s) in error now: mbt results show {shlex_quote(retry_errors)}", False)
+    elif agent is not None:
+        stored = _api().eval_agent(golden_paths, save=save, store=store, store_config=_store_config(),
+                                   baseline_set=baseline_set, resume=resume, **driving, **options)
+        report = stored.report
+        _saved_note(stored)
+    elif save is not None or baseline_set is not None or resume is not None:
         stored = _api().eval_stored(golden_paths, paths, save=save, store=store, store_config=_store_config(),
                                     baseline_set=baseline_set, resume=resume, **options)
         report = stored.report
@@ -584,6 +635,70 @@ def eval_command(goldens, run_paths, models, judge_names, llm_options, criteria,
         report = _api().eval(golden_paths, paths, **options)
     _write_reports(targets, lambda t: eval_body(t.format.name, report, pretty=True))
     sys.exit(EXIT_OK if report.gate.passed else EXIT_FAILED)
+
+
+@cli.command(name="serve", epilog=epilog(
+    "mbt serve --model models/recovery.fsm --port 8000",
+    "mbt serve --model models/recovery.fsm --fault wrong-argument --url-file build/agent.url",
+    "mbt serve --model models/orders.fsm --precondition customer_id=C-1001",
+    "mbt eval --goldens models/answers/agent/ --agent openai-chat:http://127.0.0.1:8000/v1"))
+@click.option("--model", "models", cls=Paths, required=True,
+              help="The state machine model(s) to serve (a file or folder; with several, a request's `model` names "
+                   "one).")
+@click.option("--host", "host", default="127.0.0.1", show_default=True, metavar="HOST",
+              help="The address to listen on (another than 127.0.0.1 makes the agent reachable from the network).")
+@click.option("--port", "port", default=8000, show_default=True, type=click.IntRange(0, 65535), metavar="N",
+              help="The port (0: a free one, printed and written to --url-file).")
+@click.option("--fault", "fault", default=None,
+              type=click.Choice(["wrong-argument", "skipped-confirmation", "premature-success"]),
+              help="A misbehaviour to inject (docs/agents.md).")
+@click.option("--api-key-env", "api_key_env", default=None, metavar="NAME",
+              help="Require `Authorization: Bearer KEY`, KEY being the value of the environment variable NAME.")
+@click.option("--precondition", "precondition", multiple=True, metavar="KEY=VALUE",
+              help="Where every conversation starts, as a golden's precondition (repeatable): state=NAME, a "
+                   "variable (customer_id=C-1001), discarded.NAME=VALUE.")
+@click.option("--url-file", "url_file", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write the base URL (http://HOST:PORT/v1) to FILE once listening (for scripts).")
+@click.option("-v", "--verbose", is_flag=True, help="A line per request on stderr.")
+def serve_command(models, host, port, fault, api_key_env, precondition, url_file, verbose) -> None:
+    """Serve mbt's reference machine of a state machine model as an OpenAI-compatible chat endpoint (POST
+    /v1/chat/completions, tool calls included), a fault injected on request, until interrupted (Ctrl-C) or
+    terminated. Its answers are built from the model's words (docs/agents.md)."""
+    import signal
+    from pathlib import Path
+
+    import yaml
+
+    from mbt.paths import expand
+
+    start = {}
+    for item in precondition:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise MbtError(f"--precondition {item!r}: expected KEY=VALUE (state=NAME, customer_id=C-1001)")
+        try:
+            start[key.strip()] = yaml.safe_load(raw) if raw.strip() else raw
+        except yaml.YAMLError:
+            start[key.strip()] = raw
+    server = _api().serve(expand(list(models), "--model"), host=host, port=port, fault=fault,
+                          api_key_env=api_key_env, log=sys.stderr if verbose else None, precondition=start)
+
+    def stop(signum, frame):  # SIGTERM (a script's kill): stop serving, exit 0
+        raise SystemExit(EXIT_OK)
+
+    signal.signal(signal.SIGTERM, stop)
+    names = ", ".join(sorted(server.agents))
+    click.echo(f"mbt serve: {server.url} (POST /v1/chat/completions) serving {names}"
+               + (f" with fault {fault}" if fault else ""))
+    sys.stdout.flush()
+    if url_file is not None:
+        try:
+            Path(url_file).parent.mkdir(parents=True, exist_ok=True)
+            Path(url_file).write_text(server.url + "\n", encoding="utf-8")
+        except OSError as err:
+            server.stop()
+            raise MbtError(f"--url-file {url_file}: cannot write it: {err.strerror or err}") from None
+    server.serve()
 
 
 @cli.group(name="judge", epilog=epilog("mbt judge calibrate --labels models/answers/labels.jsonl",
@@ -883,12 +998,13 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate, qu
 
 
 @cli.command(epilog=epilog("mbt generate --model models/recovery.fsm --goldens goldens/ --out tests/generated",
-                           "mbt generate --model models/recovery.fsm --all --criterion transition --out suite"))
+                           "mbt generate --model models/recovery.fsm --all --criterion transition --out suite",
+                           "mbt generate --probes --model refund.fsm --goldens goldens/ --out probes.jsonl"))
 @click.option("--model", "models", cls=Paths, required=True, help="Model files or folders.")
 @click.option("--goldens", "goldens", cls=Paths,
               help="Golden cases whose gaps to fill (repeatable; none: every element is a gap).")
 @click.option("--out", "out", required=True, type=click.Path(), metavar="DIR",
-              help="Folder to write into (nothing is written outside).")
+              help="Folder to write into (nothing is written outside); with --probes, the probe file.")
 @click.option("--criterion", "criteria", multiple=True,
               help="Gaps of these criteria only (repeatable); with --all, the suite's criterion.")
 @click.option("--all", "full", is_flag=True,
@@ -903,12 +1019,39 @@ def render(models, goldens, output, name, focus, depth, path, clusters, gate, qu
 @click.option("--force", is_flag=True, help="Overwrite generated files even when they were edited.")
 @click.option("--kill", is_flag=True,
               help="Tests that kill the mutants the goldens let survive (mbt mutate) instead of the gap tests.")
+@click.option("--probes", "probes", is_flag=True,
+              help="Held-out probes per source unit, judged against the goldens, written to --out as the probe file "
+                   "mbt probes reads (seed 004; docs/levels.md), instead of tests.")
+@click.option("--generator", "generators", multiple=True, metavar="NAME",
+              help="With --probes: unit-text, model-words (both by default) or openai:MODEL (repeatable).")
+@click.option("--per-unit", "per_unit", default=None, type=click.IntRange(min=1), metavar="N",
+              help="With --probes: probes per unit and generator, at most  [default: 3].")
+@click.option("--source", "sources", multiple=True, type=click.Path(), metavar="DOC",
+              help="With --probes: a source document no model declares (repeatable).")
+@click.option("--judge", "judge", default=None, metavar="NAME",
+              help="With --probes: the LLM judge (openai:MODEL) asked where the embedded alignment is not sure.")
+@click.option("--refresh", is_flag=True, help="With --probes: ask an LLM generator again for every unit.")
 @format_option
-def generate(models, goldens, out, criteria, full, max_depth, max_paths, preconditions, force, kill, fmt) -> None:
-    """Write test skeletons (pytest + golden-case stubs) for the coverage gaps, or a full suite with --all."""
+def generate(models, goldens, out, criteria, full, max_depth, max_paths, preconditions, force, kill, probes,
+             generators, per_unit, sources, judge, refresh, fmt) -> None:
+    """Write test skeletons (pytest + golden-case stubs) for the coverage gaps, or a full suite with --all; or, with
+    --probes, held-out probes for probe coverage."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.report.generate_text import generate_text
 
+    probe_options = {"--generator": generators, "--per-unit": per_unit, "--source": sources, "--judge": judge,
+                     "--refresh": refresh}
+    if probes:
+        test_options = {"--criterion": criteria, "--all": full, "--max-depth": max_depth, "--max-paths": max_paths,
+                        "--precondition": preconditions, "--force": force, "--kill": kill}
+        given = [name for name, value in test_options.items() if value]
+        if given:
+            raise MbtError(f"{given[0]} writes tests; it does not apply with --probes")
+        _generate_probes(models, goldens, out, generators, per_unit, sources, judge, refresh, fmt)
+        return
+    given = [name for name, value in probe_options.items() if value]
+    if given:
+        raise MbtError(f"{given[0]} is an option of --probes: add --probes")
     suite = None
     if kill and full:
         raise MbtError("--kill and --all cannot be used together")
@@ -926,6 +1069,29 @@ def generate(models, goldens, out, criteria, full, max_depth, max_paths, precond
         click.echo(f"{out}/{kept.path}: edited since mbt generated it, so it was kept; the new version is "
                    f"{out}/{kept.beside} (merge it, or rerun with --force)", err=True)
     sys.exit(EXIT_FAILED if report.kept_edited else EXIT_OK)
+
+
+def _generate_probes(models, goldens, out, generators, per_unit, sources, judge, refresh, fmt) -> None:
+    """`mbt generate --probes`: the probe file written to `out`, what generating found on stderr, the probes' report
+    (as `mbt probes` gives it) on stdout."""
+    from mbt.paths import expand
+    from mbt.report.probes_text import probes_text
+
+    made = _api().generate_probes(expand(list(models), "--model"), expand(list(goldens), "--goldens") if goldens
+                                  else [], out, list(generators) or None, per_unit, list(sources), judge, refresh)
+    emit(made.text, out)
+    p = made.probes
+    judged = [d.covered for d in p.probes]
+    click.echo(f"mbt generate: {len(p.probes)} probe(s) of {p.units} unit(s) from {', '.join(p.generators)} written "
+               f"to {out}: {judged.count(True)} covered, {judged.count(False)} not covered, {judged.count(None)} not "
+               "judged" + (f" ({p.kept} kept from the file unchanged)" if p.kept else ""), err=True)
+    for generator, units in p.short.items():
+        click.echo(f"note: {generator}: {len(units)} unit(s) gave fewer probes than asked for: {', '.join(units)}",
+                   err=True)
+    for line in [*p.failures, *p.not_held_out]:
+        click.echo(f"warning: {line}", err=True)
+    emit(made.report.model_dump_json(indent=2) + "\n" if fmt == "json" else probes_text(made.report), None)
+    sys.exit(EXIT_OK)
 
 
 def _level_options(levels: str | None, sources: tuple[str, ...], judge: str | None, propositions: str | None,

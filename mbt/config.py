@@ -3,8 +3,9 @@
 It gives defaults to the command-line options; an option given on the command line wins. Paths in it are relative
 to the file's folder. A few settings are not one option's default but are read by the commands that use them
 (`Config.values`): `judge` and `judges` (the answer judges, merged per criterion with `--judge`), `llm` (the LLM
-judge's server and limits, below the environment in precedence: mbt.judges.llm.llm_settings) and the rubrics of
-custom criteria (`Config.rubrics`, from `criteria:` written as a mapping).
+judge's server and limits, below the environment in precedence: mbt.judges.llm.llm_settings), `agent` (how `mbt eval
+--agent` talks to the agent: docs/agents.md) and the rubrics of custom criteria (`Config.rubrics`, from `criteria:`
+written as a mapping).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ KEYS: dict[str, tuple[tuple[str, ...], str, str]] = {
     "models": (("check", "elements", "coverage", "render", "generate"), "models", "paths"),
     "goldens": (("coverage", "render", "generate", "eval"), "goldens", "paths"),
     "runs": (("eval",), "run_paths", "paths"),
+    "answers": (("coverage",), "answers", "paths"),
     "judge": ((), "judge", "text"),
     "judges": ((), "judges", "judges"),
     "llm": ((), "llm", "llm"),
@@ -43,6 +45,8 @@ KEYS: dict[str, tuple[tuple[str, ...], str, str]] = {
     # The result store (docs/results.md): read by the commands that use the store, not as an option's default, so
     # that --store, then MBT_STORE_URL, come before it.
     "store": ((), "store", "store"),
+    # `mbt eval --agent` (docs/agents.md): the adapters' settings, read by the command (its options win).
+    "agent": ((), "agent", "agent"),
 }
 
 
@@ -200,6 +204,8 @@ def _value(kind: str, value: Any, base: Path) -> Any:
         return parse_percent(value)
     if kind == "store":
         return _store(value, base)
+    if kind == "agent":
+        return agent_setting(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError("expected a whole number of at least 1")
     return value
@@ -331,3 +337,57 @@ def llm_setting(key: str, value: Any, base: Path | None) -> Any:
     if not isinstance(value, str) or not value.strip():
         raise ValueError("`cache` is true, false or the cache file's path")
     return _path(value.strip(), base) if base is not None else value.strip()
+
+
+# `agent:` (docs/agents.md): how `mbt eval --agent` talks to the agent. Values are checked here; secrets are never
+# written in the file: a header or a request field names an environment variable (`${env:NAME}`) instead.
+AGENT_KEYS = ("spec", "timeout", "concurrency", "model", "api_key_env", "headers", "method", "request", "response")
+AGENT_RESPONSE_KEYS = ("answer", "tool_calls", "agent_version", "model", "error")
+_SECRET_HEADER = re.compile(r"authorization|api[-_]?key|token|secret|password|cookie", re.I)
+
+
+def agent_setting(value: Any) -> dict[str, Any]:
+    """The `agent:` mapping checked; a ValueError says what is wrong (never repeating a header's value)."""
+    if not isinstance(value, dict):
+        raise ValueError("expected a mapping of " + ", ".join(AGENT_KEYS))
+    out: dict[str, Any] = {}
+    for raw_key, item in value.items():
+        key = str(raw_key)
+        if key not in AGENT_KEYS:
+            raise ValueError(f"unknown agent setting `{key}`{did_you_mean(key, AGENT_KEYS)} (use "
+                             f"{', '.join(AGENT_KEYS)})")
+        if key in ("spec", "model", "method"):
+            if not isinstance(item, str) or not item.strip():
+                raise ValueError(f"agent `{key}` is a text")
+            out[key] = item.strip().upper() if key == "method" else item.strip()
+            if key == "method" and out[key] not in ("POST", "PUT"):
+                raise ValueError("agent `method` is POST or PUT (a JSON body is sent)")
+        elif key == "timeout":
+            out[key] = llm_setting("timeout", item, None)
+        elif key == "concurrency":
+            out[key] = llm_setting("concurrency", item, None)
+        elif key == "api_key_env":
+            out[key] = llm_setting("api_key_env", item, None)
+        elif key == "headers":
+            if not isinstance(item, dict) or not all(isinstance(v, str) for v in item.values()):
+                raise ValueError("agent `headers` is a mapping of header name -> text")
+            for name, text in item.items():
+                if _SECRET_HEADER.search(str(name)) and "${env:" not in text:
+                    raise ValueError(f"agent header `{name}` holds a secret written in the file, which is shared: "
+                                     "write `${env:NAME}` and keep the value in the environment variable NAME")
+            out[key] = {str(k): v for k, v in item.items()}
+        elif key == "request":
+            if not isinstance(item, (dict, list)):
+                raise ValueError("agent `request` is the JSON body to send, as a mapping (placeholders such as "
+                                 "${message} in its texts)")
+            out[key] = item
+        else:  # response
+            if not isinstance(item, dict) or not all(isinstance(v, str) and v.strip() for v in item.values()):
+                raise ValueError("agent `response` is a mapping of " + ", ".join(AGENT_RESPONSE_KEYS)
+                                 + " -> a dotted path into the reply (data.answer, choices.0.message.content)")
+            unknown = [str(k) for k in item if str(k) not in AGENT_RESPONSE_KEYS]
+            if unknown:
+                raise ValueError(f"unknown agent response path `{unknown[0]}`{did_you_mean(unknown[0], AGENT_RESPONSE_KEYS)} "
+                                 f"(use {', '.join(AGENT_RESPONSE_KEYS)})")
+            out[key] = {str(k): v.strip() for k, v in item.items()}
+    return out

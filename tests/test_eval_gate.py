@@ -35,7 +35,7 @@ def test_the_default_gate_and_a_gate_file_on_the_pass_rate(tmp_path):
     assert done.returncode == 1 and report["gate"]["source"] is None
     assert checks(report) == {"answers.pass_rate": (">= 1", 0.4, False, True),
                               "must_not_violated": ("<= 0", 0, True, True), "judge_errors": ("<= 0", 0, True, True),
-                              "invalid_cases": ("<= 0", 0, True, True)}
+                              "agent_errors": ("<= 0", 0, True, True), "invalid_cases": ("<= 0", 0, True, True)}
     lenient = write(tmp_path / "answers.yaml", "gate:\n  answers.pass_rate: \">= 40%\"\n")
     done, report = eval_json("--goldens", GOLDENS, "--runs", RUNS, "--gate", lenient)
     assert done.returncode == 0, report["gate"]
@@ -116,7 +116,8 @@ def test_the_configuration_files_gate_serves_eval_and_coverage_alike(tmp_path):
     write(tmp_path / "mbt.yaml", f"gate: {gate.name}\ngoldens: {GOLDENS}\nruns: {RUNS}\n")
     done, report = eval_json(cwd=tmp_path)
     assert done.returncode == 0, report["gate"]  # fsm.state is mbt coverage's: eval leaves it
-    assert set(checks(report)) == {"answers.pass_rate", "must_not_violated", "judge_errors", "invalid_cases"}
+    assert set(checks(report)) == {"answers.pass_rate", "must_not_violated", "judge_errors", "agent_errors",
+                                   "invalid_cases"}
     coverage = run_mbt("coverage", "--model", ROOT / "models" / "recovery.fsm", "--goldens",
                        ROOT / "models" / "goldens", "--format", "json", cwd=tmp_path)
     failures = json.loads(coverage.stdout)["gate"]["failures"]

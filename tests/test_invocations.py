@@ -148,7 +148,7 @@ def test_a_positional_folder_leaves_gate_files_runs_and_source_documents_out_and
     for said in ("models/gates/release.yaml", "models/runs/orders-spans.jsonl",
                  "models/runs/transcripts/chat-ORD-0031.json", "in a `gates/` folder", "in a `runs/` folder",
                  "models/contracts/password-reset.yaml", "a source document of model `recovery`", "--goldens",
-                 "models/answers/goldens/card-qna.csv", "in an `answers/` folder"):
+                 "models/answers/agent/password-reset.yaml", "in an `answers/` folder"):
         assert said in note, (said, note)
     # mutate and compare sort a positional folder the same way, and say so too.
     mutation = run_mbt("mutate", "models/refund-chat.fsm", "models/", "--show-survivors", "none", cwd=ROOT)

@@ -55,7 +55,7 @@ def test_each_example_model_and_its_goldens(models):
     assert report.models and report.models[0].elements
     assert any(e.exercised_more for m in report.models for e in m.elements)  # the capped counts are written too
     document = assert_faithful(report)
-    assert document["schema_version"] == "3.1"
+    assert document["schema_version"] == "3.2"
 
 
 def test_every_example_together_with_the_gate_and_review_parts():

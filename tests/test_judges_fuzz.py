@@ -45,3 +45,10 @@ def test_the_expected_answer_itself_always_passes(text):
     if text.strip():
         verdict = JUDGE.judge(JudgeInput(Criterion("accuracy"), text, (text,)))
         assert verdict.verdict == "pass", verdict.reason
+
+
+def test_a_name_with_a_character_nfkc_folds_passes_against_itself():
+    """Found by test_the_expected_answer_itself_always_passes ('0Aa Aª'): a person's name was casefolded only, the
+    texts it is looked for in NFKC-folded too, so ª (NFKC: a) made the expected answer contradict itself."""
+    verdict = EmbeddedJudge().judge(JudgeInput(Criterion("accuracy"), "0Aa Aª", ("0Aa Aª",)))
+    assert verdict.verdict == "pass", verdict.reason

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LABELLED = ROOT / "tests" / "data" / "levels" / "alignment.yaml"
 EXAMPLE = ROOT / "docs" / "examples" / "levels"
 EXAMPLE_ARGS = ["--model", "docs/examples/levels/refund-lifecycle.fsm", "--goldens", "docs/examples/levels/goldens/",
-                "--runs", "docs/examples/levels/runs/", "--probes", "docs/examples/refund-probes.jsonl",
+                "--runs", "docs/examples/levels/runs/", "--probes", "docs/examples/levels/probes.jsonl",
                 "--levels", "all", "--no-gate"]
 SEED_SENTENCE = "退款超过七天仍未完成时，商户可以联系客服，但不能重复发起退款。"
 

@@ -244,3 +244,50 @@ def test_resume_refuses_goldens_that_are_not_the_sets(tmp_path):
     assert "result set `nightly` holds 1 case(s) the goldens given do not have, such as `qna/7`" in done.stderr
     both = run_mbt("eval", "--goldens", sheet, "--runs", runs, "--resume", NAME, "--save", "x", "--store", url)
     assert both.returncode == 2 and "give one of them" in both.stderr
+    # The judge configuration is compared as it judges: `--criteria accuracy=1` is the default, a threshold is not.
+    same = run_mbt("eval", "--goldens", sheet, "--runs", runs, "--resume", NAME, "--criteria", "accuracy=1",
+                   "--store", url)
+    assert "holds 1 case(s) the goldens given do not have" in same.stderr  # past the judge's check
+    other = run_mbt("eval", "--goldens", sheet, "--runs", runs, "--resume", NAME, "--threshold", "0.5", "--store", url)
+    assert other.returncode == 2 and ('started with the judge configuration {"criteria":{"accuracy":"1"},"judge":'
+                                      '"embedded","threshold":"0"} and this run gives {"criteria":{"accuracy":"1"},'
+                                      '"judge":"embedded","threshold":"0.5"}') in other.stderr
+
+
+def test_a_resumed_agent_run_sends_only_the_cases_the_set_lacks(tmp_path):
+    """`mbt eval --agent SPEC --resume NAME`: the cases the set holds are neither sent to the agent again nor judged
+    again; the others are, and the set ends done. (The set is interrupted here by taking two of its three cases out
+    and marking it cancelled, as a Ctrl-C after the first part would leave it.)"""
+    from tests.test_agents import answer_last, goldens
+
+    sheet = goldens(tmp_path)
+    url = str(tmp_path / "r.db")
+    with ChatServer(lambda n, body, headers: _completion(answer_last(body))) as server:
+        args = ["--goldens", str(sheet), "--agent", f"openai-chat:{server.base_url}", "--store", url]
+        first = run_mbt("eval", *args, "--save", NAME, cwd=tmp_path)
+        assert first.returncode == 0, first.stderr
+        with Store(parse(url, "test")) as store, store.write() as conn:
+            kept = conn.exec_driver_sql("SELECT id, case_key FROM cases ORDER BY seq").all()[0]
+            for table, column in (("verdicts", "case_row"), ("case_docs", "case_row"), ("cases", "id")):
+                conn.exec_driver_sql(f"DELETE FROM {table} WHERE {column} IN (SELECT id FROM cases WHERE case_key "
+                                     "!= 'qna/Q1')")
+            conn.exec_driver_sql("UPDATE result_sets SET status = 'cancelled'")
+        sent = len(server.requests)
+        done = run_mbt("eval", *args, "--resume", NAME, "--format", "json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        asked = [r["body"]["messages"][-1]["content"] for r in server.requests[sent:]]
+    assert sorted(asked) == ["Can I pay by card?", "I want to block my card", "thanks"]  # Q2, and Q3's two turns
+    assert "resumed: 1 case(s) kept, 2 judged now" in done.stderr
+    assert json.loads(done.stdout)["passed"] == 3
+    with Store(parse(url, "test")) as store:
+        (found,) = list_sets(store, SetFilters()).sets
+        with store.read() as conn:
+            rows = conn.exec_driver_sql("SELECT id, case_key, seq FROM cases ORDER BY seq").all()
+    assert (found.status, found.cases_total) == ("done", 3)
+    assert tuple(rows[0][:2]) == tuple(kept) and [r[1] for r in rows] == ["qna/Q1", "qna/Q2", "qna/Q3"]
+
+
+def _completion(text: str):
+    from tests.chat_server import completion
+
+    return completion(text)

@@ -196,16 +196,27 @@ def match_runs(goldens: list[AnswerGolden], runs: Sequence[ObservedRun]) -> list
 
 
 def exchanges(run: ObservedRun) -> list[str]:
-    """The run's answers in order: the assistant text after each user message, up to the next one."""
+    """The run's answers in order: the assistant text after each user message, up to the next one. A run the agent
+    cut short (`agent_error`) ends at its last answered exchange: the turn it did not answer has no answer at all,
+    which is not the empty answer a judge would fail."""
     answers: list[list[str]] = []
+    replied: list[bool] = []
     users = any(s.kind == "user" for s in run.steps)
     if not users:
         answers.append([])
+        replied.append(False)
     for step in run.steps:
         if step.kind == "user":
             answers.append([])
-        elif step.kind == "assistant" and step.text and answers:
-            answers[-1].append(step.text)
+            replied.append(False)
+        elif step.kind in ("assistant", "tool_call") and answers:
+            replied[-1] = True
+            if step.kind == "assistant" and step.text:
+                answers[-1].append(step.text)
+    if run.agent_error is not None:
+        while replied and not replied[-1]:
+            replied.pop()
+            answers.pop()
     return ["\n".join(parts) for parts in answers]
 
 
@@ -353,6 +364,9 @@ def judge_goldens(goldens: list[AnswerGolden], config: CriteriaConfig, default: 
                 verdict, reason = _worst(verdict, contract_verdict), f"{reason}; {contract_reason}"
             else:  # the contract is the case's only check
                 verdict, reason = contract_verdict, contract_reason
+        agent_error = golden.run.agent_error if golden.run is not None else None
+        if agent_error is not None:  # the agent did not answer every turn: whatever was judged, the case is in error
+            verdict, reason = "error", f"agent error: {agent_error}; {reason}"
         turns = [TurnAnswer(question=t.question, expected=list(t.expected),
                             actual=answers[n] if n < len(answers) else None, judged=t.checked)
                  for n, t in enumerate(golden.turns)]
@@ -368,7 +382,8 @@ def judge_goldens(goldens: list[AnswerGolden], config: CriteriaConfig, default: 
             criteria=shown,
             overall=OverallVerdict(verdict=verdict, reason=reason, passed_weight=str(overall.passed_weight),
                                    threshold=str(overall.threshold)),
-            contract=contract_part, must_not_violated=list(dict.fromkeys([*said, *violated]))))
+            contract=contract_part, must_not_violated=list(dict.fromkeys([*said, *violated])),
+            agent_error=agent_error))
     return out
 
 
@@ -418,19 +433,28 @@ def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConf
              model_verdicts: Mapping[str, tuple[str, str]] | None = None, models: Sequence[str] = (),
              gate: Gate | None = None,
              sayings: Callable[[list[AnswerGolden]], list[ModelSayings]] | None = None,
-             contracts: Sequence[ContractModel] = (), checkpoint: Checkpoint | None = None) -> EvalReport:
+             contracts: Sequence[ContractModel] = (), only: Collection[str] | None = None,
+             merge: Callable[[list[CaseResult]], list[CaseResult]] | None = None,
+             checkpoint: Checkpoint | None = None) -> EvalReport:
     """The whole `mbt eval` report: goldens read, runs read and matched, every case judged, totals and the gate
     (mbt.answers.gate: `gate`'s answer rules, else the default). `model_verdicts` (with --model): each run's verdict
     and reason on the behaviour model, by where it was read; a case whose run did not pass there fails the gate too
     (not judged on the model included: never green on it). `sayings` (with --model): the matched cases -> the
     models' say and claim elements verified by the answers (mbt.answers.sayings.saying_report), reported, not gated:
     a wrong saying is the run's deviation on the model. `contracts` (the contract models --model gives): the cases
-    naming one are judged on it too. `checkpoint`: the cases kept as they are judged, part by part, and those kept
-    by an earlier, interrupted run taken instead of judged again (mbt.store.checkpoint)."""
+    naming one are judged on it too. `only` (`mbt eval --retry-errors NAME`): judge only the cases of these keys
+    (`STEM/ID`, or the golden file's path and the id), the runs of the others matched and left aside; `merge` then
+    puts the judged cases among the set's others before the totals are counted. `checkpoint`: the cases kept as they
+    are judged, part by part, and those kept by an earlier, interrupted run taken instead of judged again
+    (mbt.store.checkpoint)."""
     loaded = {c.name: c for c in contracts}
     goldens = load_answer_goldens(golden_paths, loaded)
     runset = read_runs(run_paths)
     unmatched = match_runs(goldens.cases, runset.runs)
+    if only is not None:
+        chosen = set(only)
+        goldens.cases = [g for g in goldens.cases if f"{g.scope}/{g.case.id}" in chosen
+                         or f"{g.case.file}/{g.case.id}" in chosen]
 
     def on_model(judged: list[CaseResult]) -> None:
         if model_verdicts is None:
@@ -450,8 +474,22 @@ def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConf
         cases = _judge_checkpointed(goldens.cases, checkpoint, judge, on_model)
     notes = _unknown_contracts(goldens.cases, loaded)
     elements = sayings(goldens.cases) if sayings is not None else []
-    # Seed 001's overview: cases run successfully (no criterion in error) and with errors; the pass count and rate
-    # overall and per criterion over the cases run successfully.
+    if merge is not None:
+        cases = merge(cases)
+    return summarise(cases, config, default, judges, gate, unmatched=unmatched, invalid_cases=goldens.invalid,
+                     invalid_runs=[Located(where=i.where, message=i.message) for i in runset.invalid],
+                     models=models, sayings=elements, notes=notes)
+
+
+def summarise(cases: list[CaseResult], config: CriteriaConfig, default: Judge, judges: Mapping[str, Judge] | None,
+              gate: Gate | None, unmatched: Sequence[Located] = (), invalid_cases: Sequence[Located] = (),
+              invalid_runs: Sequence[Located] = (), models: Sequence[str] = (),
+              sayings: Sequence[ModelSayings] = (), notes: Sequence[Located] = ()) -> EvalReport:
+    """The report of judged cases: seed 001's overview (counts and rates over the cases run successfully), overall and
+    per criterion, and the gate. `mbt eval --retry-errors NAME` sums a stored set's cases up again through it, the
+    re-run cases in place of the errored ones."""
+    # Seed 001's overview: cases run successfully (the agent answered, no criterion in error) and with errors; the
+    # pass count and rate overall and per criterion over the cases run successfully.
     ok = [case for case in cases if case.run_successfully]
     summaries = []
     for c in config.enabled:
@@ -482,9 +520,9 @@ def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConf
         passed_ok=passed_ok, pass_rate=_rate(passed_ok, len(ok)),
         judge_errors=sum(case.judge_errors for case in cases),
         must_not_violated=sum(len(case.must_not_violated) for case in cases), cases=cases,
-        runs_without_case=unmatched, invalid_cases=goldens.invalid,
-        invalid_runs=[Located(where=i.where, message=i.message) for i in runset.invalid], models=list(models),
-        sayings=elements, notes=notes,
+        agent_errors=sum(case.agent_error is not None for case in cases),
+        runs_without_case=list(unmatched), invalid_cases=list(invalid_cases), invalid_runs=list(invalid_runs),
+        models=list(models), sayings=list(sayings), notes=list(notes),
         gate=EvalGate(passed=False, failures=[]))
     report.gate = answers_gate(report, gate)
     return report

@@ -10,6 +10,8 @@ file can gate all three:
 - `must_not_violated` — the must_not phrases said, over every case (default `<= 0`);
 - `judge_errors` — the verdicts in error, over every case and criterion (default `<= 0`: a judge error is never a
   pass; `--retry-errors` asks again);
+- `agent_errors` — the cases the agent did not answer (`mbt eval --agent`: a time-out, an HTTP error; default
+  `<= 0`; `--retry-errors NAME` drives them again);
 - `invalid_cases` — golden cases that could not be used (default `<= 0`, as for `mbt coverage`).
 
 Without a gate file, or with one that writes no `answers.*` rule, every case must pass overall: `answers.pass_rate
@@ -57,7 +59,7 @@ def answers_gate(report: EvalReport, gate: Gate | None) -> EvalGate:
         actual: float | None
         if rule.key in DEFAULT_COUNTS:
             actual = {"must_not_violated": report.must_not_violated, "judge_errors": report.judge_errors,
-                      "invalid_cases": len(report.invalid_cases)}[rule.key]
+                      "agent_errors": report.agent_errors, "invalid_cases": len(report.invalid_cases)}[rule.key]
             passed = _OPS[rule.op](actual, rule.threshold)
             if not passed:
                 failures.append(f"{rule.key} is {actual:g}{_count_detail(rule.key, report)}, the gate requires "
@@ -98,8 +100,11 @@ def _count_detail(key: str, report: EvalReport) -> str:
                 if c.must_not_violated]
     elif key == "judge_errors":
         hits = [f"case `{c.id}` {k}" for c in report.cases for k, v in c.criteria.items() if v.verdict == "error"]
+    elif key == "agent_errors":
+        hits = [f"case `{c.id}`: {c.agent_error}" for c in report.cases if c.agent_error is not None]
     else:
         hits = [i.where for i in report.invalid_cases]
     shown = "; ".join(hits[:5]) + (f"; {len(hits) - 5} more" if len(hits) > 5 else "")
-    why = " (a judge error is never a pass: --retry-errors asks again)" if key == "judge_errors" else ""
+    why = {"judge_errors": " (a judge error is never a pass: --retry-errors asks again)",
+           "agent_errors": " (the agent did not answer: --retry-errors NAME drives them again)"}.get(key, "")
     return f" ({shown}){why}" if shown else ""

@@ -88,6 +88,9 @@ class CaseResult(BaseModel):
         "The forbidden behaviour the answers show: the must_not phrases they say (the golden's `must_not` "
         "assertions that failed, each the phrase) and the contract items violated (`contract ID must_not[i]: "
         "text`); the gate's `must_not_violated` counts them."))
+    agent_error: str | None = Field(default=None, description=(
+        "Why the agent did not answer (mbt eval --agent: a time-out, an HTTP error, a crashed command), as its run "
+        "records it: the case's overall verdict is then `error`, apart from the judges' errors."))
 
     @property
     def judge_errors(self) -> int:
@@ -97,8 +100,8 @@ class CaseResult(BaseModel):
 
     @property
     def run_successfully(self) -> bool:
-        """Seed 001's "run successfully": no verdict of the case in error."""
-        return self.judge_errors == 0
+        """Seed 001's "run successfully": the agent answered and no verdict of the case is in error."""
+        return self.agent_error is None and self.judge_errors == 0
 
 
 class Located(BaseModel):
@@ -130,7 +133,7 @@ class GateCheck(BaseModel):
     """One rule of the gate on answers, with what was measured (None: nothing to measure it on, which fails)."""
 
     key: str = Field(description="answers.pass_rate, answers.CRITERION.pass_rate, must_not_violated, judge_errors, "
-                                 "invalid_cases.")
+                                 "agent_errors, invalid_cases.")
     expected: str = Field(description="The condition, e.g. `>= 0.9` or `<= 0`.")
     actual: float | None
     passed: bool
@@ -215,6 +218,10 @@ class EvalReport(BaseModel):
                                                 "None without such cases.")
     judge_errors: int = Field(default=0, description="Verdicts in error, over every case and criterion.")
     must_not_violated: int = Field(default=0, description="must_not phrases said, over every case.")
+    agent_errors: int = Field(default=0, description="Cases the agent did not answer (a time-out, an HTTP error...): "
+                                                     "their overall verdict is error; judge errors are counted apart.")
+    agent: str | None = Field(default=None, description="mbt eval --agent: the agent driven (its SPEC, without "
+                                                        "credentials); None: recorded runs were judged.")
     cases: list[CaseResult]
     runs_without_case: list[Located]
     invalid_cases: list[Located]

@@ -137,7 +137,8 @@ def unchecked_key_notes(case: GoldenCase, model: str = "", read: frozenset[str] 
         for key in turn.extra:
             if f"turns.{key}" in read:  # a key of a turn a kind reads (a contract's allowed_source)
                 continue
-            why = "mbt does not judge answer text" if key == "expected_answer" else "mbt does not read this key"
+            why = ("golden replay does not judge answer text: `mbt eval` judges it against the recorded answers"
+                   if key == "expected_answer" else "mbt does not read this key")
             note(number, f"turn {number}: `{key}` is not checked ({why})")
     for key in case.final.extra:
         if f"assertions.{key}" not in read:  # a key of the final assertions a kind reads (a contract's allowed_source)

@@ -174,7 +174,8 @@ def _turn(row: dict[str, str], number: int, headers: dict[str, str]) -> dict[str
     if row.get("intent"):
         turn["intent"] = row["intent"]
     if row.get("expected_answer"):
-        turn["expected_answer"] = row["expected_answer"]  # kept with the case; mbt does not judge answer text
+        # kept with the case: golden replay does not judge answer text (mbt eval does)
+        turn["expected_answer"] = row["expected_answer"]
     if row.get("expected_state"):
         turn["assert_state"] = _state(row["expected_state"], number, headers["expected_state"])
     if row.get("expected_tool_call"):

@@ -208,7 +208,7 @@ def person_names(text: str) -> tuple[str, ...]:
                 run.append(word)
                 continue
             if 2 <= len(run) <= 4:
-                found.append(" ".join(run).casefold())
+                found.append(fold(" ".join(run)))  # folded as the texts they are looked for in (ª is a)
             run = []
     return tuple(dict.fromkeys(found))
 

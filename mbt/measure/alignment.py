@@ -348,18 +348,20 @@ def rule_text(rule: Rule = RULE) -> str:
 
 
 def align_units(units: Sequence[tuple[str, str, int, str]], goldens: Sequence[GoldenText],
-                llm: Any = None) -> DirectUnitCoverage:
+                llm: Any = None, backgrounds: dict[str, frozenset[str]] | None = None) -> DirectUnitCoverage:
     """`units`: (unit id, document, line, text) of every unit not excluded; `llm`: a judge (mbt.judges) asked about
-    the pairs the embedded rule leaves undecided, or None."""
+    the pairs the embedded rule leaves undecided, or None; `backgrounds`: each document's background terms, when the
+    texts aligned are not the document's units themselves (held-out probes: mbt.generate.probes), else computed
+    from `units`."""
     from mbt.judges import Criterion, JudgeInput
 
     texts = [g for g in goldens if g.text]
     decisions: dict[tuple[int, int], tuple[AlignVerdict, str, str]] = {}
     undecided: list[tuple[int, int]] = []
-    backgrounds = _backgrounds(units)
+    backgrounds = backgrounds if backgrounds is not None else document_backgrounds(units)
     for ui, (_, document, _, unit_text) in enumerate(units):
         for gi, g in enumerate(texts):
-            verdict, reason = align(unit_text, g.text, background=backgrounds[document])
+            verdict, reason = align(unit_text, g.text, background=backgrounds.get(document, frozenset()))
             decisions[(ui, gi)] = (verdict, "embedded", reason)
             if verdict == "not_judged":
                 undecided.append((ui, gi))
@@ -394,7 +396,7 @@ def align_units(units: Sequence[tuple[str, str, int, str]], goldens: Sequence[Go
     return out
 
 
-def _backgrounds(units: Sequence[tuple[str, str, int, str]]) -> dict[str, frozenset[str]]:
+def document_backgrounds(units: Sequence[tuple[str, str, int, str]]) -> dict[str, frozenset[str]]:
     """Each document's background terms (background_terms over its units)."""
     by_document: dict[str, list[str]] = {}
     for _, document, _, text in units:

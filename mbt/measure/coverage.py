@@ -10,6 +10,7 @@ from pydantic_core import core_schema
 
 from mbt.elements.base import Element
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
+from mbt.measure.answer_models import AnswersCoverage
 from mbt.measure.level_models import LevelsReport
 from mbt.measure.mutation import MutationReport
 from mbt.measure.numbers import Numbers
@@ -18,7 +19,7 @@ from mbt.measure.review import SourceCoverage, TraceRow
 if TYPE_CHECKING:
     from mbt.kind import Criterion
 
-SCHEMA_VERSION = "3.1"  # 3.1: `levels` (seed 004's levels 0-4)
+SCHEMA_VERSION = "3.2"  # 3.1: `levels` (seed 004's levels 0-4); 3.2: `answers` (--answers EVAL.json)
 
 
 class CriterionCoverage(BaseModel):
@@ -228,6 +229,9 @@ class CoverageReport(BaseModel):
     # Seed 004's levels 0-4 and quality dimensions: what was measured and what not, and why (mbt.measure.levels);
     # every `mbt coverage` report has them.
     levels: LevelsReport | None = None
+    # With `--answers EVAL.json`: the elements judged answers verified, a figure of its own beside verified and
+    # exercised (mbt.answers.coverage); None without eval reports.
+    answers: AnswersCoverage | None = None
 
     def count(self, name: str) -> int:
         """How many findings of a kind (contradictions, forbidden_expected, divergences, unbound_turns, notes,

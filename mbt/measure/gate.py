@@ -43,13 +43,24 @@ DEFAULT_RUN_COUNTS = ("critical_failures", "invalid_runs", "not_judged_runs")
 REQUIREMENT = "requirement"
 # Judged answers (mbt eval, mbt.answers.gate): counts a bare number limits, and the pass rates `answers.pass_rate`
 # and `answers.CRITERION.pass_rate`. mbt coverage and mbt runs leave them to mbt eval, so one gate file serves all.
-ANSWER_COUNTS = ("must_not_violated", "judge_errors")
+ANSWER_COUNTS = ("must_not_violated", "judge_errors", "agent_errors")
 ANSWER_RATE = re.compile(r"answers\.(?:([a-z][a-z0-9_-]{0,63})\.)?pass_rate\Z")
 
 
 def is_answer_rule(key: str) -> bool:
     """Whether a gate key is measured on judged answers (mbt eval)."""
     return key in ANSWER_COUNTS or key.startswith("answers.")
+
+
+# `KIND.CRITERION.answer_verified` / `MODEL.CRITERION.answer_verified` (and `.weighted` after it): the share of a
+# criterion's elements an answer can verify that judged answers verify (`mbt coverage --answers EVAL.json`,
+# mbt.answers.coverage); `claim` is the criterion of a state machine's claims. mbt runs leaves them to mbt coverage.
+ANSWER_VERIFIED = "answer_verified"
+
+
+def is_answer_verified_rule(key: str) -> bool:
+    parts = key.split(".")
+    return ANSWER_VERIFIED in parts[-2:] and parts[-1] in (ANSWER_VERIFIED, "weighted")
 
 
 # The keys a gate file may hold besides `kind.criterion` rules (load_gate reads each).
@@ -95,8 +106,10 @@ class Gate:
         return [r for r in self.rules if r.key in RUN_METRICS or r.key in RUN_COUNTS]
 
     def coverage_rules(self) -> list[Rule]:
+        """The rules measured on goldens (mbt runs gates its goldens' coverage with them): not the run metrics, and
+        not the rules on judged answers (mbt eval's, and mbt coverage --answers')."""
         return [r for r in self.rules if r.key not in RUN_METRICS and r.key not in RUN_COUNTS
-                and not is_answer_rule(r.key)]
+                and not is_answer_rule(r.key) and not is_answer_verified_rule(r.key)]
 
 
 DEFAULT_GATE = Gate([Rule(key, "<=", 0, 0) for key in DEFAULT_COUNTS], implicit=DEFAULT_COUNTS)
@@ -297,6 +310,9 @@ def evaluate_gate(gate: Gate, report: CoverageReport, today: dt.date | None = No
         weighted = parts[-1] == "weighted"
         if weighted:
             parts = parts[:-1]
+        if parts[-1] == ANSWER_VERIFIED:
+            failures.extend(_answer_verified_failures(rule, parts[:-1], weighted, report))
+            continue
         if len(parts) != 2:
             failures.append(GateFailure(rule=rule.key, expected=rule.describe(), actual=None,
                                         message=f"gate key `{rule.key}` is not kind.criterion or model.criterion"))
@@ -364,6 +380,38 @@ def _fail_under(rule: Rule, report: CoverageReport, waived: dict[str, set[str]])
                     message=f"{m.model}: {c.criterion} coverage is {ratio:.1%}, --fail-under requires "
                             f">= {rule.threshold:.1%}"))
     return failures
+
+
+def _answer_verified_failures(rule: Rule, parts: list[str], weighted: bool,
+                              report: CoverageReport) -> list[GateFailure]:
+    """`SCOPE.CRITERION.answer_verified >= x`: each matching model's share of the criterion's elements an answer
+    can verify that a judged answer verified (mbt.answers.coverage). Without eval reports the rule is not met."""
+    def failed(message: str, actual: float | None = None, elements: list[str] | None = None) -> GateFailure:
+        return GateFailure(rule=rule.key, expected=rule.describe() if actual is None else
+                           f"{rule.op} {rule.threshold:g}", actual=actual, message=message, elements=elements or [])
+
+    if len(parts) != 2:
+        return [failed(f"gate key `{rule.key}` is not kind.criterion.answer_verified or "
+                       "model.criterion.answer_verified")]
+    if report.answers is None:
+        return [failed(f"gate rule `{rule.key}` needs judged answers: add --answers EVAL.json (an `mbt eval "
+                       "--model` report)")]
+    scope, criterion = parts
+    found = [(m, figure) for m in report.answers.models if scope in (m.kind, m.model)
+             for figure in [m.figure(criterion)] if figure is not None]
+    if not found:
+        return [failed(f"gate rule `{rule.key}` matches no loaded model whose `{criterion}` elements an answer "
+                       "can verify")]
+    out = []
+    for m, figure in found:
+        ratio = figure.verified.weighted_ratio if weighted else figure.verified.ratio
+        if ratio is None or _OPS[rule.op](ratio, rule.threshold):
+            continue  # nothing to verify (every such element infeasible), or met
+        missed = [e.element for e in m.elements if e.criterion == criterion and e.status != "verified"]
+        out.append(failed(f"{m.model}: {criterion}{' (weighted)' if weighted else ''} verified by a judged answer "
+                          f"is {ratio:.1%}, the gate requires {rule.op} {rule.threshold:.1%} (not verified: "
+                          + ", ".join(missed[:10]) + (" ..." if len(missed) > 10 else "") + ")", ratio, missed))
+    return out
 
 
 def _mutation_failures(rule: Rule, scope: str, report: CoverageReport) -> list[GateFailure]:

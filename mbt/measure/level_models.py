@@ -1,12 +1,15 @@
 """The report models of seed 004's levels (mbt.measure.levels): what a coverage report holds about levels 0-4 and
-the quality dimensions. Only pydantic here, so the coverage report's model loads without the judges and the
-splitters that compute these (mbt.measure.alignment, .propositions, .embedding)."""
+the quality dimensions. Only pydantic here (and the probe report's, which imports no judge), so the coverage report's
+model loads without the judges and the splitters that compute these (mbt.measure.alignment, .propositions,
+.embedding)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 from pydantic import BaseModel
+
+from mbt.measure.probes import ProbeReport
 
 AlignVerdict = Literal["aligned", "not_aligned", "not_judged"]
 Role = Literal["condition", "exception", "statement"]
@@ -143,6 +146,32 @@ class PropositionCoverage(BaseModel):
         return self.covered + self.uncovered + self.not_judged
 
 
+# ------------------------------------------------------------------ level 4
+
+
+class Sighting(BaseModel):
+    run: str  # the run's id
+    where: str  # the step: `trace T span S`, `FILE message N`
+    marks: list[str] = []  # the run's marks (incident, adversarial)
+
+
+class Undocumented(BaseModel):
+    """Behaviour observed runs show and the model does not document: a candidate for the model (mbt.runs.undocumented).
+    `kind`: `event` — an event the model neither allows nor forbids in `state`; `call` — a tool call the model makes
+    in no transition there; `text` — a user text or tool result no binding of the model reads."""
+
+    model: str
+    kind: Literal["event", "call", "text"]
+    state: str | None
+    event: str | None = None
+    tool: str | None = None
+    deviation: str  # the first deviation's type that showed it
+    example: str  # the first sighting's message
+    runs: int
+    marked: dict[str, int] = {}  # runs per mark among them
+    seen: list[Sighting] = []  # where each was seen, in run order
+
+
 # ------------------------------------------------------------------ the levels
 
 
@@ -191,6 +220,8 @@ class LevelsReport(BaseModel):
     embedding: EmbeddingCoverage | None = None  # level 0
     units: DirectUnitCoverage | None = None  # level 1, directly
     propositions: PropositionCoverage | None = None  # level 2
+    probes: ProbeReport | None = None  # level 1: the probe file's report (--probes), as `mbt probes` gives it
+    undocumented: list[Undocumented] = []  # level 4: behaviour seen in runs that no model documents
 
     def level(self, number: int) -> Level:
         return next(lv for lv in self.levels if lv.level == number)

@@ -8,6 +8,7 @@ denominator, and what was not measured and why; and the four quality dimensions 
     level 2  propositions            atomic propositions per unit, entailed by goldens (mbt.measure.propositions)
                                                                                                         --levels 2
     level 3  business behaviour      the typed models' criteria: transitions, rules, policies, invariants  always
+                                     (and the elements judged answers verify, each figure apart)    --answers
     level 4  usage and risk          observed runs: elements seen, usage-weighted coverage (mbt runs)     --runs
 
 Levels 0-2 read documents and compare every golden with every unit, so they are opt-in (`--levels`); level 3 is the
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mbt.measure.answer_models import ANSWER_DENOMINATOR, ANSWERED
 from mbt.measure.level_models import (
     Dimension,
     DirectUnitCoverage,
@@ -36,7 +38,7 @@ LEVEL_SCOPE = {
     1: "source units (sentences, list items, YAML leaves) covered by goldens",
     2: "atomic propositions of the source units entailed by a golden's expected behaviour",
     3: "elements of the typed models (states, transitions, rules, policies, invariants) a golden verifies",
-    4: "behaviour seen in observed runs: production traffic, incidents, adversarial input",
+    4: "behaviour seen in observed runs: production traffic, incidents, adversarial input, undocumented behaviour",
 }
 OPT_IN = (0, 1, 2)
 
@@ -88,17 +90,32 @@ def summarise(report, asked: Sequence[int], runs=None, probes=None,
         lv.not_measured.append("units covered directly: not asked for (--levels 1)" if 1 not in asked
                                else no_documents)
     if probes is not None:
+        # The probe file's units should be this report's source units (mbt generate --probes writes their ids);
+        # a file made for other documents is measured all the same, and said to be.
+        known = {u.id for d in report.sources.documents for u in d.units} if report.sources is not None else None
         for g in probes.generators:
             s = g.stratified
+            strangers = sorted({u.unit for u in g.units} - known) if known is not None else []
+            elsewhere = f"; {len(strangers)} of its units not among the source units here" if strangers else ""
             if s.coverage is not None:
                 lv.figures.append(Figure(name=f"probe coverage, generator `{g.generator}` "
                                               f"({'weighted' if s.weighted else 'stratified'})",
                                          value=s.coverage, denominator=f"{s.units} unit(s), {g.pooled.probes} judged "
                                                                        "probes",
                                          note=f"bootstrap {probes.confidence:.0%} [{_pct(s.bootstrap)}]; "
-                                              "conditioned on the generator"))
+                                              f"conditioned on the generator{elsewhere}"))
+            else:
+                lv.not_measured.append(f"probe coverage, generator `{g.generator}`: no judged probe")
+        for h in probes.leave_one_generator_out:
+            if h.others.coverage is not None:
+                mark = "; it made the test set" if h.generator == probes.candidates_from else ""
+                lv.figures.append(Figure(name=f"probe coverage without generator `{h.generator}` (leave one out)",
+                                         value=h.others.coverage, denominator=f"{h.others.units} unit(s) of the "
+                                                                              "other generators' probes",
+                                         note=f"bootstrap {probes.confidence:.0%} [{_pct(h.others.bootstrap)}]; on "
+                                              f"its own probes {_pct1(h.own)}{mark}"))
     else:
-        lv.not_measured.append("probe coverage: no probes given (--probes FILE)")
+        lv.not_measured.append("probe coverage: no probes given (--probes FILE; mbt generate --probes writes one)")
 
     # level 2
     lv = levels[2]
@@ -118,11 +135,19 @@ def summarise(report, asked: Sequence[int], runs=None, probes=None,
             lv.figures.append(Figure(name=f"{m.model} ({m.kind}) {c.criterion}", covered=c.verified.covered,
                                      total=c.verified.total, denominator="feasible elements",
                                      note="verified; " + f"{c.exercised.covered} exercised"))
+    if report.answers is not None:  # --answers: a figure of its own per criterion, never added into the above
+        for a in report.answers.models:
+            for f in a.criteria:
+                lv.figures.append(Figure(name=f"{a.model} ({a.kind}) {f.criterion}{ANSWERED}",
+                                         covered=f.verified.covered, total=f.verified.total,
+                                         denominator=ANSWER_DENOMINATOR,
+                                         note=f"{f.failed} failed, {f.undecided} undecided"))
     if not report.models:
         lv.not_measured.append("no behaviour model loaded")
 
     # level 4
     lv = levels[4]
+    undocumented = []
     if runs is not None:
         m = runs.metrics
         lv.figures.append(Figure(name="observed runs without a deviation", covered=m.passed, total=m.runs,
@@ -134,14 +159,30 @@ def summarise(report, asked: Sequence[int], runs=None, probes=None,
                                      note=f"{len(runs.runs)} run(s)"))
         if not runs.usage:
             lv.not_measured.append("usage: the runs reached no loaded model")
+        for row in runs.marked:  # incidents and adversarial runs apart (mbt.runs.marks), and the rest
+            rm = row.metrics
+            lv.figures.append(Figure(name=f"{row.mark} runs without a deviation", covered=rm.passed, total=rm.runs,
+                                     denominator=f"{row.mark} runs", note=f"{rm.deviations} with a deviation, "
+                                                                          f"{rm.not_judged} not judged; apart"))
+        if not runs.marked:
+            lv.not_measured.append("incidents and adversarial runs reported apart: no run is marked (a tag "
+                                   "`incident` or `adversarial` in the run: docs/runs.md)")
+        undocumented = list(runs.undocumented)
+        seen = sum(c.runs for c in undocumented)
+        lv.figures.append(Figure(name=f"undocumented behaviour: {len(undocumented)} candidate(s) for the model, seen "
+                                      f"in {seen} run(s)" if undocumented else
+                                      "undocumented behaviour: none in the runs' first deviations",
+                                 note="steps the model neither allows nor forbids, each listed with where it was seen"
+                                 if undocumented else "steps the model neither allows nor forbids"))
     else:
-        lv.not_measured.append("usage: no runs given (--runs PATH)")
-    lv.not_measured.append("incidents and adversarial runs reported apart: not measured yet (issue 36, item 7)")
+        lv.not_measured.append("usage, incidents and adversarial runs, undocumented behaviour: no runs given "
+                               "(--runs PATH)")
 
     for lv in levels.values():
         lv.measured = bool(lv.figures)
     return LevelsReport(levels=list(levels.values()), dimensions=_dimensions(report, levels, runs),
-                        embedding=embedding, units=units, propositions=propositions)
+                        embedding=embedding, units=units, propositions=propositions, probes=probes,
+                        undocumented=undocumented)
 
 
 def _dimensions(report, levels: dict[int, Level], runs) -> list[Dimension]:
@@ -188,6 +229,10 @@ def _dimensions(report, levels: dict[int, Level], runs) -> list[Dimension]:
                                   "wrong one (mutation score)", measured=False,
                                   not_measured="no mutation run (--mutants)")
     return [coverage, richness, representativeness, effectiveness]
+
+
+def _pct1(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
 
 
 def _pct(bounds) -> str:

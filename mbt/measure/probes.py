@@ -13,6 +13,8 @@ The probe file is JSONL (one object a line) or CSV (a header row), one probe a r
                `not_judged`: not judged (counted, left out of every estimate)
     weight     the unit's weight w_i (the same on every probe of the unit)        optional, on every unit or none
     question, judge, reason   the probe's text, who judged it, why            optional, read by no estimate
+    unit_text  the unit's text the probe was made from (mbt generate --probes     optional, read by no estimate
+               writes it: an LLM's probes are kept while it is unchanged)
 
 Any other field is an error (a misspelt `cluster` must not quietly drop the clustering). A bad record is one located
 error (`file:line`), and nothing is estimated.
@@ -42,7 +44,7 @@ DEFAULT_RESAMPLES = 2000
 # Below this many clusters a cluster bootstrap is unreliable (it may come out narrower than the iid one): the report
 # shows the interval with a caveat. (Cameron, Gelbach & Miller 2008 find cluster-robust inference poor with few.)
 FEW_CLUSTERS = 10
-COLUMNS = ("unit", "probe", "generator", "cluster", "covered", "weight", "question", "judge", "reason")
+COLUMNS = ("unit", "probe", "generator", "cluster", "covered", "weight", "question", "judge", "reason", "unit_text")
 _YES = {"true", "yes", "y", "1", "covered"}
 _NO = {"false", "no", "n", "0", "not_covered", "uncovered"}
 _NOT_JUDGED = {"", "null", "none", "not_judged", "not judged"}
@@ -57,6 +59,8 @@ class Probe:
     covered: bool | None  # None: not judged
     weight: float | None
     line: int
+    question: str | None = None  # the probe's text (read by no estimate)
+    unit_text: str | None = None  # the unit's text it was made from (mbt generate --probes: the LLM cache's key)
 
 
 # ---------------------------------------------------------------- the report
@@ -234,7 +238,12 @@ def _probe(row: dict[str, Any], shown: str, line: int) -> Probe:
     return Probe(unit=text("unit", True) or "", probe=text("probe", True) or "",
                  generator=text("generator", False) or DEFAULT_GENERATOR, cluster=text("cluster", False),
                  covered=_covered(row["covered"], shown, line), weight=_weight(row.get("weight"), shown, line),
-                 line=line)
+                 line=line, question=_plain(row.get("question")), unit_text=_plain(row.get("unit_text")))
+
+
+def _plain(value: Any) -> str | None:
+    """A free text of the record, kept as written (None when absent)."""
+    return None if value is None else str(value)
 
 
 def _covered(value: Any, shown: str, line: int) -> bool | None:

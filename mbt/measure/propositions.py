@@ -354,27 +354,38 @@ EXTRACT_VERSION = "extract-1"
 def llm_extract(texts: Sequence[str], spec: str, base_url: str | None = None, api_key: str | None = None,
                 timeout: float = 60.0, max_attempts: int = 3) -> list[list[Piece] | str]:
     """Propositions of each text from an OpenAI-compatible server (`openai:MODEL`), or the reason it failed."""
+    replies = ask_each([EXTRACT_PROMPT % text for text in texts], spec, "an extractor: rules", base_url, api_key,
+                       timeout, max_attempts)
+    return [_read_extraction(reply, text) if reply is not None else f"the extractor failed: {why}"
+            for text, (reply, why) in zip(texts, replies)]
+
+
+def ask_each(prompts: Sequence[str], spec: str, what: str, base_url: str | None = None, api_key: str | None = None,
+             timeout: float = 60.0, max_attempts: int = 3, temperature: float = 0) -> list[tuple[str | None, str]]:
+    """Each prompt's reply from an OpenAI-compatible server (`openai:MODEL`, OPENAI_BASE_URL, OPENAI_API_KEY), one at
+    a time, a transient failure retried: (the reply, "") or (None, why it failed). `what` names the other choices
+    in the error for a spec that is not `openai:MODEL` ("an extractor: rules")."""
     import os
     import time
 
     provider, _, model = spec.partition(":")
     if provider != "openai" or not model:
-        raise MbtError(f"`{spec}` is not an extractor: rules, or openai:MODEL (OPENAI_BASE_URL names the server)")
+        raise MbtError(f"`{spec}` is not {what}, or openai:MODEL (OPENAI_BASE_URL names the server)")
     try:
         import openai
     except ImportError:
-        raise MbtError("the LLM extractor needs the `openai` package: pip install 'mbt-coverage[llm]'") from None
+        raise MbtError(f"`{spec}` needs the `openai` package: pip install 'mbt-coverage[llm]'") from None
     client = openai.OpenAI(base_url=base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
                            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "no-key", timeout=timeout,
                            max_retries=0)
-    out: list[list[Piece] | str] = []
-    for text in texts:
+    out: list[tuple[str | None, str]] = []
+    for prompt in prompts:
         reply: str | None = None
         why = ""
         for attempt in range(max_attempts):
             try:
                 response = client.chat.completions.create(
-                    model=model, temperature=0, messages=[{"role": "user", "content": EXTRACT_PROMPT % text}])
+                    model=model, temperature=temperature, messages=[{"role": "user", "content": prompt}])
                 reply = response.choices[0].message.content
                 break
             except (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError,
@@ -384,7 +395,7 @@ def llm_extract(texts: Sequence[str], spec: str, base_url: str | None = None, ap
             except openai.APIStatusError as err:
                 why = f"HTTP {err.status_code}"
                 break
-        out.append(_read_extraction(reply, text) if reply is not None else f"the extractor failed: {why}")
+        out.append((reply, "" if reply is not None else why or "no reply"))
     return out
 
 

@@ -61,7 +61,10 @@ def eval_text(report: EvalReport) -> str:
              + f", overall threshold {report.threshold} (a case passes when the weights of its passed criteria add "
                "up to more)"
              + (f"; runs also judged on {', '.join(report.models)}" if report.models else ""),
-             f"  run successfully: {report.cases_ok}   with errors: {report.cases_with_errors}",
+             *([f"  agent: {report.agent} (one session per case)"] if report.agent else []),
+             f"  run successfully: {report.cases_ok}   with errors: {report.cases_with_errors}"
+             + (f" (agent errors: {report.agent_errors}, judge errors: {report.judge_errors})"
+                if report.agent_errors else ""),
              f"  overall: {report.passed} pass, {report.failed} fail, {report.not_judged} not judged, "
              f"{report.errors} error; {_share(report.passed_ok, report.pass_rate, report.cases_ok)}"]
     for c in report.criteria:
@@ -75,6 +78,8 @@ def eval_text(report: EvalReport) -> str:
     for case in report.cases:
         run = f"run {case.run} by {case.matched_by}" if case.run else "no run"
         lines.append(f"{case.overall.verdict.upper():10} {case.where} case {case.id} ({run})")
+        if case.agent_error is not None:
+            lines.append(f"  agent error: {case.agent_error}")
         for key, v in case.criteria.items():
             lines.append(f"  {key}{'' if v.gating else ' (not gating)'}: {v.verdict} [{v.judge}] {v.reason}")
         if case.contract is not None:

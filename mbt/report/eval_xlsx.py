@@ -80,6 +80,7 @@ def overview_rows(report: EvalReport) -> list[list]:
     rows += [[c.key, c.passed_ok, rate(c.pass_rate), c.failed, c.not_judged, c.errors, c.weight, c.judge or report.judge]
              for c in report.criteria]
     rows += [[], ["must_not phrases said", report.must_not_violated], ["Judge errors", report.judge_errors],
+             ["Agent errors", report.agent_errors],
              ["Invalid cases", len(report.invalid_cases)], ["Runs without a case", len(report.runs_without_case)],
              [], ["Gate", "passed" if report.gate.passed else "FAILED",
                   report.gate.source or "default: every case passes overall"]]

@@ -1,4 +1,4 @@
-"""The JSON coverage report (schema 3.0): the report's parts as pydantic writes them, each element's row an array.
+"""The JSON coverage report (schema 3.2): the report's parts as pydantic writes them, each element's row an array.
 
 A large model has hundreds of thousands of elements, and a row per element is most of the report. So a row is a
 JSON array of the element's values in the order of the report's `element_columns` (ELEMENT_COLUMNS): its id, label

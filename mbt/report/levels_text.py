@@ -4,8 +4,11 @@ covers, propositions) when they were measured."""
 
 from __future__ import annotations
 
+from mbt.measure.answer_models import ANSWER_DENOMINATOR, ANSWERED
 from mbt.measure.level_models import Figure, LevelsReport
 from mbt.measure.numbers import percent
+from mbt.report.probes_text import probes_text
+from mbt.report.runs_text import undocumented_lines
 
 
 def figure_text(f: Figure) -> str:
@@ -42,17 +45,25 @@ def levels_text(levels: LevelsReport, quiet: bool = False, limit: int | None = 2
             lines.append(f"  {d.name}: not measured: {d.not_measured}")
     if quiet:
         return "\n".join(lines) + "\n"
-    lines += _embedding(levels, limit) + _units(levels, limit) + _propositions(levels, limit)
+    lines += _embedding(levels, limit) + _units(levels, limit) + _probes(levels, limit) + _propositions(levels, limit)
+    lines += undocumented_lines(levels.undocumented, "Level 4: u")
     return "\n".join(lines) + "\n"
 
 
 def _level3(figures: list[Figure]) -> list[str]:
-    """One line per model: its criteria, verified of feasible (the table above has them in full)."""
+    """One line per model: its criteria, verified of feasible (the table above has them in full); then, with
+    --answers, one per model with the elements judged answers verified (figures of their own)."""
     by_model: dict[str, list[str]] = {}
+    answered: dict[str, list[str]] = {}
     for f in figures:
+        if f.denominator == ANSWER_DENOMINATOR:
+            model, _, criterion = f.name.removesuffix(ANSWERED).rpartition(" ")
+            answered.setdefault(model, []).append(f"{criterion} {f.covered}/{f.total}")
+            continue
         model, _, criterion = f.name.rpartition(" ")
         by_model.setdefault(model, []).append(f"{criterion} {f.covered}/{f.total}")
-    return [f"      {model}: {', '.join(parts)} verified" for model, parts in by_model.items()]
+    return [f"      {model}: {', '.join(parts)} verified" for model, parts in by_model.items()] + [
+        f"      {model}: {', '.join(parts)}{ANSWERED}" for model, parts in answered.items()]
 
 
 def _embedding(levels: LevelsReport, limit: int | None) -> list[str]:
@@ -119,6 +130,17 @@ def _units(levels: LevelsReport, limit: int | None) -> list[str]:
         lines.append(f"    {len(silent)} golden(s) with no question or expected answer to align (events and checks "
                      f"only): {shown}")
     return lines
+
+
+def _probes(levels: LevelsReport, limit: int | None) -> list[str]:
+    """The probe file's report, as `mbt probes` prints it (its first line said here as the title)."""
+    r = levels.probes
+    if r is None:
+        return []
+    body = probes_text(r, units_shown=limit).splitlines()[1:]
+    return ["", f"Level 1: probe coverage ({r.probes_read} probe(s) of {r.file}; {len(r.generators)} generator(s); "
+                f"{r.confidence * 100:g}% intervals, {r.resamples} bootstrap resamples, seed {r.seed})"] + \
+        [f"  {line}" if line else "" for line in body]
 
 
 def _propositions(levels: LevelsReport, limit: int | None) -> list[str]:

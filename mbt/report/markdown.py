@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mbt.analysis.findings import CheckReport
+from mbt.measure.answer_models import ModelAnswers
 from mbt.measure.coverage import CoverageReport
 from mbt.measure.numbers import Numbers, in_goldens, percent_text
 from mbt.measure.review import TraceRow
@@ -54,6 +55,9 @@ def coverage_markdown(report: CoverageReport) -> str:
             extra = f" ({c.infeasible} infeasible)" if c.infeasible else ""
             out.append(f"| {c.criterion}{extra} | {c.verified.covered}/{c.verified.total} | {_pct(c.verified)} | "
                        f"{_pct(c.verified, True)} | {c.exercised.covered}/{c.exercised.total} | {_pct(c.exercised)} |")
+        answered = report.answers.model(m.model) if report.answers is not None else None
+        if answered is not None:
+            out += _answer_table(answered)
         forbidden = m.uncovered_alarms()  # the kind's alarm criteria (CriterionCoverage.alarm)
         waived = report.waived_in(m.model)
         if forbidden:
@@ -62,8 +66,11 @@ def coverage_markdown(report: CoverageReport) -> str:
             for ec in forbidden:
                 tag = " *(waived)*" if ec.element.id in waived else ""
                 cite = f" — cites {cell(ec.element.span.describe())}" if ec.element.span else ""
+                said = answered.element(ec.element.id) if answered is not None else None
+                answer = f" — {_ANSWER_STATE[said.status]}" + (f": {said.verdict}" if said.verdict else "") \
+                    if said is not None and said.status != "no_answer" else ""
                 out.append(f"- {code(ec.element.id)}{tag} ({ec.element.severity.value}, "
-                           f"{code(str(ec.element.location))}){cite}")
+                           f"{code(str(ec.element.location))}){cite}{answer}")
         alarms = m.alarm_criteria()
         others = [ec for ec in m.uncovered() if ec.element.criterion not in alarms]
         if others:
@@ -89,6 +96,11 @@ def coverage_markdown(report: CoverageReport) -> str:
         if report.sources.silent:
             out.append("")
             out.append(f"{len(report.sources.silent)} model part(s) marked `unspecified` (the document is silent).")
+        out.append("")
+    if report.answers is not None and report.answers.notes:
+        out += [f"**Answers not counted ({len(report.answers.notes)})** — what the eval reports name that the "
+                "loaded models do not have:", ""]
+        out += [f"- {code(n.report)}: {cell(n.message)}" for n in report.answers.notes]
         out.append("")
     findings = [("Contradictions", report.count("contradictions"), g.contradicting),
                 ("Goldens expecting forbidden behaviour", report.count("forbidden_expected"), g.expecting_forbidden),
@@ -121,6 +133,29 @@ def coverage_markdown(report: CoverageReport) -> str:
             out.append(f"- waived until {w.expires}: {code(w.element)} — {cell(w.reason)}")
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+_ANSWER_STATE = {"verified": "verified by a judged answer", "undecided": "judged, undecided",
+                 "no_answer": "no judged answer"}
+
+
+def _answer_table(answered: ModelAnswers) -> list[str]:
+    """Per criterion, the elements judged answers verified (a figure of its own), then each element with its first
+    judged answer (a failing one first)."""
+    named = "" if answered.named_by else " no eval report names this model, so no answer counts;"
+    out = ["", f"Verified by a judged answer (`--answers`;{named} never added into verified or exercised):", "",
+           "| criterion | verified by a judged answer | % | failed | undecided |", "|---|---:|---:|---:|---:|"]
+    out += [f"| {f.criterion} | {f.verified.covered}/{f.verified.total} | {_pct(f.verified)} | {f.failed} | "
+            f"{f.undecided} |" for f in answered.criteria]
+    out += ["", f"<details><summary>Elements an answer can verify ({len(answered.elements)})</summary>", ""]
+    for e in answered.elements:
+        if e.status == "verified":
+            a = e.answers[0]
+            out.append(f"- {code(e.element)}: {e.verdict} — {cell(a.judge)}, case {cell(a.case)} "
+                       f"({code(a.where or a.report)}): {cell(a.reason)}")
+        else:
+            out.append(f"- {code(e.element)}: {_ANSWER_STATE[e.status]}")
+    return out + ["", "</details>"]
 
 
 def _v(value: object) -> str:

@@ -3,7 +3,10 @@ metrics per suite (and per group), usage, unread telemetry, the gate."""
 
 from __future__ import annotations
 
+from mbt.measure.level_models import Undocumented
 from mbt.runs.results import Evidence, Metrics, RunResult, RunsReport
+
+SIGHTINGS_SHOWN = 10  # where a candidate was seen: the first ones (the JSON report has them all)
 
 
 def _pct(value: float | None) -> str:
@@ -85,6 +88,51 @@ def _grounding(report: RunsReport) -> list[str]:
     return out
 
 
+def _marked(report: RunsReport) -> list[str]:
+    """The runs marked as incidents or adversarial, each mark's metrics apart (seed 004's level 4)."""
+    if not report.marked:
+        return []
+    out = ["", "Marked runs (reported apart: a run tagged `incident` or `adversarial`, docs/runs.md; a run with both "
+               "counts in both)"]
+    out += _table(["mark"] + METRIC_HEADERS, [[row.mark] + _metric_cells(row.metrics) for row in report.marked])
+    for row in report.marked:
+        if row.first_deviations.by_signature:
+            out.append(f"  {row.mark}: first deviations")
+            out += [f"    {n} of {row.metrics.runs} run(s): {sig}" for sig, n in row.first_deviations.by_signature.items()]
+    return out
+
+
+def candidate_text(c: Undocumented) -> str:
+    """One candidate as a line: what was seen, where in the model, in how many runs (and of which marks)."""
+    if c.kind == "event":
+        what = f"`{c.event}` in state `{c.state}`"
+    elif c.kind == "call":
+        what = f"a call of `{c.tool}` in state `{c.state}`"
+    else:
+        what = (f"a result of `{c.tool}` no binding reads" if c.tool else "a user text no binding reads") + \
+            f", in state `{c.state}`"
+    marks = ", ".join(f"{n} {mark}" for mark, n in c.marked.items())
+    return f"{c.model}: {what}: {c.runs} run(s)" + (f" ({marks})" if marks else "")
+
+
+def undocumented_lines(candidates: list[Undocumented], heading: str = "U") -> list[str]:
+    """Behaviour the runs show and no model documents, each candidate with where it was seen (`heading`: how the
+    section's title starts, "Level 4: u" in the coverage report)."""
+    if not candidates:
+        return []
+    seen = sum(c.runs for c in candidates)
+    out = ["", f"{heading}ndocumented behaviour seen in {seen} run(s): {len(candidates)} candidate(s) for the model "
+               "(steps the model neither allows nor forbids)"]
+    for c in candidates:
+        out.append(f"  {candidate_text(c)}")
+        if c.kind == "text":
+            out.append(f"    e.g. {c.example}")
+        out += [f"    {s.run}: {s.where}" for s in c.seen[:SIGHTINGS_SHOWN]]
+        if len(c.seen) > SIGHTINGS_SHOWN:
+            out.append(f"    ... and {len(c.seen) - SIGHTINGS_SHOWN} more (--format json)")
+    return out
+
+
 def runs_text(report: RunsReport) -> str:
     out: list[str] = []
     invalid = len(report.invalid) + sum(r.verdict == "invalid" for r in report.runs)
@@ -160,6 +208,7 @@ def runs_text(report: RunsReport) -> str:
                 name = g.value if g.value is not None else "(not recorded)"
                 out.append(f"  {report.group_by} {name}: first deviations")
                 out += [f"    {n} of {g.metrics.runs} run(s): {sig}" for sig, n in g.first_deviations.by_signature.items()]
+    out += _marked(report)
     out += _grounding(report)
     if report.separately:
         out.append("")
@@ -188,6 +237,7 @@ def runs_text(report: RunsReport) -> str:
             out += [f"    {e}" for e in u.verified_unseen[:10]]
             if len(u.verified_unseen) > 10:
                 out.append(f"    ... and {len(u.verified_unseen) - 10} more")
+    out += undocumented_lines(report.undocumented)
     unbound = [f"{_where(r, u)}" for r in report.runs for u in r.unbound]
     if unbound:
         out.append("")

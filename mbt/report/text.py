@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mbt.analysis.findings import CheckReport
 from mbt.elements.base import Element, ElementsReport
+from mbt.measure.answer_models import ModelAnswers
 from mbt.measure.coverage import CoverageReport, ElementCoverage, GateResult, ModelCoverage, Note, WaiverState
 from mbt.measure.numbers import Numbers, in_goldens, percent
 from mbt.report.style import PLAIN, Style
@@ -35,10 +36,22 @@ def coverage_text(report: CoverageReport, style: Style = PLAIN, show_covering: b
         "exercised = reached without a check.",
     ]
     waived = report.waived()
+    answers = report.answers
     for m in report.models:
-        section = _model_section(m, style, show_covering, uncovered_limit, waived)
-        lines += [""] + (section[:2 + len(m.criteria)] if quiet else section)
+        answered = answers.model(m.model) if answers is not None else None
+        section = _model_section(m, style, show_covering, uncovered_limit, waived, answered)
+        head = 2 + len(m.criteria)  # the model's line and its criteria: what -q keeps
+        if answers is not None and answered is not None:  # their figures below the goldens', elements at the end
+            figures = _answer_figures(answered)
+            section[head:head] = figures
+            head += len(figures)
+            section += _answer_elements(answered, uncovered_limit)
+        lines += [""] + (section[:head] if quiet else section)
     lines += _findings_counts(report) if quiet else _findings_sections(report, style)
+    if answers is not None and answers.notes and not quiet:
+        lines += ["", f"Answers not counted ({len(answers.notes)}): what the eval reports name that the loaded "
+                      "models do not have"]
+        lines += [f"  {n.report}: {n.message}" for n in answers.notes]
     if report.levels is not None:  # seed 004's levels: what was measured at each, before the verdict
         from mbt.report.levels_text import levels_text  # on use: start-up time
 
@@ -48,8 +61,47 @@ def coverage_text(report: CoverageReport, style: Style = PLAIN, show_covering: b
     return "\n".join(lines) + "\n"
 
 
+def _answer_figures(answered: ModelAnswers) -> list[str]:
+    """Per criterion, the elements an answer can verify that judged answers verified: a figure of its own."""
+    named = _plural(len(answered.named_by), 'eval report') if answered.named_by else "no eval report names the model"
+    lines = [f"  verified by a judged answer ({named}; never added into verified or exercised):"]
+    for f in answered.criteria:
+        said = [f"{f.failed} failed: a failure found, not coverage lost"] if f.failed else []
+        said += [f"{f.undecided} undecided"] if f.undecided else []
+        lines.append(f"    {f.criterion:<18} {f.verified.covered} of {f.verified.total}"
+                     + (f" ({'; '.join(said)})" if said else ""))
+    return lines
+
+
+_ANSWER_STATE = {"verified": "verified by a judged answer", "undecided": "judged, undecided",
+                 "no_answer": "no judged answer"}
+_ANSWERS_SHOWN = 5  # judged answers listed per element (all with --show-uncovered all)
+
+
+def _answer_elements(answered: ModelAnswers, limit: int | None) -> list[str]:
+    """Each element an answer can verify: its state, and its judged answers (judge, verdict, case, where, why)."""
+    lines = ["", "  Elements an answer can verify, and the judged answers on them:"]
+    for e in answered.elements:
+        lines.append(f"    {e.element}: {_ANSWER_STATE[e.status]}" + (f", {e.verdict}" if e.verdict else ""))
+        shown = e.answers if limit is None else e.answers[:_ANSWERS_SHOWN]
+        for a in shown:
+            lines.append(f"      {a.verdict} [{a.judge}] case {a.case} ({a.where or a.report}): {a.reason}")
+        more = len(e.answers) - len(shown) + e.answers_more
+        if more:
+            lines.append(f"      ... and {more} more (--format json)")
+    return lines
+
+
+def _answer_state(answered: ModelAnswers | None, element: str) -> str:
+    """An element's answer state beside its golden state, or nothing."""
+    found = answered.element(element) if answered is not None else None
+    if found is None or found.status == "no_answer":
+        return ""
+    return f"; {_ANSWER_STATE[found.status]}" + (f": {found.verdict}" if found.verdict else "")
+
+
 def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: int | None,
-                   waived: dict[tuple[str, str], WaiverState]) -> list[str]:
+                   waived: dict[tuple[str, str], WaiverState], answered: ModelAnswers | None = None) -> list[str]:
     lines = [style(f"{m.model}  ({m.kind}, {m.file}), {_plural(m.goldens_replayed, 'golden')} replayed", "bold"),
              f"  {'criterion':<16} {'verified':>18} {'weighted':>9}   {'exercised':>18}"]
     for c in m.criteria:
@@ -71,7 +123,7 @@ def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: i
     if forbidden:
         lines += ["", style(f"  Uncovered forbidden elements ({len(forbidden)}): behaviour that must never happen "
                             "and no golden checks", "red")]
-        lines += _element_lines(forbidden, show_covering, None, m.model, waived, findings)
+        lines += _element_lines(forbidden, show_covering, None, m.model, waived, findings, answered)
     others = [e for e in m.uncovered() if e.element.criterion not in alarms]
     if others:
         lines += ["", f"  Uncovered elements ({len(others)}; verified by no golden), by criterion:"]
@@ -79,7 +131,7 @@ def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: i
             mine = [e for e in others if e.element.criterion == c.criterion]
             if mine:
                 lines.append(f"   {c.criterion} ({len(mine)})")
-                lines += _element_lines(mine, show_covering, limit, m.model, waived, findings)
+                lines += _element_lines(mine, show_covering, limit, m.model, waived, findings, answered)
     if show_covering:
         covered = [e for e in m.elements if e.verified or e.exercised]
         if covered:
@@ -99,9 +151,10 @@ def _model_section(m: ModelCoverage, style: Style, show_covering: bool, limit: i
 
 
 def _element_lines(rows: list[ElementCoverage], show_covering: bool, limit: int | None, model: str,
-                   waived: dict[tuple[str, str], WaiverState], findings: frozenset[str]) -> list[str]:
+                   waived: dict[tuple[str, str], WaiverState], findings: frozenset[str],
+                   answered: ModelAnswers | None = None) -> list[str]:
     """Uncovered elements, each with its state, severity and place; a waived one says so, with its waiver; one of
-    the `findings` criteria with its label."""
+    the `findings` criteria with its label; one judged answers verified says so after its severity."""
     out = []
     shown = rows if limit is None else rows[:limit]
     for ec in shown:
@@ -110,7 +163,7 @@ def _element_lines(rows: list[ElementCoverage], show_covering: bool, limit: int 
         waiver = waived.get((model, e.id))
         if waiver is not None:
             state += f"; waived until {waiver.expires}: {waiver.reason}"
-        out.append(f"    {e.id}  ({state}; {e.severity.value})  {e.location}")
+        out.append(f"    {e.id}  ({state}; {e.severity.value}{_answer_state(answered, e.id)})  {e.location}")
         if e.criterion in findings:
             out.append(f"        {e.label}")
         if e.span is not None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mbt.runs.grounding import GroundingProblem, read_document, read_grounding
+from mbt.runs.marks import attribute_tags, merged
 from mbt.runs.steps import ObservedRun, ObservedStep, Retrieval, RunContext
 
 # Operation names of the GenAI conventions.
@@ -358,6 +359,9 @@ class _TraceReader:
             if isinstance(pre, dict) and not self.run.precondition_recorded:
                 self.run.precondition, self.run.precondition_recorded = pre, True
         used.update(k for k in CONTEXT_ATTRIBUTES if k in a)
+        tags = attribute_tags(a, used)  # mbt.run.tags, app.run.kind (mbt.runs.marks)
+        if tags:
+            self.run.tags = merged(self.run.tags, tags)
         for key, name in MBT_GROUNDING_ATTRIBUTES.items():
             if key in a:
                 used.add(key)

@@ -25,6 +25,7 @@ from mbt.runs.results import (
     RunsReport,
 )
 from mbt.runs.steps import ObservedRun, Retrieval, RunSet
+from mbt.runs.undocumented import undocumented
 
 
 def evidence_of(run: ObservedRun) -> Evidence:
@@ -72,7 +73,7 @@ def _result(run: ObservedRun, v: Verdict | None, model: str | None, invalid: str
     out = RunResult(id=run.id, where=run.where, format=run.format, model=model, suite=run.suite, file=run.file,
                     verdict="invalid", steps=len(run.steps), expected_intent=run.expected_intent, intent=run.intent,
                     invalid=invalid, evidence=evidence_of(run), context=replace(run.context),
-                    notes=list(run.notes))
+                    notes=list(run.notes), tags=list(run.tags))
     if v is None or v.invalid is not None:
         out.invalid = invalid or (v.invalid if v is not None else None)
         return out
@@ -83,6 +84,8 @@ def _result(run: ObservedRun, v: Verdict | None, model: str | None, invalid: str
         out.deviation = DeviationOut(type=d.type, where=d.where, step=d.step, element=d.element, severity=d.severity,
                                      message=d.message, tool=d.tool, argument=d.argument, expected=d.expected,
                                      actual=d.actual, source=d.source, sources=dict(d.sources))
+        if d.type == "step_not_allowed" and d.turn is not None and 0 <= d.turn < len(v.path):
+            out.deviation.event = v.path[d.turn].get("event")  # the refused turn (mbt.runs.undocumented reads it)
     out.critical = is_critical(v)
     out.completed, out.final_state = v.completed, v.final_state
     out.escalation_expected, out.escalated = v.escalation_expected, v.escalated
@@ -187,6 +190,8 @@ class RunTally:
                          required_suites=list(required), first_deviations=figures.distribution(results),
                          separately=figures.separately(separately, results, self.tool_errors), coverage=coverage)
         out.usage = [figures.usage(self.coverage[name], self.through[name]) for name in self.judges]
+        out.marked = figures.marked(results, handoff_suites)
+        out.undocumented = undocumented(results, self.models)
         out.goldens_given = coverage is not None
         if group_by is not None:
             out.group_by, out.groups = group_by, figures.groups(results, group_by, handoff_suites)

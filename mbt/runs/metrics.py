@@ -8,7 +8,18 @@ from __future__ import annotations
 from collections import Counter
 
 from mbt.measure.coverage import ModelCoverage
-from mbt.runs.results import DeviationOut, Distribution, Group, Metrics, RunResult, Separate, UsageCoverage, UsageRow
+from mbt.runs.marks import MARKS, UNMARKED, marks_of
+from mbt.runs.results import (
+    DeviationOut,
+    Distribution,
+    Group,
+    MarkedRuns,
+    Metrics,
+    RunResult,
+    Separate,
+    UsageCoverage,
+    UsageRow,
+)
 from mbt.runs.steps import GROUP_KEYS
 
 FREQUENT_LIMIT = 10  # rows of the "frequent in runs, verified by no golden" view
@@ -98,6 +109,23 @@ def groups(results: list[RunResult], key: str, handoff_suites: frozenset[str] = 
         chosen = [r for r in results if value(r) == v]
         out.append(Group(key=key, value=v, metrics=metrics(chosen, handoff_suites),
                          first_deviations=distribution(chosen)))
+    return out
+
+
+def marked(results: list[RunResult], handoff_suites: frozenset[str] = frozenset()) -> list[MarkedRuns]:
+    """Every run metric and the first-deviation distribution of the runs of each mark (mbt.runs.marks: incident,
+    adversarial), and of the unmarked runs, when some run is marked; nothing when none is. Invalid runs are left out,
+    as `metrics` leaves them; a run with both marks counts in both rows."""
+    read = [r for r in results if r.verdict != "invalid"]
+    marks = [marks_of(r.tags) for r in read]
+    if not any(marks):
+        return []
+    out = []
+    for mark in (*MARKS, UNMARKED):
+        chosen = [r for r, its in zip(read, marks) if (mark in its if mark != UNMARKED else not its)]
+        if chosen:
+            out.append(MarkedRuns(mark=mark, runs=[r.id for r in chosen], metrics=metrics(chosen, handoff_suites),
+                                  first_deviations=distribution(chosen)))
     return out
 
 

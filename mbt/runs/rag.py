@@ -14,7 +14,7 @@ from mbt.runs.grounding import GROUNDING_KEYS, count_unread
 from mbt.runs.steps import ObservedRun, ObservedStep
 from mbt.runs.transcripts import _CONTEXT_FIELDS, _RUN_FIELDS, TranscriptProblem, is_transcript, read_wrapper
 
-_RAG_KEYS = frozenset({"case_id", "id", "answer", "contract", "metadata", "precondition", *GROUNDING_KEYS}
+_RAG_KEYS = frozenset({"case_id", "id", "answer", "contract", "metadata", "tags", "precondition", *GROUNDING_KEYS}
                       | {k for k, _ in _RUN_FIELDS} | {k for k, _ in _CONTEXT_FIELDS})
 
 

@@ -7,9 +7,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from mbt.measure.coverage import CoverageReport, GateResult
+from mbt.measure.level_models import Undocumented
 from mbt.runs.steps import RunContext
 
-SCHEMA_VERSION = "2.1"  # 2.1: grounding (runs[].grounding, the metrics' grounding figures), contract items
+# 2.1: grounding (runs[].grounding, the metrics' grounding figures), contract items; 2.2: runs[].tags, marked,
+# undocumented, deviation.event
+SCHEMA_VERSION = "2.2"
 
 
 class DeviationOut(BaseModel):
@@ -25,6 +28,7 @@ class DeviationOut(BaseModel):
     actual: Any = None
     source: str | None = None
     sources: dict[str, str] = Field(default_factory=dict)  # every recorded argument source of the call
+    event: str | None = None  # step_not_allowed: the event the model refused
 
 
 class Evidence(BaseModel):
@@ -120,6 +124,7 @@ class RunResult(BaseModel):
     path_judged: bool = True  # False: its model has no path to say the task complete or handed off (a contract)
     grounding: GroundingOut | None = None  # None: the run records no retrieval evidence
     items: list[ItemOut] = Field(default_factory=list)  # a contract's items as this run judged them
+    tags: list[str] = Field(default_factory=list)  # the run's own tags: `incident`, `adversarial` mark it
 
 
 class Metrics(BaseModel):
@@ -178,6 +183,16 @@ class Group(BaseModel):
     first_deviations: Distribution
 
 
+class MarkedRuns(BaseModel):
+    """Seed 004's level 4 beyond usage: the runs of one mark (`incident`, `adversarial`, or `unmarked`: neither)
+    reported apart, with every run metric and their first deviations (docs/runs.md, "Marked runs")."""
+
+    mark: str
+    runs: list[str]  # the runs' ids, in run order
+    metrics: Metrics
+    first_deviations: Distribution
+
+
 class UsageRow(BaseModel):
     element: str
     criterion: str
@@ -223,6 +238,8 @@ class RunsReport(BaseModel):
     separately: list[Separate] = Field(default_factory=list)
     first_deviations: Distribution = Field(default_factory=Distribution)
     usage: list[UsageCoverage] = Field(default_factory=list)
+    marked: list[MarkedRuns] = Field(default_factory=list)  # empty when no run is marked
+    undocumented: list[Undocumented] = Field(default_factory=list)  # candidates for the model, most runs first
     coverage: CoverageReport | None = None  # the goldens' coverage, when goldens were given
     gate: GateResult | None = None
     regressions: list[str] = Field(default_factory=list)  # regression golden files written

@@ -149,6 +149,10 @@ class ObservedRun:
     max_budget_tokens: int | None = None
     notes: list[str] = field(default_factory=list)  # what the reader read as nothing, said once per run
     retrieval: Retrieval | None = None  # what the run retrieved and grounded its answer in, when it records any
+    tags: tuple[str, ...] = ()  # the run's own tags (mbt.runs.marks): `incident`, `adversarial` mark it
+    # Why the agent stopped answering, as the driver that recorded the run says (`mbt eval --agent`: a time-out, an
+    # HTTP error, a crashed command): the run is cut short there, and its case is an agent error, not a judged one.
+    agent_error: str | None = None
 
     def __post_init__(self) -> None:
         if self.precondition:  # a run made with a starting configuration records one

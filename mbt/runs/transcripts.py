@@ -9,6 +9,7 @@ from typing import Any
 
 from mbt.runs.genai import decode_json, tool_error
 from mbt.runs.grounding import GROUNDING_KEYS, GroundingProblem, count_unread, read_grounding
+from mbt.runs.marks import TagProblem, transcript_tags
 from mbt.runs.steps import ObservedRun, ObservedStep, TurnRecord
 
 _RUN_FIELDS = (("model", "model"), ("suite", "suite"), ("expected_intent", "expected_intent"), ("intent", "intent"))
@@ -199,6 +200,11 @@ def read_wrapper(run: ObservedRun, raw: dict) -> None:
     case_id = raw.get("case_id", metadata.get("case_id") if isinstance(metadata, dict) else None)
     if isinstance(case_id, (str, int)) and not isinstance(case_id, bool):
         run.case_id = str(case_id)
+    try:
+        run.tags = transcript_tags(raw)
+    except TagProblem as err:
+        raise TranscriptProblem(str(err)) from None
+    _driven(run, raw)
     pre = raw.get("precondition")
     if pre is not None and not isinstance(pre, dict):
         raise TranscriptProblem("`precondition` must be an object")
@@ -207,6 +213,21 @@ def read_wrapper(run: ObservedRun, raw: dict) -> None:
         run.retrieval = read_grounding(raw, run.where)
     except GroundingProblem as err:
         raise TranscriptProblem(err.reason, err.where) from None
+
+
+def _driven(run: ObservedRun, raw: dict) -> None:
+    """What `mbt eval --agent` records beside the messages: the agent's error that cut the run short, and the time
+    the whole conversation took."""
+    error = raw.get("agent_error")
+    if error is not None:
+        if not isinstance(error, str) or not error.strip():
+            raise TranscriptProblem("`agent_error` must be text saying why the agent did not answer")
+        run.agent_error = error
+    wall = raw.get("wall_ms")
+    if wall is not None:
+        if not isinstance(wall, (int, float)) or isinstance(wall, bool) or wall < 0:
+            raise TranscriptProblem("`wall_ms` must be a number of milliseconds")
+        run.context.wall_ms = float(wall)
 
 
 def read_transcript(raw: Any, file: str, where: str, default_id: str) -> ObservedRun:
@@ -251,7 +272,7 @@ def read_transcript(raw: Any, file: str, where: str, default_id: str) -> Observe
 
 # What each part of a transcript may hold; any other key is reported once per file as read as nothing.
 _RUN_KEYS = frozenset({"session_id", "id", "conversation_id", "messages", "turns", "precondition", "config", "case_id",
-                       "metadata", "contract", *GROUNDING_KEYS,
+                       "metadata", "tags", "contract", "agent_error", "wall_ms", *GROUNDING_KEYS,
                        "max_turns", "max_budget_tokens", "structured_output", "input_tokens", "output_tokens"}
                       | {k for k, _ in _RUN_FIELDS} | {k for k, _ in _CONTEXT_FIELDS})
 _MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "mbt_state", "refusal",

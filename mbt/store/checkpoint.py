@@ -8,7 +8,7 @@ inputs, and the run stops before judging anything (the set stays as it was, inte
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from mbt.answers.evaluate import AnswerGolden
 from mbt.answers.results import CaseResult
@@ -20,8 +20,11 @@ from mbt.store.write import SetWriter
 class StoreCheckpoint:
     """The cases of one eval run written into `writer`'s set as they are judged; counts what was kept and judged."""
 
-    def __init__(self, writer: SetWriter) -> None:
+    def __init__(self, writer: SetWriter, relabel: Callable[[CaseResult], None] | None = None) -> None:
+        """`relabel`: how a case names where its run was before it is kept (`mbt eval --agent`: its temporary
+        folder as `agent:`)."""
         self.writer = writer
+        self.relabel = relabel
         self.key_of: dict[tuple[str, str], str] = {}
         self.stored: set[str] = set()
         self.kept_cases = 0
@@ -45,6 +48,9 @@ class StoreCheckpoint:
         return found
 
     def save(self, goldens: Sequence[AnswerGolden], cases: Sequence[CaseResult]) -> None:
+        if self.relabel is not None:
+            for case in cases:
+                self.relabel(case)
         self.writer.add([eval_record(self.key_of[(g.case.file, g.case.id)], case, g.run)
                          for g, case in zip(goldens, cases)])
         self.judged_cases += len(cases)

@@ -10,6 +10,8 @@ default isolation (READ COMMITTED), which is what one transaction per batch need
 from __future__ import annotations
 
 import contextlib
+import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -123,12 +125,30 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     # pysqlite's own transaction handling is turned off: the `begin` event below issues BEGIN itself.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
+    _wal(cursor)
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")  # with WAL: a power cut may lose the last commits, never integrity
     cursor.execute("PRAGMA cache_size=-65536")  # 64 MiB of pages (the default is 2): a set of 100,000 cases
     cursor.close()
+
+
+def _wal(cursor: Any) -> None:
+    """Switch the file to WAL, waiting as the busy timeout would. SQLite answers a journal-mode change with "database
+    is locked" at once, without its busy handler, while another connection is making or recovering the same new file
+    (two commands opening a new store together: seen in CI), so the wait is ours: retried with backoff until the
+    busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    delay = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) and "busy" not in str(err) or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
 
 def _sqlite_begin(conn: Connection) -> None:

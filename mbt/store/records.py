@@ -142,7 +142,7 @@ def _fold(parts: Iterable[str | None]) -> str:
     return "\n".join(fold(p) for p in parts if p)
 
 
-def _scope(file: str) -> str:
+def case_scope(file: str) -> str:
     """A golden file's name without suffix, with its sheet: what qualifies a case id (`card-qna`, `book[QNA]`)."""
     found = re.fullmatch(r"(.*?)(\[[^\]]*\])?", file)
     base, sheet = (found.group(1), found.group(2) or "") if found else (file, "")
@@ -170,7 +170,7 @@ def _answering_run(case: CaseResult, by_where: Mapping[str, list[ObservedRun]]) 
     found = by_where.get(case.run or "", [])
     if len(found) == 1:
         return found[0]
-    names = {case.id, f"{_scope(case.file)}/{case.id}"}
+    names = {case.id, f"{case_scope(case.file)}/{case.id}"}
     chosen = [r for r in found if r.case_id in names or r.context.conversation_id in names or r.id in names]
     return chosen[0] if len(chosen) == 1 else None
 
@@ -178,7 +178,7 @@ def _answering_run(case: CaseResult, by_where: Mapping[str, list[ObservedRun]]) 
 def eval_keys(cases: Sequence[tuple[str, str]]) -> list[str]:
     """Each eval case's key from its golden file and id, in order: `STEM/ID` (the file's name without suffix, with
     its sheet), or `FILE/ID` with the file's path where two cases would share a key (module docstring)."""
-    return _unique_keys([f"{_scope(file)}/{case_id}" for file, case_id in cases],
+    return _unique_keys([f"{case_scope(file)}/{case_id}" for file, case_id in cases],
                         [f"{file}/{case_id}" for file, case_id in cases])
 
 
@@ -188,7 +188,8 @@ def eval_record(key: str, case: CaseResult, answering: ObservedRun | None) -> Ca
     doc = case.model_dump(mode="json")
     doc["transcript"] = session_turns(answering) if answering is not None else None
     doc["context"] = _context_of(answering)
-    errors = [f"{k}: {v.reason}" for k, v in case.criteria.items() if v.verdict == "error"]
+    errors = ([f"agent: {case.agent_error}"] if case.agent_error is not None else []) + [
+        f"{k}: {v.reason}" for k, v in case.criteria.items() if v.verdict == "error"]
     model = getattr(case, "model", None)
     deviation = model.reason.split(" at ", 1)[0] if model is not None and model.verdict == "deviation" else None
     first = case.turns[0] if case.turns else None

@@ -22,7 +22,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -102,10 +102,12 @@ class SetWriter:
 
     @classmethod
     def resume(cls, store: Store, name: str, run_type: str, judge: dict[str, Any], inputs: dict[str, Any],
-               heartbeat: bool = True) -> SetWriter:
+               heartbeat: bool = True, normalise: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+               ) -> SetWriter:
         """Take over the interrupted set `name` (module docstring): it must be of `run_type`, not `done`, its writer
-        gone, and started with the same judge configuration (`judge`, as the command gives it) and the same
-        `inputs` (the meta's keys the command records: goldens, runs, models). MbtError saying why otherwise."""
+        gone, and started with the same judge configuration (`judge`; `normalise` puts the set's own in the same
+        form: the judge, the criteria's weights, the threshold) and the same `inputs` (the meta's keys the command
+        records: goldens, runs or agent, models). MbtError saying why otherwise."""
         writer = cls(store, None)
         with store.write() as conn:
             row = conn.execute(select(result_sets).where(result_sets.c.name == name).with_for_update()) \
@@ -114,7 +116,7 @@ class SetWriter:
                 set_row(conn, name, store)  # the error naming the closest name
                 raise AssertionError("unreachable")
             meta = json.loads(row["meta"] or "{}")
-            why = _not_resumable(row, meta, run_type, judge, inputs)
+            why = _not_resumable(row, meta, run_type, judge, inputs, normalise)
             if why:
                 raise MbtError(f"result set `{name}` cannot be resumed: {why}")
             meta.pop("error", None)
@@ -221,25 +223,11 @@ class SetWriter:
         return added
 
     def _insert(self, conn: Connection, chunk: list[CaseRecord]) -> None:
-        rows = []
+        numbered = []
         for record in chunk:
             self.seq += 1
-            rows.append({
-                "set_id": self.set_id, "seq": self.seq, "case_key": record.case_key, "case_id": record.case_id,
-                "location": record.location, "turns": record.turns, "question": record.question,
-                "answer": record.answer, "overall": record.overall, "agent_version": record.agent_version,
-                "model": record.model, "prompt_version": record.prompt_version, "wall_ms": record.wall_ms,
-                "error": record.error, "search": record.search,
-                "first_deviation": record.first_deviation,
-                "first_deviation_element": record.first_deviation_element,
-                "flags": _json(record.flags) if record.flags is not None else None})
-        ids = conn.execute(cases.insert().returning(cases.c.id, sort_by_parameter_order=True), rows).scalars().all()
-        conn.execute(case_docs.insert(), [{"case_row": row_id, "set_id": self.set_id, "doc": _json(record.doc)}
-                                          for row_id, record in zip(ids, chunk)])
-        judged = [{"case_row": row_id, "set_id": self.set_id, "criterion": c, "verdict": v, "reason": r, "judge": j}
-                  for row_id, record in zip(ids, chunk) for c, v, r, j in record.verdicts]
-        if judged:
-            conn.execute(verdicts.insert(), judged)
+            numbered.append((self.seq, record))
+        insert_cases(conn, self.set_id, numbered)
 
     def finish(self, summary: dict[str, Any] | None = None, judge: dict[str, Any] | None = None,
                expected: int | None = None) -> None:
@@ -249,32 +237,12 @@ class SetWriter:
         self._stop_beating()
         with self.store.write() as conn:
             self._check_owner(conn)
-            counts: dict[str, int] = dict(conn.execute(select(cases.c.overall, func.count()).where(cases.c.set_id == self.set_id)
-                                       .group_by(cases.c.overall)).all())
-            held = sum(counts.values())
+            held = conn.execute(select(func.count()).select_from(cases).where(cases.c.set_id == self.set_id)) \
+                .scalar_one()
             if expected is not None and held != expected:
                 raise MbtError(f"result set `{self.name}` holds {held} case(s) where the run has {expected}: it is "
                                "not marked done")
-            values: dict[str, Any] = {"cases_total": held, "passed": counts.get("pass", 0),
-                                      "failed": counts.get("fail", 0), "not_judged": counts.get("not_judged", 0),
-                                      "errors": counts.get("error", 0), "status": "done", "ended_at": now(),
-                                      "summary": _json(summary) if summary is not None else None}
-            if judge is not None:
-                values["judge"] = _json(judge)
-            for column, target in (("agent_version", "agent_version"), ("model", "model_version"),
-                                   ("prompt_version", "prompt_version")):
-                found = conn.execute(select(cases.c[column]).where(cases.c.set_id == self.set_id,
-                                                                   cases.c[column].is_not(None)).distinct())
-                names = sorted(str(v) for v in found.scalars())
-                values[target] = ", ".join(names) or None
-            conn.execute(result_sets.update().where(result_sets.c.id == self.set_id).values(**values))
-            # The overview (counts overall, per criterion, per kind of conversation), kept: showing a finished set
-            # of 100,000 cases then reads one row instead of counting them again.
-            row = conn.execute(select(result_sets).where(result_sets.c.id == self.set_id)).mappings().one()
-            meta = json.loads(row["meta"])
-            meta["overview"] = overview(conn, self.set_id, set_info(row)).model_dump(mode="json")
-            meta.pop("writer", None)  # a finished set has no writer
-            conn.execute(result_sets.update().where(result_sets.c.id == self.set_id).values(meta=_json(meta)))
+            finish_set(conn, self.set_id, summary, judge)
         self.finished = True
 
     def end(self, status: str, why: str) -> None:
@@ -291,8 +259,8 @@ class SetWriter:
         self.finished = True
 
 
-def _not_resumable(row: Any, meta: dict[str, Any], run_type: str, judge: dict[str, Any],
-                   inputs: dict[str, Any]) -> str | None:
+def _not_resumable(row: Any, meta: dict[str, Any], run_type: str, judge: dict[str, Any], inputs: dict[str, Any],
+                   normalise: Callable[[dict[str, Any]], dict[str, Any]] | None) -> str | None:
     """Why the set `row` cannot be taken over by a resumed run, or None."""
     if row["run_type"] != run_type:
         return f"it is a set of `mbt {row['run_type']}`, not of `mbt {run_type}`"
@@ -302,7 +270,9 @@ def _not_resumable(row: Any, meta: dict[str, Any], run_type: str, judge: dict[st
         alive = writer_alive(meta.get("writer"))
         if alive:
             return alive
-    started = {k: v for k, v in json.loads(row["judge"] or "{}").items() if k in ("judge", "criteria", "threshold")}
+    stored = json.loads(row["judge"] or "{}")
+    started = normalise(stored) if normalise is not None else \
+        {k: v for k, v in stored.items() if k in ("judge", "criteria", "threshold")}
     if started != judge:
         return (f"it was started with the judge configuration {_json(started)} and this run gives {_json(judge)}; "
                 "resume it with the options it was started with")
@@ -343,6 +313,58 @@ def _process_alive(pid: int) -> bool:
         return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return True
+
+
+def insert_cases(conn: Connection, set_id: int, numbered: list[tuple[int, CaseRecord]]) -> None:
+    """Cases written into a set at their places (`seq`), with their documents and verdicts."""
+    rows = []
+    for seq, record in numbered:
+        rows.append({
+            "set_id": set_id, "seq": seq, "case_key": record.case_key, "case_id": record.case_id,
+            "location": record.location, "turns": record.turns, "question": record.question,
+            "answer": record.answer, "overall": record.overall, "agent_version": record.agent_version,
+            "model": record.model, "prompt_version": record.prompt_version, "wall_ms": record.wall_ms,
+            "error": record.error, "search": record.search,
+            "first_deviation": record.first_deviation,
+            "first_deviation_element": record.first_deviation_element,
+            "flags": _json(record.flags) if record.flags is not None else None})
+    records = [record for _, record in numbered]
+    ids = conn.execute(cases.insert().returning(cases.c.id, sort_by_parameter_order=True), rows).scalars().all()
+    conn.execute(case_docs.insert(), [{"case_row": row_id, "set_id": set_id, "doc": _json(record.doc)}
+                                      for row_id, record in zip(ids, records)])
+    judged = [{"case_row": row_id, "set_id": set_id, "criterion": c, "verdict": v, "reason": r, "judge": j}
+              for row_id, record in zip(ids, records) for c, v, r, j in record.verdicts]
+    if judged:
+        conn.execute(verdicts.insert(), judged)
+
+
+def finish_set(conn: Connection, set_id: int, summary: dict[str, Any] | None = None,
+               judge: dict[str, Any] | None = None, meta: dict[str, Any] | None = None) -> None:
+    """A set's totals and versions counted from its cases, its summary (and judge configuration) stored, `done`
+    (inside the caller's transaction); `meta`: entries added to its meta (a retry's record)."""
+    counts: dict[str, int] = dict(conn.execute(select(cases.c.overall, func.count()).where(cases.c.set_id == set_id)
+                                               .group_by(cases.c.overall)).all())
+    values: dict[str, Any] = {"cases_total": sum(counts.values()), "passed": counts.get("pass", 0),
+                              "failed": counts.get("fail", 0), "not_judged": counts.get("not_judged", 0),
+                              "errors": counts.get("error", 0), "status": "done", "ended_at": now(),
+                              "summary": _json(summary) if summary is not None else None}
+    if judge is not None:
+        values["judge"] = _json(judge)
+    for column, target in (("agent_version", "agent_version"), ("model", "model_version"),
+                           ("prompt_version", "prompt_version")):
+        found = conn.execute(select(cases.c[column]).where(cases.c.set_id == set_id,
+                                                           cases.c[column].is_not(None)).distinct())
+        names = sorted(str(v) for v in found.scalars())
+        values[target] = ", ".join(names) or None
+    conn.execute(result_sets.update().where(result_sets.c.id == set_id).values(**values))
+    # The overview (counts overall, per criterion, per kind of conversation), kept: showing a finished set
+    # of 100,000 cases then reads one row instead of counting them again.
+    row = conn.execute(select(result_sets).where(result_sets.c.id == set_id)).mappings().one()
+    kept = json.loads(row["meta"])
+    kept.update(meta or {})
+    kept.pop("writer", None)  # a finished set has no writer (one that resumed it would be taken for alive)
+    kept["overview"] = overview(conn, set_id, set_info(row)).model_dump(mode="json")
+    conn.execute(result_sets.update().where(result_sets.c.id == set_id).values(meta=_json(kept)))
 
 
 def _chunks(records: Iterable[CaseRecord], size: int) -> Iterator[list[CaseRecord]]:

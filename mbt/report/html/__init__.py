@@ -12,6 +12,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from mbt import __version__
+from mbt.measure.answer_models import ANSWER_DENOMINATOR, ModelAnswers
 from mbt.measure.cases import CaseResult
 from mbt.measure.coverage import ModelCoverage
 from mbt.measure.coverage_run import CoverageRun
@@ -30,6 +31,8 @@ STATUS_TEXT = {
     "not-modelled": "not modelled: no model part cites it",
     "excluded": "excluded from source coverage",
 }
+ANSWER_STATE = {"verified": "verified by a judged answer", "undecided": "judged, undecided",
+                "no_answer": "no judged answer"}
 COVERAGE_TEXT = {"verified": "verified", "exercised": "exercised only", "uncovered": "not covered",
                  "waived": "waived", "infeasible": "infeasible"}
 
@@ -57,6 +60,8 @@ def _env() -> jinja2.Environment:
     env.filters["value"] = value
     env.globals["in_goldens"] = in_goldens
     env.filters["figure"] = figure_text
+    env.globals["answer_denominator"] = ANSWER_DENOMINATOR
+    env.globals["answer_state"] = ANSWER_STATE
     return env
 
 
@@ -80,9 +85,15 @@ def html_files(run: CoverageRun) -> dict[str, bytes]:
             return None
         return f"{doc_pages[row.document]}#L{row.line_start}-L{row.line_end or row.line_start}"
 
+    answers = report.answers
+
+    def answered_in(m: ModelCoverage) -> ModelAnswers | None:
+        return answers.model(m.model) if answers is not None else None
+
     def rows_for(m: ModelCoverage) -> list[dict]:
         out = []
         alarms = m.alarm_criteria()  # the kind's alarm criteria (CriterionCoverage.alarm)
+        answered = answered_in(m)
         for ec in m.elements:
             e = ec.element
             row = trace.get((m.model, e.id))
@@ -98,6 +109,8 @@ def html_files(run: CoverageRun) -> dict[str, bytes]:
                         # beyond the covering cap: exercised, some of them perhaps also verifying
                         "exercised_more": ec.exercised_more,
                         "alarm": state in ("uncovered", "exercised") and e.criterion in alarms,
+                        # --answers: the element's judged answers, beside its goldens (never in its state)
+                        "answer": answered.element(e.id) if answered is not None else None,
                         "model_page": model_pages[m.model]})
         return out
 
@@ -143,7 +156,7 @@ def html_files(run: CoverageRun) -> dict[str, bytes]:
              alarms=forbidden_alarms, svg=Markup(svg) if svg else None,
              diagram_error=run.diagram_errors.get(m.model), diagram_note=run.diagram_notes.get(m.model),
              table=run.tables.get(m.model),
-             criteria=[c.criterion for c in m.criteria], mutants=mutants_for(m, rows),
+             criteria=[c.criterion for c in m.criteria], mutants=mutants_for(m, rows), answered=answered_in(m),
              severities=sorted({r["severity"] for r in rows}, key=_severity_order))
     page("index.html", "index.html", "mbt coverage report", "index")
     page("elements.html", "elements.html", "All elements — mbt coverage", "elements", rows=all_rows,

@@ -156,7 +156,7 @@ def _detail(case: ViewerCase) -> dict[str, Any]:
         _fact("On the model", f"{model.get('verdict')}: {model.get('reason')}" if model else None),
         _fact("must_not said", ", ".join(doc.get("must_not_violated") or [])),
         _fact("Not judged", "; ".join(doc.get("not_judged") or [])),
-        _fact("Invalid", doc.get("invalid")), _fact("Error", r.error)]
+        _fact("Agent error", doc.get("agent_error")), _fact("Invalid", doc.get("invalid")), _fact("Error", r.error)]
     return {"seq": r.seq, "key": r.key, "kind": r.kind, "turns": r.turns, "overall": r.overall,
             "reason": overall.get("reason") or "",
             "verdicts": [[v.criterion, v.verdict, v.reason, v.judge] for v in case.verdicts],
