@@ -107,7 +107,8 @@ demo-agent: $(STAMP)
 	$(BIN)/mbt results compare agent-baseline agent-wrong-argument --store $(AGENT_STORE) || exit $$?; \
 	$(BIN)/mbt results export agent-wrong-argument -o $(AGENT_DIR)/agent-wrong-argument.xlsx --store $(AGENT_STORE) \
 	  || exit $$?; \
-	echo "== wrote $(AGENT_STORE) (two result sets), $(AGENT_DIR)/agent-wrong-argument.xlsx and the sessions in $(AGENT_DIR)/sessions-*/"
+	$(BIN)/mbt results site $(AGENT_DIR)/results --store $(AGENT_STORE) || exit $$?; \
+	echo "== wrote $(AGENT_STORE) (two result sets), the HTML viewer $(AGENT_DIR)/results/index.html, $(AGENT_DIR)/agent-wrong-argument.xlsx and the sessions in $(AGENT_DIR)/sessions-*/"
 
 test: $(STAMP) graphviz chromium postgresql
 	$(BIN)/pytest -q
@@ -117,6 +118,7 @@ test: $(STAMP) graphviz chromium postgresql
 	@if [ -f tests/bench/bench_runs.py ]; then $(BIN)/python tests/bench/bench_runs.py --quick; fi
 	@if [ -f tests/bench/bench_html.py ]; then $(BIN)/python tests/bench/bench_html.py --quick; fi
 	@if [ -f tests/bench/bench_store.py ]; then $(BIN)/python tests/bench/bench_store.py --quick; fi
+	@if [ -f tests/bench/bench_viewer.py ]; then $(BIN)/python tests/bench/bench_viewer.py --quick; fi
 
 # Everything but the browser and packaging tests (marked `slow`): the quick loop while developing.
 test-fast: $(STAMP) graphviz postgresql

@@ -634,7 +634,8 @@ def _criteria_setup(criteria: str | None, threshold: str | None, rubrics: Mappin
 def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded", criteria: str | None = None,
          threshold: str | None = None, retry_errors: bool = False, model_paths: list[str] | None = None,
          judges: Mapping[str, str] | None = None, rubrics: Mapping[str, str] | None = None,
-         llm: LLMSettings | None = None, gate_path: str | None = None, only=None, merge=None):
+         llm: LLMSettings | None = None, gate_path: str | None = None, only=None, merge=None,
+         checkpoint=None):
     """`mbt eval`: the goldens' expected answers against the agent's actual answers from recorded runs, judged per
     criterion (`criteria`: `accuracy=2,safety=1`; `threshold`: the overall threshold; `rubrics`: the texts of custom
     criteria) by `judge` (`embedded`, `rules`, `openai:MODEL`), or by the judge `judges` names for a criterion; no
@@ -644,6 +645,7 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
     000's YAML) judges the last answer of every case naming it on its must_have / must_not items and soft rubric
     (docs/contracts.md). `gate_path`: a gate file whose answer rules replace the default gate (mbt.answers.gate).
     `only` and `merge`: the cases judged, and how they join a stored set's others (eval_retry; evaluate's own).
+    `checkpoint` (mbt.answers.evaluate.Checkpoint): where cases are kept as they are judged (eval_stored).
     Returns mbt.answers.results.EvalReport (its `gate` says whether it passed)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.answers.evaluate import evaluate
@@ -668,7 +670,7 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
                 return saying_report(cases, models, chosen.default)
         return evaluate(golden_paths, run_paths, config, chosen.default, chosen.per_criterion,
                         model_verdicts=on_model, models=model_paths or [], gate=gate, sayings=elements,
-                        contracts=contracts, only=only, merge=merge)
+                        contracts=contracts, only=only, merge=merge, checkpoint=checkpoint)
     finally:
         chosen.close()
 
@@ -824,12 +826,14 @@ def generate_probes(model_paths: list[str], golden_paths: list[str], output: str
 @dataclass
 class Stored:
     """An `mbt eval` or `mbt runs` report with what the store made of it: the set saved (None: not asked), and the
-    cases that passed in the baseline set and do not now (`--baseline-set`, already added to the report's gate)."""
+    cases that passed in the baseline set and do not now (`--baseline-set`, already added to the report's gate);
+    for a resumed set, the cases it kept and those judged now."""
 
     report: object
     saved: object | None = None  # mbt.store.model.SetInfo
     regressions: list = field(default_factory=list)  # mbt.store.model.Regression
     rerun: list[str] | None = None  # --retry-errors NAME: the keys of the errored cases run again
+    resumed: tuple[int, int] | None = None  # (cases kept, cases judged) of a resumed set
 
 
 def _store(store: str | None, store_config: str | None, create: bool = False):
@@ -843,38 +847,63 @@ def _store(store: str | None, store_config: str | None, create: bool = False):
 
 
 def _stored_run(run_type: str, suite_paths: list[str], save: str | None, store: str | None,
-                store_config: str | None, baseline_set: str | None, judge: dict, meta: dict, produce, records):
-    """Run `produce()` (the report), with the set `running` in the store meanwhile when `save` is given (the empty
-    string: the default name), then write its cases (`records(report)`) and mark it `done`; with `baseline_set`,
-    the cases that passed there and do not now fail the report's gate."""
+                store_config: str | None, baseline_set: str | None, judge: dict, meta: dict, produce,
+                resume: str | None = None, inputs: tuple[str, ...] = ("goldens", "runs", "models")) -> Stored:
+    """Run `produce(writer)` -> (report, its cases as records), with the set `running` in the store meanwhile when
+    `save` is given (the empty string: the default name) or `resume` names an interrupted set to take over;
+    `produce` writes the cases into `writer` (None: nothing is saved) as it goes. Then the set is marked `done`
+    (only if it holds every case); with `baseline_set`, the cases that passed there and do not now fail the
+    report's gate. `inputs`: the meta's keys a resumed set must have been started with as this run gives them."""
     from mbt.store.compare import baseline, regressions
+    from mbt.store.query import set_info, set_row
     from mbt.store.records import NewSet, default_name, executor, now, report_summary, suite_name
     from mbt.store.write import SetWriter
 
     with _store(store, store_config, create=save is not None) as opened:
         if baseline_set is not None:
             baseline(opened, baseline_set, run_type)
-        if save is None:
-            report = produce()
-            found = regressions(opened, baseline_set, records(report)) if baseline_set is not None else []
-            _gate_regressions(report, found, baseline_set)
-            return Stored(report, None, found)
-        suite = suite_name(suite_paths)
-        started = now()
-        new = NewSet(name=save or default_name(suite, started), suite=suite, run_type=run_type, executor=executor(),
-                     judge=judge, meta=meta, started_at=started)
-        with SetWriter(opened, new, name_given=bool(save)) as writer:
-            report = produce()
-            cases = records(report)
+        if save is None and resume is None:
+            report, cases = produce(None)
             found = regressions(opened, baseline_set, cases) if baseline_set is not None else []
             _gate_regressions(report, found, baseline_set)
-            writer.add(cases)
-            writer.finish(report_summary(report), judge=_judge_of(report, judge))
-        from mbt.store.query import set_info, set_row
-
+            return Stored(report, None, found)
+        if resume is not None:
+            writer = SetWriter.resume(opened, resume, run_type, _effective_judge(judge),
+                                      {k: meta[k] for k in inputs}, normalise=_effective_judge)
+        else:
+            suite = suite_name(suite_paths)
+            started = now()
+            new = NewSet(name=save or default_name(suite, started), suite=suite, run_type=run_type,
+                         executor=executor(), judge=judge, meta=meta, started_at=started)
+            # An eval set is resumable: its writer keeps a heartbeat (a runs process forks its workers: no thread).
+            writer = SetWriter(opened, new, name_given=bool(save), heartbeat=run_type == "eval")
+        with writer:
+            kept = writer.kept
+            report, cases = produce(writer)
+            found = regressions(opened, baseline_set, cases) if baseline_set is not None else []
+            _gate_regressions(report, found, baseline_set)
+            writer.finish(report_summary(report), judge=_judge_of(report, judge), expected=len(cases))
         with opened.read() as conn:
             saved = set_info(set_row(conn, writer.name, opened))
-        return Stored(report, saved, found)
+        return Stored(report, saved, found, resumed=(kept, len(cases) - kept) if resume is not None else None)
+
+
+def _effective_judge(given: Mapping) -> dict:
+    """A judge configuration as the command line gives it (`criteria` a text, `threshold` a text or absent) or as a
+    finished set keeps it (`criteria` weights by key), in one form: the judge, each enabled criterion's weight, the
+    threshold, exact decimals written alike (so `accuracy=1` and the default compare equal)."""
+    from decimal import Decimal
+
+    criteria, threshold = given.get("criteria"), given.get("threshold")
+    if isinstance(criteria, Mapping):
+        weights = {str(k): Decimal(str(v)) for k, v in criteria.items()}
+        cut = Decimal(str(threshold if threshold is not None else 0))
+    else:
+        config = _criteria_setup(criteria, threshold)
+        weights, cut = {c.key: c.exact_weight for c in config.enabled}, config.threshold
+    return {"judge": str(given.get("judge") or "embedded"),
+            "criteria": {k: str(w.normalize()) for k, w in weights.items() if w != 0},
+            "threshold": str(cut.normalize())}
 
 
 def _judge_of(report, given: dict) -> dict:
@@ -905,31 +934,37 @@ def _gate_regressions(report, found: list, baseline_set: str | None) -> None:
 
 
 def eval_stored(golden_paths: list[str], run_paths: list[str], save: str | None = None, store: str | None = None,
-                store_config: str | None = None, baseline_set: str | None = None, **options) -> Stored:
+                store_config: str | None = None, baseline_set: str | None = None, resume: str | None = None,
+                **options) -> Stored:
     """`mbt eval` (the same `options`) with the result store: `save` keeps the result set (None: not kept; the
     empty string: named `<suite>_TestResult_<timestamp>`), `baseline_set` fails the gate on every case that passed
-    in that set and does not now. The set is `running` while the cases are judged, `done` once all are written."""
-    from mbt.runs.reader import read_runs
-    from mbt.store.records import eval_records
+    in that set and does not now. The set is `running` while the cases are judged, each part of them written as it
+    is judged, and `done` once all are. `resume` (instead of `save`) takes over the interrupted set of that name,
+    started with these same inputs and judge options: the cases it holds are kept, the rest judged and added."""
+    from mbt.store.checkpoint import StoreCheckpoint
+    from mbt.store.records import eval_outcomes
 
-    def produce():
-        return eval(golden_paths, run_paths, **options)
+    if save is not None and resume is not None:
+        raise MbtError("--save starts a new result set and --resume continues one: give one of them")
 
-    def records(report):
-        return eval_records(report, read_runs(run_paths).runs if save is not None else ())
+    def produce(writer):
+        checkpoint = StoreCheckpoint(writer) if writer is not None else None
+        report = eval(golden_paths, run_paths, checkpoint=checkpoint, **options)
+        return report, eval_outcomes(report)  # every case (the checkpoint wrote them), for the baseline and the count
 
     # What the command line gave; the report's own configuration replaces it once the cases are judged.
     judge = {k: v for k, v in (("judge", options.get("judge", "embedded")), ("criteria", options.get("criteria")),
                                ("threshold", options.get("threshold"))) if v is not None}
     meta = {"goldens": list(golden_paths), "runs": list(run_paths), "models": list(options.get("model_paths") or [])}
-    return _stored_run("eval", golden_paths, save, store, store_config, baseline_set, judge, meta, produce, records)
+    return _stored_run("eval", golden_paths, save, store, store_config, baseline_set, judge, meta, produce, resume)
 
 
 def runs_stored(model_paths: list[str], run_paths: list[str], golden_paths: list[str] | None = None,
                 save: str | None = None, store: str | None = None, store_config: str | None = None,
                 baseline_set: str | None = None, **options) -> Stored:
     """`mbt runs` (the same `options`) with the result store, as eval_stored: each run is a case of the set, its
-    verdict on the model its overall verdict (a deviation fails, an invalid run is an error)."""
+    verdict on the model its overall verdict (a deviation fails, an invalid run is an error). A runs set is written
+    once its runs are judged (they are judged in parts by forked workers)."""
     from mbt.runs.reader import read_runs
     from mbt.store.records import runs_records
 
@@ -938,15 +973,16 @@ def runs_stored(model_paths: list[str], run_paths: list[str], golden_paths: list
     gate_path = options.get("gate_path")
     handoff = frozenset(load_gate(gate_path).handoff_suites) if gate_path else frozenset()
 
-    def produce():
-        return runs(model_paths, run_paths, golden_paths, **options)
-
-    def records(report):
-        return runs_records(report, read_runs(run_paths).runs, handoff)
+    def produce(writer):
+        report = runs(model_paths, run_paths, golden_paths, **options)
+        cases = runs_records(report, read_runs(run_paths).runs, handoff)  # the runs declare the cases' keys
+        if writer is not None:
+            writer.add(cases)
+        return report, cases
 
     judge = {"models": list(model_paths), "gate": gate_path}
     meta = {"models": list(model_paths), "runs": list(run_paths), "goldens": list(golden_paths or [])}
-    return _stored_run("runs", run_paths, save, store, store_config, baseline_set, judge, meta, produce, records)
+    return _stored_run("runs", run_paths, save, store, store_config, baseline_set, judge, meta, produce)
 
 
 def results_list(store: str | None = None, store_config: str | None = None, search: str | None = None,
@@ -986,6 +1022,25 @@ def results_export(name: str, store: str | None = None, store_config: str | None
     opened = _store(store, store_config)
     try:
         return export(opened, name, CaseFilters(turns, results, search))
+    except BaseException:
+        opened.close()
+        raise
+
+
+def results_site(store: str | None = None, store_config: str | None = None, names: tuple[str, ...] = (),
+                 search: str | None = None, statuses: tuple[str, ...] = (), run_types: tuple[str, ...] = (),
+                 executor: str | None = None, since: str | None = None, until: str | None = None,
+                 limit: int | None = None):
+    """`mbt results site DIR`: the sets named (`names`), else those the list's filters let through, for the viewer
+    (mbt.store.pages.ViewerSets; mbt.report.site writes it). Close it (`with`) once written: it holds the store
+    open."""
+    from mbt.store.pages import ViewerSets, viewer_sets
+    from mbt.store.query import SetFilters
+
+    opened = _store(store, store_config)
+    try:
+        return ViewerSets(opened, viewer_sets(opened, names, SetFilters(search, statuses, run_types, executor, since,
+                                                                        until, limit)))
     except BaseException:
         opened.close()
         raise
@@ -1043,39 +1098,44 @@ def _agent_setup(agent: str, timeout: float | None, concurrency: int | None, age
 def eval_agent(golden_paths: list[str], agent: str, record: str | None = None, timeout: float | None = None,
                concurrency: int | None = None, agent_config: Mapping | None = None, save: str | None = None,
                store: str | None = None, store_config: str | None = None, baseline_set: str | None = None,
-               **options) -> Stored:
+               resume: str | None = None, **options) -> Stored:
     """`mbt eval --agent SPEC`: each golden case sent to the live agent in a session of its own (mbt.agents: the
     adapter SPEC names, `timeout` seconds per turn, at most `concurrency` cases in flight; `agent_config`: the
     configuration file's `agent:`), what came back recorded as transcripts (into `record`, a folder, when given) and
     then judged exactly as `eval` judges recorded runs (the same `options`). A case the agent did not answer is
-    `error` with its agent error, counted apart from judge errors. `save` / `baseline_set` as for eval_stored."""
+    `error` with its agent error, counted apart from judge errors. `save` / `baseline_set` / `resume` as for
+    eval_stored; a resumed set's cases are neither sent to the agent again nor judged again."""
     from mbt.agents.drive import drive
     from mbt.agents.record import RecordFolder
-    from mbt.store.records import eval_records
+    from mbt.store.checkpoint import StoreCheckpoint
+    from mbt.store.records import eval_outcomes
 
+    if save is not None and resume is not None:
+        raise MbtError("--save starts a new result set and --resume continues one: give one of them")
     spec, secrets, adapter = _agent_setup(agent, timeout, concurrency, agent_config)
     with RecordFolder(record) as folder:
-        def produce():
+        def produce(writer):
+            kept = writer.stored_keys() if writer is not None and writer.kept else set()
             cases, notes = _cases_to_drive(golden_paths, options.get("model_paths"))
+            if kept:  # a resumed set: only the cases it lacks go to the agent
+                cases = [c for c in cases if c.key not in kept]
             drive(adapter, cases, folder.path, spec.settings.timeout, spec.settings.concurrency, secrets)
-            report = eval(golden_paths, [str(folder.path)], **options)
+            checkpoint = StoreCheckpoint(writer, folder.relabel) if writer is not None else None
+            report = eval(golden_paths, [str(folder.path)], checkpoint=checkpoint, **options)
             report.agent = spec.shown
             report.notes[:0] = notes
             folder.relabel(report)
-            return report
+            return report, eval_outcomes(report)
 
-        if save is None and baseline_set is None:
-            return Stored(produce())
-
-        def records(report):
-            return eval_records(report, folder.runs() if save is not None else ())
+        if save is None and baseline_set is None and resume is None:
+            return Stored(produce(None)[0])
 
         judge = {k: v for k, v in (("judge", options.get("judge", "embedded")), ("criteria", options.get("criteria")),
                                    ("threshold", options.get("threshold"))) if v is not None}
         meta = {"goldens": list(golden_paths), "agent": spec.shown, "record": record,
                 "models": list(options.get("model_paths") or [])}
         return _stored_run("eval", golden_paths, save, store, store_config, baseline_set, judge, meta, produce,
-                           records)
+                           resume, inputs=("goldens", "agent", "models"))
 
 
 def eval_retry(name: str, golden_paths: list[str], run_paths: list[str] | None = None, agent: str | None = None,

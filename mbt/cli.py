@@ -144,8 +144,10 @@ def _store_config() -> str | None:
 def _saved_note(stored) -> None:
     """The result set kept (stderr): its name and how to see it."""
     if stored.saved is not None:
-        _note(f"mbt: result set `{stored.saved.name}` saved ({stored.saved.status}, {stored.saved.cases_total} "
-              f"case(s)): mbt results show {shlex_quote(stored.saved.name)}", False)
+        resumed = (f"resumed: {stored.resumed[0]} case(s) kept, {stored.resumed[1]} judged now; "
+                   if getattr(stored, "resumed", None) else "")
+        _note(f"mbt: result set `{stored.saved.name}` {resumed}saved ({stored.saved.status}, "
+              f"{stored.saved.cases_total} case(s)): mbt results show {shlex_quote(stored.saved.name)}", False)
 
 
 # Shown at the end of every command's --help (click keeps lines after \b as written).
@@ -440,17 +442,22 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
 @save_option
 @store_option
 @baseline_set_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@output_option
+@click.option("--format", "formats", multiple=True, metavar="NAME[:PATH]",
+              help="Report format, repeatable, each optionally with its own path: text (default), json, markdown "
+                   "(for $GITHUB_STEP_SUMMARY), xlsx (an Excel workbook: --format xlsx:runs.xlsx).")
+@multi_output_option
 def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_mode, engine, scheduler, jobs, no_cache,
-         group_by, judge, save, store, baseline_set, fmt, output) -> None:
+         group_by, judge, save, store, baseline_set, formats, output) -> None:
     """Judge observed runs (traces, transcripts) on models: first deviations, run metrics, usage-weighted coverage,
     the release gate, regression goldens for failing runs."""
     if gate and no_gate:
         raise MbtError("--gate and --no-gate cannot be used together")
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.paths import expand
+    from mbt.report.formats import parse_targets
+    from mbt.report.runs_formats import RUNS_FORMATS, runs_body
 
+    targets = parse_targets(formats, output, "runs", RUNS_FORMATS)
     model_paths, paths = expand(list(models), "--model"), expand(list(run_paths), "--runs")
     golden_paths = expand(list(goldens), "--goldens") if goldens else None
     options = dict(gate_path=gate, use_gate=not no_gate, regressions=regressions,
@@ -465,14 +472,7 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
         raise MbtError("--store names where result sets are kept: add --save (or --baseline-set NAME)")
     else:
         report = _api().runs(model_paths, paths, golden_paths, **options)
-    if fmt == "json":
-        from mbt.report.jsonout import with_coverage_json
-
-        emit(with_coverage_json(report, indent=2) + "\n", output)
-    else:
-        from mbt.report.runs_text import runs_text
-
-        emit(runs_text(report), output)
+    _write_reports(targets, lambda t: runs_body(t.format.name, report))
     sys.exit(EXIT_FAILED if report.gate is not None and not report.gate.passed else EXIT_OK)
 
 
@@ -567,11 +567,16 @@ def _judging(judge_names: Sequence[str], llm_options: Sequence[str]):
               help="Report format, repeatable, each optionally with its own path: text (default), json, xlsx "
                    "(seed 001's Excel export: --format xlsx:eval.xlsx).")
 @save_option
+@click.option("--resume", "resume", default=None, metavar="NAME",
+              help="Continue the interrupted result set NAME (running with its writer gone, failed or cancelled), "
+                   "run with the same inputs and options: the cases it holds are kept, the rest judged (with "
+                   "--agent: driven and judged) and added.")
 @store_option
 @baseline_set_option
 @multi_output_option
 def eval_command(goldens, run_paths, agent, record, timeout, concurrency, models, judge_names, llm_options, criteria,
-                 threshold, gate, show_prompt, retry_errors, save, store, baseline_set, formats, output) -> None:
+                 threshold, gate, show_prompt, retry_errors, save, resume, store, baseline_set, formats,
+                 output) -> None:
     """Judge the agent's answers against the goldens' expected answers, per criterion; no model needed. The answers
     are recorded runs (--runs), or come from the live agent (--agent), which is then sent each case's turns in a
     session of its own. Exit 1 when the gate fails (by default unless every case passes overall: not judged is
@@ -607,8 +612,8 @@ def eval_command(goldens, run_paths, agent, record, timeout, concurrency, models
                    model_paths=expand(list(models), "--model") if models else None)
     driving = dict(agent=agent, record=record, timeout=timeout, concurrency=concurrency, agent_config=config_agent)
     if retry_errors:  # a stored set's errored cases, again, in place
-        if save is not None:
-            raise MbtError("--retry-errors NAME updates that set in place: leave out --save")
+        if save is not None or resume is not None:
+            raise MbtError("--retry-errors NAME updates that set in place: leave out --save and --resume")
         stored = _api().eval_retry(retry_errors, golden_paths, run_paths=paths or None, store=store,
                                    store_config=_store_config(), baseline_set=baseline_set, **driving, **options)
         report = stored.report
@@ -616,12 +621,12 @@ def eval_command(goldens, run_paths, agent, record, timeout, concurrency, models
               f"{report.errors} case(s) in error now: mbt results show {shlex_quote(retry_errors)}", False)
     elif agent is not None:
         stored = _api().eval_agent(golden_paths, save=save, store=store, store_config=_store_config(),
-                                   baseline_set=baseline_set, **driving, **options)
+                                   baseline_set=baseline_set, resume=resume, **driving, **options)
         report = stored.report
         _saved_note(stored)
-    elif save is not None or baseline_set is not None:
+    elif save is not None or baseline_set is not None or resume is not None:
         stored = _api().eval_stored(golden_paths, paths, save=save, store=store, store_config=_store_config(),
-                                    baseline_set=baseline_set, **options)
+                                    baseline_set=baseline_set, resume=resume, **options)
         report = stored.report
         _saved_note(stored)
     elif store is not None:
@@ -867,6 +872,44 @@ def results_export(name, turns, results_, search, fmt, output, store) -> None:
             emit(results_xlsx(found.info, found.overview, found.cases()), output)
         else:
             emit(results_json(found.info, found.overview, found.summary, found.cases()), output)
+    sys.exit(EXIT_OK)
+
+
+@results.command(name="site", epilog=epilog("mbt results site build/results", "mbt results site build/results --set "
+                                            "release-1.4 --set release-1.5", "mbt results site site/ --type eval "
+                                            "--since 2025-01-01"))
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--set", "names", multiple=True, metavar="NAME", help="Only this result set (repeatable).")
+@click.option("--search", "search", default=None, metavar="TEXT", help="Only sets whose name holds TEXT (any case).")
+@click.option("--status", "statuses", multiple=True, type=click.Choice(["running", "done", "failed", "cancelled"]),
+              help="Only sets of this status (repeatable).")
+@click.option("--type", "run_types", multiple=True, type=click.Choice(["eval", "runs", "coverage"]),
+              help="Only sets of this run type (repeatable).")
+@click.option("--executor", "executor", default=None, metavar="TEXT", help="Only sets whose executor holds TEXT.")
+@click.option("--since", "since", default=None, metavar="DATE", help="Only sets started on or after DATE.")
+@click.option("--until", "until", default=None, metavar="DATE", help="Only sets started on or before DATE.")
+@click.option("--limit", "limit", default=None, type=click.IntRange(min=1), metavar="N", help="At most N sets, newest first.")
+@store_option
+def results_site(folder, names, search, statuses, run_types, executor, since, until, limit, store) -> None:
+    """Write the HTML viewer of the result sets into FOLDER: a static site to open offline (FOLDER/index.html):
+    the list of sets, each set's overview and its cases filtered and searched, each case with its explanation,
+    answers and history. Sets unchanged since the last time keep their pages."""
+    from pathlib import Path
+
+    from mbt.report.core import check_folder_target
+    from mbt.report.site import Site
+
+    if names and (search or statuses or run_types or executor or since or until or limit):
+        raise MbtError("--set names the sets; the list's filters (--search, --status, ...) choose them otherwise: "
+                       "give one or the other")
+    check_folder_target(folder)
+    with _api().results_site(store=store, store_config=_store_config(), names=names, search=search,
+                             statuses=statuses, run_types=run_types, executor=executor, since=since, until=until,
+                             limit=limit) as chosen:
+        site = Site(chosen.sets, Path(folder))
+        emit(site.files(), folder)
+    _note(f"mbt: the viewer of {len(chosen.sets)} result set(s) written to {folder} ({len(site.reused)} unchanged, "
+          f"kept): open {Path(folder) / 'index.html'}", False)
     sys.exit(EXIT_OK)
 
 

@@ -58,6 +58,19 @@ class Chunks:
         return self._parts
 
 
+class Files:
+    """A folder's files made while the folder is written, never held together (a site of 100,000 cases): pairs of a
+    safe relative name and the content, bytes or the Path of an existing file with the same content (linked when the
+    file system allows, else copied: a folder written again keeps what did not change without rewriting it);
+    iterable once."""
+
+    def __init__(self, items: Iterable[tuple[str, bytes | Path]]) -> None:
+        self._items = iter(items)
+
+    def __iter__(self) -> Iterator[tuple[str, bytes | Path]]:
+        return self._items
+
+
 def _write_out(handle, payload: bytes | Chunks) -> None:
     if isinstance(payload, Chunks):
         for part in payload:
@@ -116,7 +129,7 @@ class OutputSet:
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
 
-    def folder(self, path: str | Path, files: dict[str, bytes]) -> None:
+    def folder(self, path: str | Path, files: dict[str, bytes] | Files) -> None:
         """Stage a whole folder of `files` (safe relative names) to replace `path`."""
         target = Path(path)
         staged = stage_folder(target.parent if str(target.parent) else Path("."), target.name)
@@ -180,10 +193,10 @@ def stage_folder(parent: Path, name: str) -> Path:
     return staged
 
 
-def fill_folder(root: Path, files: dict[str, bytes]) -> None:
+def fill_folder(root: Path, files: dict[str, bytes] | Files) -> None:
     """Write `files` (safe relative names) under `root`, creating subfolders with the umask's mode."""
     file_mode, folder_mode = new_file_mode(), new_folder_mode()
-    for name, data in sorted(files.items()):
+    for name, data in sorted(files.items()) if isinstance(files, dict) else files:
         rel = Path(name)
         if rel.is_absolute() or ".." in rel.parts:  # names come from mbt, but never escape the folder
             raise MbtError(f"refusing to write {name!r} outside {root}")
@@ -192,7 +205,14 @@ def fill_folder(root: Path, files: dict[str, bytes]) -> None:
             if not folder.exists():
                 folder.mkdir()
                 os.chmod(folder, folder_mode)
-        dest.write_bytes(data)
+        if isinstance(data, Path):
+            try:
+                os.link(data, dest)  # the same content, and the old file stays as it was until replaced
+                continue
+            except OSError:
+                shutil.copyfile(data, dest)
+        else:
+            dest.write_bytes(data)
         os.chmod(dest, file_mode)
 
 

@@ -81,9 +81,12 @@ def test_the_installed_package_finds_its_grammars_away_from_the_checkout(wheel: 
 
 def test_the_html_report_templates_and_assets_ship(wheel: Path):
     shipped = names(wheel)
-    for folder, pattern in (("templates", "*.html"), ("static", "*.*")):
-        for p in (ROOT / "mbt" / "report" / "html" / folder).glob(pattern):
-            assert f"mbt/report/html/{folder}/{p.name}" in shipped, p.name
+    for package in ("html", "site"):  # the coverage report, the result viewer
+        for folder, pattern in (("templates", "*.html"), ("static", "*.*")):
+            found = list((ROOT / "mbt" / "report" / package / folder).glob(pattern))
+            assert found
+            for p in found:
+                assert f"mbt/report/{package}/{folder}/{p.name}" in shipped, p.name
 
 
 def test_the_release_metadata(wheel: Path):

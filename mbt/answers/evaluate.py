@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from mbt.answers.gate import answers_gate
 from mbt.answers.results import (
@@ -391,13 +391,51 @@ def _rate(part: int, whole: int) -> float | None:
     return round(100.0 * part / whole, 2) if whole else None
 
 
+# Cases judged between two checkpoints (`mbt eval --save`): small enough that a run stopped midway loses little
+# judging (an LLM judge asks a part's verdicts on its threads at once), large enough that writing costs nothing.
+CHECKPOINT_PART = 256
+
+
+class Checkpoint(Protocol):
+    """Where the cases are kept as they are judged (mbt.store.checkpoint, for `mbt eval --save` and `--resume`):
+    told of every case before any is judged; asked, part by part, which cases were kept before (a resumed set: they
+    are not judged again); given each part's newly judged cases."""
+
+    def start(self, goldens: Sequence[AnswerGolden]) -> None: ...
+
+    def kept(self, goldens: Sequence[AnswerGolden]) -> list[CaseResult | None]: ...
+
+    def save(self, goldens: Sequence[AnswerGolden], cases: Sequence[CaseResult]) -> None: ...
+
+
+def _judge_checkpointed(goldens: list[AnswerGolden], checkpoint: Checkpoint,
+                        judge: Callable[[list[AnswerGolden]], list[CaseResult]],
+                        finish: Callable[[list[CaseResult]], None]) -> list[CaseResult]:
+    """Every case in parts of CHECKPOINT_PART: the cases kept before taken as they were, the others judged
+    (`judge`), completed (`finish`: their verdict on the model) and saved before the next part is judged."""
+    checkpoint.start(goldens)
+    out: list[CaseResult] = []
+    for start in range(0, len(goldens), CHECKPOINT_PART):
+        part = goldens[start:start + CHECKPOINT_PART]
+        kept = checkpoint.kept(part)
+        asked = [g for g, k in zip(part, kept) if k is None]
+        judged = judge(asked) if asked else []
+        finish(judged)
+        if judged:
+            checkpoint.save(asked, judged)
+        fresh = iter(judged)
+        out.extend(k if k is not None else next(fresh) for k in kept)
+    return out
+
+
 def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConfig, default: Judge,
              judges: Mapping[str, Judge] | None = None,
              model_verdicts: Mapping[str, tuple[str, str]] | None = None, models: Sequence[str] = (),
              gate: Gate | None = None,
              sayings: Callable[[list[AnswerGolden]], list[ModelSayings]] | None = None,
              contracts: Sequence[ContractModel] = (), only: Collection[str] | None = None,
-             merge: Callable[[list[CaseResult]], list[CaseResult]] | None = None) -> EvalReport:
+             merge: Callable[[list[CaseResult]], list[CaseResult]] | None = None,
+             checkpoint: Checkpoint | None = None) -> EvalReport:
     """The whole `mbt eval` report: goldens read, runs read and matched, every case judged, totals and the gate
     (mbt.answers.gate: `gate`'s answer rules, else the default). `model_verdicts` (with --model): each run's verdict
     and reason on the behaviour model, by where it was read; a case whose run did not pass there fails the gate too
@@ -406,7 +444,9 @@ def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConf
     a wrong saying is the run's deviation on the model. `contracts` (the contract models --model gives): the cases
     naming one are judged on it too. `only` (`mbt eval --retry-errors NAME`): judge only the cases of these keys
     (`STEM/ID`, or the golden file's path and the id), the runs of the others matched and left aside; `merge` then
-    puts the judged cases among the set's others before the totals are counted."""
+    puts the judged cases among the set's others before the totals are counted. `checkpoint`: the cases kept as they
+    are judged, part by part, and those kept by an earlier, interrupted run taken instead of judged again
+    (mbt.store.checkpoint)."""
     loaded = {c.name: c for c in contracts}
     goldens = load_answer_goldens(golden_paths, loaded)
     runset = read_runs(run_paths)
@@ -415,14 +455,25 @@ def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConf
         chosen = set(only)
         goldens.cases = [g for g in goldens.cases if f"{g.scope}/{g.case.id}" in chosen
                          or f"{g.case.file}/{g.case.id}" in chosen]
-    cases = judge_goldens(goldens.cases, config, default, judges, loaded)
-    notes = _unknown_contracts(goldens.cases, loaded)
-    elements = sayings(goldens.cases) if sayings is not None else []
-    if model_verdicts is not None:
-        for case in cases:
+
+    def on_model(judged: list[CaseResult]) -> None:
+        if model_verdicts is None:
+            return
+        for case in judged:
             if case.run is not None:
                 verdict, reason = model_verdicts.get(case.run, ("not_judged", "the run was not judged on the model"))
                 case.model = ModelVerdict(verdict=verdict, reason=reason)
+
+    def judge(part: list[AnswerGolden]) -> list[CaseResult]:
+        return judge_goldens(part, config, default, judges, loaded)
+
+    if checkpoint is None:
+        cases = judge(goldens.cases)
+        on_model(cases)
+    else:
+        cases = _judge_checkpointed(goldens.cases, checkpoint, judge, on_model)
+    notes = _unknown_contracts(goldens.cases, loaded)
+    elements = sayings(goldens.cases) if sayings is not None else []
     if merge is not None:
         cases = merge(cases)
     return summarise(cases, config, default, judges, gate, unmatched=unmatched, invalid_cases=goldens.invalid,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -9,14 +10,15 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from mbt.errors import MbtError
-from mbt.files import Chunks, OutputSet
+from mbt.files import Chunks, Files, OutputSet
 
 # What a reporter returns: text, bytes (a PNG, an xlsx), the pieces of a large file made while it is written (Chunks),
-# or a folder of files (relative name -> bytes).
-Body = str | bytes | Chunks | Mapping[str, bytes]
+# or a folder of files (relative name -> bytes; or Files, made while the folder is written).
+Body = str | bytes | Chunks | Mapping[str, bytes] | Files
 
 # A folder mbt wrote holds this file; only such a folder (or an empty one) is replaced by a new report.
 MARKER = ".mbt-report"
+MARKER_TEXT = b"written by mbt; this folder is replaced on the next report\n"
 
 
 # What a reporter reads and the presentation options it takes (contravariant: a reporter of a wider result type
@@ -73,7 +75,7 @@ def check_folder_target(path: str) -> None:
 
 
 def _write_stdout(body: Body) -> None:
-    if isinstance(body, Mapping):
+    if isinstance(body, (Mapping, Files)):
         raise MbtError("a report folder cannot go to stdout: give it a folder name")
     if isinstance(body, Chunks):  # made whole first: an error while making it must not leave half a report on stdout
         body = b"".join(body)
@@ -93,9 +95,9 @@ def write_reports(outputs: Sequence[Output]) -> None:
     made = [(o.produce(), _file_path(o.path)) for o in outputs]
     for body, path in made:
         if path is None:
-            if isinstance(body, Mapping):
+            if isinstance(body, (Mapping, Files)):
                 raise MbtError("a report folder cannot go to stdout: give it a folder name")
-        elif isinstance(body, Mapping):
+        elif isinstance(body, (Mapping, Files)):
             check_folder_target(path)
         else:
             check_file_target(path)
@@ -103,8 +105,10 @@ def write_reports(outputs: Sequence[Output]) -> None:
         for body, path in made:
             if path is None:
                 continue
-            if isinstance(body, Mapping):
-                staged.folder(path, {**body, MARKER: b"written by mbt; this folder is replaced on the next report\n"})
+            if isinstance(body, Files):
+                staged.folder(path, Files(itertools.chain(body, [(MARKER, MARKER_TEXT)])))
+            elif isinstance(body, Mapping):
+                staged.folder(path, {**body, MARKER: MARKER_TEXT})
             else:
                 staged.file(Path(path), body)
     for body, path in made:

@@ -26,7 +26,7 @@ from mbt.errors import MbtError, did_you_mean
 from mbt.store.db import Store
 from mbt.store.model import Comparison, Delta, DeviationColumn, Flip, Regression, SessionDiff, SetInfo, TurnChange
 from mbt.store.query import set_info, set_row
-from mbt.store.records import CaseRecord
+from mbt.store.records import CaseRecord, Outcome
 from mbt.store.schema import case_docs, cases, verdicts
 from mbt.store.sessions import compare_turns
 from mbt.store.stats import mcnemar_exact, newcombe_paired, newcombe_unpaired
@@ -210,7 +210,7 @@ def baseline(store: Store, name: str, run_type: str) -> SetInfo:
     return info
 
 
-def regressions(store: Store, name: str, records: Sequence[CaseRecord]) -> list[Regression]:
+def regressions(store: Store, name: str, records: Sequence[CaseRecord | Outcome]) -> list[Regression]:
     """The cases that passed in the baseline set and do not pass now (fail, error or not judged: never green on
     missing evidence), in this run's order. A baseline case this run does not have is not one."""
     with store.read() as conn:

@@ -175,36 +175,61 @@ def _answering_run(case: CaseResult, by_where: Mapping[str, list[ObservedRun]]) 
     return chosen[0] if len(chosen) == 1 else None
 
 
+def eval_keys(cases: Sequence[tuple[str, str]]) -> list[str]:
+    """Each eval case's key from its golden file and id, in order: `STEM/ID` (the file's name without suffix, with
+    its sheet), or `FILE/ID` with the file's path where two cases would share a key (module docstring)."""
+    return _unique_keys([f"{case_scope(file)}/{case_id}" for file, case_id in cases],
+                        [f"{file}/{case_id}" for file, case_id in cases])
+
+
+def eval_record(key: str, case: CaseResult, answering: ObservedRun | None) -> CaseRecord:
+    """One case of an `mbt eval` report as the store keeps it; `answering`, the run that answered it, gives its
+    session (the history) and the agent's versions."""
+    doc = case.model_dump(mode="json")
+    doc["transcript"] = session_turns(answering) if answering is not None else None
+    doc["context"] = _context_of(answering)
+    errors = ([f"agent: {case.agent_error}"] if case.agent_error is not None else []) + [
+        f"{k}: {v.reason}" for k, v in case.criteria.items() if v.verdict == "error"]
+    model = getattr(case, "model", None)
+    deviation = model.reason.split(" at ", 1)[0] if model is not None and model.verdict == "deviation" else None
+    first = case.turns[0] if case.turns else None
+    context = answering.context if answering is not None else None
+    return CaseRecord(
+        case_key=key, case_id=case.id, location=case.where, turns=len(case.turns),
+        question=first.question if first else "", answer=first.actual if first else None,
+        overall=case.overall.verdict,
+        search=_fold([t.question for t in case.turns] + [t.actual for t in case.turns]), doc=doc,
+        verdicts=[(k, v.verdict, v.reason, v.judge) for k, v in case.criteria.items()],
+        agent_version=context.service_version if context else None,
+        model=(context.response_model or context.request_model) if context else None,
+        prompt_version=context.prompt_version if context else None,
+        wall_ms=context.wall_ms if context else None, error="; ".join(errors) or None,
+        first_deviation=deviation)
+
+
 def eval_records(report: EvalReport, runs: Sequence[ObservedRun] = ()) -> list[CaseRecord]:
     """One record per case of an `mbt eval` report; `runs`, the runs it read, give each case its session."""
     by_where: dict[str, list[ObservedRun]] = {}
     for run in runs:
         by_where.setdefault(run.where, []).append(run)
-    keys = _unique_keys([f"{case_scope(c.file)}/{c.id}" for c in report.cases], [f"{c.file}/{c.id}" for c in report.cases])
-    out = []
-    for key, case in zip(keys, report.cases):
-        answering = _answering_run(case, by_where) if case.run else None
-        doc = case.model_dump(mode="json")
-        doc["transcript"] = session_turns(answering) if answering is not None else None
-        doc["context"] = _context_of(answering)
-        errors = ([f"agent: {case.agent_error}"] if case.agent_error is not None else []) + [
-            f"{k}: {v.reason}" for k, v in case.criteria.items() if v.verdict == "error"]
-        model = getattr(case, "model", None)
-        deviation = model.reason.split(" at ", 1)[0] if model is not None and model.verdict == "deviation" else None
-        first = case.turns[0] if case.turns else None
-        context = answering.context if answering is not None else None
-        out.append(CaseRecord(
-            case_key=key, case_id=case.id, location=case.where, turns=len(case.turns),
-            question=first.question if first else "", answer=first.actual if first else None,
-            overall=case.overall.verdict,
-            search=_fold([t.question for t in case.turns] + [t.actual for t in case.turns]), doc=doc,
-            verdicts=[(k, v.verdict, v.reason, v.judge) for k, v in case.criteria.items()],
-            agent_version=context.service_version if context else None,
-            model=(context.response_model or context.request_model) if context else None,
-            prompt_version=context.prompt_version if context else None,
-            wall_ms=context.wall_ms if context else None, error="; ".join(errors) or None,
-            first_deviation=deviation))
-    return out
+    keys = eval_keys([(c.file, c.id) for c in report.cases])
+    return [eval_record(key, case, _answering_run(case, by_where) if case.run else None)
+            for key, case in zip(keys, report.cases)]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A case's key, where it is and its overall verdict: what a baseline set's regressions are found from."""
+
+    case_key: str
+    location: str
+    overall: str
+
+
+def eval_outcomes(report: EvalReport) -> list[Outcome]:
+    """Every case of an `mbt eval` report by its key (eval_records' keys), without its document."""
+    keys = eval_keys([(c.file, c.id) for c in report.cases])
+    return [Outcome(key, case.where, case.overall.verdict) for key, case in zip(keys, report.cases)]
 
 
 def _run_flags(r: RunResult, handoff_suites: frozenset[str]) -> dict[str, bool | None]:

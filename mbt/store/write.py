@@ -4,12 +4,26 @@ end in a last transaction with its totals.
 A set is `done` only when that last transaction commits: a writer stopped before it (killed, or its machine lost)
 leaves the set `running` with whole batches in it, never a half batch and never `done`. An error while the set is
 written marks it `failed`, Ctrl-C marks it `cancelled` (each with why), and the error goes on to the caller.
+
+Resuming (`mbt eval --resume NAME`): a set whose run was interrupted — `failed`, `cancelled`, or `running` with its
+writer gone — is taken over by a new writer, which keeps the cases stored and adds the rest. The set's meta names
+its writer (machine, process, a token of its own) and, while a writer that asked for it runs, a heartbeat it renews
+every HEARTBEAT_S seconds. A `running` set's writer is gone when it ran on this machine and its process is no more,
+or when its heartbeat is older than LEASE_S seconds; a live writer's set is never taken. Taking a set over replaces
+the token in one transaction that rechecks all of this; every batch a writer adds, and its finish, first checks that
+the token is still its own (in the same transaction, the set's row locked), so two writers never add to one set.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, select
@@ -18,11 +32,14 @@ from sqlalchemy.engine import Connection
 from mbt import __version__
 from mbt.errors import MbtError
 from mbt.store.db import Store
-from mbt.store.query import overview, set_info
+from mbt.store.query import overview, set_info, set_row
 from mbt.store.records import CaseRecord, NewSet, check_name, now
 from mbt.store.schema import case_docs, cases, result_sets, verdicts
 
 BATCH = 2000  # cases per transaction
+HEARTBEAT_S = 10.0  # how often a writer that keeps a heartbeat renews it
+LEASE_S = 60.0  # a heartbeat older than this: the writer is gone (a resumed run may take its set over)
+RESUMABLE = ("running", "failed", "cancelled")
 
 
 def _json(value: Any) -> str:
@@ -30,21 +47,43 @@ def _json(value: Any) -> str:
 
 
 class SetWriter:
-    """`with SetWriter(store, new) as writer: writer.add(records); writer.finish(summary)`."""
+    """`with SetWriter(store, new) as writer: writer.add(records); writer.finish(summary)`; or, for an interrupted
+    set, `with SetWriter.resume(store, name, ...) as writer: ...` (module docstring). `heartbeat`: the writer renews
+    a heartbeat from a thread of its own while it runs, so that a resumed run elsewhere can tell it is alive (asked
+    for by `mbt eval --save`, whose sets are resumable; a process that forks workers, as `mbt runs` does, keeps no
+    thread)."""
 
-    def __init__(self, store: Store, new: NewSet, name_given: bool = True) -> None:
+    def __init__(self, store: Store, new: NewSet | None, name_given: bool = True, heartbeat: bool = False) -> None:
         self.store = store
         self.new = new
         self.seq = 0
         self.finished = False
-        self.set_id, self.name = self._create(name_given)
+        self.token = secrets.token_hex(8)
+        self.kept = 0  # cases a resumed set held when this writer took it over
+        self._stop = threading.Event()
+        self._beating: threading.Thread | None = None
+        self._lost: str | None = None
+        if new is not None:
+            self.set_id, self.name = self._create(name_given)
+            self._start(heartbeat)
+
+    def _writer(self) -> dict[str, Any]:
+        """This writer as a set's meta names it; `heartbeat` is the wall clock (seconds since the epoch), never
+        SOURCE_DATE_EPOCH's fixed time."""
+        return {"host": socket.gethostname(), "pid": os.getpid(), "token": self.token, "heartbeat": time.time()}
+
+    def _start(self, heartbeat: bool) -> None:
+        if heartbeat:
+            self._beating = threading.Thread(target=self._beat, name="mbt-store-heartbeat", daemon=True)
+            self._beating.start()
 
     def _create(self, name_given: bool) -> tuple[int, str]:
         """The set's row, `running`. A name given by the user must be free; a generated one gets `_2`, `_3`, ...
         when another set took it in the same second."""
+        assert self.new is not None
         base = check_name(self.new.name)
         started = self.new.started_at or now()
-        meta = {"mbt_version": __version__, **self.new.meta}
+        meta = {"mbt_version": __version__, **self.new.meta, "writer": self._writer()}
         for attempt in range(1, 1000):
             name = base if attempt == 1 else f"{base}_{attempt}"
             try:
@@ -61,17 +100,110 @@ class SetWriter:
                     raise MbtError(taken_name_message(name, self.store.url.shown)) from None
         raise MbtError(f"no free name for the result set after {base}_999")
 
+    @classmethod
+    def resume(cls, store: Store, name: str, run_type: str, judge: dict[str, Any], inputs: dict[str, Any],
+               heartbeat: bool = True, normalise: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+               ) -> SetWriter:
+        """Take over the interrupted set `name` (module docstring): it must be of `run_type`, not `done`, its writer
+        gone, and started with the same judge configuration (`judge`; `normalise` puts the set's own in the same
+        form: the judge, the criteria's weights, the threshold) and the same `inputs` (the meta's keys the command
+        records: goldens, runs or agent, models). MbtError saying why otherwise."""
+        writer = cls(store, None)
+        with store.write() as conn:
+            row = conn.execute(select(result_sets).where(result_sets.c.name == name).with_for_update()) \
+                .mappings().first()
+            if row is None:
+                set_row(conn, name, store)  # the error naming the closest name
+                raise AssertionError("unreachable")
+            meta = json.loads(row["meta"] or "{}")
+            why = _not_resumable(row, meta, run_type, judge, inputs, normalise)
+            if why:
+                raise MbtError(f"result set `{name}` cannot be resumed: {why}")
+            meta.pop("error", None)
+            meta["writer"] = writer._writer()
+            meta["resumed"] = [*meta.get("resumed", []), {"at": now(), "status": row["status"]}]
+            conn.execute(result_sets.update().where(result_sets.c.id == row["id"])
+                         .values(status="running", ended_at=None, meta=_json(meta)))
+            writer.set_id, writer.name = int(row["id"]), name
+            writer.seq = int(conn.execute(select(func.coalesce(func.max(cases.c.seq), 0))
+                                          .where(cases.c.set_id == row["id"])).scalar_one())
+            writer.kept = int(conn.execute(select(func.count()).select_from(cases)
+                                           .where(cases.c.set_id == row["id"])).scalar_one())
+        writer._start(heartbeat)
+        return writer
+
+    def stored_keys(self) -> set[str]:
+        """The keys of the cases the set holds (a resumed set's cases kept)."""
+        with self.store.read() as conn:
+            return set(conn.execute(select(cases.c.case_key).where(cases.c.set_id == self.set_id)).scalars())
+
+    def stored_docs(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The documents of the set's cases of these keys, by key."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, dict[str, Any]] = {}
+        with self.store.read() as conn:
+            for start in range(0, len(wanted), 500):  # below SQLite's bound-parameter limit
+                rows = conn.execute(select(cases.c.case_key, case_docs.c.doc)
+                                    .join(case_docs, case_docs.c.case_row == cases.c.id)
+                                    .where(cases.c.set_id == self.set_id,
+                                           cases.c.case_key.in_(wanted[start:start + 500])))
+                found.update((key, json.loads(doc)) for key, doc in rows)
+        return found
+
     def _taken(self, name: str) -> bool:
         with self.store.read() as conn:
             return conn.execute(select(result_sets.c.id).where(result_sets.c.name == name)).first() is not None
+
+    def _beat(self) -> None:
+        """The heartbeat thread: renew this writer's heartbeat until stopped, or until another writer took the set
+        over (then say so to the next batch)."""
+        while not self._stop.wait(HEARTBEAT_S):
+            try:
+                with self.store.write() as conn:
+                    meta = self._owned_meta(conn)
+                    if meta is None:
+                        return
+                    meta["writer"]["heartbeat"] = time.time()
+                    conn.execute(result_sets.update().where(result_sets.c.id == self.set_id).values(meta=_json(meta)))
+            except MbtError:
+                continue  # the store was busy or away: the next beat tries again (the lease allows for a few)
+
+    def _owned_meta(self, conn: Connection) -> dict[str, Any] | None:
+        """The set's meta, its row locked for this transaction, when this writer still owns the set; else None,
+        with why kept for `_check_owner`."""
+        raw = conn.execute(select(result_sets.c.meta).where(result_sets.c.id == self.set_id).with_for_update()) \
+            .scalar_one_or_none()
+        if raw is None:
+            self._lost = "the set was deleted while it was written"
+            return None
+        meta = json.loads(raw)
+        holder = meta.get("writer") or {}
+        if holder.get("token") != self.token:
+            self._lost = (f"the set was resumed by another writer (process {holder.get('pid')} on "
+                          f"{holder.get('host')}) while this one was silent")
+            return None
+        return meta
+
+    def _check_owner(self, conn: Connection) -> dict[str, Any]:
+        meta = self._owned_meta(conn)
+        if meta is None:
+            raise MbtError(f"result set `{self.name}`: {self._lost}; this run stops without writing to it")
+        return meta
+
+    def _stop_beating(self) -> None:
+        self._stop.set()
+        if self._beating is not None and self._beating is not threading.current_thread():
+            self._beating.join()
+            self._beating = None
 
     def __enter__(self) -> SetWriter:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: object) -> None:
+        self._stop_beating()
         if kind is None and not self.finished:
             self.end("failed", "the writer stopped before the set was finished")
-        elif kind is not None:
+        elif kind is not None and not self.finished:
             status = "cancelled" if issubclass(kind, KeyboardInterrupt) else "failed"
             why = ("interrupted (Ctrl-C)" if status == "cancelled"
                    else getattr(value, "message", None) or f"{kind.__name__}: {value}")
@@ -85,6 +217,7 @@ class SetWriter:
         added = 0
         for chunk in _chunks(records, batch):
             with self.store.write() as conn:
+                self._check_owner(conn)
                 self._insert(conn, chunk)
             added += len(chunk)
         return added
@@ -96,22 +229,90 @@ class SetWriter:
             numbered.append((self.seq, record))
         insert_cases(conn, self.set_id, numbered)
 
-    def finish(self, summary: dict[str, Any] | None = None, judge: dict[str, Any] | None = None) -> None:
+    def finish(self, summary: dict[str, Any] | None = None, judge: dict[str, Any] | None = None,
+               expected: int | None = None) -> None:
         """Totals and versions from the cases written, the report's summary (and the judge configuration as the
-        report gives it), `done`: one transaction."""
+        report gives it), `done`: one transaction. `expected`: the cases the run has; a set holding another number
+        is not marked done (MbtError: it ends `failed`), so a set is never `done` half written."""
+        self._stop_beating()
         with self.store.write() as conn:
+            self._check_owner(conn)
+            held = conn.execute(select(func.count()).select_from(cases).where(cases.c.set_id == self.set_id)) \
+                .scalar_one()
+            if expected is not None and held != expected:
+                raise MbtError(f"result set `{self.name}` holds {held} case(s) where the run has {expected}: it is "
+                               "not marked done")
             finish_set(conn, self.set_id, summary, judge)
         self.finished = True
 
     def end(self, status: str, why: str) -> None:
-        """The set ended without finishing: `failed` or `cancelled`, with why (kept in its meta)."""
+        """The set ended without finishing: `failed` or `cancelled`, with why (kept in its meta). A writer whose set
+        another writer took over leaves it as it is."""
+        self._stop_beating()
         with self.store.write() as conn:
-            meta = json.loads(conn.execute(select(result_sets.c.meta).where(result_sets.c.id == self.set_id))
-                              .scalar_one())
-            meta["error"] = why
-            conn.execute(result_sets.update().where(result_sets.c.id == self.set_id)
-                         .values(status=status, ended_at=now(), meta=_json(meta)))
+            meta = self._owned_meta(conn)
+            if meta is not None:
+                meta["error"] = why
+                meta.pop("writer", None)
+                conn.execute(result_sets.update().where(result_sets.c.id == self.set_id)
+                             .values(status=status, ended_at=now(), meta=_json(meta)))
         self.finished = True
+
+
+def _not_resumable(row: Any, meta: dict[str, Any], run_type: str, judge: dict[str, Any], inputs: dict[str, Any],
+                   normalise: Callable[[dict[str, Any]], dict[str, Any]] | None) -> str | None:
+    """Why the set `row` cannot be taken over by a resumed run, or None."""
+    if row["run_type"] != run_type:
+        return f"it is a set of `mbt {row['run_type']}`, not of `mbt {run_type}`"
+    if row["status"] not in RESUMABLE:
+        return f"it is {row['status']}: only an interrupted set (running with its writer gone, failed, cancelled) is"
+    if row["status"] == "running":
+        alive = writer_alive(meta.get("writer"))
+        if alive:
+            return alive
+    stored = json.loads(row["judge"] or "{}")
+    started = normalise(stored) if normalise is not None else \
+        {k: v for k, v in stored.items() if k in ("judge", "criteria", "threshold")}
+    if started != judge:
+        return (f"it was started with the judge configuration {_json(started)} and this run gives {_json(judge)}; "
+                "resume it with the options it was started with")
+    for key, given in inputs.items():
+        if meta.get(key, []) != given:
+            return (f"it was started with {key} {_json(meta.get(key, []))} and this run gives {_json(given)}; resume "
+                    "it with the inputs it was started with")
+    return None
+
+
+def writer_alive(writer: dict[str, Any] | None) -> str | None:
+    """Why the writer a running set's meta names is taken to be alive (module docstring), or None: gone. A set
+    written by an mbt that named no writer has none alive."""
+    if not writer:
+        return None
+    host, pid = writer.get("host"), writer.get("pid")
+    if host == socket.gethostname() and isinstance(pid, int) and os.name == "posix":
+        # On this machine the process itself answers (Windows has no signal 0: the heartbeat decides there).
+        if _process_alive(pid):
+            return f"its writer, process {pid} on this machine, is still running"
+        return None
+    age = time.time() - float(writer.get("heartbeat") or 0)
+    if age < LEASE_S:
+        return (f"its writer, process {pid} on {host}, was heard from {max(age, 0):.0f} s ago (a writer silent for "
+                f"{LEASE_S:.0f} s is taken to be gone)")
+    return None
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    stat = Path(f"/proc/{pid}/stat")
+    try:  # a zombie (killed, not yet reaped by its parent) is no writer
+        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def insert_cases(conn: Connection, set_id: int, numbered: list[tuple[int, CaseRecord]]) -> None:
@@ -161,6 +362,7 @@ def finish_set(conn: Connection, set_id: int, summary: dict[str, Any] | None = N
     row = conn.execute(select(result_sets).where(result_sets.c.id == set_id)).mappings().one()
     kept = json.loads(row["meta"])
     kept.update(meta or {})
+    kept.pop("writer", None)  # a finished set has no writer (one that resumed it would be taken for alive)
     kept["overview"] = overview(conn, set_id, set_info(row)).model_dump(mode="json")
     conn.execute(result_sets.update().where(result_sets.c.id == set_id).values(meta=_json(kept)))
 
