@@ -9,6 +9,7 @@ from math import comb
 
 import pytest
 
+from mbt.report.results_text import _points
 from mbt.store.stats import mcnemar_exact, newcombe_paired, newcombe_unpaired, wilson
 
 # Newcombe (1998a), Table II: x1/n1 - x2/n2 and method 10's limits, to the 4 decimals the paper prints.
@@ -65,3 +66,10 @@ def test_a_large_paired_difference_is_cheap_and_sensible():
     found = newcombe_paired(60_000, 3_000, 1_000, 36_000)
     assert found.low < 0.02 < found.high and found.high - found.low < 0.01
     assert mcnemar_exact(1_000, 3_000) < 1e-100
+
+
+def test_a_bound_that_rounds_to_zero_keeps_its_side():
+    """The demo's paired interval ends at -0.0056 points: printed to one decimal it read "-0.0", which hides that the
+    interval lies below zero; a non-zero value that rounds to zero is printed with two significant digits."""
+    assert [_points(v) for v in (-0.0056, 0.004, 0.0, -50.0, 12.34, None)] == [
+        "-0.0056", "+0.004", "+0.0", "-50.0", "+12.3", "n/a"]

@@ -156,7 +156,11 @@ def case_text(detail: CaseDetail) -> str:
 
 
 def _points(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:+.1f}"
+    if value is None:
+        return "n/a"
+    if value != 0 and round(value, 1) == 0:  # "-0.0" would hide which side of zero a bound lies on
+        return f"{value:+.2g}"
+    return f"{value:+.1f}"
 
 
 def _delta_line(d: Delta) -> str:
