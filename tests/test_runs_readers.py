@@ -265,3 +265,33 @@ def test_malformed_documents_are_reported_never_a_crash(tmp_path, content, fragm
     assert found.runs == []
     [bad] = found.invalid
     assert fragment in bad.message and bad.where.startswith(f"{tmp_path}/x.json")
+
+
+@pytest.mark.parametrize("value", [
+    {"intValue": "--5"},  # "--5".lstrip("-") is digits, yet no integer
+    {"intValue": "-"},
+    {"arrayValue": {"values": None}},  # no list to go through
+    {"doubleValue": 10 ** 400},  # a JSON integer past any float
+])
+def test_an_odd_attribute_value_is_left_to_protobuf_never_a_crash(tmp_path, value):
+    # The direct reading of the common span shape hands what it is unsure of to protobuf's parser, which decides:
+    # these once escaped it as a ValueError, TypeError or OverflowError (mbt exited 3).
+    from mbt.runs.otlp import SpanProblem, proto_span
+
+    raw = span(op="chat")
+    raw["attributes"].append({"key": "app.odd", "value": value})
+    found = read_runs([write(tmp_path, "t.json", document(raw))])
+    try:
+        expected = proto_span(raw)
+    except SpanProblem as err:
+        assert found.runs == [] and [i.message for i in found.invalid] == [str(err)]
+    else:
+        assert found.invalid == [] and len(found.runs) == 1 and expected["attributes"]["app.odd"] is not None
+
+
+def test_a_resource_attribute_no_float_holds_is_reported_never_a_crash(tmp_path):
+    doc = document(span(op="chat"))
+    doc["resourceSpans"][0]["resource"]["attributes"].append({"key": "x", "value": {"doubleValue": 10 ** 400}})
+    found = read_runs([write(tmp_path, "t.json", doc)])
+    [bad] = found.invalid
+    assert found.runs == [] and "not an OTLP resource" in bad.message and bad.where.endswith("resourceSpans[0]")

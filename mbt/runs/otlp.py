@@ -5,6 +5,7 @@ use (the current semantic conventions, their earlier span events, OpenLLMetry's 
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -51,6 +52,9 @@ _ERROR_CODES = (2, "STATUS_CODE_ERROR")
 
 
 _UINT64 = 2 ** 64
+# An int64 as OTLP/JSON writes it in a string (at most 20 characters); anything else is for protobuf's parser.
+_INTEGER = re.compile(r"-?[0-9]{1,19}")
+_FLOAT_INTS = 2 ** 1024  # integers past this have no float
 
 
 def _nanos(value: Any) -> int | None:
@@ -71,12 +75,13 @@ def _plain_value(v: Any) -> tuple[bool, Any]:
     if kind == "boolValue" and isinstance(x, bool):
         return True, x
     if kind == "intValue" and not isinstance(x, bool):
-        n = x if isinstance(x, int) else int(x) if isinstance(x, str) and x.isascii() and \
-            x.lstrip("-").isdigit() and len(x) <= _MAX_INT_DIGITS else None
+        n = x if isinstance(x, int) else int(x) if isinstance(x, str) and _INTEGER.fullmatch(x) else None
         return (n is not None and -2 ** 63 <= n < 2 ** 63), n
     if kind == "doubleValue" and isinstance(x, (int, float)) and not isinstance(x, bool):
+        if isinstance(x, int) and not -_FLOAT_INTS < x < _FLOAT_INTS:
+            return False, None  # no float holds it: protobuf's parser says why
         return True, float(x)
-    if kind == "arrayValue" and isinstance(x, dict) and set(x) <= {"values"}:
+    if kind == "arrayValue" and isinstance(x, dict) and set(x) <= {"values"} and isinstance(x.get("values", []), list):
         out = []
         for item in x.get("values", []):
             ok, value = _plain_value(item)
@@ -162,7 +167,8 @@ def proto_span(raw: dict) -> dict[str, Any]:
     """The span as protobuf's json_format reads it into opentelemetry-proto's Span; raises SpanProblem."""
     try:
         span = json_format.ParseDict({k: v for k, v in raw.items() if k not in _IDS}, Span())
-    except (json_format.ParseError, ValueError, TypeError, RecursionError) as err:  # protobuf raises all of these
+    except (json_format.ParseError, ValueError, TypeError, RecursionError, OverflowError) as err:  # protobuf raises
+        # all of these (OverflowError: a JSON integer past any float, as a doubleValue)
         raise SpanProblem(f"not an OTLP span: {str(err)[:300]}") from None
     return {"name": span.name, "start": span.start_time_unix_nano, "end": span.end_time_unix_nano,
             "attributes": {kv.key: _value(kv.value) for kv in span.attributes},
@@ -179,7 +185,7 @@ def resource_attributes(raw: Any) -> dict[str, Any]:
         raise SpanProblem("`resource` must be an object")
     try:
         resource = json_format.ParseDict(raw, Resource(), ignore_unknown_fields=True)
-    except json_format.ParseError as err:
+    except (json_format.ParseError, OverflowError) as err:  # OverflowError: an integer past any float
         raise SpanProblem(f"not an OTLP resource: {err}") from None
     return {kv.key: _value(kv.value) for kv in resource.attributes}
 
