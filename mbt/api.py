@@ -351,9 +351,10 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
     from mbt.measure.coverage import GateFailure, GateResult
     from mbt.runs.gate import evaluate_runs
     from mbt.runs.loop import LoopRules
-    from mbt.runs.parts import judge_in_parts
+    from mbt.runs.measure import RunTally
+    from mbt.runs.parts import judge_in_parts, prepare
     from mbt.runs.redact import DEFAULT_KINDS, Redaction
-    from mbt.runs.regression import regression_goldens, write_regressions
+    from mbt.runs.regression import write_regressions
     from mbt.runs.steps import GROUP_KEYS
 
     gate = load_gate(gate_path) if gate_path else None
@@ -371,11 +372,14 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
     goldens = GoldenStream(golden_paths) if golden_paths else GoldenSet()
     coverage_report = measure(models, goldens)
     coverage_report.notes += _cache_notes(loaded)
+    kinds = tuple(DEFAULT_KINDS if redact is None else [k for k in redact if k != "none"])
+    tally = RunTally(models, coverage_report, loop=loop, redaction=Redaction(kinds, redact_mode))
     if engine == "dask":
+        prepare(tally, model_paths, use_cache)  # before the local cluster forks its workers: they inherit it
         with DaskEngine(model_paths, scheduler, jobs, use_cache) as cluster:
-            runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, coverage_report, loop=loop)
+            runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, coverage_report, tally=tally)
     else:
-        runset, tally = judge_in_parts(None, models, model_paths, run_paths, coverage_report, jobs, loop=loop)
+        runset, tally = judge_in_parts(None, models, model_paths, run_paths, coverage_report, jobs, tally=tally)
     report = tally.report(runset, coverage_report if golden_paths else None, separately, required, handoff, group_by)
     if use_gate:
         failures = evaluate_runs(gate, report.metrics, report.suites, len(runset.invalid) + sum(
@@ -395,8 +399,7 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
                             for r in gate.coverage_rules() if r.line > 0)
         report.gate = GateResult(enabled=True, passed=not failures, source=gate.source if gate else None,
                                  failures=failures, waivers=coverage_gate.waivers if coverage_gate else [])
-    kinds = tuple(DEFAULT_KINDS if redact is None else [k for k in redact if k != "none"])
-    goldens_out, skipped = regression_goldens(tally.verdicts, tally.models, Redaction(kinds, redact_mode))
+    goldens_out, skipped = tally.regressions.goldens()
     report.regression_goldens = sum(len(v) for v in goldens_out.values())
     report.regressions_skipped = skipped
     if regressions is not None:

@@ -60,3 +60,34 @@ def test_the_cli_takes_jobs(monkeypatch):
     assert one.returncode == two.returncode == 0 and one.stdout == two.stdout and one.stderr == two.stderr == ""
     bad = run_mbt(*args, "--jobs", "0")
     assert bad.returncode == 2 and bad.stdout == "" and "--jobs" in bad.stderr
+
+
+def test_a_worker_killed_after_taking_pieces_leaves_them_to_this_process(tmp_path, monkeypatch):
+    # A worker takes pieces from the shared counter: this process waits until the worker has judged one piece and
+    # died on its second, then the pieces the worker took and never gave back are judged here: the same report.
+    import multiprocessing
+
+    alone, regressions = judged(tmp_path, 1)
+    monkeypatch.setattr(parts, "PARALLEL_MIN_BYTES", 0)
+    here, real = os.getpid(), parts.judge_piece
+    died = multiprocessing.get_context("fork").Event()
+    taken: list[int] = []
+
+    def dies_on_its_second_piece(tally, piece):
+        if os.getpid() == here:
+            died.wait(timeout=60)
+        else:
+            taken.append(1)
+            if len(taken) == 2:
+                died.set()
+                os._exit(3)
+        return real(tally, piece)
+
+    monkeypatch.setattr(parts, "judge_piece", dies_on_its_second_piece)
+    assert judged(tmp_path, 2) == (alone, regressions)
+    assert died.is_set()
+
+
+def test_the_local_dask_cluster_judges_what_one_process_does():
+    alone = api.runs(**RUNS, jobs=1).model_dump_json()
+    assert api.runs(**RUNS, engine="dask", jobs=2).model_dump_json() == alone
