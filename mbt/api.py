@@ -479,7 +479,7 @@ def _criteria_setup(criteria: str | None, threshold: str | None, rubrics: Mappin
 def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded", criteria: str | None = None,
          threshold: str | None = None, retry_errors: bool = False, model_paths: list[str] | None = None,
          judges: Mapping[str, str] | None = None, rubrics: Mapping[str, str] | None = None,
-         llm: LLMSettings | None = None, gate_path: str | None = None):
+         llm: LLMSettings | None = None, gate_path: str | None = None, jobs: int | None = None):
     """`mbt eval`: the goldens' expected answers against the agent's actual answers from recorded runs, judged per
     criterion (`criteria`: `accuracy=2,safety=1`; `threshold`: the overall threshold; `rubrics`: the texts of custom
     criteria) by `judge` (`embedded`, `rules`, `openai:MODEL`), or by the judge `judges` names for a criterion; no
@@ -487,23 +487,54 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
     judge re-asks only the verdicts its cache holds as errors. `model_paths`: the same runs also judged on these
     behaviour models as `runs` judges them, each case showing its run's verdict there. `gate_path`: a gate file whose
     answer rules replace the default gate (mbt.answers.gate). Returns mbt.answers.results.EvalReport (its `gate` says
-    whether it passed)."""
+    whether it passed). `jobs`: processes judging at once (the embedded and rule judges' batches, and the runs on the
+    models, in parts: mbt.answers.jobs); the report is the same."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.answers.evaluate import evaluate
+    from mbt.answers.jobs import forked
     from mbt.judges.choice import JudgeChoice, make_judges
 
     config = _criteria_setup(criteria, threshold, rubrics)
     gate = load_gate(gate_path) if gate_path else None
     on_model = None
     if model_paths:
-        judged = runs(model_paths, run_paths, use_gate=False, jobs=1)
+        judged = runs(model_paths, run_paths, use_gate=False, jobs=jobs or 1)
         on_model = {r.where: (r.verdict, _run_reason(r)) for r in judged.runs}
     chosen = make_judges(JudgeChoice(judge, dict(judges or {})), config, llm, retry_errors)
     try:
-        return evaluate(golden_paths, run_paths, config, chosen.default, chosen.per_criterion,
-                        model_verdicts=on_model, models=model_paths or [], gate=gate)
+        split = {id(j): forked(j, jobs) for j in chosen.made}  # one wrapper per judge: criteria sharing one share it
+        report = evaluate(golden_paths, run_paths, config, split[id(chosen.default)],
+                          {key: split[id(j)] for key, j in chosen.per_criterion.items()},
+                          model_verdicts=on_model, models=model_paths or [], gate=gate)
+        report.judge_usage, report.budget = _judge_usage(chosen.made)
+        return report
     finally:
         chosen.close()
+
+
+def _judge_usage(judges: list):
+    """What each LLM judge of an eval cost, and the run's budget (mbt.judges.llm: Usage, Budget)."""
+    from mbt.answers.results import EvalBudget, JudgeUsage
+
+    out, budget = [], None
+    for judge in judges:
+        usage = getattr(judge, "usage", None)
+        if usage is None:  # the embedded and rule judges cost nothing
+            continue
+        price = judge.price
+        note = (f"at ${price.input_per_mtok:g} / ${price.output_per_mtok:g} per million input / output tokens "
+                "(the configuration file's price)" if price is not None
+                else f"not measured: no price for `{judge.model}` (llm: prices: in the configuration file)")
+        out.append(JudgeUsage(judge=judge.name, asked=usage.asked, requests=usage.requests, retries=usage.retries,
+                              cache_hits=usage.cache_hits, cache_hit_rate=usage.cache_hit_rate,
+                              prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                              replies_without_usage=usage.replies_without_usage, cost=judge.cost, cost_note=note,
+                              not_asked=usage.over_budget))
+        if judge.budget is not None:
+            b = judge.budget
+            budget = EvalBudget(max_cost=b.max_cost, max_requests=b.max_requests, requests=b.requests,
+                                reached=b.refusal() if any(u.not_asked for u in out) else None)
+    return out, budget
 
 
 def judge_calibrate(labels_path: str, judge: str = "embedded", judges: Mapping[str, str] | None = None,

@@ -419,8 +419,9 @@ judge_option = click.option(
 llm_option = click.option(
     "--llm", "llm_options", multiple=True, metavar="KEY=VALUE",
     help="An LLM judge setting (repeatable): base_url, api_key_env (the variable holding the key), timeout, "
-         "concurrency, retries, cache (true, false or a file). Wins over OPENAI_BASE_URL / OPENAI_API_KEY, which "
-         "win over the configuration file's `llm:`. The key itself is never taken from the command line.")
+         "concurrency (requests in flight), retries, cache (true, false or a file), prices, max_cost, max_requests. "
+         "Wins over OPENAI_BASE_URL / OPENAI_API_KEY, which win over the configuration file's `llm:`. The key itself "
+         "is never taken from the command line.")
 
 
 def _judging(judge_names: Sequence[str], llm_options: Sequence[str]):
@@ -482,12 +483,21 @@ def _judging(judge_names: Sequence[str], llm_options: Sequence[str]):
               help="Print the LLM judge's request for criterion KEY on each judged turn, and judge nothing.")
 @click.option("--retry-errors", "retry_errors", is_flag=True,
               help="The LLM judge re-asks only the verdicts its cache holds as errors (others come from the cache).")
+@click.option("--max-cost", "max_cost", default=None, type=click.FloatRange(min=0, min_open=True), metavar="DOLLARS",
+              help="Stop sending to the LLM judges once they have cost this much (at the configuration file's "
+                   "prices): the verdicts not asked are not judged. Also `llm: max_cost`.")
+@click.option("--max-requests", "max_requests", default=None, type=click.IntRange(min=1), metavar="N",
+              help="Send at most N requests to the LLM judges (retries included): the verdicts not asked are not "
+                   "judged. Also `llm: max_requests`.")
+@click.option("--jobs", "jobs", default=None, type=click.IntRange(min=1), metavar="N",
+              help="With --model: worker processes judging the runs on the models, as `mbt runs --jobs` "
+                   "(default: 1).")
 @click.option("--format", "formats", multiple=True, metavar="NAME[:PATH]",
               help="Report format, repeatable, each optionally with its own path: text (default), json, xlsx "
                    "(seed 001's Excel export: --format xlsx:eval.xlsx).")
 @multi_output_option
 def eval_command(goldens, run_paths, models, judge_names, llm_options, criteria, threshold, gate, show_prompt,
-                 retry_errors, formats, output) -> None:
+                 retry_errors, max_cost, max_requests, jobs, formats, output) -> None:
     """Judge the agent's answers (recorded runs) against the goldens' expected answers, per criterion; no model
     needed. Exit 1 when the gate fails (by default unless every case passes overall: not judged is never a pass)."""
     # imported when the command runs: start-up time (only this command's stages load)
@@ -496,7 +506,9 @@ def eval_command(goldens, run_paths, models, judge_names, llm_options, criteria,
     from mbt.report.formats import parse_targets
 
     golden_paths, paths = expand(list(goldens), "--goldens"), expand(list(run_paths), "--runs")
-    choice, settings, rubrics = _judging(judge_names, llm_options)
+    budget = [f"max_cost={max_cost!r}"] * (max_cost is not None) + [f"max_requests={max_requests}"] * (
+        max_requests is not None)  # the budget's own options win over `--llm` and the configuration file
+    choice, settings, rubrics = _judging(judge_names, [*llm_options, *budget])
     if show_prompt is not None:
         prompts = _api().eval_prompts(golden_paths, paths, show_prompt, criteria=criteria, threshold=threshold,
                                       rubrics=rubrics)
@@ -505,7 +517,7 @@ def eval_command(goldens, run_paths, models, judge_names, llm_options, criteria,
     targets = parse_targets(formats, output, "eval", EVAL_FORMATS)
     report = _api().eval(golden_paths, paths, judge=choice.default, judges=choice.per_criterion, criteria=criteria,
                          threshold=threshold, rubrics=rubrics, llm=settings, retry_errors=retry_errors,
-                         gate_path=gate, model_paths=expand(list(models), "--model") if models else None)
+                         gate_path=gate, model_paths=expand(list(models), "--model") if models else None, jobs=jobs)
     _write_reports(targets, lambda t: eval_body(t.format.name, report, pretty=True))
     sys.exit(EXIT_OK if report.gate.passed else EXIT_FAILED)
 
