@@ -181,7 +181,7 @@ _CODES = (0, 1, 2, "STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR")
 
 
 def _nanos(value: int | str) -> int | None:
-    if type(value) is str:
+    if isinstance(value, str):
         if not (value.isascii() and value.isdigit() and len(value) <= _MAX_INT_DIGITS):
             return None
         value = int(value)
@@ -194,7 +194,7 @@ class _Odd(Exception):
 
 def _value(v: AnyValue) -> Any:
     """The attribute value as mbt.runs.otlp's direct reading gives it; _Odd where it would ask protobuf."""
-    found = UNSET
+    found: Any = UNSET
     kinds = 0
     if v.stringValue is not UNSET:
         found, kinds = v.stringValue, 1
@@ -202,7 +202,7 @@ def _value(v: AnyValue) -> Any:
         found, kinds = v.boolValue, kinds + 1
     if v.intValue is not UNSET:
         n = v.intValue
-        if type(n) is str:
+        if isinstance(n, str):
             if not _INTEGER.fullmatch(n):
                 raise _Odd
             n = int(n)

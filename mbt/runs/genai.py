@@ -608,12 +608,12 @@ class _TraceReader:
                 if st.kind == "tool_result":
                     result_of.setdefault(st.span_id, st)
             for s in tool_spans:  # a call of a tool whose previous call failed is a retry
-                found = result_of.get(s["span_id"])
-                tool = found.tool if found is not None else None
+                result = result_of.get(s["span_id"])
+                tool = result.tool if result is not None else None
                 if tool in failed:
                     ctx.retries += 1
                     retry_ms += ms(s)
-                if found is not None and not found.ok:
+                if result is not None and not result.ok:
                     failed.add(str(tool))
                 elif tool in failed:
                     failed.discard(str(tool))

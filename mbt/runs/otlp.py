@@ -361,7 +361,7 @@ class OtlpFile:
             if len(item) == 2:
                 self._problem(*item)
             else:
-                trace_id, at, raw, resource = item  # type: ignore[misc]
+                trace_id, at, raw, resource = item
                 self._locate(trace_id, where, at, raw, resource)
         return True
 
