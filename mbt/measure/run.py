@@ -104,8 +104,11 @@ class ModelTally:
         """The model's compiled replayer, built when the first case is replayed (a run without goldens, `mbt runs`
         reporting usage, never compiles one: a large model's compilation takes seconds)."""
         if self._replayer is None:
-            self._replayer = self._shared.replayer if self._shared is not None else \
-                self.kind.replayer(self.model, self.elements)
+            if self._shared is not None:
+                self._replayer = self._shared.replayer
+            else:
+                assert self.kind.replayer is not None  # checked when the tally was made
+                self._replayer = self.kind.replayer(self.model, self.elements)
         return self._replayer
 
     def part(self) -> ModelTally:

@@ -44,33 +44,52 @@ LONG_DIGITS = b"0" * 4301
 def has_long_digits(data: bytes | memoryview, chunk: int = 1 << 20) -> bool:
     """Whether the text holds a run of more than 4,300 ASCII digits (anywhere: in a string too, which is harmless),
     looked for a chunk at a time (chunks overlap by a run's length)."""
+    return bool(long_digit_runs(data, chunk))
+
+
+def long_digit_runs(data: bytes | memoryview, chunk: int = 1 << 20) -> list[int]:
+    """Where runs of more than 4,300 ASCII digits start (about: within a run's length), in order."""
     view = memoryview(data)
-    size = len(view)
-    if size <= len(LONG_DIGITS):
-        return False
-    overlap = len(LONG_DIGITS)
+    size, overlap = len(view), len(LONG_DIGITS)
+    found: list[int] = []
+    if size <= overlap:
+        return found
     for start in range(0, size, chunk):
-        if LONG_DIGITS in view[max(start - overlap, 0):start + chunk].tobytes().translate(_DIGITS_AS_ZERO):
-            return True
-    return False
+        first = max(start - overlap, 0)
+        digits = view[first:start + chunk].tobytes().translate(_DIGITS_AS_ZERO)
+        at = digits.find(LONG_DIGITS)
+        while at != -1:
+            found.append(first + at)
+            after = digits.find(b"x", at)  # past this run
+            at = digits.find(LONG_DIGITS, after) if after != -1 else -1
+    return found
 
 
 def is_utf8(data: bytes | memoryview, chunk: int = 1 << 20) -> bool:
-    """Whether the bytes are UTF-8 (as Python's codec decides: no lone surrogates), checked a chunk at a time so that a
-    large file is never held as text too."""
+    """Whether the bytes are UTF-8 (as Python's codec decides: no lone surrogates)."""
+    return encoding_of(data, chunk) is not None
+
+
+def encoding_of(data: bytes | memoryview, chunk: int = 1 << 20) -> str | None:
+    """"ascii", "utf-8", or None when the bytes are not UTF-8 (as Python's codec decides: no lone surrogates); checked
+    a chunk at a time so that a large file is never held as text too, an ASCII chunk (most JSON) only looked at."""
     if isinstance(data, bytes) and data.isascii():
-        return True
+        return "ascii"
     import codecs
 
     view = memoryview(data)
     decoder = codecs.getincrementaldecoder("utf-8")()
+    ascii_only = True
     try:
         for start in range(0, len(view), chunk):
-            decoder.decode(view[start:start + chunk])
+            part = view[start:start + chunk]
+            if decoder.getstate()[0] or not part.tobytes().isascii():  # a sequence may start in the last chunk
+                ascii_only = False
+                decoder.decode(part)
         decoder.decode(b"", final=True)
     except UnicodeDecodeError:
-        return False
-    return True
+        return None
+    return "ascii" if ascii_only else "utf-8"
 
 
 # ---------------------------------------------------------------- nesting (mbt.runs.genai.decode_json)

@@ -292,6 +292,46 @@ def _first(a: dict[str, Any], keys: tuple[str, str]) -> Any:
     return found if found is not None else a.get(keys[1])
 
 
+class _History:
+    """A history as a model span carried it (`gen_ai.input.messages`): its user messages and its tool messages (raw,
+    and read as messages when first needed), in order, and enough of its text to see whether the next span's history
+    extends it. A model call repeats the whole conversation, so the next span's text is usually this text with new
+    messages before its closing bracket: then only they are decoded (`_TraceReader.history`), and a history of 1,000
+    messages costs its new messages, not a thousand. The decoded list is the same either way: a JSON array's text
+    with more elements before its `]` decodes to the same elements followed by the new ones."""
+
+    __slots__ = ("text", "head", "opens", "closes", "messages", "users", "tools", "read_tools")
+
+    def __init__(self, text: str | None):
+        self.text = text
+        self.head = text[:-1] if text is not None and text.endswith("]") else None  # the text but its closing `]`
+        self.opens = self.closes = 0  # the head's `[`/`{` and `]`/`}`, counted (strings included) as decode_json does
+        if self.head is not None:
+            self.opens = self.head.count("[") + self.head.count("{")
+            self.closes = self.head.count("]") + self.head.count("}")
+        self.messages = 0  # the history's objects (messages)
+        self.users: list[dict[str, Any]] = []
+        self.tools: list[dict[str, Any]] = []
+        self.read_tools: list[Message | None] = []  # tools[:len(read_tools)] read as messages (None: not one)
+
+    def add(self, decoded: list[Any]) -> None:
+        for m in decoded:
+            if isinstance(m, dict):
+                self.messages += 1
+                role = m.get("role") if "role" in m else (_message(m) or Message("")).role
+                if role == "user":
+                    self.users.append(m)
+                elif role == "tool":
+                    self.tools.append(m)
+
+    def tool_messages(self) -> list[Message]:
+        """The tool messages, each read once however many spans repeat it."""
+        read = self.read_tools
+        for m in self.tools[len(read):]:
+            read.append(_message(m))
+        return [m for m in read if m is not None]
+
+
 class _TraceReader:
     """Builds one run from one trace's spans; see the module docstring for the shapes."""
 
@@ -308,6 +348,42 @@ class _TraceReader:
         self.open_calls: list[tuple[str | None, str]] = []  # requested calls not answered yet, in order
         self.retrieval: Retrieval | None = None  # what the trace's retrieval spans returned (docs/runs.md, Grounding)
         self.grounding: dict[str, Any] = {}  # mbt's grounding attributes, as seed 000's RAG trace names them
+        self.last_history: _History | None = None  # the last model span's history, when one may extend it
+
+    def history(self, value: Any) -> _History | None:
+        """The history a model span's `gen_ai.input.messages` holds (None: not a list of messages, or nested too
+        deep: what decode_json keeps as text); decoded from where the previous span's history ends when this one
+        extends it (see _History)."""
+        last = self.last_history
+        if last is not None and last.head is not None and type(value) is str:
+            if value == last.text:  # the same history again (a reply without a new message in between)
+                return last
+            start = len(last.head) + 1
+            if len(value) > start and value[start - 1] == "," and value.startswith(last.head):
+                added = "[" + value[start:]  # the new messages, as an array of their own
+                opens = last.opens + added.count("[") + added.count("{") - 1
+                # decode_json's bound on nesting, for the whole text: the head ends `opens - closes` deep, and the
+                # added text starts there; the head's own nesting passed already (the last history was decoded)
+                if opens <= MAX_JSON_DEPTH or last.opens - last.closes - 1 + nesting(added) <= MAX_JSON_DEPTH:
+                    try:
+                        decoded = loads(added)
+                    except (ValueError, RecursionError):
+                        decoded = None
+                    if isinstance(decoded, list):
+                        last.text = value
+                        if value.endswith("]"):
+                            tail = added[1:-1]
+                            last.head = value[:-1]
+                            last.opens, last.closes = opens, last.closes + tail.count("]") + tail.count("}")
+                        else:
+                            last.head = None
+                        last.add(decoded)
+                        return last
+        decoded = decode_json(value)
+        found = _History(value if type(value) is str and isinstance(decoded, list) else None)
+        found.add(decoded if isinstance(decoded, list) else [decoded])
+        self.last_history = found if found.head is not None else None
+        return found
 
     def at(self, span: dict) -> str:
         return f"trace {self.trace_id} span {span['span_id']}"
@@ -466,12 +542,11 @@ class _TraceReader:
         if "llm.request.type" in a:
             used.add("llm.request.type")
         used_events: set[int] = set()
-        raw_inputs: list[dict[str, Any]] = []  # the current conventions' history, parsed only where it is read
+        history: _History | None = None  # the current conventions' history, its messages parsed only where read
         outputs: list[Message] = []
         if "gen_ai.input.messages" in a:
             used.add("gen_ai.input.messages")
-            decoded = decode_json(a["gen_ai.input.messages"])
-            raw_inputs = [m for m in (decoded if isinstance(decoded, list) else [decoded]) if isinstance(m, dict)]
+            history = self.history(a["gen_ai.input.messages"])
         if "gen_ai.output.messages" in a:
             used.add("gen_ai.output.messages")
             outputs = _messages(a["gen_ai.output.messages"])
@@ -481,13 +556,11 @@ class _TraceReader:
         # One shape per direction: an instrumentation that writes both an attribute and events of the same messages
         # must not double them.
         outputs = outputs or ev_out or ix_out
-        if raw_inputs:  # a model call repeats the whole history: only its new user messages and tool results count
-            roles = [m.get("role") if "role" in m else (_message(m) or Message("")).role for m in raw_inputs]
-            user_raw = [m for m, role in zip(raw_inputs, roles) if role == "user"]
-            users_count = len(user_raw)
-            new_users = [msg for msg in (_message(m) for m in user_raw[self.users_seen:]) if msg is not None]
-            tools = [msg for msg in (_message(m) for m, role in zip(raw_inputs, roles) if role == "tool")
-                     if msg is not None] if messages_carry_tools else []
+        if history is not None and history.messages:
+            # a model call repeats the whole history: only its new user messages and tool results count
+            users_count = len(history.users)
+            new_users = [msg for msg in (_message(m) for m in history.users[self.users_seen:]) if msg is not None]
+            tools = history.tool_messages() if messages_carry_tools else []
         else:
             inputs = ev_in or ix_in
             users = [m for m in inputs if m.role == "user"]

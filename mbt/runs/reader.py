@@ -184,6 +184,7 @@ class FileRuns:
         self._held: dict[str, list[tuple[int | None, Any]]] = {}  # values of a reader met after another, held
         self._ready: list[ObservedRun] = []  # runs of the first reader met, given out as they come
         self._buffer: Any = None
+        self._long_digits: list[int] = []  # where the file holds a run of 4,301 digits or more (msgspec skips them)
 
     def __iter__(self) -> Iterator[ObservedRun]:
         if self.path.suffix.lower() not in RUN_SUFFIXES:
@@ -197,6 +198,7 @@ class FileRuns:
             yield from self._careful()
             return
         self._buffer = data
+        self._long_digits = decoding.long_digit_runs(data)
         if self.path.suffix.lower() == ".jsonl":
             view = memoryview(data)  # lines are views of the bytes (or of the mapping), never copies
             for number, start, end in _lines(data):
@@ -229,17 +231,16 @@ class FileRuns:
     def _plain(self, data: Any) -> bool:
         """Whether the file is UTF-8 without a byte-order mark and NUL-free at its start: what `read_text` reads
         without a word, so its values can be decoded from the bytes."""
-        if not data[:4] or any(data[:4].startswith(bom) for bom in _OTHER_ENCODINGS):
+        if not data[:4] or any(data[:4].startswith(bom) for bom in _OTHER_ENCODINGS) or b"\x00" in data[:8192]:
             return False
-        if b"\x00" in data[:8192] or data.find(_UTF8_BOM) != -1:
-            return False
-        return decoding.is_utf8(data)
+        found = decoding.encoding_of(data)
+        return found == "ascii" or (found == "utf-8" and data.find(_UTF8_BOM) == -1)  # a BOM is not ASCII
 
     # ---------------------------------------------------------------- one value
 
     def _value(self, data: Any, line: int | None, start: int, end: int) -> None:
         """One JSON value (the document, or a line): located by what it is, decoded where that is needed now."""
-        if not decoding.has_long_digits(data):
+        if not any(start - len(decoding.LONG_DIGITS) <= at < end for at in self._long_digits):
             try:
                 head = decoding.head_decoder.decode(data)
             except decoding.DecodeFailure:
