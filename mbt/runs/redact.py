@@ -36,6 +36,13 @@ class Redaction:
 
     def value(self, value: Any) -> Any:
         """Values inside strings redacted (recursively through lists and mappings)."""
+        kind = type(value)
+        if kind is str:
+            return _redacted(self, value)
+        if kind is dict:  # exact types first: the common cases without isinstance's walk
+            return {k: self.value(v) for k, v in value.items()}
+        if kind in (int, float, bool) or value is None:
+            return value
         if isinstance(value, str):
             return _redacted(self, value)
         if isinstance(value, list):
