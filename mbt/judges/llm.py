@@ -38,7 +38,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +53,7 @@ log = logging.getLogger("mbt.judges.llm")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY = "no-key"  # sent to servers that need none (the client insists on some key)
 RETRIED_STATUS = {408, 409, 429}
+CACHE_BATCH = 256  # verdicts written to the cache in one transaction
 
 
 class LLMJudgeError(MbtError):
@@ -224,13 +225,19 @@ class LLMJudge:
             else:
                 todo.append((index, item, key, messages))
         if todo:
+            pending: list[tuple[str, Verdict]] = []  # cached a batch at a time, as the replies come in order
             with ThreadPoolExecutor(max_workers=min(self.concurrency, len(todo))) as pool:
                 for (index, _, key, _), asked in zip(todo, self._send(pool, todo)):
                     if asked is None:
                         continue
-                    if self.cache:
-                        self.cache.put(key, asked.verdict)
                     results[index] = asked.verdict
+                    if self.cache:
+                        pending.append((key, asked.verdict))
+                        if len(pending) >= CACHE_BATCH:
+                            self.cache.put_many(pending)
+                            pending = []
+            if self.cache and pending:
+                self.cache.put_many(pending)
             refused = [index for index, *_ in todo if results[index] is None]
             if refused:
                 reason = (self.budget.refusal() if self.budget else None) or "the budget was reached"
@@ -240,8 +247,9 @@ class LLMJudge:
                     results[index] = self._verdict("not_judged", f"not asked: {reason}")
         return [v for v in results if v is not None]
 
-    def _send(self, pool: ThreadPoolExecutor, todo: list) -> list[_Asked | None]:
-        """Each item's outcome, None for those the budget did not let go (the items after the first refused)."""
+    def _send(self, pool: ThreadPoolExecutor, todo: list) -> Iterator[_Asked | None]:
+        """Each item's outcome in order, as it is done; None for those the budget did not let go (the items after
+        the first refused)."""
         futures: list[Any] = []
         settled = 0  # futures[:settled] have their cost in the budget
 
@@ -259,9 +267,12 @@ class LLMJudge:
                 if self.budget.refusal() is not None or not self.budget.grant_request():
                     break
             futures.append(pool.submit(self._ask, item, messages))
-        settle(len(futures))  # the next batch starts knowing everything spent
-        done: list[_Asked | None] = [future.result() for future in futures]
-        return done + [None] * (len(todo) - len(done))
+        for n, future in enumerate(futures):
+            if self.budget is not None:
+                settle(n + 1)  # the next batch starts knowing everything spent
+            yield future.result()
+        for _ in range(len(todo) - len(futures)):
+            yield None
 
     # ---------------------------------------------------------------- one request
 

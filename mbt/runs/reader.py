@@ -192,9 +192,7 @@ class FileRuns:
                                                        f"{', '.join(RUN_SUFFIXES)})"))
             return
         data = self._bytes()
-        if data is None:
-            return
-        if not self._plain(data):
+        if data is None or not self._plain(data):
             yield from self._careful()
             return
         self._buffer = data
@@ -212,21 +210,18 @@ class FileRuns:
     # ---------------------------------------------------------------- the bytes
 
     def _bytes(self) -> Any:
-        """The file's bytes (mapped when large), or None with the problem recorded."""
+        """The file's bytes (mapped into memory when large), or None when they cannot be had so (missing, too large,
+        unreadable, changing): the careful reading then says why, as it always has."""
         try:
-            size = self.path.stat().st_size if self.path.is_file() else 0
-        except OSError:
-            size = 0
-        try:
-            if size < MAPPED_FROM or size > MAX_RUN_BYTES:
+            size = self.path.stat().st_size
+            if not self.path.is_file() or size > MAX_RUN_BYTES:
+                return None
+            if size < MAPPED_FROM:
                 return read_bytes(self.path, self.shown, MAX_RUN_BYTES)
             with open(self.path, "rb") as handle:
                 return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        except LocatedError as err:
-            self.invalid.extend(InvalidRun(f"{p.path}:{p.line}:{p.column}", p.message) for p in err.problems)
-        except (OSError, ValueError):  # a file that changed under us: the careful reading says what it is
-            return b"\x00"
-        return None
+        except (LocatedError, OSError, ValueError):
+            return None
 
     def _plain(self, data: Any) -> bool:
         """Whether the file is UTF-8 without a byte-order mark and NUL-free at its start: what `read_text` reads
