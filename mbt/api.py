@@ -370,16 +370,26 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
     loop = LoopRules(**gate.turn_loop) if gate else LoopRules()
     handoff = frozenset(gate.handoff_suites) if gate else frozenset()
     goldens = GoldenStream(golden_paths) if golden_paths else GoldenSet()
-    coverage_report = measure(models, goldens)
-    coverage_report.notes += _cache_notes(loaded)
     kinds = tuple(DEFAULT_KINDS if redact is None else [k for k in redact if k != "none"])
-    tally = RunTally(models, coverage_report, loop=loop, redaction=Redaction(kinds, redact_mode))
+    # The tally takes each model's elements as the coverage report lists them (elements_of: the same list, in the
+    # same order), so the report is measured while the workers judge (`meanwhile`): its time is not added to theirs.
+    tally = RunTally(models, None, loop=loop, redaction=Redaction(kinds, redact_mode))
+    measured: list[CoverageReport] = []
+
+    def coverage() -> None:
+        measured.append(measure(models, goldens))
+        measured[0].notes += _cache_notes(loaded)
+        tally.measured(measured[0])
+
     if engine == "dask":
         prepare(tally, model_paths, use_cache)  # before the local cluster forks its workers: they inherit it
         with DaskEngine(model_paths, scheduler, jobs, use_cache) as cluster:
-            runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, coverage_report, tally=tally)
+            runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, None, tally=tally,
+                                           meanwhile=coverage)
     else:
-        runset, tally = judge_in_parts(None, models, model_paths, run_paths, coverage_report, jobs, tally=tally)
+        runset, tally = judge_in_parts(None, models, model_paths, run_paths, None, jobs, tally=tally,
+                                       meanwhile=coverage)
+    coverage_report = measured[0]
     report = tally.report(runset, coverage_report if golden_paths else None, separately, required, handoff, group_by)
     if use_gate:
         failures = evaluate_runs(gate, report.metrics, report.suites, len(runset.invalid) + sum(

@@ -31,18 +31,20 @@ def judged(tmp_path: Path, jobs: int) -> tuple[str, dict[str, bytes]]:
 @pytest.mark.parametrize("jobs", [2, 3, 6])
 def test_workers_judge_exactly_what_one_process_does(tmp_path, monkeypatch, started, jobs):
     alone, regressions = judged(tmp_path, 1)
-    assert started[-1] == 0
+    assert max(started, default=0) == 0
     monkeypatch.setattr(parts, "PARALLEL_MIN_BYTES", 0)
+    started.clear()
     split, regressions_split = judged(tmp_path, jobs)
     files = len(parts.run_files(RUNS["run_paths"]))
-    assert 1 <= started[-1] <= min(jobs, files) - 1  # the files were split between processes (whole files)
+    # the files were split between processes (whole files); the goldens' coverage may fork workers of its own
+    assert 1 <= started[0] <= min(jobs, files) - 1
     assert split == alone and regressions_split == regressions
     assert '"verdict":"deviation"' in split and '"verdict":"pass"' in split and regressions
 
 
 def test_small_run_sets_are_judged_here(tmp_path, started):
     judged(tmp_path, 4)  # the example's runs are far below PARALLEL_MIN_BYTES: forking would cost more
-    assert started[-1] == 0
+    assert max(started, default=0) == 0
 
 
 def test_a_failing_worker_changes_nothing(tmp_path, monkeypatch):

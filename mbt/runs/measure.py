@@ -187,6 +187,12 @@ class RunTally:
                 self.regressions.add(v, self.models, self.redaction)
         return result
 
+    def measured(self, coverage: CoverageReport) -> None:
+        """The models' coverage report, measured after the tally was made (without one): the element lists are the
+        same (each model's, in its order), the report gives the usage view its goldens' side."""
+        self.coverage = {mc.model: mc for mc in coverage.models}
+        self._report = coverage
+
     def runs_through(self, name: str) -> list[int]:
         """How many runs passed through each element of the model, in its element order."""
         dense = [0] * len(self.elements[name])

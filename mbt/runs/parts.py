@@ -24,6 +24,7 @@ import hashlib
 import multiprocessing
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,6 +114,10 @@ class _Claims:
         self.pieces = pieces
         self.next = multiprocessing.get_context("fork").Value("q", 0)  # made before the fork: inherited
 
+    def stop(self) -> None:
+        with self.next.get_lock():
+            self.next.value = self.pieces
+
     def take(self) -> int | None:
         with self.next.get_lock():
             number = self.next.value
@@ -130,10 +135,17 @@ def _take_pieces(tally: RunTally, pieces: list[Piece], claims: _Claims) -> tuple
     return done, counts_of(tally)
 
 
-def _with_forked_workers(tally: RunTally, pieces: list[Piece], count: int) -> tuple[dict[int, Judged], list[Counts]]:
-    """`count` - 1 forked workers and this process (its counts stay in `tally`) take the pieces."""
+def _with_forked_workers(tally: RunTally, pieces: list[Piece], count: int, meanwhile: Callable[[], None]
+                         ) -> tuple[dict[int, Judged], list[Counts]]:
+    """`count` - 1 forked workers and this process (its counts stay in `tally`) take the pieces; `meanwhile` runs
+    here first, while the workers take pieces."""
     claims = _Claims(len(pieces))
     workers = parallel.Workers(lambda i: _take_pieces(tally.fresh(), pieces, claims), count)
+    try:
+        meanwhile()
+    except BaseException:
+        claims.stop()  # the run is over: the workers take no further piece
+        raise
     done, _ = _take_pieces(tally, pieces, claims)
     counts = []
     for theirs, their_counts in workers.results():  # a failed worker's part is done here: it claims nothing more
@@ -186,12 +198,14 @@ def judge_on_worker(model_paths: list[str], use_cache: bool, expected: str, loop
 # ---------------------------------------------------------------- the whole run
 
 def judge_in_parts(engine: Any, models: list[ModelBase], model_paths: list[str], run_paths: list[str],
-                   coverage: CoverageReport, jobs: int | None = None, loop: LoopRules | None = None,
-                   redaction: Redaction | None = None, tally: RunTally | None = None) -> tuple[RunSet, RunTally]:
+                   coverage: CoverageReport | None, jobs: int | None = None, loop: LoopRules | None = None,
+                   redaction: Redaction | None = None, tally: RunTally | None = None,
+                   meanwhile: Callable[[], None] = lambda: None) -> tuple[RunSet, RunTally]:
     """Judge the runs' files in pieces: with `engine` (a mbt.measure.distributed.DaskEngine) each piece on the
     cluster; else, when the files hold PARALLEL_MIN_BYTES or more, here and in `jobs` - 1 forked workers (default:
-    the machine's cores). `tally`: this run's, made already (`prepare`). The RunSet holds the files, unreadable runs
-    and notes, not the runs: they are the tally's results."""
+    the machine's cores). `tally`: this run's, made already (`prepare`). `meanwhile`: work of this process's own
+    (the goldens' coverage) done while the workers judge, before it takes pieces itself. The RunSet holds the files,
+    unreadable runs and notes, not the runs: they are the tally's results."""
     pieces = pieces_of(run_paths)
     tally = tally or RunTally(models, coverage, loop=loop, redaction=redaction)
     done: dict[int, Judged] = {}
@@ -199,8 +213,9 @@ def judge_in_parts(engine: Any, models: list[ModelBase], model_paths: list[str],
     if engine is not None and pieces:
         expected = fingerprint(tally)
         calls = [(model_paths, engine.use_cache, expected, tally.loop, tally.redaction, piece) for piece in pieces]
-        for number, (judged, piece_counts) in enumerate(engine.submit_each(
-                judge_on_worker, calls, lambda i: (judge_piece(tally, pieces[i]), None)).results()):
+        submitted = engine.submit_each(judge_on_worker, calls, lambda i: (judge_piece(tally, pieces[i]), None))
+        meanwhile()
+        for number, (judged, piece_counts) in enumerate(submitted.results()):
             done[number] = judged
             if piece_counts is not None:  # judged on the cluster (else the piece was judged with `tally` here)
                 counts.append(piece_counts)
@@ -208,7 +223,9 @@ def judge_in_parts(engine: Any, models: list[ModelBase], model_paths: list[str],
         count = (parallel.default_jobs() if jobs is None else jobs) if parallel.available() else 1
         size = sum(piece.end - piece.start for piece in pieces)
         if count > 1 and len(pieces) > 1 and size >= PARALLEL_MIN_BYTES:
-            done, counts = _with_forked_workers(tally, pieces, min(count, len(pieces)))
+            done, counts = _with_forked_workers(tally, pieces, min(count, len(pieces)), meanwhile)
+        else:
+            meanwhile()
     runset = RunSet()
     results: list[RunResult] = []
     regressions = RegressionTally()
