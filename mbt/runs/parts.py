@@ -23,6 +23,8 @@ import gc
 import hashlib
 import multiprocessing
 import os
+import pickle
+import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,6 +65,7 @@ class Judged:
     unread: list[str]
     results: list[RunResult]
     regressions: RegressionTally
+    counts: Counts | None = None  # judged in another process: the piece's counts (else they are in this one's tally)
 
 
 @dataclass
@@ -127,12 +130,60 @@ class _Claims:
         return number
 
 
-def _take_pieces(tally: RunTally, pieces: list[Piece], claims: _Claims) -> tuple[dict[int, Judged], Counts]:
-    """The pieces this process takes, judged, by number; and its counts."""
+class _Outbox:
+    """A forked worker's judged pieces, handed over one at a time through an unnamed file made before the fork: the
+    worker appends each piece's pickle and then moves the committed end; this process reads what is committed between
+    its own pieces. Neither waits on the other, and the pieces' results are read while the work goes on, not all at
+    its end (a million steps' rows take a second to read)."""
+
+    def __init__(self) -> None:
+        self.file = tempfile.TemporaryFile()
+        self.committed = multiprocessing.get_context("fork").Value("q", 0)
+        self.written = self.read = 0  # the worker's end; this process's place
+
+    def put(self, number: int, judged: Judged) -> None:
+        """In the worker: one judged piece."""
+        data = pickle.dumps((number, judged), protocol=pickle.HIGHEST_PROTOCOL)
+        os.pwrite(self.file.fileno(), len(data).to_bytes(8, "little") + data, self.written)
+        self.written += 8 + len(data)
+        with self.committed.get_lock():
+            self.committed.value = self.written
+
+    def take(self) -> dict[int, Judged]:
+        """Here: the pieces committed since the last call."""
+        found: dict[int, Judged] = {}
+        end = self.committed.value
+        while self.read < end:
+            size = int.from_bytes(os.pread(self.file.fileno(), 8, self.read), "little")
+            number, judged = pickle.loads(os.pread(self.file.fileno(), size, self.read + 8))  # noqa: S301 - our own
+            found[number] = judged
+            self.read += 8 + size
+        return found
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def _take_pieces(tally: RunTally, pieces: list[Piece], claims: _Claims, inboxes: list[_Outbox]) -> dict[int, Judged]:
+    """The pieces this process takes, judged, by number (their counts stay in `tally`); between its pieces, those the
+    workers have put in their outboxes (each with its counts)."""
     done: dict[int, Judged] = {}
     while (number := claims.take()) is not None:
         done[number] = judge_piece(tally, pieces[number])
-    return done, counts_of(tally)
+        for inbox in inboxes:
+            done.update(inbox.take())
+    return done
+
+
+def _give_pieces(tally: RunTally, pieces: list[Piece], claims: _Claims, outbox: _Outbox) -> bool:
+    """In a forked worker: the pieces it takes, each judged and put in its outbox with the counts of that piece
+    alone (so a worker that dies gives every piece it gave whole, and the others are judged again)."""
+    while (number := claims.take()) is not None:
+        piece_tally = tally.fresh()
+        judged = judge_piece(piece_tally, pieces[number])
+        judged.counts = counts_of(piece_tally)
+        outbox.put(number, judged)
+    return True
 
 
 def _with_forked_workers(tally: RunTally, pieces: list[Piece], count: int, meanwhile: Callable[[], None]
@@ -140,17 +191,22 @@ def _with_forked_workers(tally: RunTally, pieces: list[Piece], count: int, meanw
     """`count` - 1 forked workers and this process (its counts stay in `tally`) take the pieces; `meanwhile` runs
     here first, while the workers take pieces."""
     claims = _Claims(len(pieces))
-    workers = parallel.Workers(lambda i: _take_pieces(tally.fresh(), pieces, claims), count)
+    outboxes = [_Outbox() for _ in range(1, count)]
     try:
-        meanwhile()
-    except BaseException:
-        claims.stop()  # the run is over: the workers take no further piece
-        raise
-    done, _ = _take_pieces(tally, pieces, claims)
-    counts = []
-    for theirs, their_counts in workers.results():  # a failed worker's part is done here: it claims nothing more
-        done.update(theirs)
-        counts.append(their_counts)
+        workers = parallel.Workers(lambda i: _give_pieces(tally, pieces, claims, outboxes[i - 1]), count)
+        try:
+            meanwhile()
+        except BaseException:
+            claims.stop()  # the run is over: the workers take no further piece
+            raise
+        done = _take_pieces(tally, pieces, claims, outboxes)
+        workers.results()  # the workers are done (a failed one is not redone: it claims nothing more)
+        for outbox in outboxes:
+            done.update(outbox.take())
+    finally:
+        for outbox in outboxes:
+            outbox.close()
+    counts = [judged.counts for judged in done.values() if judged.counts is not None]
     return done, counts
 
 
