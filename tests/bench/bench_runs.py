@@ -211,14 +211,15 @@ def write_runs(folder: Path, model: synth.SynthModel, count: int | None, seed: i
 
 
 class PartsSeen:
-    """How many parts the last `mbt runs` judged in (forked workers + 1), from the Workers it made."""
+    """How many processes the last `mbt runs` judged in (forked workers + 1), from the Workers it made (the
+    goldens' coverage may make some of its own: the most is the runs')."""
 
     def __init__(self):
         self.count = 1
         real = parallel.Workers.__init__
 
         def spy(workers, work, count):
-            self.count = count
+            self.count = max(self.count, count)
             real(workers, work, count)
 
         parallel.Workers.__init__ = spy  # type: ignore[method-assign]  # this script's own process only
