@@ -214,3 +214,14 @@ def test_a_growing_history_decodes_what_each_span_adds_and_reads_as_a_whole_one(
     path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}), encoding="utf-8")
     (run,), _, _ = same_both_ways(path, monkeypatch)
     assert [s.text for s in run.steps if s.kind == "user"] == [f"message {n} [{{" for n in range(60)]
+
+
+def test_a_json_file_holding_one_span_is_read_as_before(tmp_path, monkeypatch):
+    # A .json file (not JSON Lines) whose document is a single span: its run's place is the file, not "file:1".
+    path = tmp_path / "span.json"
+    path.write_text(json.dumps(_chat("a" * 32, 1, "hi")), encoding="utf-8")
+    (run,), invalid, _ = same_both_ways(path, monkeypatch)
+    assert run.where == str(path) and run.format == "otlp-spans" and invalid == []
+    path.write_text(json.dumps({"traceId": 7, "spanId": "1"}), encoding="utf-8")
+    runs, invalid, _ = same_both_ways(path, monkeypatch)
+    assert runs == [] and [i.where for i in invalid] == [str(path)]

@@ -365,14 +365,15 @@ class OtlpFile:
                 self._locate(trace_id, where, at, raw, resource)
         return True
 
-    def add_span_line(self, start: int, end: int, line: int, trace_id_raw: Any) -> None:
-        """A JSON Lines line holding one span (bytes start..end of the buffer), valid JSON as msgspec reads it."""
+    def add_span_line(self, start: int, end: int, line: int | None, trace_id_raw: Any) -> None:
+        """A value holding one span (bytes start..end of the buffer: a JSON Lines line, or a file's whole document,
+        `line` None), valid JSON as msgspec reads it."""
         self.fmt = "otlp-spans"
         trace_id = _plain_text(trace_id_raw)
         if trace_id is None:  # the careful reading says what is wrong with it
             self.add(line, decoding.loads(self.buffer[start:end]))
             return
-        self._locate(trace_id, f"{self.file}:{line}", None, (start, end), {})
+        self._locate(trace_id, f"{self.file}:{line}" if line is not None else self.file, None, (start, end), {})
 
     # ---------------------------------------------------------------- the runs
 

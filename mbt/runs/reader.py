@@ -244,7 +244,7 @@ class FileRuns:
                 if head.resourceSpans is not decoding.UNSET:
                     self._stream(OTLP).add_document(data, line)
                 elif head.traceId is not decoding.UNSET and head.spanId is not decoding.UNSET:
-                    self._stream(OTLP).add_span_line(start, end, line or 1, head.traceId)
+                    self._stream(OTLP).add_span_line(start, end, line, head.traceId)
                 else:
                     self._route(line, decoding.loads(data))
                 return
