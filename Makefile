@@ -116,6 +116,8 @@ test: $(STAMP) graphviz chromium postgresql
 	@if [ -f tests/bench/bench_tables.py ]; then $(BIN)/python tests/bench/bench_tables.py --quick; fi
 	@if [ -f tests/bench/bench_generate.py ]; then $(BIN)/python tests/bench/bench_generate.py --quick --no-guards; fi
 	@if [ -f tests/bench/bench_runs.py ]; then $(BIN)/python tests/bench/bench_runs.py --quick; fi
+	@if [ -f tests/bench/bench_decode.py ]; then $(BIN)/python tests/bench/bench_decode.py --quick; fi
+	@if [ -f tests/bench/bench_llm.py ]; then $(BIN)/python tests/bench/bench_llm.py --quick; fi
 	@if [ -f tests/bench/bench_html.py ]; then $(BIN)/python tests/bench/bench_html.py --quick; fi
 	@if [ -f tests/bench/bench_store.py ]; then $(BIN)/python tests/bench/bench_store.py --quick; fi
 	@if [ -f tests/bench/bench_viewer.py ]; then $(BIN)/python tests/bench/bench_viewer.py --quick; fi

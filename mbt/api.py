@@ -493,9 +493,10 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
     from mbt.measure.coverage import GateFailure, GateResult
     from mbt.runs.gate import evaluate_runs
     from mbt.runs.loop import LoopRules
-    from mbt.runs.parts import judge_in_parts
+    from mbt.runs.measure import RunTally
+    from mbt.runs.parts import judge_in_parts, prepare
     from mbt.runs.redact import DEFAULT_KINDS, Redaction
-    from mbt.runs.regression import regression_goldens, write_regressions
+    from mbt.runs.regression import write_regressions
     from mbt.runs.steps import GROUP_KEYS
 
     gate = load_gate(gate_path) if gate_path else None
@@ -516,15 +517,26 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
             raise MbtError(f"--judge {answers.name} judges in this process: it cannot be used with --engine dask")
         jobs = 1  # the LLM judge asks concurrently itself; its client and cache stay in this process
     goldens = GoldenStream(golden_paths) if golden_paths else GoldenSet()
-    coverage_report = measure(models, goldens)
-    coverage_report.notes += _cache_notes(loaded)
+    kinds = tuple(DEFAULT_KINDS if redact is None else [k for k in redact if k != "none"])
+    # The tally takes each model's elements as the coverage report lists them (elements_of: the same list, in the
+    # same order), so the report is measured while the workers judge (`meanwhile`): its time is not added to theirs.
+    tally = RunTally(models, None, loop=loop, redaction=Redaction(kinds, redact_mode), answers=answers)
+    measured: list[CoverageReport] = []
+
+    def coverage() -> None:
+        measured.append(measure(models, goldens))
+        measured[0].notes += _cache_notes(loaded)
+        tally.measured(measured[0])
+
     if engine == "dask":
+        prepare(tally, model_paths, use_cache)  # before the local cluster forks its workers: they inherit it
         with DaskEngine(model_paths, scheduler, jobs, use_cache) as cluster:
-            runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, coverage_report, loop=loop,
-                                           answers=answers)
+            runset, tally = judge_in_parts(cluster, models, model_paths, run_paths, None, tally=tally,
+                                           meanwhile=coverage)
     else:
-        runset, tally = judge_in_parts(None, models, model_paths, run_paths, coverage_report, jobs, loop=loop,
-                                       answers=answers)
+        runset, tally = judge_in_parts(None, models, model_paths, run_paths, None, jobs, tally=tally,
+                                       meanwhile=coverage)
+    coverage_report = measured[0]
     report = tally.report(runset, coverage_report if golden_paths else None, separately, required, handoff, group_by)
     if use_gate:
         failures = evaluate_runs(gate, report.metrics, report.suites, len(runset.invalid) + sum(
@@ -544,8 +556,7 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
                             for r in gate.coverage_rules() if r.line > 0)
         report.gate = GateResult(enabled=True, passed=not failures, source=gate.source if gate else None,
                                  failures=failures, waivers=coverage_gate.waivers if coverage_gate else [])
-    kinds = tuple(DEFAULT_KINDS if redact is None else [k for k in redact if k != "none"])
-    goldens_out, skipped = regression_goldens(tally.verdicts, tally.models, Redaction(kinds, redact_mode))
+    goldens_out, skipped = tally.regressions.goldens()
     report.regression_goldens = sum(len(v) for v in goldens_out.values())
     report.regressions_skipped = skipped
     if regressions is not None:
@@ -635,7 +646,7 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
          threshold: str | None = None, retry_errors: bool = False, model_paths: list[str] | None = None,
          judges: Mapping[str, str] | None = None, rubrics: Mapping[str, str] | None = None,
          llm: LLMSettings | None = None, gate_path: str | None = None, only=None, merge=None,
-         checkpoint=None):
+         checkpoint=None, jobs: int | None = None):
     """`mbt eval`: the goldens' expected answers against the agent's actual answers from recorded runs, judged per
     criterion (`criteria`: `accuracy=2,safety=1`; `threshold`: the overall threshold; `rubrics`: the texts of custom
     criteria) by `judge` (`embedded`, `rules`, `openai:MODEL`), or by the judge `judges` names for a criterion; no
@@ -646,9 +657,12 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
     (docs/contracts.md). `gate_path`: a gate file whose answer rules replace the default gate (mbt.answers.gate).
     `only` and `merge`: the cases judged, and how they join a stored set's others (eval_retry; evaluate's own).
     `checkpoint` (mbt.answers.evaluate.Checkpoint): where cases are kept as they are judged (eval_stored).
-    Returns mbt.answers.results.EvalReport (its `gate` says whether it passed)."""
+    `jobs`: processes judging at once (the embedded and rule judges' batches, and the runs on the models, in parts:
+    mbt.answers.jobs); the report is the same. Returns mbt.answers.results.EvalReport (its `gate` says whether it
+    passed)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.answers.evaluate import evaluate
+    from mbt.answers.jobs import forked
     from mbt.answers.sayings import saying_report
     from mbt.judges.choice import JudgeChoice, make_judges
     from mbt.model.contract import ContractModel
@@ -663,16 +677,45 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
             _, models = load_models(model_paths)
             contracts = [m for m in models if isinstance(m, ContractModel)]  # the cases naming one are judged on it
             if any(support(m.kind).run_judge is not None for m in models):  # a model that judges runs
-                judged = runs(model_paths, run_paths, use_gate=False, jobs=1, judge=chosen.default)
+                judged = runs(model_paths, run_paths, use_gate=False, jobs=jobs or 1, judge=chosen.default)
                 on_model = {r.where: (r.verdict, _run_reason(r)) for r in judged.runs}
 
             def elements(cases):  # the models' say and claim elements, verified by the cases' judged answers
                 return saying_report(cases, models, chosen.default)
-        return evaluate(golden_paths, run_paths, config, chosen.default, chosen.per_criterion,
-                        model_verdicts=on_model, models=model_paths or [], gate=gate, sayings=elements,
-                        contracts=contracts, only=only, merge=merge, checkpoint=checkpoint)
+        split = {id(j): forked(j, jobs) for j in chosen.made}  # one wrapper per judge: criteria sharing one share it
+        report = evaluate(golden_paths, run_paths, config, split[id(chosen.default)],
+                          {key: split[id(j)] for key, j in chosen.per_criterion.items()},
+                          model_verdicts=on_model, models=model_paths or [], gate=gate, sayings=elements,
+                          contracts=contracts, only=only, merge=merge, checkpoint=checkpoint)
+        report.judge_usage, report.budget = _judge_usage(chosen.made)
+        return report
     finally:
         chosen.close()
+
+
+def _judge_usage(judges: list):
+    """What each LLM judge of an eval cost, and the run's budget (mbt.judges.llm: Usage, Budget)."""
+    from mbt.answers.results import EvalBudget, JudgeUsage
+
+    out, budget = [], None
+    for judge in judges:
+        usage = getattr(judge, "usage", None)
+        if usage is None:  # the embedded and rule judges cost nothing
+            continue
+        price = judge.price
+        note = (f"at ${price.input_per_mtok:g} / ${price.output_per_mtok:g} per million input / output tokens "
+                "(the configuration file's price)" if price is not None
+                else f"not measured: no price for `{judge.model}` (llm: prices: in the configuration file)")
+        out.append(JudgeUsage(judge=judge.name, asked=usage.asked, requests=usage.requests, retries=usage.retries,
+                              cache_hits=usage.cache_hits, cache_hit_rate=usage.cache_hit_rate,
+                              prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                              replies_without_usage=usage.replies_without_usage, cost=judge.cost, cost_note=note,
+                              not_asked=usage.over_budget))
+        if judge.budget is not None:
+            b = judge.budget
+            budget = EvalBudget(max_cost=b.max_cost, max_requests=b.max_requests, requests=b.requests,
+                                reached=b.refusal() if any(u.not_asked for u in out) else None)
+    return out, budget
 
 
 def judge_calibrate(labels_path: str, judge: str = "embedded", judges: Mapping[str, str] | None = None,

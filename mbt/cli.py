@@ -484,8 +484,9 @@ judge_option = click.option(
 llm_option = click.option(
     "--llm", "llm_options", multiple=True, metavar="KEY=VALUE",
     help="An LLM judge setting (repeatable): base_url, api_key_env (the variable holding the key), timeout, "
-         "concurrency, retries, cache (true, false or a file). Wins over OPENAI_BASE_URL / OPENAI_API_KEY, which "
-         "win over the configuration file's `llm:`. The key itself is never taken from the command line.")
+         "concurrency (requests in flight), retries, cache (true, false or a file), prices, max_cost, max_requests. "
+         "Wins over OPENAI_BASE_URL / OPENAI_API_KEY, which win over the configuration file's `llm:`. The key itself "
+         "is never taken from the command line.")
 
 
 def _judging(judge_names: Sequence[str], llm_options: Sequence[str]):
@@ -563,6 +564,15 @@ def _judging(judge_names: Sequence[str], llm_options: Sequence[str]):
               help="The LLM judge re-asks only the verdicts its cache holds as errors (others come from the cache). "
                    "With NAME, a stored result set: only its errored cases run again (with --agent: driven again; "
                    "with --runs: judged again), in place.")
+@click.option("--max-cost", "max_cost", default=None, type=click.FloatRange(min=0, min_open=True), metavar="DOLLARS",
+              help="Stop sending to the LLM judges once they have cost this much (at the configuration file's "
+                   "prices): the verdicts not asked are not judged. Also `llm: max_cost`.")
+@click.option("--max-requests", "max_requests", default=None, type=click.IntRange(min=1), metavar="N",
+              help="Send at most N requests to the LLM judges (retries included): the verdicts not asked are not "
+                   "judged. Also `llm: max_requests`.")
+@click.option("--jobs", "jobs", default=None, type=click.IntRange(min=1), metavar="N",
+              help="With --model: worker processes judging the runs on the models, as `mbt runs --jobs` "
+                   "(default: 1).")
 @click.option("--format", "formats", multiple=True, metavar="NAME[:PATH]",
               help="Report format, repeatable, each optionally with its own path: text (default), json, xlsx "
                    "(seed 001's Excel export: --format xlsx:eval.xlsx).")
@@ -575,8 +585,8 @@ def _judging(judge_names: Sequence[str], llm_options: Sequence[str]):
 @baseline_set_option
 @multi_output_option
 def eval_command(goldens, run_paths, agent, record, timeout, concurrency, models, judge_names, llm_options, criteria,
-                 threshold, gate, show_prompt, retry_errors, save, resume, store, baseline_set, formats,
-                 output) -> None:
+                 threshold, gate, show_prompt, retry_errors, max_cost, max_requests, jobs, save, resume, store,
+                 baseline_set, formats, output) -> None:
     """Judge the agent's answers against the goldens' expected answers, per criterion; no model needed. The answers
     are recorded runs (--runs), or come from the live agent (--agent), which is then sent each case's turns in a
     session of its own. Exit 1 when the gate fails (by default unless every case passes overall: not judged is
@@ -597,7 +607,9 @@ def eval_command(goldens, run_paths, agent, record, timeout, concurrency, models
         raise MbtError("--record, --timeout and --concurrency go with --agent SPEC")
     golden_paths = expand(list(goldens), "--goldens")
     paths = expand(list(run_paths), "--runs") if run_paths else []
-    choice, settings, rubrics = _judging(judge_names, llm_options)
+    budget = [f"max_cost={max_cost!r}"] * (max_cost is not None) + [f"max_requests={max_requests}"] * (
+        max_requests is not None)  # the budget's own options win over `--llm` and the configuration file
+    choice, settings, rubrics = _judging(judge_names, [*llm_options, *budget])
     if show_prompt is not None and agent is not None:
         raise MbtError("--show-prompt shows the judge's requests on recorded runs: record the agent first "
                        "(--agent SPEC --record DIR), then --runs DIR --show-prompt KEY")
@@ -609,7 +621,7 @@ def eval_command(goldens, run_paths, agent, record, timeout, concurrency, models
     targets = parse_targets(formats, output, "eval", EVAL_FORMATS)
     options = dict(judge=choice.default, judges=choice.per_criterion, criteria=criteria, threshold=threshold,
                    rubrics=rubrics, llm=settings, retry_errors=retry_errors is not None, gate_path=gate,
-                   model_paths=expand(list(models), "--model") if models else None)
+                   model_paths=expand(list(models), "--model") if models else None, jobs=jobs)
     driving = dict(agent=agent, record=record, timeout=timeout, concurrency=concurrency, agent_config=config_agent)
     if retry_errors:  # a stored set's errored cases, again, in place
         if save is not None or resume is not None:

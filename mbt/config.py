@@ -293,7 +293,8 @@ def judges_setting(value: Any) -> dict[str, str]:
 
 
 # The LLM judge's settings (`llm:` in the file, `--llm KEY=VALUE` on the command line): docs/judges.md.
-LLM_KEYS = ("base_url", "api_key_env", "api_key", "timeout", "concurrency", "retries", "cache")
+LLM_KEYS = ("base_url", "api_key_env", "api_key", "timeout", "concurrency", "retries", "cache", "prices", "max_cost",
+            "max_requests")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -322,8 +323,18 @@ def llm_setting(key: str, value: Any, base: Path | None) -> Any:
         if not seconds > 0 or seconds == float("inf"):
             raise ValueError(f"`timeout` is a number of seconds above 0, not {value!r}")
         return seconds
-    if key in ("concurrency", "retries"):
-        least = 1 if key == "concurrency" else 0
+    if key == "prices":
+        return prices_setting(value)
+    if key == "max_cost":
+        try:
+            dollars = float(value) if not isinstance(value, bool) else 0.0
+        except (TypeError, ValueError):
+            dollars = 0.0
+        if not dollars > 0 or dollars == float("inf"):
+            raise ValueError(f"`max_cost` is a number of dollars above 0, not {value!r}")
+        return dollars
+    if key in ("concurrency", "retries", "max_requests"):
+        least = 0 if key == "retries" else 1
         number = value if isinstance(value, int) and not isinstance(value, bool) else \
             int(value) if isinstance(value, str) and value.strip().isdigit() else None
         if number is None or number < least:
@@ -390,4 +401,27 @@ def agent_setting(value: Any) -> dict[str, Any]:
                 raise ValueError(f"unknown agent response path `{unknown[0]}`{did_you_mean(unknown[0], AGENT_RESPONSE_KEYS)} "
                                  f"(use {', '.join(AGENT_RESPONSE_KEYS)})")
             out[key] = {str(k): v.strip() for k, v in item.items()}
+    return out
+
+
+PRICE_KEYS = ("input_per_mtok", "output_per_mtok")
+
+
+def prices_setting(value: Any) -> dict[str, tuple[float, float]]:
+    """`prices`: model -> {input_per_mtok, output_per_mtok}, dollars per million tokens (the LLM judge's cost)."""
+    example = "{gpt-4o-mini: {input_per_mtok: 0.15, output_per_mtok: 0.6}}"
+    if not isinstance(value, dict) or not value:
+        raise ValueError(f"`prices` maps each judge model to its price per million tokens, e.g. {example}")
+    out: dict[str, tuple[float, float]] = {}
+    for model, price in value.items():
+        if not isinstance(price, dict) or set(price) != set(PRICE_KEYS):
+            raise ValueError(f"the price of `{model}` is {{input_per_mtok: N, output_per_mtok: N}} (dollars per million "
+                             "tokens)")
+        numbers = []
+        for key in PRICE_KEYS:
+            number = price[key]
+            if isinstance(number, bool) or not isinstance(number, (int, float)) or not 0 <= number < float("inf"):
+                raise ValueError(f"`{key}` of `{model}` is a number of dollars (0 or more), not {number!r}")
+            numbers.append(float(number))
+        out[str(model)] = (numbers[0], numbers[1])
     return out

@@ -17,7 +17,7 @@ def compare_gold(name: str, actual: str) -> None:
         return
     expected = gold.read_text(encoding="utf-8") if gold.exists() else None
     if expected != actual:
-        ACTUAL.mkdir(exist_ok=True)
+        (ACTUAL / name).parent.mkdir(parents=True, exist_ok=True)
         (ACTUAL / name).write_text(actual, encoding="utf-8")
         raise AssertionError(f"{name} differs from tests/gold/{name}; the actual output is in tests/actual/{name}. "
                              "If the change is intended, regenerate with: UPDATE_GOLD=1 pytest tests/test_ci_reports.py "

@@ -36,9 +36,10 @@ def verdict_reply(verdict: str, reason: str = "scripted") -> Reply:
 
 
 class ChatServer:
-    """`script(n, body, headers)` -> Reply for the n-th request (0-based)."""
+    """`script(n, body, headers)` -> Reply for the n-th request (0-based). `keep_alive`: HTTP/1.1 connections that
+    stay open between requests, as a production server's do (HTTP/1.0 by default: one connection per request)."""
 
-    def __init__(self, script: Callable[[int, dict, dict], Reply]):
+    def __init__(self, script: Callable[[int, dict, dict], Reply], keep_alive: bool = False):
         self.script = script
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
@@ -47,6 +48,11 @@ class ChatServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+            # A reply's headers and body are two writes: with Nagle's algorithm the body would wait for the client's
+            # delayed acknowledgement (~40 ms) on a kept-alive connection.
+            disable_nagle_algorithm = True
+
             def log_message(self, *args):  # quiet
                 pass
 

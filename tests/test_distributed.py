@@ -16,6 +16,7 @@ from mbt import api
 from mbt.goldens.loader import GoldenStream
 from mbt.measure import distributed
 from mbt.measure.run import ModelTally
+from mbt.runs import parts
 from tests.cli_runner import run_mbt
 from tests.split_goldens import write_split_goldens
 
@@ -150,16 +151,16 @@ def test_the_local_engine_never_imports_dask(goldens):
 
 @pytest.fixture
 def runs_submitted(monkeypatch):
-    """What each DaskEngine.submit_all handed to the cluster."""
+    """What each DaskEngine.submit_each handed to the cluster."""
     seen: list[distributed.Submitted] = []
-    real = distributed.DaskEngine.submit_all
+    real = distributed.DaskEngine.submit_each
 
     def spy(self, func, calls, redo):
         out = real(self, func, calls, redo)
         seen.append(out)
         return out
 
-    monkeypatch.setattr(distributed.DaskEngine, "submit_all", spy)
+    monkeypatch.setattr(distributed.DaskEngine, "submit_each", spy)
     return seen
 
 
@@ -173,7 +174,8 @@ def test_runs_judged_on_the_cluster_report_what_one_process_does(scheduler, runs
     alone = api.runs(**RUNS).model_dump_json()
     split = api.runs(**RUNS, engine="dask", scheduler=scheduler).model_dump_json()
     [started] = runs_submitted
-    assert len(started.futures) == 2 and started.redone == []  # two later parts of the files, judged by workers
+    files = len(parts.pieces_of(RUNS["run_paths"]))
+    assert len(started.futures) == files and started.redone == []  # each file a piece, judged by a worker
     assert split == alone
     assert '"verdict":"deviation"' in split and '"verdict":"pass"' in split  # the example's runs are not all alike
 
@@ -190,23 +192,20 @@ def test_runs_parts_the_workers_cannot_do_are_judged_here(scheduler, runs_submit
     with distributed.DaskEngine([str(other)], scheduler) as engine:
         runset, tally = parts.judge_in_parts(engine, models, [str(other)], RUNS["run_paths"], coverage,
                                              answers=RuleJudge())  # as RUNS' judge="rules"
-    assert runs_submitted[0].redone == [0, 1]
+    assert runs_submitted[0].redone == list(range(len(parts.pieces_of(RUNS["run_paths"]))))
     local = api.runs(**RUNS)
     assert [r.model_dump() for r in tally.results] == [r.model_dump() for r in local.runs]
     assert alone == local.model_dump_json()
 
 
-def test_split_files_keeps_order_and_every_file(tmp_path):
-    from mbt.runs.parts import split_files
-
+def test_pieces_are_the_files_in_order_each_a_whole_byte_range(tmp_path):
     files = []
-    for i, size in enumerate([10, 500, 20, 20, 300, 5]):
+    for i, size in enumerate([10, 500, 20, 0, 300, 5]):
         path = tmp_path / f"f{i}.json"
         path.write_text("x" * size)
-        files.append((str(path), path.name))
-    for count in range(1, 8):
-        groups = split_files(files, count)
-        assert [f for g in groups for f in g] == files and all(groups) and len(groups) <= count
+        files.append((str(path), size))
+    pieces = parts.pieces_of([str(tmp_path)])
+    assert [(p.path, p.start, p.end) for p in pieces] == [(path, 0, size) for path, size in files]
 
 
 def test_runs_take_a_scheduler_only_with_the_dask_engine():

@@ -259,3 +259,29 @@ def test_a_workbook_keeps_ids_per_sheet_and_jsonl_transcripts_name_their_case(tm
                                         "expected answer and no other check: fill in `Expected answer` (or give "
                                         "must_have, must_not, assert)"}]
     assert done.returncode == 1
+
+
+def test_jobs_judge_the_answers_and_the_runs_in_parts_with_the_report_of_one_process(monkeypatch):
+    # The embedded judge's batch split between this process and a forked worker, and the runs judged on the model in
+    # pieces (mbt.answers.jobs, mbt.runs.parts): the same report, byte for byte.
+    from mbt import api
+    from mbt.answers import jobs
+    from mbt.measure import parallel
+    from mbt.runs import parts
+
+    args = dict(criteria="accuracy=1,safety=1", model_paths=[str(ROOT / "models" / "orders.fsm")])
+    alone = api.eval([str(GOLDENS)], [str(RUNS)], **args, jobs=1).model_dump_json()
+    forked: list[int] = []
+    real = parallel.Workers.__init__
+
+    def spy(self, work, count):
+        forked.append(count)
+        real(self, work, count)
+
+    monkeypatch.setattr(parallel.Workers, "__init__", spy)
+    monkeypatch.setattr(jobs, "MIN_ITEMS", 1)
+    monkeypatch.setattr(parts, "PARALLEL_MIN_BYTES", 0)
+    assert api.eval([str(GOLDENS)], [str(RUNS)], **args, jobs=2).model_dump_json() == alone
+    assert forked.count(2) == 2  # the answers' batch and the runs' pieces, each in two processes
+    done = run_mbt("eval", "--goldens", GOLDENS, "--runs", RUNS, "--jobs", "2", "--format", "json")
+    assert done.returncode == 1 and json.loads(done.stdout)["cases_total"] == json.loads(alone)["cases_total"]

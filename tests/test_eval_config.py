@@ -150,3 +150,44 @@ def test_bad_llm_settings_are_located_and_exit_2(tmp_path):
     assert done.returncode == 2 and "UNSET_JUDGE_KEY (named by api_key_env) is not set" in done.stderr
     done = run_mbt(*args, "--llm", "api_key_env=UNSET_JUDGE_KEY", "--format", "json", cwd=tmp_path)
     assert done.returncode == 1  # the embedded judge needs no key: the variable is never read
+
+
+def test_the_llm_judges_cost_and_cache_hits_are_in_every_report_and_the_budget_stops_cleanly(tmp_path):
+    from tests.chat_server import completion
+
+    def script(n, body, headers):
+        return completion('{"verdict": "pass", "reason": "ok"}', prompt_tokens=1000, completion_tokens=10)
+
+    with ChatServer(script) as server:
+        (tmp_path / "mbt.yaml").write_text(
+            f"goldens: {GOLDENS}\nruns: {RUNS}\njudge: openai:judge-model\n"
+            f"llm:\n  base_url: {server.base_url}\n  concurrency: 1\n  cache: cache.sqlite3\n"
+            "  prices: {judge-model: {input_per_mtok: 2.5, output_per_mtok: 10}}\n", encoding="utf-8")
+        env = {"OPENAI_API_KEY": "sk-test"}
+        done, report = eval_json("--max-requests", "3", cwd=tmp_path, env=env)
+        assert done.returncode == 1 and len(server.requests) == 3
+        [usage] = report["judge_usage"]
+        assert (usage["asked"], usage["requests"], usage["prompt_tokens"], usage["completion_tokens"]) == (3, 3, 3000, 30)
+        assert usage["cost"] == 3 * (1000 * 2.5 + 10 * 10) / 1e6 and usage["cache_hit_rate"] == 0
+        assert usage["not_asked"] == 1 and "at $2.5 / $10 per million" in usage["cost_note"]
+        assert report["budget"] == {"max_cost": None, "max_requests": 3, "requests": 3,
+                                    "reached": "the budget was reached: 3 requests, --max-requests 3"}
+        verdicts = [c["criteria"]["accuracy"] for c in report["cases"] if c["run"]]
+        assert [v["verdict"] for v in verdicts].count("not_judged") == 1 and report["passed"] == 3
+        assert "budget was reached" in next(v["reason"] for v in verdicts if v["verdict"] == "not_judged")
+        text = run_mbt("eval", cwd=tmp_path, env={**BLANK, **env}).stdout  # again: 3 from the cache, 1 asked
+        assert "openai:judge-model: 1 verdict(s) asked in 1 request(s) (0 retried), 3 from the cache (hit rate " \
+               "75.0%); 1000 input + 10 output tokens; $0.0026 at $2.5 / $10 per million" in text
+        assert len(server.requests) == 4
+
+
+def test_max_cost_without_a_price_and_bad_prices_exit_2(tmp_path):
+    args = ("eval", "--goldens", GOLDENS, "--runs", RUNS, "--judge", "openai:m")
+    done = run_mbt(*args, "--max-cost", "1", cwd=tmp_path, env={**BLANK, "OPENAI_API_KEY": "k"})
+    assert done.returncode == 2 and "--max-cost needs the price of model `m`" in done.stderr
+    (tmp_path / "mbt.yaml").write_text("llm:\n  prices: {m: {input_per_mtok: 1}}\n", encoding="utf-8")
+    done = run_mbt(*args, cwd=tmp_path, env={**BLANK, "OPENAI_API_KEY": "k"})
+    assert done.returncode == 2 and done.stderr.startswith("mbt.yaml:1:1: error: `llm`: the price of `m` is")
+    (tmp_path / "mbt.yaml").unlink()
+    done = run_mbt(*args, "--max-requests", "0", cwd=tmp_path)
+    assert done.returncode == 2 and "--max-requests" in done.stderr

@@ -225,3 +225,96 @@ def test_show_prompt_prints_the_versioned_messages():
     assert text.startswith(f"# prompt {PROMPT_VERSION}")
     assert "--- system ---" in text and "--- user ---" in text and "Criterion: fluency" in text
     assert "expected_answer" not in text  # fluency is judged on the answer alone
+
+
+# ---------------------------------------------------------------- cost and budget (issue 37)
+
+def priced(server, tmp_path, **kw):
+    from mbt.judges.llm import Price
+
+    return make(server, tmp_path, prices={"judge-model": Price(1.0, 4.0)}, **kw)
+
+
+def test_tokens_are_counted_per_request_from_the_servers_usage_and_priced(tmp_path):
+    def script(n, body, headers):
+        return completion('{"verdict": "pass", "reason": "ok"}', prompt_tokens=100 + n, completion_tokens=7)
+
+    with ChatServer(script) as server:
+        judge = priced(server, tmp_path, concurrency=1)
+        judge.judge_many([item(actual=f"Refunds take {n} business days.") for n in range(3)])
+    usage = judge.usage
+    assert (usage.asked, usage.requests, usage.prompt_tokens, usage.completion_tokens) == (3, 3, 303, 21)
+    assert judge.cost == pytest.approx((303 * 1.0 + 21 * 4.0) / 1_000_000)
+
+
+def test_a_reply_without_usage_is_counted_apart_and_the_cost_is_not_measured_without_a_price(tmp_path):
+    reply = completion('{"verdict": "pass", "reason": "ok"}')
+    del reply.body["usage"]
+    with ChatServer(lambda n, body, headers: reply) as server:
+        judge = make(server, tmp_path)
+        judge.judge(item())
+    assert judge.usage.replies_without_usage == 1 and judge.usage.prompt_tokens == 0 and judge.cost is None
+
+
+def test_the_cache_hit_rate_counts_verdicts_from_the_cache_over_those_wanted(tmp_path):
+    items = [item(actual=f"Refunds take {n} business days.") for n in range(4)]
+    with ChatServer(lambda n, body, headers: verdict_reply("pass")) as server:
+        make(server, tmp_path).judge_many(items[:3])
+        again = make(server, tmp_path)
+        again.judge_many(items)
+    assert (again.usage.cache_hits, again.usage.asked, again.usage.cache_hit_rate) == (3, 1, 0.75)
+
+
+def test_max_requests_asks_the_first_items_and_leaves_the_rest_not_judged_never_cached(tmp_path):
+    from mbt.judges.llm import Budget
+
+    items = [item(actual=f"Refunds take {n} business days.") for n in range(6)]
+    with ChatServer(lambda n, body, headers: Reply(delay=0.02, body=verdict_reply("pass").body)) as server:
+        judge = make(server, tmp_path, concurrency=3, budget=Budget(max_requests=4))
+        verdicts = judge.judge_many(items)
+        assert [v.verdict for v in verdicts] == ["pass"] * 4 + ["not_judged"] * 2
+        assert "budget was reached: 4 requests, --max-requests 4" in verdicts[4].reason
+        assert len(server.requests) == 4 and judge.usage.over_budget == 2
+        later = make(server, tmp_path).judge_many(items)  # the budget's not_judged are not in the cache: asked now
+        assert [v.verdict for v in later] == ["pass"] * 6 and len(server.requests) == 6
+
+
+def test_a_retry_the_request_budget_cannot_pay_for_is_not_judged_never_an_error_or_a_pass(tmp_path):
+    from mbt.judges.llm import Budget
+
+    with ChatServer(lambda n, body, headers: Reply(500, {"error": {"message": "down"}})) as server:
+        judge = make(server, tmp_path, max_attempts=4, budget=Budget(max_requests=2))
+        verdict = judge.judge(item())
+    assert verdict.verdict == "not_judged" and "after 2 attempts: HTTP 500: down" in verdict.reason
+    assert len(server.requests) == 2
+
+
+def test_max_cost_stops_sending_at_the_same_item_whichever_reply_comes_first(tmp_path):
+    # Each reply costs 1,000 input tokens at $1 per million: $0.001. With a budget of $0.0035 and 3 in flight, the
+    # budget is checked before item n against the items up to n - 3 (done by then): items 0-5 are sent, 6 on are
+    # not — whatever the order in which the replies arrive.
+    import random
+
+    from mbt.judges.llm import Budget
+
+    def script(n, body, headers):
+        return Reply(delay=random.random() * 0.05, body=completion('{"verdict": "pass", "reason": "ok"}',
+                                                                    prompt_tokens=1000, completion_tokens=0).body)
+
+    items = [item(actual=f"Refunds take {n} business days.") for n in range(10)]
+    seen = set()
+    for run in range(3):
+        with ChatServer(script) as server:
+            judge = priced(server, tmp_path / str(run), concurrency=3, budget=Budget(max_cost=0.0035))
+            verdicts = judge.judge_many(items)
+        seen.add(tuple(v.verdict for v in verdicts))
+        assert judge.cost == pytest.approx(0.006) and "$0.0060 spent, --max-cost 0.0035" in verdicts[-1].reason
+    assert seen == {("pass",) * 6 + ("not_judged",) * 4}
+
+
+def test_max_cost_needs_the_models_price(tmp_path):
+    from mbt.judges.llm import Budget
+
+    with ChatServer(lambda n, body, headers: verdict_reply("pass")) as server, pytest.raises(LLMJudgeError) as err:
+        make(server, tmp_path, budget=Budget(max_cost=1.0))
+    assert "needs the price of model `judge-model`" in str(err.value) and "prices" in str(err.value)

@@ -4,6 +4,7 @@ valid input becomes runs of observed steps, broken input is reported with its lo
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -265,3 +266,49 @@ def test_malformed_documents_are_reported_never_a_crash(tmp_path, content, fragm
     assert found.runs == []
     [bad] = found.invalid
     assert fragment in bad.message and bad.where.startswith(f"{tmp_path}/x.json")
+
+
+@pytest.mark.parametrize("value", [
+    {"intValue": "--5"},  # "--5".lstrip("-") is digits, yet no integer
+    {"intValue": "-"},
+    {"arrayValue": {"values": None}},  # no list to go through
+    {"doubleValue": 10 ** 400},  # a JSON integer past any float
+])
+def test_an_odd_attribute_value_is_left_to_protobuf_never_a_crash(tmp_path, value):
+    # The direct reading of the common span shape hands what it is unsure of to protobuf's parser, which decides:
+    # these once escaped it as a ValueError, TypeError or OverflowError (mbt exited 3).
+    from mbt.runs.otlp import SpanProblem, proto_span
+
+    raw = span(op="chat")
+    raw["attributes"].append({"key": "app.odd", "value": value})
+    found = read_runs([write(tmp_path, "t.json", document(raw))])
+    try:
+        expected = proto_span(raw)
+    except SpanProblem as err:
+        assert found.runs == [] and [i.message for i in found.invalid] == [str(err)]
+    else:
+        assert found.invalid == [] and len(found.runs) == 1 and expected["attributes"]["app.odd"] is not None
+
+
+def test_a_resource_attribute_no_float_holds_is_reported_never_a_crash(tmp_path):
+    doc = document(span(op="chat"))
+    doc["resourceSpans"][0]["resource"]["attributes"].append({"key": "x", "value": {"doubleValue": 10 ** 400}})
+    found = read_runs([write(tmp_path, "t.json", doc)])
+    [bad] = found.invalid
+    assert found.runs == [] and "not an OTLP resource" in bad.message and bad.where.endswith("resourceSpans[0]")
+
+
+def test_a_span_naming_the_environment_twice_gives_the_same_run_under_every_hash_seed(tmp_path):
+    # `deployment.environment.name` (the conventions' name) and the older `deployment.environment` on one span: the
+    # table's order decides which is the run's environment, never the order of a set of keys (the hash seed).
+    import subprocess
+    import sys
+
+    raw = span(op="chat", deployment__environment__name="prod", deployment__environment="staging",
+               service__version="1", app__prompt__version="p1", gen_ai__request__model="m")
+    path = write(tmp_path, "t.json", document(raw))
+    code = ("import sys; from mbt.runs.reader import read_runs; "
+            "c = read_runs([sys.argv[1]]).runs[0].context; print(c.environment, c.service_version)")
+    seen = {subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("0", "1", "2", "3", "5", "8")}
+    assert seen == {"prod 1\n"}

@@ -201,6 +201,32 @@ class ModelSayings(BaseModel):
     phrases: list[PhraseCheck]
 
 
+class JudgeUsage(BaseModel):
+    """What one LLM judge of the run cost (docs/judges.md, "Cost and budget")."""
+
+    judge: str = Field(description="The judge, openai:MODEL.")
+    asked: int = Field(description="Verdicts asked of the server (each with its retries).")
+    requests: int = Field(description="Requests sent, retries included.")
+    retries: int
+    cache_hits: int = Field(description="Verdicts taken from the cache (no request).")
+    cache_hit_rate: float | None = Field(description="cache_hits / (cache_hits + asked); None when neither.")
+    prompt_tokens: int = Field(description="Input tokens, as the server's replies (`usage`) report them.")
+    completion_tokens: int = Field(description="Output tokens, as the server's replies report them.")
+    replies_without_usage: int = Field(default=0, description="Replies that reported no tokens (not counted).")
+    cost: float | None = Field(description="Dollars at the configuration file's price for the model; None: no price.")
+    cost_note: str = Field(default="", description="Where the price came from, or why the cost is not measured.")
+    not_asked: int = Field(default=0, description="Verdicts not asked because the budget was reached (not_judged).")
+
+
+class EvalBudget(BaseModel):
+    """The run's budget for its LLM judges (--max-cost, --max-requests) and whether it was reached."""
+
+    max_cost: float | None = None
+    max_requests: int | None = None
+    requests: int = Field(default=0, description="Requests the budget granted.")
+    reached: str | None = Field(default=None, description="Why sending stopped, or None: within the budget.")
+
+
 class EvalReport(BaseModel):
     schema_version: Literal["1.0"] = "1.0"
     judge: str
@@ -233,3 +259,6 @@ class EvalReport(BaseModel):
     notes: list[Located] = Field(default_factory=list, description="What was not judged and why (a contract no "
                                                                    "--model gives), never dropped silently.")
     gate: EvalGate
+    judge_usage: list[JudgeUsage] = Field(default_factory=list, description=(
+        "What each LLM judge of the run cost: requests, tokens, cost, cache hits (empty without an LLM judge)."))
+    budget: EvalBudget | None = Field(default=None, description="The LLM judges' budget, when one was given.")

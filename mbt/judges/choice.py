@@ -102,11 +102,14 @@ def make_judges(choice: JudgeChoice, config: CriteriaConfig, settings: LLMSettin
             raise CriteriaError(f"a judge is named for `{key}`, which is not a criterion{did_you_mean(key, known)} "
                                 f"(criteria: {', '.join(sorted(known))})")
     made: dict[str, Judge] = {}
+    budget = settings.budget() if settings is not None else None  # one budget for every LLM judge of the run
 
     def judge_named(name: str) -> Judge:
         if name not in made:
             llm = name not in ("embedded", "rules")
-            options = {"retry_errors": True} if retry_errors and llm else {}
+            options: dict[str, object] = {"retry_errors": True} if retry_errors and llm else {}
+            if llm and budget is not None:
+                options["budget"] = budget
             made[name] = make_judge(name, settings=settings if llm else None, **options)
         return made[name]
 

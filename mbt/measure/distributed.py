@@ -84,10 +84,17 @@ class DaskEngine:
             logging.getLogger(name).setLevel(logging.CRITICAL)
         try:
             if self.scheduler is None:
+                import dask
+
                 count = self.jobs or parallel.default_jobs()
-                # Its web server on a free local port: the default, 8787, may be another cluster's on this machine.
-                self.cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                                            dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
+                # Workers forked from this process where the system can (as `--jobs` does): they start in a fraction
+                # of a second with what this process has loaded (the models, their judges: mbt.runs.parts.prepare),
+                # instead of importing mbt and loading the models again. Its web server on a free local port: the
+                # default, 8787, may be another cluster's on this machine.
+                method = "fork" if parallel.available() else dask.config.get("distributed.worker.multiprocessing-method")
+                with dask.config.set({"distributed.worker.multiprocessing-method": method}):
+                    self.cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                                                dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
                 self.client = Client(self.cluster, timeout=CONNECT_TIMEOUT)
             else:
                 self.client = Client(self.scheduler, timeout=CONNECT_TIMEOUT)
@@ -131,6 +138,19 @@ class DaskEngine:
         return Submitted(futures, redo)
 
 
+    def submit_each(self, func: Callable[..., T], calls: list[tuple], redo: Callable[[int], T]) -> Submitted[T]:
+        """`func(*call)` for each call on the cluster, its arguments sent with it (small: paths, a byte range);
+        the results are gathered as they come (`Gathering`), `redo(i)` giving call i's result here when the cluster
+        cannot."""
+        futures = []
+        for call in calls:
+            try:
+                futures.append(self.client.submit(func, *call, pure=False))
+            except Exception:  # noqa: BLE001 - the cluster went away: this call (and the next) are done here
+                futures.append(None)
+        return Gathering(futures, redo)
+
+
 class Submitted(Generic[T]):
     """The parts handed to the cluster; `results()` takes them in order, doing here any part that failed there."""
 
@@ -149,4 +169,30 @@ class Submitted(Generic[T]):
                     pass
             self.redone.append(i)
             out.append(self.redo(i))  # its data was sent as a copy: still unread here
+        return out
+
+
+class Gathering(Submitted[T]):
+    """Calls handed to the cluster one by one, their results fetched as each finishes (while the others run), then
+    given in order; a call that failed there is done here."""
+
+    def results(self) -> list[T]:
+        from distributed import as_completed
+
+        got: dict[int, T] = {}
+        index = {id(f): i for i, f in enumerate(self.futures) if f is not None}
+        live = [f for f in self.futures if f is not None]
+        if live:
+            for future in as_completed(live):
+                try:
+                    got[index[id(future)]] = future.result()
+                except Exception:  # noqa: BLE001 - any failure on the cluster: the call is done here, same outcome
+                    pass
+                future.release()  # its result is here now: the worker may forget it
+        out = []
+        for i in range(len(self.futures)):
+            if i not in got:
+                self.redone.append(i)
+                got[i] = self.redo(i)
+            out.append(got.pop(i))
         return out

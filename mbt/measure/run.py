@@ -89,15 +89,27 @@ class ModelTally:
         self.cap = covering_cap  # at most this many golden ids kept per element and list (None: all)
         self.findings_cap = findings_cap  # at most this many findings of each kind kept (None: all), the rest counted
         self.elements: list[Element]
-        self.replayer: Any
+        self._replayer: Any = None
+        self._shared = shared
         if shared is not None:  # another part of the same run: the same elements and replayer, counts of its own
-            self.elements, self.replayer = shared.elements, shared.replayer
+            self.elements = shared.elements
         else:
             self.elements = elements_of(model)
             if self.kind.replayer is None:
                 raise MbtError(f"mbt cannot measure {model.kind} models yet (`{model.name}`)")
-            self.replayer = self.kind.replayer(model, self.elements)
         self._fresh_counts()
+
+    @property
+    def replayer(self) -> Any:
+        """The model's compiled replayer, built when the first case is replayed (a run without goldens, `mbt runs`
+        reporting usage, never compiles one: a large model's compilation takes seconds)."""
+        if self._replayer is None:
+            if self._shared is not None:
+                self._replayer = self._shared.replayer
+            else:
+                assert self.kind.replayer is not None  # checked when the tally was made
+                self._replayer = self.kind.replayer(self.model, self.elements)
+        return self._replayer
 
     def part(self) -> ModelTally:
         """An empty tally for another part of the run (sharing this one's compiled replayer)."""

@@ -20,12 +20,12 @@ mapping reads or knowingly passes over is counted (`unread`), so a renamed field
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from mbt.runs.decoding import loads, nesting
 from mbt.runs.grounding import GroundingProblem, read_document, read_grounding
 from mbt.runs.marks import attribute_tags, merged
 from mbt.runs.steps import ObservedRun, ObservedStep, Retrieval, RunContext
@@ -69,6 +69,14 @@ CONTEXT_ATTRIBUTES = {"service.name": "service_name", "service.version": "servic
                       "deployment.environment.name": "environment", "deployment.environment": "environment",
                       "gen_ai.conversation.id": "conversation_id"}
 CONTEXT_KEYS = frozenset(CONTEXT_ATTRIBUTES)
+_CONTEXT_ORDER = {key: n for n, key in enumerate(CONTEXT_ATTRIBUTES)}
+# Every key read_run_attributes looks at (a span with none of them skips it) and the tool spans' keys.
+_RUN_KEYS = frozenset((*MBT_RUN_ATTRIBUTES, "mbt.run.precondition", *CONTEXT_ATTRIBUTES, *MBT_GROUNDING_ATTRIBUTES))
+_TOOL_KEYS = frozenset(MBT_TOOL_ATTRIBUTES)
+_TOOL_SPAN_KEYS = frozenset(("gen_ai.operation.name", "gen_ai.tool.name", "gen_ai.tool.call.arguments",
+                             "gen_ai.tool.call.result", "error.type"))
+_TRACELOOP_TOOL_KEYS = frozenset(("traceloop.span.kind", "traceloop.entity.name", "traceloop.entity.input",
+                                  "traceloop.entity.output"))
 INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
 OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
 # The earlier conventions' events: the prompt's messages by role, and the reply.
@@ -80,14 +88,34 @@ _INDEXED = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
 _INDEXED_FIELDS = re.compile(r"^(?:role|content|tool_call_id|finish_reason|name|tool_calls\.\d+\.(?:id|name|arguments)"
                              r"|function_call\.(?:name|arguments))$")
 _DIGITS = re.compile(r"\.\d+(?=\.|$)")
+
 MAX_JSON_DEPTH = 200  # deeper JSON in an attribute is kept as text: json.loads recurses once per level
+
+# What a span's attribute keys are, worked out once per distinct set of keys (an instrumentation writes the same
+# few keys on every span of a kind): the keys that look like GenAI telemetry and that no mapping knowingly passes
+# over (counted as unread unless a mapping reads them), and whether one is OpenLLMetry's indexed `gen_ai.prompt.N.*`.
+_KEY_SETS: dict[tuple[str, ...], tuple[frozenset[str], bool]] = {}
+_KEY_SETS_REMEMBERED = 10_000  # forgotten all at once past this many distinct sets, to bound memory
+
+
+def key_set(attributes: dict[str, Any]) -> tuple[frozenset[str], bool]:
+    """(the unread candidates, any indexed key) of a span's attributes."""
+    keys = tuple(attributes)
+    found = _KEY_SETS.get(keys)
+    if found is None:
+        found = (frozenset(k for k in keys if k.startswith(GENAI_PREFIXES) and not _PASSED_OVER.match(k)),
+                 any(_INDEXED.match(k) for k in keys))
+        if len(_KEY_SETS) >= _KEY_SETS_REMEMBERED:
+            _KEY_SETS.clear()
+        _KEY_SETS[keys] = found
+    return found
 
 
 class TraceProblem(ValueError):
     """A trace no run can be built from (the caller adds its location)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Message:
     """One chat message, whatever shape carried it."""
 
@@ -103,17 +131,12 @@ def decode_json(value: Any) -> Any:
     is nested too deep to decode safely, stays text."""
     if not isinstance(value, str):
         return value
-    if value.count("[") + value.count("{") > MAX_JSON_DEPTH:  # counted in C; only then walked in Python
-        depth = 0
-        for ch in value:  # a bound on nesting before json.loads recurses into it
-            if ch in "[{":
-                depth += 1
-                if depth > MAX_JSON_DEPTH:
-                    return value
-            elif ch in "]}":
-                depth -= 1
+    # A bound on nesting before the decoder recurses into it: the brackets are counted (in C), and only when there
+    # are enough of them is their nesting measured (in C too: a history of 1,000 messages costs what its bytes do).
+    if value.count("[") + value.count("{") > MAX_JSON_DEPTH and nesting(value) > MAX_JSON_DEPTH:
+        return value
     try:
-        return json.loads(value)
+        return loads(value)
     except (ValueError, RecursionError):  # ValueError covers digit strings past Python's int limit
         return value
 
@@ -264,8 +287,50 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _first(a: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    return next((a[k] for k in keys if a.get(k) is not None), None)
+def _first(a: dict[str, Any], keys: tuple[str, str]) -> Any:
+    """The value of the first of two keys that has one (token counts: the current name, then the older one)."""
+    found = a.get(keys[0])
+    return found if found is not None else a.get(keys[1])
+
+
+class _History:
+    """A history as a model span carried it (`gen_ai.input.messages`): its user messages and its tool messages (raw,
+    and read as messages when first needed), in order, and enough of its text to see whether the next span's history
+    extends it. A model call repeats the whole conversation, so the next span's text is usually this text with new
+    messages before its closing bracket: then only they are decoded (`_TraceReader.history`), and a history of 1,000
+    messages costs its new messages, not a thousand. The decoded list is the same either way: a JSON array's text
+    with more elements before its `]` decodes to the same elements followed by the new ones."""
+
+    __slots__ = ("text", "head", "opens", "closes", "messages", "users", "tools", "read_tools")
+
+    def __init__(self, text: str | None):
+        self.text = text
+        self.head = text[:-1] if text is not None and text.endswith("]") else None  # the text but its closing `]`
+        self.opens = self.closes = 0  # the head's `[`/`{` and `]`/`}`, counted (strings included) as decode_json does
+        if self.head is not None:
+            self.opens = self.head.count("[") + self.head.count("{")
+            self.closes = self.head.count("]") + self.head.count("}")
+        self.messages = 0  # the history's objects (messages)
+        self.users: list[dict[str, Any]] = []
+        self.tools: list[dict[str, Any]] = []
+        self.read_tools: list[Message | None] = []  # tools[:len(read_tools)] read as messages (None: not one)
+
+    def add(self, decoded: list[Any]) -> None:
+        for m in decoded:
+            if isinstance(m, dict):
+                self.messages += 1
+                role = m.get("role") if "role" in m else (_message(m) or Message("")).role
+                if role == "user":
+                    self.users.append(m)
+                elif role == "tool":
+                    self.tools.append(m)
+
+    def tool_messages(self) -> list[Message]:
+        """The tool messages, each read once however many spans repeat it."""
+        read = self.read_tools
+        for m in self.tools[len(read):]:
+            read.append(_message(m))
+        return [m for m in read if m is not None]
 
 
 class _TraceReader:
@@ -284,6 +349,42 @@ class _TraceReader:
         self.open_calls: list[tuple[str | None, str]] = []  # requested calls not answered yet, in order
         self.retrieval: Retrieval | None = None  # what the trace's retrieval spans returned (docs/runs.md, Grounding)
         self.grounding: dict[str, Any] = {}  # mbt's grounding attributes, as seed 000's RAG trace names them
+        self.last_history: _History | None = None  # the last model span's history, when one may extend it
+
+    def history(self, value: Any) -> _History | None:
+        """The history a model span's `gen_ai.input.messages` holds (None: not a list of messages, or nested too
+        deep: what decode_json keeps as text); decoded from where the previous span's history ends when this one
+        extends it (see _History)."""
+        last = self.last_history
+        if last is not None and last.head is not None and type(value) is str:
+            if value == last.text:  # the same history again (a reply without a new message in between)
+                return last
+            start = len(last.head) + 1
+            if len(value) > start and value[start - 1] == "," and value.startswith(last.head):
+                added = "[" + value[start:]  # the new messages, as an array of their own
+                opens = last.opens + added.count("[") + added.count("{") - 1
+                # decode_json's bound on nesting, for the whole text: the head ends `opens - closes` deep, and the
+                # added text starts there; the head's own nesting passed already (the last history was decoded)
+                if opens <= MAX_JSON_DEPTH or last.opens - last.closes - 1 + nesting(added) <= MAX_JSON_DEPTH:
+                    try:
+                        decoded = loads(added)
+                    except (ValueError, RecursionError):
+                        decoded = None
+                    if isinstance(decoded, list):
+                        last.text = value
+                        if value.endswith("]"):
+                            tail = added[1:-1]
+                            last.head = value[:-1]
+                            last.opens, last.closes = opens, last.closes + tail.count("]") + tail.count("}")
+                        else:
+                            last.head = None
+                        last.add(decoded)
+                        return last
+        decoded = decode_json(value)
+        found = _History(value if type(value) is str and isinstance(decoded, list) else None)
+        found.add(decoded if isinstance(decoded, list) else [decoded])
+        self.last_history = found if found.head is not None else None
+        return found
 
     def at(self, span: dict) -> str:
         return f"trace {self.trace_id} span {span['span_id']}"
@@ -313,7 +414,7 @@ class _TraceReader:
         if a.get(OPENINFERENCE_KIND) == "RETRIEVER" or any(e["name"] == VECTOR_RESULT_EVENT
                                                            for e in span.get("events") or ()):
             return "retrieval"
-        if a.get("llm.request.type") is not None or any(_INDEXED.match(k) for k in a) or any(
+        if a.get("llm.request.type") is not None or key_set(a)[1] or any(
                 e["name"] in MESSAGE_EVENTS or e["name"] == CHOICE_EVENT or e["name"] in LEGACY_EVENTS
                 for e in span.get("events") or ()):
             return "model"
@@ -323,11 +424,13 @@ class _TraceReader:
 
     def read(self) -> tuple[ObservedRun, Counter[str]]:
         roles = [(span, self.operation(span)) for span in self.spans]
-        has_tool_spans = any(role == "tool" for _, role in roles)
-        has_model_spans = any(role == "model" for _, role in roles)
+        kinds = {role for _, role in roles}
+        has_tool_spans, has_model_spans = "tool" in kinds, "model" in kinds
         for span, role in roles:
-            used: set[str] = set()
-            self.read_run_attributes(span["attributes"], used)
+            found = _RUN_KEYS.intersection(span["attributes"])
+            used = set(found)
+            if not found <= CONTEXT_KEYS:  # context keys only (most spans, through the resource): read by read_context
+                self.read_run_attributes(span["attributes"], used)
             if role is not None:
                 used.add("gen_ai.operation.name")
             if role == "model" or (role == "agent" and not has_model_spans):
@@ -341,7 +444,7 @@ class _TraceReader:
             elif role is None and any(k.startswith("gen_ai.") for k in span["attributes"]):
                 self.unread["`gen_ai.operation.name` absent (the span has gen_ai.* attributes)"] += 1
             self.count_unread(span, used, role)
-        self.run.steps = [step for _, _, step in sorted(self.timed, key=lambda x: (x[0], x[1]))]
+        self.run.steps = [step for _, _, step in sorted(self.timed)]  # by time, then as added (numbers are unique)
         self.read_context(roles)
         self.read_grounding()
         self.run.notes = [f"{what} on {n} span(s): read as nothing" for what, n in sorted(self.unread.items())]
@@ -358,7 +461,7 @@ class _TraceReader:
             pre = decode_json(a["mbt.run.precondition"])
             if isinstance(pre, dict) and not self.run.precondition_recorded:
                 self.run.precondition, self.run.precondition_recorded = pre, True
-        used.update(k for k in CONTEXT_ATTRIBUTES if k in a)
+        used.update(CONTEXT_KEYS.intersection(a))
         tags = attribute_tags(a, used)  # mbt.run.tags, app.run.kind (mbt.runs.marks)
         if tags:
             self.run.tags = merged(self.run.tags, tags)
@@ -438,29 +541,30 @@ class _TraceReader:
 
     def read_model_span(self, span: dict, used: set[str], messages_carry_tools: bool) -> None:
         a = span["attributes"]
-        used.update(k for k in ("gen_ai.operation.name", "llm.request.type") if k in a)
+        if "gen_ai.operation.name" in a:
+            used.add("gen_ai.operation.name")
+        if "llm.request.type" in a:
+            used.add("llm.request.type")
         used_events: set[int] = set()
-        raw_inputs: list[dict[str, Any]] = []  # the current conventions' history, parsed only where it is read
+        history: _History | None = None  # the current conventions' history, its messages parsed only where read
         outputs: list[Message] = []
         if "gen_ai.input.messages" in a:
             used.add("gen_ai.input.messages")
-            decoded = decode_json(a["gen_ai.input.messages"])
-            raw_inputs = [m for m in (decoded if isinstance(decoded, list) else [decoded]) if isinstance(m, dict)]
+            history = self.history(a["gen_ai.input.messages"])
         if "gen_ai.output.messages" in a:
             used.add("gen_ai.output.messages")
             outputs = _messages(a["gen_ai.output.messages"])
-        ev_in, ev_out = _event_messages(span, used_events)
-        ix_in, ix_out = _indexed(a, "prompt", used), _indexed(a, "completion", used)
+        ev_in, ev_out = _event_messages(span, used_events) if span.get("events") else ([], [])
+        indexed = key_set(a)[1]
+        ix_in, ix_out = (_indexed(a, "prompt", used), _indexed(a, "completion", used)) if indexed else ([], [])
         # One shape per direction: an instrumentation that writes both an attribute and events of the same messages
         # must not double them.
         outputs = outputs or ev_out or ix_out
-        if raw_inputs:  # a model call repeats the whole history: only its new user messages and tool results count
-            roles = [m.get("role") if "role" in m else (_message(m) or Message("")).role for m in raw_inputs]
-            user_raw = [m for m, role in zip(raw_inputs, roles) if role == "user"]
-            users_count = len(user_raw)
-            new_users = [msg for msg in (_message(m) for m in user_raw[self.users_seen:]) if msg is not None]
-            tools = [msg for msg in (_message(m) for m, role in zip(raw_inputs, roles) if role == "tool")
-                     if msg is not None] if messages_carry_tools else []
+        if history is not None and history.messages:
+            # a model call repeats the whole history: only its new user messages and tool results count
+            users_count = len(history.users)
+            new_users = [msg for msg in (_message(m) for m in history.users[self.users_seen:]) if msg is not None]
+            tools = history.tool_messages() if messages_carry_tools else []
         else:
             inputs = ev_in or ix_in
             users = [m for m in inputs if m.role == "user"]
@@ -505,22 +609,21 @@ class _TraceReader:
                     self.open_calls.append((call_id, name))
                     self.add(span["end"], ObservedStep("tool_call", at, tool=name, args=_arguments(raw),
                                                        sources=_sources(a), span_id=sid))
-        used.update(k for k in MBT_TOOL_ATTRIBUTES if k in a and messages_carry_tools)
+        if messages_carry_tools:
+            used.update(_TOOL_KEYS.intersection(a))
 
     def read_tool_span(self, span: dict, used: set[str]) -> None:
         a = span["attributes"]
         at, sid = self.at(span), span["span_id"]
         if a.get("gen_ai.operation.name") == TOOL_OPERATION:
-            used.update(k for k in ("gen_ai.operation.name", "gen_ai.tool.name", "gen_ai.tool.call.arguments",
-                                    "gen_ai.tool.call.result", "error.type") if k in a)
+            used.update(_TOOL_SPAN_KEYS.intersection(a))
             tool = a.get("gen_ai.tool.name")
             if not tool:
                 raise TraceProblem(f"{at}: an `execute_tool` span without `gen_ai.tool.name`")
             args = _arguments(a.get("gen_ai.tool.call.arguments"))
             result = decode_json(a.get("gen_ai.tool.call.result"))
         else:  # OpenLLMetry's @tool: the function's arguments and return value
-            used.update(k for k in ("traceloop.span.kind", "traceloop.entity.name", "traceloop.entity.input",
-                                    "traceloop.entity.output") if k in a)
+            used.update(_TRACELOOP_TOOL_KEYS.intersection(a))
             tool = a.get("traceloop.entity.name") or span["name"].removesuffix(".tool")
             given = decode_json(a.get("traceloop.entity.input"))
             args = None
@@ -530,7 +633,7 @@ class _TraceReader:
                 else:
                     args = given["kwargs"]
             result = decode_json(a.get("traceloop.entity.output"))
-        used.update(k for k in MBT_TOOL_ATTRIBUTES if k in a)
+        used.update(_TOOL_KEYS.intersection(a))
         self.add(span["start"], ObservedStep(
             "tool_call", at, tool=str(tool), args=args, sources=_sources(a),
             idempotency_key=str(a["mbt.idempotency_key"]) if a.get("mbt.idempotency_key") is not None else None,
@@ -541,37 +644,40 @@ class _TraceReader:
             result=result, state_after=_state(a.get("mbt.state.after")), span_id=sid))
 
     def count_unread(self, span: dict, used: set[str], role: str | None) -> None:
-        if role is None and not any(k.startswith("gen_ai.") for k in span["attributes"]):
-            candidates = [k for k in span["attributes"] if k.startswith(GENAI_PREFIXES) and not k.startswith("gen_ai.")]
-        else:
-            candidates = [k for k in span["attributes"] if k.startswith(GENAI_PREFIXES)]
-        for key in candidates:
-            if key in used or _PASSED_OVER.match(key):
-                continue
-            self.unread[f"attribute `{_DIGITS.sub('.N', key)}`"] += 1
+        """Each attribute that looks like GenAI telemetry and that no mapping read or knowingly passes over."""
+        candidates = key_set(span["attributes"])[0]
+        if not used.issuperset(candidates):
+            for key in candidates - used:
+                self.unread[f"attribute `{_DIGITS.sub('.N', key)}`"] += 1
 
     def read_context(self, roles: list[tuple[dict, str | None]]) -> None:
         ctx: RunContext = self.run.context
         for span, _ in roles:
-            for key in CONTEXT_KEYS.intersection(span["attributes"]):
-                value, attr = span["attributes"][key], CONTEXT_ATTRIBUTES[key]
+            a = span["attributes"]
+            found = CONTEXT_KEYS.intersection(a)
+            # in the table's order: one span may give two names of one field (deployment.environment[.name])
+            for key in (found if len(found) < 2 else sorted(found, key=_CONTEXT_ORDER.__getitem__)):
+                value, attr = a[key], CONTEXT_ATTRIBUTES[key]
                 if value is not None and getattr(ctx, attr) is None:
                     setattr(ctx, attr, str(value))
-        model_spans = [s for s, role in roles if role == "model"] or [s for s, role in roles if role == "agent"]
-        tokens_in = [_int(_first(s["attributes"], INPUT_TOKENS)) for s in model_spans]
-        tokens_out = [_int(_first(s["attributes"], OUTPUT_TOKENS)) for s in model_spans]
+        model_spans = [s for s, role in roles if role == "model"]
+        tool_spans = [s for s, role in roles if role == "tool"]
+        tokens_in, tokens_out = [], []
+        for s in model_spans or [s for s, role in roles if role == "agent"]:
+            a = s["attributes"]
+            tokens_in.append(_int(_first(a, INPUT_TOKENS)))
+            tokens_out.append(_int(_first(a, OUTPUT_TOKENS)))
         if any(t is not None for t in tokens_in):
             ctx.input_tokens = sum(t or 0 for t in tokens_in)
         if any(t is not None for t in tokens_out):
             ctx.output_tokens = sum(t or 0 for t in tokens_out)
-        if self.spans:
-            ctx.wall_ms = (max(s["end"] for s in self.spans) - min(s["start"] for s in self.spans)) / 1e6
+        if self.spans:  # sorted by start: the first starts first
+            ctx.wall_ms = (max(s["end"] for s in self.spans) - self.spans[0]["start"]) / 1e6
         ms = lambda s: max(s["end"] - s["start"], 0) / 1e6  # noqa: E731
-        if any(role == "model" for _, role in roles):
-            ctx.model_ms = sum(ms(s) for s, role in roles if role == "model")
-        tool_spans = [s for s, role in roles if role == "tool"]
+        if model_spans:
+            ctx.model_ms = sum([ms(s) for s in model_spans])
         if tool_spans:
-            ctx.tool_ms = sum(ms(s) for s in tool_spans)
+            ctx.tool_ms = sum([ms(s) for s in tool_spans])
             failed: set[str] = set()
             retry_ms = 0.0
             result_of: dict[str | None, ObservedStep] = {}  # span id -> its tool result (the first)
@@ -579,12 +685,12 @@ class _TraceReader:
                 if st.kind == "tool_result":
                     result_of.setdefault(st.span_id, st)
             for s in tool_spans:  # a call of a tool whose previous call failed is a retry
-                found = result_of.get(s["span_id"])
-                tool = found.tool if found is not None else None
+                result = result_of.get(s["span_id"])
+                tool = result.tool if result is not None else None
                 if tool in failed:
                     ctx.retries += 1
                     retry_ms += ms(s)
-                if found is not None and not found.ok:
+                if result is not None and not result.ok:
                     failed.add(str(tool))
                 elif tool in failed:
                     failed.discard(str(tool))

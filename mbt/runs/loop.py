@@ -43,6 +43,9 @@ class LoopRules:
     stable_commands: bool = False
 
 
+_NO_RULES = LoopRules()
+
+
 @dataclass
 class LoopFinding:
     type: str
@@ -64,6 +67,9 @@ def _turn_of_step(run: ObservedRun, step: int) -> int | None:
 
 def judge_loop(run: ObservedRun, rules: LoopRules) -> tuple[LoopFinding | None, list[str]]:
     """The run's first loop finding (by step) and the gaps: declared criteria the run shows no evidence for."""
+    if not run.turns and run.max_turns is None and run.max_budget_tokens is None and not run.structured_output and \
+            rules == _NO_RULES:  # nothing declared and no turn records: nothing to judge (most traces)
+        return None, []
     findings: list[LoopFinding] = []
     gaps: list[str] = []
     turns = run.turns

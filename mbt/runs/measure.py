@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from typing import Any
 
@@ -14,6 +15,8 @@ from mbt.runs.contract_judge import GroundedVerdict
 from mbt.runs.grounding import GroundingResult
 from mbt.runs.judge import Deviation, Verdict, is_critical
 from mbt.runs.loop import LoopRules, judge_loop
+from mbt.runs.redact import Redaction
+from mbt.runs.regression import RegressionTally
 from mbt.runs.results import (
     DeviationOut,
     DocumentOut,
@@ -30,22 +33,27 @@ from mbt.runs.undocumented import undocumented
 
 def evidence_of(run: ObservedRun) -> Evidence:
     """What the run exposed, counted (the evidence contract of docs/runs.md)."""
-    e = Evidence(steps=len(run.steps), turn_records=len(run.turns), records_tool_calls=run.records_tool_calls)
+    users = assistants = calls = with_arguments = with_sources = results = states = 0
     for s in run.steps:
-        if s.kind == "user":
-            e.user_texts += 1
-        elif s.kind == "assistant":
-            e.assistant_texts += 1
-        elif s.kind == "tool_call":
-            e.tool_calls += 1
-            e.tool_calls_with_arguments += s.args is not None
-            e.argument_sources += bool(s.sources)
+        kind = s.kind
+        if kind == "user":
+            users += 1
+        elif kind == "assistant":
+            assistants += 1
+        elif kind == "tool_call":
+            calls += 1
+            with_arguments += s.args is not None
+            with_sources += bool(s.sources)
         else:
-            e.tool_results += 1
-        e.state_exports += s.state_after is not None or s.state_before is not None
-    e.stop_reasons = sum(t.stop_reason is not None for t in run.turns)
-    e.usage = run.context.input_tokens is not None or run.context.output_tokens is not None
-    return e
+            results += 1
+        states += s.state_after is not None or s.state_before is not None
+    context = run.context
+    return Evidence(
+        steps=len(run.steps), user_texts=users, assistant_texts=assistants, tool_calls=calls,
+        tool_calls_with_arguments=with_arguments, argument_sources=with_sources, tool_results=results,
+        state_exports=states, turn_records=len(run.turns), stop_reasons=sum(t.stop_reason is not None for t in run.turns),
+        usage=context.input_tokens is not None or context.output_tokens is not None,
+        records_tool_calls=run.records_tool_calls)
 
 
 def grounding_out(retrieval: Retrieval, g: GroundingResult | None, why_not: str = "") -> GroundingOut:
@@ -70,36 +78,38 @@ def grounding_out(retrieval: Retrieval, g: GroundingResult | None, why_not: str 
 
 
 def _result(run: ObservedRun, v: Verdict | None, model: str | None, invalid: str | None = None) -> RunResult:
-    out = RunResult(id=run.id, where=run.where, format=run.format, model=model, suite=run.suite, file=run.file,
-                    verdict="invalid", steps=len(run.steps), expected_intent=run.expected_intent, intent=run.intent,
-                    invalid=invalid, evidence=evidence_of(run), context=replace(run.context),
-                    notes=list(run.notes), tags=list(run.tags))
+    # Every field given at once: pydantic checks them in one call (setting them one by one afterwards costs ~1 µs
+    # each, ten times what a run's judgement spends on a field).
+    fields: dict[str, Any] = dict(
+        id=run.id, where=run.where, format=run.format, model=model, suite=run.suite, file=run.file,
+        verdict="invalid", steps=len(run.steps), expected_intent=run.expected_intent, intent=run.intent,
+        invalid=invalid, evidence=evidence_of(run), context=replace(run.context), notes=list(run.notes),
+        tags=list(run.tags))
     if v is None or v.invalid is not None:
-        out.invalid = invalid or (v.invalid if v is not None else None)
-        return out
+        fields["invalid"] = invalid or (v.invalid if v is not None else None)
+        return RunResult(**fields)
     d = v.deviation
-    out.verdict = "deviation" if d is not None else "not_judged" if v.not_judged else "pass"
-    out.not_judged = list(v.gaps)
+    verdict = "deviation" if d is not None else "not_judged" if v.not_judged else "pass"
+    fields.update(verdict=verdict, not_judged=list(v.gaps), critical=is_critical(v), completed=v.completed,
+                  final_state=v.final_state, escalation_expected=v.escalation_expected, escalated=v.escalated,
+                  handed_off=(verdict == "pass" and v.escalation_expected and v.escalated
+                              and v.final_state is not None and v.final_state in v.finals),
+                  intent=v.intent, unbound=list(v.unbound))
     if d is not None:
-        out.deviation = DeviationOut(type=d.type, where=d.where, step=d.step, element=d.element, severity=d.severity,
-                                     message=d.message, tool=d.tool, argument=d.argument, expected=d.expected,
-                                     actual=d.actual, source=d.source, sources=dict(d.sources))
+        fields["deviation"] = DeviationOut(
+            type=d.type, where=d.where, step=d.step, element=d.element, severity=d.severity, message=d.message,
+            tool=d.tool, argument=d.argument, expected=d.expected, actual=d.actual, source=d.source,
+            sources=dict(d.sources))
         if d.type == "step_not_allowed" and d.turn is not None and 0 <= d.turn < len(v.path):
-            out.deviation.event = v.path[d.turn].get("event")  # the refused turn (mbt.runs.undocumented reads it)
-    out.critical = is_critical(v)
-    out.completed, out.final_state = v.completed, v.final_state
-    out.escalation_expected, out.escalated = v.escalation_expected, v.escalated
-    out.handed_off = (out.verdict == "pass" and v.escalation_expected and v.escalated
-                      and v.final_state is not None and v.final_state in v.finals)
-    out.intent, out.unbound = v.intent, list(v.unbound)
+            fields["deviation"].event = v.path[d.turn].get("event")  # the refused turn (mbt.runs.undocumented reads it)
     if isinstance(v, GroundedVerdict):  # judged on a contract: its grounding and items (docs/runs.md, "Grounding")
-        out.path_judged = v.path_judged
-        out.items = [ItemOut(item=key, verdict=verdict, reason=reason) for key, verdict, reason in v.items]
+        fields["path_judged"] = v.path_judged
+        fields["items"] = [ItemOut(item=key, verdict=verdict, reason=reason) for key, verdict, reason in v.items]
     if run.retrieval is not None:
         g = v.grounding if isinstance(v, GroundedVerdict) else None
-        out.grounding = grounding_out(run.retrieval, g, f"{run.where}: retrieval evidence is judged on a contract "
-                                                        f"model; `{model}` is not one")
-    return out
+        fields["grounding"] = grounding_out(run.retrieval, g, f"{run.where}: retrieval evidence is judged on a "
+                                                             f"contract model; `{model}` is not one")
+    return RunResult(**fields)
 
 
 def judge_run(judge: Any, run: ObservedRun, loop: LoopRules) -> Verdict:
@@ -119,16 +129,18 @@ def judge_run(judge: Any, run: ObservedRun, loop: LoopRules) -> Verdict:
 
 
 class RunTally:
-    """Judges runs as they come, keeping per model how many runs passed through each element."""
+    """Judges runs as they come, keeping per model how many runs passed through each element (sparse: element index ->
+    runs), the tool errors, and the regression goldens of the failing runs (`redaction` applies to them)."""
 
     def __init__(self, models: list[ModelBase], coverage: CoverageReport | None,
-                 judges: dict[str, Any] | None = None, loop: LoopRules | None = None, answers: Any = None):
+                 judges: dict[str, Any] | None = None, loop: LoopRules | None = None,
+                 redaction: Redaction | None = None, answers: Any = None):
         """`coverage`: the models' coverage report, whose element lists index the counts and whose usage view the
         report shows; None for a part judged elsewhere (the elements enumerated, in the same order). `judges`: those of
         another tally of the same models, shared (a judge is built once: it compiles a model). `answers`: the answer
         judge (mbt.judges) that decides what assistant texts say (`mbt runs --judge`); None: each kind's default."""
         self.judges = {}
-        self.through: dict[str, list[int]] = {}
+        self.through: dict[str, Counter[int]] = {}
         self.elements: dict[str, list[Element]] = {}
         self.coverage = {mc.model: mc for mc in coverage.models} if coverage is not None else {}
         for m in models:
@@ -140,19 +152,25 @@ class RunTally:
             self.elements[m.name] = elements
             self.judges[m.name] = judges[m.name] if judges is not None else \
                 factory(m, elements) if answers is None else factory(m, elements, answers=answers)
-            self.through[m.name] = [0] * len(elements)
+            self.through[m.name] = Counter()
         self._models, self._report = models, coverage
         self.loop = loop or LoopRules()
+        self.answers = answers  # sent with each piece a worker judges (mbt.runs.parts)
+        self.redaction = redaction or Redaction()
         self.models = {m.name: m for m in models if m.name in self.judges}
         self.results: list[RunResult] = []
-        self.verdicts: list[Verdict] = []
+        self.regressions = RegressionTally()
         self.tool_errors = 0
 
     def fresh(self) -> RunTally:
-        """A tally of the same models with no run yet, sharing this one's judges."""
-        return RunTally(self._models, self._report, self.judges, self.loop)
+        """A tally of the same models with no run yet, sharing this one's judges and element lists."""
+        new = RunTally.__new__(RunTally)
+        new.__dict__.update(self.__dict__)
+        new.through = {name: Counter() for name in self.through}
+        new.results, new.regressions, new.tool_errors = [], RegressionTally(), 0
+        return new
 
-    def add(self, run: ObservedRun, keep_verdict: bool = True) -> RunResult:
+    def add(self, run: ObservedRun) -> RunResult:
         name = run.model
         if name is None:
             if len(self.judges) != 1:
@@ -171,13 +189,24 @@ class RunTally:
         result = _result(run, v, name)
         self.results.append(result)
         if v.invalid is None:
-            through = self.through[name]
-            for i in v.exercised:
-                through[i] += 1
+            self.through[name].update(v.exercised)
             self.tool_errors += sum(s.kind == "tool_result" and not s.ok for s in run.steps)
-            if keep_verdict and v.deviation is not None:
-                self.verdicts.append(v)
+            if v.deviation is not None:
+                self.regressions.add(v, self.models, self.redaction)
         return result
+
+    def measured(self, coverage: CoverageReport) -> None:
+        """The models' coverage report, measured after the tally was made (without one): the element lists are the
+        same (each model's, in its order), the report gives the usage view its goldens' side."""
+        self.coverage = {mc.model: mc for mc in coverage.models}
+        self._report = coverage
+
+    def runs_through(self, name: str) -> list[int]:
+        """How many runs passed through each element of the model, in its element order."""
+        dense = [0] * len(self.elements[name])
+        for index, count in self.through[name].items():
+            dense[index] = count
+        return dense
 
     def report(self, runset: RunSet, coverage: CoverageReport | None, separately: list[str],
                required: list[str], handoff_suites: frozenset[str] = frozenset(),
@@ -189,7 +218,7 @@ class RunTally:
                          suites=figures.by_suite(results, handoff_suites),
                          required_suites=list(required), first_deviations=figures.distribution(results),
                          separately=figures.separately(separately, results, self.tool_errors), coverage=coverage)
-        out.usage = [figures.usage(self.coverage[name], self.through[name]) for name in self.judges]
+        out.usage = [figures.usage(self.coverage[name], self.runs_through(name)) for name in self.judges]
         out.marked = figures.marked(results, handoff_suites)
         out.undocumented = undocumented(results, self.models)
         out.goldens_given = coverage is not None

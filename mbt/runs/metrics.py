@@ -32,51 +32,75 @@ def _ratio(numerator: int, denominator: int) -> float | None:
 def metrics(results: list[RunResult], handoff_suites: frozenset[str] = frozenset()) -> Metrics:
     """The figures over the runs read (invalid runs are left out; they are counted apart). Task completion and
     escalation success are measured on the fully judged runs (passed or deviating): a run whose evidence is missing
-    cannot show either. In a suite of `handoff_suites` a correct hand-off completes the task."""
-    read = [r for r in results if r.verdict != "invalid"]
-    judged = [r for r in read if r.verdict in ("pass", "deviation")]
-    m = Metrics(runs=len(read))
-    m.passed = sum(r.verdict == "pass" for r in read)
-    m.deviations = sum(r.verdict == "deviation" for r in read)
-    m.not_judged = sum(r.verdict == "not_judged" for r in read)
-    m.fully_judged = len(judged)
-    with_intent = [r for r in read if r.expected_intent is not None]
-    m.intent_runs = len(with_intent)
-    m.intent_correct = sum(r.intent == r.expected_intent for r in with_intent)
-    m.intent_accuracy = _ratio(m.intent_correct, m.intent_runs)
-    completion = [r for r in judged if r.path_judged]
-    m.completion_runs = len(completion)
-    m.completed = sum(r.completed or (r.handed_off and r.suite in handoff_suites) for r in completion)
-    m.task_completion_rate = _ratio(m.completed, m.completion_runs)
-    m.escalation_runs = sum(r.escalation_expected for r in judged)
-    m.escalated = sum(r.escalation_expected and r.escalated for r in judged)
-    m.escalation_success_rate = _ratio(m.escalated, m.escalation_runs)
-    m.critical_failures = sum(r.critical for r in read)
-    grounded = [r.grounding for r in read if r.grounding is not None]
-    m.retrieval_runs = len(grounded)
-    measured = [g for g in grounded if g.judged]
-    m.grounding_runs = len(measured)
-    m.grounding_failures = sum(bool(g.failures) for g in measured) if measured else None
-    checked = [g for g in grounded if g.hallucinations_judged]
-    m.hallucination_runs = len(checked)
-    m.critical_hallucinations = sum(g.critical_hallucinations > 0 for g in checked) if checked else None
-    used = [r.context for r in read if r.context.input_tokens is not None or r.context.output_tokens is not None]
-    m.usage_runs = len(used)
-    m.input_tokens = sum(c.input_tokens or 0 for c in used)
-    m.output_tokens = sum(c.output_tokens or 0 for c in used)
-    timed = [r.context for r in read if r.context.wall_ms is not None]
-    m.timed_runs = len(timed)
-    m.wall_ms = sum(c.wall_ms or 0.0 for c in timed)
-    m.model_ms = sum(c.model_ms or 0.0 for c in timed)
-    m.tool_ms = sum(c.tool_ms or 0.0 for c in timed)
-    m.retries = sum(c.retries for c in timed)
-    m.retry_ms = sum(c.retry_ms or 0.0 for c in timed)
-    return m
+    cannot show either. In a suite of `handoff_suites` a correct hand-off completes the task. One pass over the runs;
+    the sums of times are taken in run order (floats)."""
+    runs = passed = deviations = not_judged = intent_runs = intent_correct = completion_runs = completed = 0
+    escalation_runs = escalated = critical = retrieval_runs = grounding_runs = grounding_failed = 0
+    hallucination_runs = hallucinated = usage_runs = input_tokens = output_tokens = retries = 0
+    wall: list[float] = []
+    model: list[float] = []
+    tool: list[float] = []
+    retry: list[float] = []
+    for r in results:
+        verdict = r.verdict
+        if verdict == "invalid":
+            continue
+        runs += 1
+        if verdict == "pass":
+            passed += 1
+        elif verdict == "deviation":
+            deviations += 1
+        elif verdict == "not_judged":
+            not_judged += 1
+        if r.expected_intent is not None:
+            intent_runs += 1
+            intent_correct += r.intent == r.expected_intent
+        if verdict in ("pass", "deviation"):  # fully judged
+            if r.path_judged:
+                completion_runs += 1
+                completed += bool(r.completed or (r.handed_off and r.suite in handoff_suites))
+            escalation_runs += r.escalation_expected
+            escalated += r.escalation_expected and r.escalated
+        critical += r.critical
+        g = r.grounding
+        if g is not None:
+            retrieval_runs += 1
+            if g.judged:
+                grounding_runs += 1
+                grounding_failed += bool(g.failures)
+            if g.hallucinations_judged:
+                hallucination_runs += 1
+                hallucinated += g.critical_hallucinations > 0
+        c = r.context
+        if c.input_tokens is not None or c.output_tokens is not None:
+            usage_runs += 1
+            input_tokens += c.input_tokens or 0
+            output_tokens += c.output_tokens or 0
+        if c.wall_ms is not None:
+            wall.append(c.wall_ms or 0.0)
+            model.append(c.model_ms or 0.0)
+            tool.append(c.tool_ms or 0.0)
+            retries += c.retries
+            retry.append(c.retry_ms or 0.0)
+    return Metrics(
+        runs=runs, passed=passed, deviations=deviations, not_judged=not_judged, fully_judged=passed + deviations,
+        intent_runs=intent_runs, intent_correct=intent_correct, intent_accuracy=_ratio(intent_correct, intent_runs),
+        completion_runs=completion_runs, completed=completed,
+        task_completion_rate=_ratio(completed, completion_runs), escalation_runs=escalation_runs, escalated=escalated,
+        escalation_success_rate=_ratio(escalated, escalation_runs), critical_failures=critical,
+        retrieval_runs=retrieval_runs, grounding_runs=grounding_runs,
+        grounding_failures=grounding_failed if grounding_runs else None, hallucination_runs=hallucination_runs,
+        critical_hallucinations=hallucinated if hallucination_runs else None, usage_runs=usage_runs,
+        input_tokens=input_tokens, output_tokens=output_tokens, timed_runs=len(wall), wall_ms=sum(wall),
+        model_ms=sum(model), tool_ms=sum(tool), retries=retries, retry_ms=sum(retry))
 
 
 def by_suite(results: list[RunResult], handoff_suites: frozenset[str] = frozenset()) -> dict[str, Metrics]:
-    suites = sorted({r.suite for r in results if r.suite is not None})
-    return {s: metrics([r for r in results if r.suite == s], handoff_suites) for s in suites}
+    per_suite: dict[str, list[RunResult]] = {}
+    for r in results:
+        if r.suite is not None:
+            per_suite.setdefault(r.suite, []).append(r)
+    return {s: metrics(per_suite[s], handoff_suites) for s in sorted(per_suite)}
 
 
 def signature(d: DeviationOut) -> str:
@@ -172,20 +196,27 @@ def _grounding_figure(name: str, results: list[RunResult]) -> Separate:
 
 
 def usage(model: ModelCoverage, runs_through: list[int]) -> UsageCoverage:
-    """`runs_through[i]`: how many runs exercised element i (the model's element order)."""
-    feasible = [(ec, n) for ec, n in zip(model.elements, runs_through) if ec.element.feasible]
-    out = UsageCoverage(model=model.model, elements=len(feasible), seen_in_runs=sum(n > 0 for _, n in feasible))
-    for criterion in dict.fromkeys(ec.element.criterion for ec, _ in feasible):
-        rows = [n for ec, n in feasible if ec.element.criterion == criterion]
-        out.run_coverage[criterion] = _ratio(sum(n > 0 for n in rows), len(rows))
-        verified = [ec.verified for ec, _ in feasible if ec.element.criterion == criterion]
-        out.golden_coverage[criterion] = _ratio(sum(verified), len(verified))
-    out.verified_coverage = _ratio(sum(ec.verified for ec, _ in feasible), len(feasible))
-    total = sum(n for _, n in feasible)
-    out.usage_weighted_verified = _ratio(sum(n for ec, n in feasible if ec.verified), total)
-    frequent = sorted(((ec, n) for ec, n in feasible if n > 0 and not ec.verified),
+    """`runs_through[i]`: how many runs exercised element i (the model's element order). One pass over the elements
+    (a model may have hundreds of thousands)."""
+    feasible = [(ec, n, ec.verified) for ec, n in zip(model.elements, runs_through) if ec.element.feasible]
+    out = UsageCoverage(model=model.model, elements=len(feasible), seen_in_runs=sum(n > 0 for _, n, _ in feasible))
+    per_criterion: dict[str, list[int]] = {}  # criterion -> [elements, seen in runs, verified], in first-seen order
+    for ec, n, verified in feasible:
+        counts = per_criterion.get(ec.element.criterion)
+        if counts is None:
+            counts = per_criterion[ec.element.criterion] = [0, 0, 0]
+        counts[0] += 1
+        counts[1] += n > 0
+        counts[2] += verified
+    for criterion, (elements, seen, verified_count) in per_criterion.items():
+        out.run_coverage[criterion] = _ratio(seen, elements)
+        out.golden_coverage[criterion] = _ratio(verified_count, elements)
+    out.verified_coverage = _ratio(sum(verified for _, _, verified in feasible), len(feasible))
+    total = sum(n for _, n, _ in feasible)
+    out.usage_weighted_verified = _ratio(sum(n for _, n, verified in feasible if verified), total)
+    frequent = sorted(((ec, n) for ec, n, verified in feasible if n > 0 and not verified),
                       key=lambda x: (-x[1], x[0].element.id))
     out.frequent_unverified = [UsageRow(element=ec.element.id, criterion=ec.element.criterion, runs=n,
                                         goldens_verifying=0) for ec, n in frequent[:FREQUENT_LIMIT]]
-    out.verified_unseen = sorted(ec.element.id for ec, n in feasible if n == 0 and ec.verified)
+    out.verified_unseen = sorted(ec.element.id for ec, n, verified in feasible if n == 0 and verified)
     return out

@@ -1,11 +1,19 @@
 """OpenTelemetry traces (OTLP/JSON files, JSON Lines of spans) decoded into plain span records, via
 opentelemetry-proto; each trace is one run, its steps made by mbt.runs.genai from whichever GenAI shape its spans
 use (the current semantic conventions, their earlier span events, OpenLLMetry's attributes).
+
+A file is read as a stream (`OtlpFile`): a first pass locates every span by its trace without decoding it (msgspec
+skips a span's contents in C), then each trace's spans are decoded, in trace id order, and turned into its run before
+the next trace's are: a file's runs need the memory of its largest trace (and a few dozen bytes a span for the
+index), not of the file. A span in the common shape is decoded straight into typed structs (mbt.runs.decoding);
+any other goes through the checks below, which decide as they always did.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 from google.protobuf import json_format
@@ -13,6 +21,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from mbt.runs import decoding
 from mbt.runs.genai import TraceProblem, run_of_trace
 from mbt.runs.steps import ObservedRun
 
@@ -51,6 +60,9 @@ _ERROR_CODES = (2, "STATUS_CODE_ERROR")
 
 
 _UINT64 = 2 ** 64
+# An int64 as OTLP/JSON writes it in a string (at most 20 characters); anything else is for protobuf's parser.
+_INTEGER = re.compile(r"-?[0-9]{1,19}")
+_FLOAT_INTS = 2 ** 1024  # integers past this have no float
 
 
 def _nanos(value: Any) -> int | None:
@@ -71,12 +83,13 @@ def _plain_value(v: Any) -> tuple[bool, Any]:
     if kind == "boolValue" and isinstance(x, bool):
         return True, x
     if kind == "intValue" and not isinstance(x, bool):
-        n = x if isinstance(x, int) else int(x) if isinstance(x, str) and x.isascii() and \
-            x.lstrip("-").isdigit() and len(x) <= _MAX_INT_DIGITS else None
+        n = x if isinstance(x, int) else int(x) if isinstance(x, str) and _INTEGER.fullmatch(x) else None
         return (n is not None and -2 ** 63 <= n < 2 ** 63), n
     if kind == "doubleValue" and isinstance(x, (int, float)) and not isinstance(x, bool):
+        if isinstance(x, int) and not -_FLOAT_INTS < x < _FLOAT_INTS:
+            return False, None  # no float holds it: protobuf's parser says why
         return True, float(x)
-    if kind == "arrayValue" and isinstance(x, dict) and set(x) <= {"values"}:
+    if kind == "arrayValue" and isinstance(x, dict) and set(x) <= {"values"} and isinstance(x.get("values", []), list):
         out = []
         for item in x.get("values", []):
             ok, value = _plain_value(item)
@@ -162,7 +175,8 @@ def proto_span(raw: dict) -> dict[str, Any]:
     """The span as protobuf's json_format reads it into opentelemetry-proto's Span; raises SpanProblem."""
     try:
         span = json_format.ParseDict({k: v for k, v in raw.items() if k not in _IDS}, Span())
-    except (json_format.ParseError, ValueError, TypeError, RecursionError) as err:  # protobuf raises all of these
+    except (json_format.ParseError, ValueError, TypeError, RecursionError, OverflowError) as err:  # protobuf raises
+        # all of these (OverflowError: a JSON integer past any float, as a doubleValue)
         raise SpanProblem(f"not an OTLP span: {str(err)[:300]}") from None
     return {"name": span.name, "start": span.start_time_unix_nano, "end": span.end_time_unix_nano,
             "attributes": {kv.key: _value(kv.value) for kv in span.attributes},
@@ -179,7 +193,7 @@ def resource_attributes(raw: Any) -> dict[str, Any]:
         raise SpanProblem("`resource` must be an object")
     try:
         resource = json_format.ParseDict(raw, Resource(), ignore_unknown_fields=True)
-    except json_format.ParseError as err:
+    except (json_format.ParseError, OverflowError) as err:  # OverflowError: an integer past any float
         raise SpanProblem(f"not an OTLP resource: {err}") from None
     return {kv.key: _value(kv.value) for kv in resource.attributes}
 
@@ -262,3 +276,168 @@ def read_otlp(file: str, documents: list[tuple[int | None, Any]]
         unread.update(trace_unread)
     notes = [f"{what} on {n} span(s): read as nothing" for what, n in sorted(unread.items())]
     return runs, problems, notes
+
+
+class OtlpFile:
+    """One file's OTLP documents and spans, located by trace as they are met, then read a trace at a time (`runs`):
+    the runs, problems and notes `read_otlp` gives for the same documents, in the same order.
+
+    A span is kept as where it is (a msgspec.Raw into the file's buffer, or a line's byte range) until its trace is
+    read; documents and spans that need mbt's careful checks are decoded when met (`add`), as `read_otlp` does."""
+
+    def __init__(self, file: str, buffer: Any = None):
+        self.file = file
+        self.buffer = buffer  # the file's bytes (or their mapping), which line ranges point into
+        self.fmt = "otlp"
+        # trace id -> its spans in document order: (ordinal, the document's place, the span's place, the span)
+        self.traces: dict[str, list[tuple[int, str, Any, Any, dict[str, Any]]]] = {}
+        self._problems: list[tuple[int, str, str]] = []  # (ordinal, where, message), in document order once sorted
+        self._trace_problems: list[tuple[str, str]] = []
+        self._ordinal = 0
+        self.unread: Counter[str] = Counter()
+
+    def _next(self) -> int:
+        self._ordinal += 1
+        return self._ordinal
+
+    def _problem(self, where: str, message: str) -> None:
+        self._problems.append((self._next(), where, message))
+
+    def _locate(self, trace_id: str, where: str, at: Any, span: Any, resource: dict[str, Any]) -> None:
+        self.traces.setdefault(trace_id, []).append((self._next(), where, at, span, resource))
+
+    # ---------------------------------------------------------------- decoded values (read_otlp's own loop)
+
+    def add(self, line: int | None, doc: Any) -> None:
+        """One decoded JSON value (a document or a span), as `read_otlp` reads it."""
+        where = f"{self.file}:{line}" if line is not None else self.file
+        if isinstance(doc, dict) and "resourceSpans" in doc:
+            problems: list[tuple[str, str]] = []
+            found = spans_of_document(doc, where, problems)
+            for at, message in problems:  # problems and spans keep their document order through the ordinals
+                self._problem(at, message)
+            for trace_id, spans in found.items():
+                for span in spans:
+                    self._locate(trace_id, where, None, span, {})
+            return
+        self.fmt = "otlp-spans"
+        try:
+            trace_id, span = decode_span(doc, {})
+        except SpanProblem as err:
+            self._problem(where, str(err))
+            return
+        self._locate(trace_id, where, None, span, {})
+
+    # ---------------------------------------------------------------- undecoded documents and lines
+
+    def add_document(self, data: Any, line: int | None) -> None:
+        """An OTLP/JSON document, valid JSON as msgspec reads it: its spans located, each decoded with its trace."""
+        try:
+            envelope = decoding.envelope_decoder.decode(data)
+        except decoding.DecodeFailure:
+            envelope = None
+        where = f"{self.file}:{line}" if line is not None else self.file
+        if envelope is None or not self._locate_envelope(envelope, where):
+            self.add(line, decoding.loads(data))
+
+    def _locate_envelope(self, envelope: decoding.Envelope, where: str) -> bool:
+        """Locate the spans of a typed document; False (nothing located) when a span's trace id is not plain text,
+        which the careful reading reports."""
+        located: list[tuple[str, tuple[int, int, int], Any, dict[str, Any]] | tuple[str, str]] = []
+        for i, rs in enumerate(envelope.resourceSpans or ()):
+            try:
+                resource = resource_attributes(decoding.loads(rs.resource) if rs.resource is not decoding.UNSET
+                                               else None)
+            except SpanProblem as err:
+                located.append((f"{where} resourceSpans[{i}]", str(err)))
+                continue
+            for j, ss in enumerate(rs.scopeSpans or ()):
+                for k, raw in enumerate(ss.spans or ()):
+                    trace_id = _trace_id(raw)
+                    if trace_id is None:
+                        return False
+                    located.append((trace_id, (i, j, k), raw, resource))
+        for item in located:
+            if len(item) == 2:
+                self._problem(*item)
+            else:
+                trace_id, at, raw, resource = item
+                self._locate(trace_id, where, at, raw, resource)
+        return True
+
+    def add_span_line(self, start: int, end: int, line: int | None, trace_id_raw: Any) -> None:
+        """A value holding one span (bytes start..end of the buffer: a JSON Lines line, or a file's whole document,
+        `line` None), valid JSON as msgspec reads it."""
+        self.fmt = "otlp-spans"
+        trace_id = _plain_text(trace_id_raw)
+        if trace_id is None:  # the careful reading says what is wrong with it
+            self.add(line, decoding.loads(self.buffer[start:end]))
+            return
+        self._locate(trace_id, f"{self.file}:{line}" if line is not None else self.file, None, (start, end), {})
+
+    # ---------------------------------------------------------------- the runs
+
+    def runs(self) -> Iterator[ObservedRun]:
+        """Each trace's run, in trace id order; a trace is decoded when its turn comes."""
+        for trace_id in sorted(self.traces):
+            spans: list[dict[str, Any]] = []
+            first: str | None = None
+            for ordinal, where, at, source, resource in self.traces.pop(trace_id):
+                span = self._span(ordinal, where, at, source, resource)
+                if span is not None:
+                    spans.append(span)
+                    first = first or where
+            if first is None:
+                continue
+            try:
+                run, trace_unread = run_of_trace(trace_id, spans, self.file, first, self.fmt)
+            except TraceProblem as err:
+                self._trace_problems.append((first, str(err)))
+                continue
+            self.unread.update(trace_unread)
+            yield run
+
+    def _span(self, ordinal: int, where: str, at: Any, source: Any, resource: dict[str, Any]) -> dict | None:
+        if type(source) is dict:  # decoded by the careful reading already
+            return source
+        data = self.buffer[source[0]:source[1]] if type(source) is tuple else source
+        found = decoding.typed_span(data)
+        if found is not None:
+            record = found[1]
+            if resource:
+                attributes = dict(resource)
+                attributes.update(record["attributes"])
+                record["attributes"] = attributes
+            return record
+        try:
+            return decode_span(decoding.loads(data), resource)[1]
+        except SpanProblem as err:
+            place = where if at is None else f"{where} resourceSpans[{at[0]}].scopeSpans[{at[1]}].spans[{at[2]}]"
+            self._problems.append((ordinal, place, str(err)))
+            return None
+
+    def problems(self) -> list[tuple[str, str]]:
+        """The file's problems once `runs` is done: the documents' and spans' in document order, then the traces'."""
+        return [(where, message) for _, where, message in sorted(self._problems)] + self._trace_problems
+
+    def notes(self) -> list[str]:
+        return [f"{what} on {n} span(s): read as nothing" for what, n in sorted(self.unread.items())]
+
+
+def _plain_text(raw: Any) -> str | None:
+    """A Raw JSON value that is a non-empty string, decoded; else None."""
+    try:
+        value = decoding.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def _trace_id(raw: Any) -> str | None:
+    """The `traceId` of an undecoded span when it is a non-empty string; None when the careful reading must say why
+    not (the span is not an object, has no trace id, or one of another type)."""
+    try:
+        found = decoding.trace_id_decoder.decode(raw)
+    except decoding.DecodeFailure:
+        return None
+    return _plain_text(found.traceId) if found.traceId is not decoding.UNSET else None

@@ -8,6 +8,7 @@ not judged. docs/runs.md, "Grounding", says what is judged.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from mbt.runs.grounding import GROUNDING_KEYS, count_unread
@@ -46,23 +47,43 @@ def read_rag_run(raw: dict, file: str, where: str, default_id: str) -> ObservedR
     return run
 
 
+class RagFile:
+    """One file's RAG traces read one value at a time (`add`), and the keys read as nothing, counted over the file."""
+
+    def __init__(self, file: str, buffer: object = None):
+        self.file = file
+        self.stem = file.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        self._problems: list[tuple[str, str]] = []
+        self.unread: dict[str, int] = {}
+
+    def add(self, line: int | None, doc: Any) -> ObservedRun | None:
+        where = f"{self.file}:{line}" if line is not None else self.file
+        try:
+            run = read_rag_run(doc, self.file, where, self.stem if line is None else f"{self.stem}:{line}")
+        except TranscriptProblem as err:
+            self._problems.append((err.where or where, str(err)))
+            return None
+        for key in doc:
+            if key not in _RAG_KEYS:
+                name = f"key `{key}` of a RAG trace"
+                self.unread[name] = self.unread.get(name, 0) + 1
+        count_unread(doc, self.unread)
+        return run
+
+    def runs(self) -> Iterator[ObservedRun]:
+        return iter(())  # each run comes from `add`
+
+    def problems(self) -> list[tuple[str, str]]:
+        return self._problems
+
+    def notes(self) -> list[str]:
+        return [f"{what} on {n} occasion(s): read as nothing" for what, n in sorted(self.unread.items())]
+
+
 def read_rag(file: str, documents: list[tuple[int | None, Any]]
              ) -> tuple[list[ObservedRun], list[tuple[str, str]], list[str]]:
     """Runs from one file's RAG traces (the run reader interface of mbt.runs.reader.RUN_READERS), and the keys read
     as nothing, counted over the file."""
-    runs, problems = [], []
-    unread: dict[str, int] = {}
-    stem = file.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    for line, doc in documents:
-        where = f"{file}:{line}" if line is not None else file
-        try:
-            runs.append(read_rag_run(doc, file, where, stem if line is None else f"{stem}:{line}"))
-        except TranscriptProblem as err:
-            problems.append((err.where or where, str(err)))
-            continue
-        for key in doc:
-            if key not in _RAG_KEYS:
-                name = f"key `{key}` of a RAG trace"
-                unread[name] = unread.get(name, 0) + 1
-        count_unread(doc, unread)
-    return runs, problems, [f"{what} on {n} occasion(s): read as nothing" for what, n in sorted(unread.items())]
+    reading = RagFile(file)
+    runs = [run for line, doc in documents if (run := reading.add(line, doc)) is not None]
+    return runs, reading.problems(), reading.notes()

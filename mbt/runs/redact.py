@@ -7,6 +7,7 @@ the bare kind instead (`<email>`), losing that.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -35,13 +36,15 @@ class Redaction:
 
     def value(self, value: Any) -> Any:
         """Values inside strings redacted (recursively through lists and mappings)."""
+        kind = type(value)
+        if kind is str:
+            return _redacted(self, value)
+        if kind is dict:  # exact types first: the common cases without isinstance's walk
+            return {k: self.value(v) for k, v in value.items()}
+        if kind in (int, float, bool) or value is None:
+            return value
         if isinstance(value, str):
-            out = value
-            if "email" in self.kinds:
-                out = EMAIL.sub(lambda m: self.token("email", m.group(0)), out)
-            if "phone" in self.kinds:
-                out = PHONE.sub(lambda m: self.token("phone", m.group(0)), out)
-            return out
+            return _redacted(self, value)
         if isinstance(value, list):
             return [self.value(v) for v in value]
         if isinstance(value, dict):
@@ -55,6 +58,16 @@ class Redaction:
         if "text" in self.kinds:
             return self.token("text", value)
         return self.value(value)
+
+
+@functools.lru_cache(maxsize=65_536)  # failing runs repeat the same texts and values: each is redacted once
+def _redacted(redaction: Redaction, value: str) -> str:
+    out = value
+    if "email" in redaction.kinds:
+        out = EMAIL.sub(lambda m: redaction.token("email", m.group(0)), out)
+    if "phone" in redaction.kinds:
+        out = PHONE.sub(lambda m: redaction.token("phone", m.group(0)), out)
+    return out
 
 
 NONE = Redaction(kinds=())

@@ -74,40 +74,64 @@ def regression_case(v: Verdict, model: FsmModel, redaction: Redaction) -> dict[s
     }
 
 
+class RegressionTally:
+    """Regression goldens gathered run by run (`add`, in run order), mergeable part by part (`merge`, in part order):
+    runs with the same golden collapse into it, the first run's golden kept, every run's place listed."""
+
+    def __init__(self) -> None:
+        self.collapsed: dict[str, dict[str, Any]] = {}
+        self.skipped: list[str] = []  # failing runs without a golden, and why
+
+    def add(self, v: Verdict, models: dict[str, Any], redaction: Redaction) -> None:
+        if v.deviation is None or v.invalid is not None:
+            return
+        if v.deviation.type in LOOP_DEVIATIONS:  # the turn loop's, not the model's: a golden cannot assert it
+            self.skipped.append(f"{v.run.where} ({v.run.id}): {v.deviation.type} is a turn-loop deviation, which a "
+                                "golden of the model cannot assert: no golden")
+            return
+        if not isinstance(models[v.model], FsmModel):  # a contract's deviations: no path of events to replay
+            self.skipped.append(f"{v.run.where} ({v.run.id}): {v.deviation.type} on {models[v.model].kind} "
+                                f"`{v.model}`: regression goldens are written for fsm models only")
+            return
+        case = regression_case(v, models[v.model], redaction)
+        if case is None:
+            self.skipped.append(f"{v.run.where} ({v.run.id}): {v.deviation.type} before any bound step: no golden")
+            return
+        key = _canonical([case["model"], case["precondition"], case["turns"], case["first_deviation"]["type"],
+                          case["first_deviation"]["element"]])
+        ref = {"run": v.run.id, "where": v.run.where, "step": v.deviation.where}
+        if key in self.collapsed:
+            self.collapsed[key]["traces"].append(ref)
+            return
+        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:8]
+        kind = v.deviation.type.upper().replace("_", "-")
+        self.collapsed[key] = {"id": f"REG-{kind}-{digest}", **case, "traces": [ref]}
+
+    def merge(self, later: RegressionTally) -> None:
+        """Add the goldens of runs judged after this tally's (a later part's)."""
+        for key, case in later.collapsed.items():
+            if key in self.collapsed:
+                self.collapsed[key]["traces"].extend(case["traces"])
+            else:
+                self.collapsed[key] = case
+        self.skipped.extend(later.skipped)
+
+    def goldens(self) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+        """Goldens per model (sorted by id, each one's runs by place) and the failing runs that got none."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for case in sorted(self.collapsed.values(), key=lambda c: c["id"]):
+            case["traces"].sort(key=lambda t: (t["where"], t["run"]))
+            out.setdefault(case["model"], []).append(case)
+        return out, list(self.skipped)
+
+
 def regression_goldens(verdicts: list[Verdict], models: dict[str, Any], redaction: Redaction
                        ) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
     """Goldens per model (sorted by id) and the failing runs that got none (with the reason)."""
-    collapsed: dict[str, dict[str, Any]] = {}
-    skipped: list[str] = []
+    tally = RegressionTally()
     for v in verdicts:
-        if v.deviation is None or v.invalid is not None:
-            continue
-        if v.deviation.type in LOOP_DEVIATIONS:  # the turn loop's, not the model's: a golden cannot assert it
-            skipped.append(f"{v.run.where} ({v.run.id}): {v.deviation.type} is a turn-loop deviation, which a "
-                           "golden of the model cannot assert: no golden")
-            continue
-        if not isinstance(models[v.model], FsmModel):  # a contract's deviations: no path of events to replay
-            skipped.append(f"{v.run.where} ({v.run.id}): {v.deviation.type} on {models[v.model].kind} "
-                           f"`{v.model}`: regression goldens are written for fsm models only")
-            continue
-        case = regression_case(v, models[v.model], redaction)
-        if case is None:
-            skipped.append(f"{v.run.where} ({v.run.id}): {v.deviation.type} before any bound step: no golden")
-            continue
-        key = _canonical([case["model"], case["precondition"], case["turns"], case["first_deviation"]["type"],
-                          case["first_deviation"]["element"]])
-        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:8]
-        ref = {"run": v.run.id, "where": v.run.where, "step": v.deviation.where}
-        if key in collapsed:
-            collapsed[key]["traces"].append(ref)
-            continue
-        kind = v.deviation.type.upper().replace("_", "-")
-        collapsed[key] = {"id": f"REG-{kind}-{digest}", **case, "traces": [ref]}
-    out: dict[str, list[dict[str, Any]]] = {}
-    for case in sorted(collapsed.values(), key=lambda c: c["id"]):
-        case["traces"].sort(key=lambda t: (t["where"], t["run"]))
-        out.setdefault(case["model"], []).append(case)
-    return out, skipped
+        tally.add(v, models, redaction)
+    return tally.goldens()
 
 
 def as_jsonl(cases: list[dict[str, Any]]) -> str:

@@ -5,6 +5,7 @@ candidate tools, not the calls made)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from mbt.runs.genai import decode_json, tool_error
@@ -305,19 +306,40 @@ def _unread(raw: Any, counts: dict[str, int]) -> None:
         count(t, _TURN_KEYS, "a turn")
 
 
+class TranscriptFile:
+    """One file's transcripts read one value at a time (`add`), and the keys read as nothing, counted over the
+    file (`notes`)."""
+
+    def __init__(self, file: str, buffer: object = None):
+        self.file = file
+        self.stem = file.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        self._problems: list[tuple[str, str]] = []
+        self.unread: dict[str, int] = {}
+
+    def add(self, line: int | None, doc: Any) -> ObservedRun | None:
+        where = f"{self.file}:{line}" if line is not None else self.file
+        try:
+            run = read_transcript(doc, self.file, where, self.stem if line is None else f"{self.stem}:{line}")
+        except TranscriptProblem as err:
+            self._problems.append((err.where or where, str(err)))
+            return None
+        _unread(doc, self.unread)
+        return run
+
+    def runs(self) -> Iterator[ObservedRun]:
+        return iter(())  # each run comes from `add`
+
+    def problems(self) -> list[tuple[str, str]]:
+        return self._problems
+
+    def notes(self) -> list[str]:
+        return [f"{what} on {n} occasion(s): read as nothing" for what, n in sorted(self.unread.items())]
+
+
 def read_transcripts(file: str, documents: list[tuple[int | None, Any]]
                      ) -> tuple[list[ObservedRun], list[tuple[str, str]], list[str]]:
     """Runs from one file's decoded JSON values (the run reader interface of mbt.importers.RUN_READERS), and the
     keys read as nothing (counted over the file)."""
-    runs, problems = [], []
-    unread: dict[str, int] = {}
-    stem = file.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    for line, doc in documents:
-        where = f"{file}:{line}" if line is not None else file
-        try:
-            runs.append(read_transcript(doc, file, where, stem if line is None else f"{stem}:{line}"))
-        except TranscriptProblem as err:
-            problems.append((err.where or where, str(err)))
-            continue
-        _unread(doc, unread)
-    return runs, problems, [f"{what} on {n} occasion(s): read as nothing" for what, n in sorted(unread.items())]
+    reading = TranscriptFile(file)
+    runs = [run for line, doc in documents if (run := reading.add(line, doc)) is not None]
+    return runs, reading.problems(), reading.notes()
