@@ -52,3 +52,12 @@ def test_a_name_with_a_character_nfkc_folds_passes_against_itself():
     texts it is looked for in NFKC-folded too, so ª (NFKC: a) made the expected answer contradict itself."""
     verdict = EmbeddedJudge().judge(JudgeInput(Criterion("accuracy"), "0Aa Aª", ("0Aa Aª",)))
     assert verdict.verdict == "pass", verdict.reason
+
+
+def test_reply_objects_skip_think_blocks_fences_and_broken_braces():
+    """The one tolerant reading of a model's reply (the LLM judge, the proposition extractor, the probe generator):
+    an object inside <think> is not the reply's, a brace that opens no JSON is passed over, a fenced object is read."""
+    from mbt.judges.text import reply_objects
+
+    reply = 'Sure {not json <think>{"verdict": "pass"}</think>\n```json\n{"questions": ["a", "b"]}\n``` {"x": 1}'
+    assert list(reply_objects(reply)) == [{"questions": ["a", "b"]}, {"x": 1}]

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mbt.generate.words import examples
-from mbt.judges.text import fold
+from mbt.judges.text import fold, reply_objects
 from mbt.measure.alignment import RULE_VERSION, GoldenText, align_units, document_backgrounds, numbering_end
 from mbt.measure.probes import Probe
 from mbt.measure.propositions import ask_each, split
@@ -187,13 +187,8 @@ def llm_questions(units: Sequence[Unit], spec: str, per_unit: int) -> list[list[
 
 
 def _read_questions(reply: str, per_unit: int) -> list[str] | str:
-    body = re.sub(r"<think>.*?</think>|```(?:json)?", " ", reply, flags=re.S | re.I)
-    start = body.find("{")
-    try:
-        data, _ = json.JSONDecoder().raw_decode(body, start) if start >= 0 else (None, 0)
-    except ValueError:
-        data = None
-    if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
+    data = next((d for d in reply_objects(reply) if isinstance(d, dict) and isinstance(d.get("questions"), list)), None)
+    if data is None:
         return "the reply holds no {\"questions\": [...]} object"
     questions = _distinct([str(q) for q in data["questions"] if isinstance(q, (str, int, float))], per_unit)
     return questions or "the reply holds no question"

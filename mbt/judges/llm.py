@@ -32,7 +32,6 @@ key is read from a variable or the file, never from the command line (a process 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -46,6 +45,7 @@ from typing import Any
 
 import mbt.judges.prompts as prompts
 from mbt.errors import MbtError
+from mbt.judges.text import reply_objects
 from mbt.judges.verdict_cache import VerdictCache, cache_key, default_path
 from mbt.judges.verdicts import JudgeInput, Verdict, VerdictValue
 
@@ -132,14 +132,8 @@ def parse_reply(content: str | None) -> tuple[VerdictValue, str]:
     """("pass" | "fail", reason) from the reply's content, or ("error", why it could not be read)."""
     if content is None or not content.strip():
         return "error", "the judge's reply was empty"
-    text = re.sub(r"<think>.*?</think>", " ", content, flags=re.DOTALL | re.IGNORECASE)
-    text = re.sub(r"```(?:json)?", " ", text, flags=re.IGNORECASE).strip()
-    decoder = json.JSONDecoder()
-    for start in [m.start() for m in re.finditer(r"\{", text)]:
-        try:
-            obj, _ = decoder.raw_decode(text, start)
-        except ValueError:
-            continue
+    text = re.sub(r"<think>.*?</think>|```(?:json)?", " ", content, flags=re.DOTALL | re.IGNORECASE).strip()
+    for obj in reply_objects(content):
         if isinstance(obj, dict) and "verdict" in obj:
             verdict = str(obj["verdict"]).strip().lower()
             reason = str(obj.get("reason", "")).strip() or "(no reason given)"

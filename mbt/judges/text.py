@@ -9,8 +9,11 @@ token with its separators. Nothing here knows about verdicts.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from collections.abc import Iterator
+from typing import Any
 
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 TOKEN = re.compile(rf"[{HAN}]|\d+(?:[.,]\d+)*|[^\W\d_{HAN}]+(?:['’][^\W\d_{HAN}]+)?")
@@ -59,3 +62,16 @@ _CLAUSE = re.compile(r"[.!?;。！？；\n]+|,\s*(?:then|and then)\b|,\s*(?:sau 
 def clauses(text: str) -> list[str]:
     """The text's sentences and comma-separated parts (steps are clauses), empty ones left out."""
     return [part.strip() for part in _CLAUSE.split(fold(text)) if part and part.strip()]
+
+
+def reply_objects(reply: str) -> Iterator[Any]:
+    """Each JSON value that starts at a `{` in a model's reply, in order, its `<think>` blocks and code fences left out:
+    the tolerant reading the LLM judge, the proposition extractor and the probe generator share (a reply may wrap its
+    object in prose or a fenced block)."""
+    text = re.sub(r"<think>.*?</think>|```(?:json)?", " ", reply, flags=re.DOTALL | re.IGNORECASE)
+    decoder = json.JSONDecoder()
+    for found in re.finditer(r"\{", text):
+        try:
+            yield decoder.raw_decode(text, found.start())[0]
+        except ValueError:
+            continue

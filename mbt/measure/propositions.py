@@ -33,7 +33,6 @@ the rest when one is configured; otherwise the proposition is `not_judged`.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ from typing import Any
 import yaml
 
 from mbt.errors import LocatedError, MbtError, Problem
-from mbt.judges.text import HAN, language
+from mbt.judges.text import HAN, language, reply_objects
 from mbt.measure.alignment import GoldenText, features, numbering_end
 from mbt.measure.level_models import Proposition, PropositionCoverage, Role, UnitPropositions
 from mbt.reader import read_text
@@ -400,13 +399,8 @@ def ask_each(prompts: Sequence[str], spec: str, what: str, base_url: str | None 
 
 
 def _read_extraction(reply: str, text: str) -> list[Piece] | str:
-    body = re.sub(r"<think>.*?</think>|```(?:json)?", " ", reply, flags=re.S | re.I)
-    start = body.find("{")
-    try:
-        data, _ = json.JSONDecoder().raw_decode(body, start) if start >= 0 else (None, 0)
-    except ValueError:
-        data = None
-    if not isinstance(data, dict) or not isinstance(data.get("propositions"), list):
+    data = next((d for d in reply_objects(reply) if isinstance(d, dict) and isinstance(d.get("propositions"), list)), None)
+    if data is None:
         return "the extractor's reply holds no {\"propositions\": [...]} object"
     pieces: list[Piece] = []
     for item in data["propositions"]:
