@@ -78,6 +78,23 @@ def test_a_reply_that_is_not_plain_json_is_read_tolerantly_or_is_an_error(tmp_pa
     assert parse_reply(content)[0] == expected[0]
 
 
+@pytest.mark.parametrize("body", [
+    "<html>a proxy's error page</html>",  # 200, not JSON
+    {"choices": []},
+    {"choices": [{"index": 0, "message": {"role": "assistant"}}], "usage": "many"},
+    {"choices": [{"index": 0, "message": {"role": "assistant", "content": ["pass"]}}]},
+    {"choices": [{"index": 0}]},
+    ["pass"],
+])
+def test_a_reply_not_shaped_as_a_completion_is_an_error_never_a_pass(tmp_path, body):
+    # The reply is read as the JSON it is (no response models): every shape it may have is checked here.
+    with ChatServer(lambda n, request, headers: Reply(200, body)) as server:
+        judge = make(server, tmp_path)
+        verdict = judge.judge(item())
+    assert verdict.verdict == "error" and "no message" in verdict.reason
+    assert judge.usage.replies_without_usage == 1 and judge.usage.prompt_tokens == 0
+
+
 def test_429_then_success_is_retried(tmp_path):
     def script(n, body, headers):
         return Reply(429, {"error": {"message": "slow down"}}, {"retry-after": "0"}) if n == 0 else verdict_reply("pass")
