@@ -1,6 +1,7 @@
-"""A result set as an Excel workbook (seed 001's export): an overview sheet, the detail list (a row per case: its
-number, first question, expected and actual answer, single or multi-turn, the result per criterion with its
-explanation, overall), and the turns in seed 001's upload template (a row per turn, `No.` on a case's first row).
+"""A result set as an Excel workbook (seed 001's export): an overview sheet (with what its LLM judges cost), the
+detail list (a row per case: its number, first question, expected and actual answer, single or multi-turn, the
+result per criterion with its explanation, overall), and the turns in seed 001's upload template (a row per turn,
+`No.` on a case's first row).
 
 Written row by row into the zip (`workbook`), so a set of 100,000 cases is never held whole. Every text cell is
 written as text, never as a formula or an error value (a question starting with `=` stays that question, `#N/A`
