@@ -479,7 +479,7 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
          gate_path: str | None = None, use_gate: bool = True, regressions: str | None = None,
          redact: list[str] | None = None, redact_mode: str = "hash", engine: str = "local",
          scheduler: str | None = None, jobs: int | None = None, use_cache: bool = True, group_by: str | None = None,
-         judge: Any = None):
+         judge: Any = None, llm: LLMSettings | None = None):
     """Observed runs judged on the models (mbt.runs): verdicts, first deviations, run metrics, usage-weighted
     coverage beside the goldens' coverage, the gate, and regression goldens written under `regressions`. The runs'
     files are judged in parts at once: by `jobs` processes (default: the machine's cores) when they are large, or with
@@ -488,7 +488,8 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
     mbt.runs.steps.GROUP_KEYS) adds every run metric and the first-deviation distribution per value. `judge`: the
     answer judge deciding what assistant texts say where a `say` forbid's phrases do not (mbt.judges.sayings) — a
     name (`embedded`, the default; `rules`: the phrases alone; `openai:MODEL`) or a judge object; an LLM judge judges
-    in this process (it works concurrently itself), and not with `engine` "dask"."""
+    in this process (it works concurrently itself), and not with `engine` "dask". `llm`: an LLM judge's settings
+    (mbt.judges.llm.llm_settings: its server, key and prices); what it cost is the report's `judge_usage`."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.measure.coverage import GateFailure, GateResult
     from mbt.runs.gate import evaluate_runs
@@ -511,7 +512,7 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
     separately, required = (gate.report_separately, gate.required_suites) if gate else ([], [])
     loop = LoopRules(**gate.turn_loop) if gate else LoopRules()
     handoff = frozenset(gate.handoff_suites) if gate else frozenset()
-    answers = _answer_judge(judge)
+    answers = _answer_judge(judge, llm)
     if answers is not None and answers.name not in ("embedded", "rules"):
         if engine == "dask":
             raise MbtError(f"--judge {answers.name} judges in this process: it cannot be used with --engine dask")
@@ -556,6 +557,7 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
                             for r in gate.coverage_rules() if r.line > 0)
         report.gate = GateResult(enabled=True, passed=not failures, source=gate.source if gate else None,
                                  failures=failures, waivers=coverage_gate.waivers if coverage_gate else [])
+    report.judge_usage = _judge_usage([answers] if answers is not None else [])[0]
     goldens_out, skipped = tally.regressions.goldens()
     report.regression_goldens = sum(len(v) for v in goldens_out.values())
     report.regressions_skipped = skipped
@@ -618,13 +620,14 @@ def _first_ids(cases):
     return out
 
 
-def _answer_judge(judge: Any):
-    """A judge object from a judge's name (mbt.judges.make_judge); None stays None (each kind's default)."""
+def _answer_judge(judge: Any, llm: LLMSettings | None = None):
+    """A judge object from a judge's name (mbt.judges.make_judge; `llm`: an LLM judge's settings); None stays None
+    (each kind's default)."""
     if judge is None or not isinstance(judge, str):
         return judge
     from mbt.judges import make_judge
 
-    return make_judge(judge)
+    return make_judge(judge, settings=llm if judge not in ("embedded", "rules") else None)
 
 
 def _criteria_setup(criteria: str | None, threshold: str | None, rubrics: Mapping[str, str] | None = None):
@@ -683,6 +686,8 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
             def elements(cases):  # the models' say and claim elements, verified by the cases' judged answers
                 return saying_report(cases, models, chosen.default)
         split = {id(j): forked(j, jobs) for j in chosen.made}  # one wrapper per judge: criteria sharing one share it
+        if checkpoint is not None:  # each part the store keeps carries what the LLM judges cost until then
+            checkpoint.usage = lambda: _judge_usage(chosen.made)
         report = evaluate(golden_paths, run_paths, config, split[id(chosen.default)],
                           {key: split[id(j)] for key, j in chosen.per_criterion.items()},
                           model_verdicts=on_model, models=model_paths or [], gate=gate, sayings=elements,
@@ -694,28 +699,10 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
 
 
 def _judge_usage(judges: list):
-    """What each LLM judge of an eval cost, and the run's budget (mbt.judges.llm: Usage, Budget)."""
-    from mbt.answers.results import EvalBudget, JudgeUsage
+    """What each LLM judge of a run cost, and the run's budget (mbt.judges.usage)."""
+    from mbt.judges.usage import judge_usage
 
-    out, budget = [], None
-    for judge in judges:
-        usage = getattr(judge, "usage", None)
-        if usage is None:  # the embedded and rule judges cost nothing
-            continue
-        price = judge.price
-        note = (f"at ${price.input_per_mtok:g} / ${price.output_per_mtok:g} per million input / output tokens "
-                "(the configuration file's price)" if price is not None
-                else f"not measured: no price for `{judge.model}` (llm: prices: in the configuration file)")
-        out.append(JudgeUsage(judge=judge.name, asked=usage.asked, requests=usage.requests, retries=usage.retries,
-                              cache_hits=usage.cache_hits, cache_hit_rate=usage.cache_hit_rate,
-                              prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-                              replies_without_usage=usage.replies_without_usage, cost=judge.cost, cost_note=note,
-                              not_asked=usage.over_budget))
-        if judge.budget is not None:
-            b = judge.budget
-            budget = EvalBudget(max_cost=b.max_cost, max_requests=b.max_requests, requests=b.requests,
-                                reached=b.refusal() if any(u.not_asked for u in out) else None)
-    return out, budget
+    return judge_usage(judges)
 
 
 def judge_calibrate(labels_path: str, judge: str = "embedded", judges: Mapping[str, str] | None = None,
@@ -899,7 +886,7 @@ def _stored_run(run_type: str, suite_paths: list[str], save: str | None, store: 
     report's gate. `inputs`: the meta's keys a resumed set must have been started with as this run gives them."""
     from mbt.store.compare import baseline, regressions
     from mbt.store.query import set_info, set_row
-    from mbt.store.records import NewSet, default_name, executor, now, report_summary, suite_name
+    from mbt.store.records import NewSet, default_name, executor, now, report_summary, report_usage, suite_name
     from mbt.store.write import SetWriter
 
     with _store(store, store_config, create=save is not None) as opened:
@@ -925,7 +912,8 @@ def _stored_run(run_type: str, suite_paths: list[str], save: str | None, store: 
             report, cases = produce(writer)
             found = regressions(opened, baseline_set, cases) if baseline_set is not None else []
             _gate_regressions(report, found, baseline_set)
-            writer.finish(report_summary(report), judge=_judge_of(report, judge), expected=len(cases))
+            writer.finish(report_summary(report), judge=_judge_of(report, judge), expected=len(cases),
+                          usage=report_usage(report))
         with opened.read() as conn:
             saved = set_info(set_row(conn, writer.name, opened))
         return Stored(report, saved, found, resumed=(kept, len(cases) - kept) if resume is not None else None)
@@ -1194,7 +1182,7 @@ def eval_retry(name: str, golden_paths: list[str], run_paths: list[str] | None =
     from mbt.agents.record import RecordFolder
     from mbt.answers.results import CaseResult
     from mbt.store.compare import baseline, regressions
-    from mbt.store.records import case_scope, eval_records, report_summary
+    from mbt.store.records import case_scope, eval_records, report_summary, report_usage
     from mbt.store.update import replace_cases, stored_set
 
     if (agent is None) == (run_paths is None):
@@ -1240,7 +1228,8 @@ def eval_retry(name: str, golden_paths: list[str], run_paths: list[str] | None =
             saved = None
             if changed:
                 judge = {k: v for k, v in kept.judge.items()}
-                saved = replace_cases(opened, name, changed, report_summary(report), _judge_of(report, judge))
+                saved = replace_cases(opened, name, changed, report_summary(report), _judge_of(report, judge),
+                                      report_usage(report))
             else:
                 from mbt.store.query import set_info, set_row
 

@@ -438,7 +438,8 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
                    "(service.version), the model, the prompt version, ...")
 @click.option("--judge", "judge", default="embedded", show_default=True, metavar="NAME",
               help="What decides a `say` forbid's description where its phrases are not said: embedded (no network; "
-                   "undecided is not judged), rules (its phrases alone), openai:MODEL.")
+                   "undecided is not judged), rules (its phrases alone), openai:MODEL (its server, key and prices "
+                   "from the environment and the configuration file's `llm:`; what it cost is in the report).")
 @save_option
 @store_option
 @baseline_set_option
@@ -462,7 +463,8 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
     golden_paths = expand(list(goldens), "--goldens") if goldens else None
     options = dict(gate_path=gate, use_gate=not no_gate, regressions=regressions,
                    redact=list(redact) if redact else None, redact_mode=redact_mode, engine=engine,
-                   scheduler=scheduler, jobs=jobs, use_cache=not no_cache, group_by=group_by, judge=judge)
+                   scheduler=scheduler, jobs=jobs, use_cache=not no_cache, group_by=group_by, judge=judge,
+                   llm=_judging((), ())[1] if judge not in ("embedded", "rules") else None)
     if save is not None or baseline_set is not None:
         stored = _api().runs_stored(model_paths, paths, golden_paths, save=save, store=store,
                                     store_config=_store_config(), baseline_set=baseline_set, **options)
@@ -881,9 +883,9 @@ def results_export(name, turns, results_, search, fmt, output, store) -> None:
     with _api().results_export(name, store=store, store_config=_store_config(), turns=turns, results=results_,
                                search=search) as found:
         if chosen == "xlsx":
-            emit(results_xlsx(found.info, found.overview, found.cases()), output)
+            emit(results_xlsx(found.info, found.overview, found.cases(), found.usage), output)
         else:
-            emit(results_json(found.info, found.overview, found.summary, found.cases()), output)
+            emit(results_json(found.info, found.overview, found.summary, found.cases(), found.usage), output)
     sys.exit(EXIT_OK)
 
 

@@ -1,13 +1,14 @@
 """The LLM judge's API key never leaves for anywhere but the server (issue 34, item 2): a key planted in the
 configuration file, the environment and the server's own replies is looked for in every output of `mbt eval` (text,
 JSON, Excel, --show-prompt), of `mbt judge calibrate` and `mbt judge sensitivity`, in stderr, in every log record
-at DEBUG (mbt's, the openai client's, its HTTP library's), in error messages about the settings, and in every byte of the
-verdict cache's files."""
+at DEBUG (mbt's, the openai client's, its HTTP library's), in error messages about the settings, in every byte of the
+verdict cache's files, and in the result store (every table, the LLM judges' usage among them) and its views."""
 
 from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import zipfile
 from pathlib import Path
 
@@ -53,6 +54,12 @@ def test_the_planted_key_is_in_no_output_log_message_or_cache_file(tmp_path, cap
             ("judge", "calibrate", "--labels", LABELS),
             ("judge", "calibrate", "--labels", LABELS, "--format", "json"),
             ("judge", "sensitivity", "--goldens", GOLDENS, "--format", "json"),
+            # the result store: each LLM judge's usage and the budget kept with the set, and every view of them
+            ("eval", "--save", "qna", "--max-requests", "50", "--store", "store/results.db"),
+            ("results", "show", "qna", "--store", "store/results.db"),
+            ("results", "show", "qna", "--format", "json", "--store", "store/results.db"),
+            ("results", "export", "qna", "--store", "store/results.db"),
+            ("results", "compare", "qna", "qna", "--store", "store/results.db"),
         ]
         for args in runs:
             done = run_mbt(*args, cwd=tmp_path, env=env)
@@ -70,9 +77,14 @@ def test_the_planted_key_is_in_no_output_log_message_or_cache_file(tmp_path, cap
     assert caplog.records  # the loggers did speak
     cache_files = files_under(tmp_path / "cache")
     assert cache_files
+    store_files = files_under(tmp_path / "store")
+    with sqlite3.connect(tmp_path / "store" / "results.db") as db:  # the usage was stored: the test looks at it
+        assert db.execute("SELECT requests FROM judge_usage").fetchall()
+        outputs += [json.dumps(db.execute(f"SELECT * FROM {table}").fetchall())  # noqa: S608 - the store's tables
+                    for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()]
     for text in outputs:
         assert PLANTED not in text
-    for path in cache_files:
+    for path in cache_files + store_files:
         assert PLANTED.encode() not in path.read_bytes(), path
 
 

@@ -419,7 +419,7 @@ def test_runs_fill_grounding_failures_and_critical_hallucinations_beside_seed_00
             "critical hallucination (of 2 whose claims were judged)") in text
     assert "    - critical_hallucination (time): models/traces/recovery-expired-source.json claims[1]: " in text
     dumped = json.loads(report.model_dump_json())
-    assert dumped["schema_version"] == "2.2"
+    assert dumped["schema_version"] == "2.3"
     assert dumped["runs"][1]["grounding"]["failures"][3]["kinds"] == ["time"]
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from mbt.errors import MbtError
 from mbt.store.db import Store
-from mbt.store.query import SetFilters, list_sets
+from mbt.store.query import CaseFilters, SetFilters, list_sets, show
 from mbt.store.records import CaseRecord, NewSet
 from mbt.store.url import parse
 from mbt.store.write import SetWriter
@@ -90,11 +90,19 @@ def _interrupted_run(url: str, tmp_path: Path, server: ChatServer, how: signal.S
     return args
 
 
+def _requests_per_run(url: str) -> dict[int, int]:
+    """The LLM judge's requests each run that wrote the set has stored with its cases (mbt.store.write)."""
+    with Store(parse(url, "test")) as store, store.read() as conn:
+        return dict(conn.exec_driver_sql("SELECT run, requests FROM judge_usage ORDER BY run").all())
+
+
 def _resumed(url: str, tmp_path: Path, server: ChatServer, args: list[str], stopped_as: str) -> None:
     before = _rows(url)
     with Store(parse(url, "test")) as store:
         (found,) = list_sets(store, SetFilters()).sets
     assert found.status == stopped_as and 256 <= len(before) < CASES and len(before) % 256 == 0  # whole parts only
+    # what the stopped run's judge cost is kept with each part it stored: a request per case stored
+    assert _requests_per_run(url) == {1: len(before)}
     asked = len(server.requests)
     env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
     done = run_mbt("eval", *args, "--resume", NAME, "--format", "json", cwd=tmp_path, env=env)
@@ -111,6 +119,11 @@ def _resumed(url: str, tmp_path: Path, server: ChatServer, args: list[str], stop
     with Store(parse(url, "test")) as store:
         (found,) = list_sets(store, SetFilters()).sets
     assert (found.status, found.cases_total, found.passed, found.error) == ("done", CASES, CASES // 2, None)
+    # the resumed run's cost is the set's run 2: every case's request counted once over the two runs
+    assert _requests_per_run(url) == {1: len(before), 2: CASES - len(before)}
+    with Store(parse(url, "test")) as store:
+        usage = show(store, NAME, CaseFilters(limit=1)).usage
+    assert usage is not None and (usage.runs, usage.totals.requests, usage.totals.asked) == (2, CASES, CASES)
 
 
 def test_a_killed_eval_run_is_resumed_keeping_what_it_stored(store_url, tmp_path):

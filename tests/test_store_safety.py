@@ -45,7 +45,7 @@ def test_a_store_written_at_version_1_is_migrated_and_kept(store_url, tmp_path):
             write_v1(conn)
         engine.dispose()
     with Store(parse(store_url, "test")) as store:
-        assert store.migrated == (1, CURRENT) and CURRENT == 2
+        assert store.migrated == (1, CURRENT) and CURRENT == 3
         (found,) = list_sets(store, SetFilters()).sets
         assert (found.name, found.status, found.passed, found.failed) == ("qna_TestResult_20250106-083000", "done", 1, 1)
         view = show(store, found.name, CaseFilters(search="refund"))

@@ -7,6 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+# What an LLM judge cost: the models every report an LLM judge serves carries (eval, runs, calibrate, sensitivity).
+from mbt.judges.usage import EvalBudget, JudgeUsage
+
 VerdictName = Literal["pass", "fail", "not_judged", "error"]
 
 
@@ -199,32 +202,6 @@ class ModelSayings(BaseModel):
     model: str
     elements: list[SayingElement]
     phrases: list[PhraseCheck]
-
-
-class JudgeUsage(BaseModel):
-    """What one LLM judge of the run cost (docs/judges.md, "Cost and budget")."""
-
-    judge: str = Field(description="The judge, openai:MODEL.")
-    asked: int = Field(description="Verdicts asked of the server (each with its retries).")
-    requests: int = Field(description="Requests sent, retries included.")
-    retries: int
-    cache_hits: int = Field(description="Verdicts taken from the cache (no request).")
-    cache_hit_rate: float | None = Field(description="cache_hits / (cache_hits + asked); None when neither.")
-    prompt_tokens: int = Field(description="Input tokens, as the server's replies (`usage`) report them.")
-    completion_tokens: int = Field(description="Output tokens, as the server's replies report them.")
-    replies_without_usage: int = Field(default=0, description="Replies that reported no tokens (not counted).")
-    cost: float | None = Field(description="Dollars at the configuration file's price for the model; None: no price.")
-    cost_note: str = Field(default="", description="Where the price came from, or why the cost is not measured.")
-    not_asked: int = Field(default=0, description="Verdicts not asked because the budget was reached (not_judged).")
-
-
-class EvalBudget(BaseModel):
-    """The run's budget for its LLM judges (--max-cost, --max-requests) and whether it was reached."""
-
-    max_cost: float | None = None
-    max_requests: int | None = None
-    requests: int = Field(default=0, description="Requests the budget granted.")
-    reached: str | None = Field(default=None, description="Why sending stopped, or None: within the budget.")
 
 
 class EvalReport(BaseModel):

@@ -31,6 +31,7 @@ from mbt.judges import (
 )
 from mbt.judges.calibration import HUMAN, read_labelled
 from mbt.judges.choice import JudgeChoice, JudgeSet, make_judges
+from mbt.judges.usage import EvalBudget, JudgeUsage, judge_usage
 from mbt.judges.verdicts import VERDICTS, Judge
 
 if TYPE_CHECKING:  # annotations only: the LLM judge's module loads when such a judge is made
@@ -56,6 +57,9 @@ class CalibrationReport(BaseModel):
     schema_version: Literal["1.0"] = "1.0"
     labels: str = Field(description="The labels file read.")
     criteria: list[CalibrationCriterion]
+    judge_usage: list[JudgeUsage] = Field(default_factory=list, description=(
+        "What each LLM judge cost: requests, tokens, cost, cache hits (empty without an LLM judge)."))
+    budget: EvalBudget | None = Field(default=None, description="The LLM judges' budget, when one was given.")
 
 
 class OperatorResult(BaseModel):
@@ -77,6 +81,9 @@ class SensitivityReport(BaseModel):
     controls: dict[str, int] = Field(description="Verdict -> count: each expected answer judged against itself, "
                                                  "which a sound judge passes.")
     invalid_cases: list[Located]
+    judge_usage: list[JudgeUsage] = Field(default_factory=list, description=(
+        "What the LLM judge cost: requests, tokens, cost, cache hits (empty without an LLM judge)."))
+    budget: EvalBudget | None = Field(default=None, description="The LLM judge's budget, when one was given.")
 
 
 def _close(judges: JudgeSet | None) -> None:
@@ -109,6 +116,7 @@ def calibration_report(labels_path: str, choice: JudgeChoice, rubrics: Mapping[s
     if problems:
         raise LocatedError(problems)
     criteria = [Criterion(k, 1, rubrics.get(k, "")) for k in dict.fromkeys(keys)]
+    usage: tuple[list[JudgeUsage], EvalBudget | None] = ([], None)
     if recorded:
         labels = [Label(str(row.get("id", f"line {line}")), key, str(row.get("human", row.get("label"))),
                         row["judge"])  # type: ignore[arg-type]
@@ -125,6 +133,7 @@ def calibration_report(labels_path: str, choice: JudgeChoice, rubrics: Mapping[s
                      for (line, row), key in zip(rows, keys)]
             labels = _judged(items, judges)
             judged_by = {key: judges.name_for(key) for key in by_key} if judges is not None else {}
+            usage = judge_usage(judges.made if judges is not None else [])
         finally:
             _close(judges)
     out = []
@@ -135,7 +144,7 @@ def calibration_report(labels_path: str, choice: JudgeChoice, rubrics: Mapping[s
                                         labelled=c.total, decided=c.decided,
                                         decided_share=c.decided / c.total if c.total else None,
                                         agreement=c.agreement, kappa=c.kappa, confusion=confusion))
-    return CalibrationReport(labels=labels_path, criteria=out)
+    return CalibrationReport(labels=labels_path, criteria=out, judge_usage=usage[0], budget=usage[1])
 
 
 def _texts(value: object) -> tuple[str, ...]:
@@ -173,6 +182,7 @@ def sensitivity_report(golden_paths: list[str], choice: JudgeChoice, rubrics: Ma
     judges = make_judges(JudgeChoice(choice.name_for("accuracy")), config, settings)
     try:
         found = sensitivity(judges.default, items, examples)
+        usage, budget = judge_usage(judges.made)
     finally:
         _close(judges)
     operators = [OperatorResult(operator=t.operator, mutants=t.mutants, caught=t.caught, missed=t.missed,
@@ -180,4 +190,4 @@ def sensitivity_report(golden_paths: list[str], choice: JudgeChoice, rubrics: Ma
                  for t in found.operators]
     return SensitivityReport(judge=found.judge, expected_answers=len(items), mutants=found.total,
                              caught=found.caught, operators=operators, controls=dict(sorted(found.controls.items())),
-                             invalid_cases=goldens.invalid)
+                             invalid_cases=goldens.invalid, judge_usage=usage, budget=budget)

@@ -6,6 +6,7 @@ of its rules. Formats only."""
 from __future__ import annotations
 
 from mbt.answers.results import EvalReport, GateCheck
+from mbt.report.llm_cost import usage_lines
 
 
 def _rate(rate: float | None) -> str:
@@ -54,28 +55,6 @@ def _sayings(report: EvalReport) -> list[str]:
     return lines
 
 
-def _usage_lines(report: EvalReport) -> list[str]:
-    """What each LLM judge cost, and the budget."""
-    lines = []
-    for u in report.judge_usage:
-        hits = "n/a" if u.cache_hit_rate is None else f"{u.cache_hit_rate * 100:.1f}%"
-        cost = f"${u.cost:.4f} {u.cost_note}" if u.cost is not None else f"cost {u.cost_note}"
-        lines.append(f"  {u.judge}: {u.asked} verdict(s) asked in {u.requests} request(s) ({u.retries} retried), "
-                     f"{u.cache_hits} from the cache (hit rate {hits}); {u.prompt_tokens} input + "
-                     f"{u.completion_tokens} output tokens; {cost}")
-        if u.replies_without_usage:
-            lines.append(f"    {u.replies_without_usage} reply(ies) reported no tokens: not counted")
-        if u.not_asked:
-            lines.append(f"    {u.not_asked} verdict(s) not asked: not judged (budget)")
-    b = report.budget
-    if b is not None:
-        limits = ", ".join(x for x in (f"--max-cost {b.max_cost:g}" if b.max_cost is not None else "",
-                                       f"--max-requests {b.max_requests}" if b.max_requests is not None else "") if x)
-        lines.append(f"  budget ({limits}): {b.reached}" if b.reached else f"  budget ({limits}): not reached, "
-                                                                            f"{b.requests} request(s) sent")
-    return lines
-
-
 def eval_text(report: EvalReport) -> str:
     judges = {c.judge for c in report.criteria if c.judge and c.judge != report.judge}
     lines = [f"mbt eval: {report.cases_total} case(s), judge {report.judge}"
@@ -96,7 +75,7 @@ def eval_text(report: EvalReport) -> str:
                      f"{c.errors} error; {_share(c.passed_ok, c.pass_rate, report.cases_ok)}")
     if report.must_not_violated:
         lines.append(f"  must_not phrases said: {report.must_not_violated}")
-    lines += _usage_lines(report)
+    lines += usage_lines(report.judge_usage, report.budget)
     lines.append("")
     for case in report.cases:
         run = f"run {case.run} by {case.matched_by}" if case.run else "no run"

@@ -1,5 +1,6 @@
 """The `mbt eval` report as an Excel workbook (`--format xlsx:PATH`), seed 001's export: an overview sheet (cases run
-successfully and with errors; the pass count and rate overall and per criterion; the gate) and a detail sheet, a row
+successfully and with errors; the pass count and rate overall and per criterion; what each LLM judge cost and the
+budget; the gate) and a detail sheet, a row
 per case (STT, the question, the expected answer, the agent's actual answer, single or multi-turn, the result per
 criterion and overall, the explanation). Formatting only: every figure comes from the report.
 
@@ -15,6 +16,7 @@ import io
 
 from mbt.answers.results import CaseResult, EvalReport
 from mbt.report.cases import _ILLEGAL_XML, FIXED_TIME, _fixed_zip
+from mbt.report.llm_cost import USAGE_HEADER, usage_rows
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 VERDICT_WORDS = {"pass": "pass", "fail": "fail", "not_judged": "not judged", "error": "error"}
@@ -81,8 +83,11 @@ def overview_rows(report: EvalReport) -> list[list]:
              for c in report.criteria]
     rows += [[], ["must_not phrases said", report.must_not_violated], ["Judge errors", report.judge_errors],
              ["Agent errors", report.agent_errors],
-             ["Invalid cases", len(report.invalid_cases)], ["Runs without a case", len(report.runs_without_case)],
-             [], ["Gate", "passed" if report.gate.passed else "FAILED",
+             ["Invalid cases", len(report.invalid_cases)], ["Runs without a case", len(report.runs_without_case)]]
+    costs = usage_rows(report.judge_usage, [("Budget", report.budget)] if report.budget is not None else [])
+    if costs:  # what each LLM judge cost (requests, tokens, cost or `not measured`, cache hits), and the budget
+        rows += [[], *costs]
+    rows += [[], ["Gate", "passed" if report.gate.passed else "FAILED",
                   report.gate.source or "default: every case passes overall"]]
     rows += [["", "ok" if c.passed else "FAILED", f"{c.key} {c.expected}",
               None if c.actual is None else c.actual] for c in report.gate.checks]
@@ -124,6 +129,10 @@ def eval_xlsx(report: EvalReport) -> bytes:
             cell.number_format = "0.0%"
     for cell in overview[5]:
         cell.font = Font(bold=True)
+    for row in overview.iter_rows():
+        if row[0].value == USAGE_HEADER[0] and row[1].value == USAGE_HEADER[1]:  # the LLM judges' header
+            for cell in row:
+                cell.font = Font(bold=True)
     for column, width in zip("ABCDEFGH", (24, 16, 24, 14, 14, 14, 14, 24)):
         overview.column_dimensions[column].width = width
 

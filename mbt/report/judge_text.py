@@ -1,10 +1,11 @@
 """`mbt judge calibrate` and `mbt judge sensitivity` as text: the figures per criterion or operator, the confusion
-table, the controls. Formats only (mbt.answers.selftest computes)."""
+table, the controls, what an LLM judge cost. Formats only (mbt.answers.selftest computes)."""
 
 from __future__ import annotations
 
 from mbt.answers.selftest import CalibrationReport, SensitivityReport
 from mbt.judges.verdicts import VERDICTS
+from mbt.report.llm_cost import usage_lines
 
 
 def _ratio(value: float | None, undefined: str = "n/a") -> str:
@@ -24,6 +25,8 @@ def calibration_text(report: CalibrationReport) -> str:
                   for human, row in c.confusion.items()]
     if not report.criteria:
         lines.append("no labelled answer")
+    if report.judge_usage:
+        lines += ["", "LLM judges:", *usage_lines(report.judge_usage, report.budget)]
     return "\n".join(lines) + "\n"
 
 
@@ -41,4 +44,6 @@ def sensitivity_text(report: SensitivityReport) -> str:
         lines += [f"  {i.where}: {i.message}" for i in report.invalid_cases]
     if not report.expected_answers:
         lines.append("no expected answer to mutate: nothing was measured")
+    if report.judge_usage:
+        lines += ["", "LLM judge:", *usage_lines(report.judge_usage, report.budget)]
     return "\n".join(lines) + "\n"

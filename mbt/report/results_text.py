@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from mbt.store.model import CaseDetail, Comparison, Delta, DeviationColumn, SetInfo, SetList, SetView
+from mbt.report.llm_cost import budget_line, judge_lines, totals_line
+from mbt.store.model import (
+    CaseDetail,
+    Comparison,
+    Delta,
+    DeviationColumn,
+    SetInfo,
+    SetList,
+    SetUsage,
+    SetView,
+    UsageDelta,
+)
 
 LIST_TEXT = 80  # characters of a question or an answer in a list line (the detail shows them whole)
 
@@ -77,6 +88,19 @@ def set_header(info: SetInfo) -> list[str]:
     return lines
 
 
+def usage_lines(usage: SetUsage | None) -> list[str]:
+    """What a set's LLM judges cost: a line per judge over the runs that wrote the set, each run's budget, and the
+    totals when there are several judges (nothing for a set without an LLM judge's usage)."""
+    if usage is None:
+        return []
+    over = f" (over {usage.runs} runs: the first, then each resumed or retried one)" if usage.runs > 1 else ""
+    lines = [f"  LLM judges{over}:", *judge_lines(usage.judges, "    ")]
+    lines += [budget_line(b, "    ", f"budget of run {b.run}" if usage.runs > 1 else "budget") for b in usage.budgets]
+    if len(usage.judges) > 1:
+        lines.append(totals_line(usage.totals, "    "))
+    return lines
+
+
 def show_text(view: SetView) -> str:
     o = view.overview
     lines = set_header(view.set)
@@ -88,6 +112,7 @@ def show_text(view: SetView) -> str:
         weight = f" (weight {c.weight})" if c.weight is not None else ""
         lines.append(f"  {c.key}{weight}: {c.passed} pass, {c.failed} fail, {c.not_judged} not judged, "
                      f"{c.errors} error (pass rate {_percent(c.pass_rate)})")
+    lines += usage_lines(view.usage)
     given = {k: v for k, v in view.filters.items() if v}
     shown = ", ".join(f"{k} {','.join(v) if isinstance(v, list) else v}" for k, v in given.items())
     lines += ["", f"cases: {view.matching} matching" + (f" ({shown})" if shown else "")
@@ -177,6 +202,22 @@ def _delta_line(d: Delta) -> str:
     return text
 
 
+def _usage_value(metric: str, value: float | None) -> str:
+    if value is None:
+        return "not measured"
+    return f"${value:.4f}" if metric == "cost" else f"{value}"
+
+
+def _usage_delta_line(d: UsageDelta) -> str:
+    if d.delta is None:
+        change = "not measured"
+    elif d.metric == "cost":
+        change = f"{'+' if d.delta >= 0 else '-'}${abs(d.delta):.4f}"
+    else:
+        change = f"{d.delta:+}"
+    return f"  {d.metric}: A {_usage_value(d.metric, d.a)}, B {_usage_value(d.metric, d.b)}; change {change}"
+
+
 def _column_name(column: DeviationColumn) -> str:
     if not column.versions_split:
         return column.side + (f" ({column.agent_version})" if column.agent_version else "")
@@ -198,6 +239,12 @@ def compare_text(result: Comparison) -> str:
         lines.append(f"  {f.before} -> {f.after}".ljust(26) + f" {f.key}  {f.where}  {_short(f.question, 60)}")
     lines += ["", "metrics (B - A in percentage points; docs/results.md says how each interval is computed):"]
     lines += [_delta_line(d) for d in result.metrics]
+    if result.a_usage is None and result.b_usage is None:
+        lines += ["", "LLM judges' cost: not measured in either set (neither holds an LLM judge's usage)"]
+    else:
+        lines += ["", "LLM judges' cost (B - A; not measured: a set without an LLM judge's usage, or a cost without "
+                      "a price):"]
+        lines += [_usage_delta_line(d) for d in result.usage]
     lines += ["", "first deviations (count per type) and metrics; a column per agent version where a set holds several:"]
     types = sorted({t for c in result.deviations for t in c.by_type},
                    key=lambda t: (-sum(c.by_type.get(t, 0) for c in result.deviations), t))

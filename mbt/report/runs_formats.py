@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from mbt.report.core import Body
 from mbt.report.formats import Format
+from mbt.report.llm_cost import usage_lines
 from mbt.report.markdown import cell
 from mbt.runs.results import Metrics, RunResult, RunsReport
 
@@ -112,6 +113,9 @@ def runs_markdown(report: RunsReport) -> str:
         out += ["", f"### Invalid runs ({len(bad)})", ""]
         out += [f"- {cell(b)}" for b in bad[:LISTED]]
         out += _more(min(len(bad), LISTED), len(bad))
+    if report.judge_usage:
+        out += ["", "### LLM judge (--judge)", ""]
+        out += [f"- {cell(line.strip())}" for line in usage_lines(report.judge_usage, None)]
     if gate is not None:
         out += ["", f"### Gate{' ' + cell(gate.source) if gate.source else ' (default)'}: "
                     f"{'passed' if gate.passed else 'FAILED'}", ""]

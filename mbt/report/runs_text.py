@@ -1,9 +1,10 @@
 """The runs report as text: first-deviation tables, each failing run, the runs not judged and what they lacked, run
-metrics per suite (and per group), usage, unread telemetry, the gate."""
+metrics per suite (and per group), usage, unread telemetry, what an LLM judge cost, the gate."""
 
 from __future__ import annotations
 
 from mbt.measure.level_models import Undocumented
+from mbt.report.llm_cost import usage_lines
 from mbt.runs.results import Evidence, Metrics, RunResult, RunsReport
 
 SIGHTINGS_SHOWN = 10  # where a candidate was seen: the first ones (the JSON report has them all)
@@ -255,6 +256,8 @@ def runs_text(report: RunsReport) -> str:
         out.append("")
         out.append(f"Invalid runs: {len(bad)}")
         out += [f"  {b}" for b in bad]
+    if report.judge_usage:  # what the LLM answer judge of --judge cost
+        out += ["", "LLM judge (--judge):", *usage_lines(report.judge_usage, None)]
     out.append("")
     failing = report.metrics.deviations
     line = f"Regression goldens: {report.regression_goldens} from {failing} run(s) with a deviation"

@@ -1,7 +1,7 @@
 """The `mbt runs` report as an Excel workbook (`--format xlsx:PATH`): an overview (the counts, the gate and its
-failures, the run metrics of all runs, per suite and per group), a row per run (its verdict, first deviation, what
-was not judged, its part in the run metrics, versions, tokens and time), and the first-deviation distributions.
-Formatting only: every figure comes from the report.
+failures, the run metrics of all runs, per suite and per group, what an LLM judge cost), a row per run (its verdict,
+first deviation, what was not judged, its part in the run metrics, versions, tokens and time), and the
+first-deviation distributions. Formatting only: every figure comes from the report.
 
 Written by mbt.report.xlsx_results' `workbook`: every text is a text cell, never a formula or an error value (a run
 id `=HYPERLINK(...)` stays that text, with Excel's quote prefix); the same report gives the same bytes.
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from mbt.report.llm_cost import usage_rows
 from mbt.report.xlsx_results import workbook
 from mbt.runs.results import Metrics, RunResult, RunsReport
 
@@ -49,6 +50,10 @@ def _overview(report: RunsReport) -> Iterator[list[Any]]:
         yield _metrics(f"suite {name}" + (" (required)" if name in report.required_suites else ""), suite)
     for g in report.groups:
         yield _metrics(f"{report.group_by} {g.value if g.value is not None else '(not recorded)'}", g.metrics)
+    costs = usage_rows(report.judge_usage)
+    if costs:  # what the LLM judge of --judge cost
+        yield []
+        yield from costs
     for item in report.invalid:
         yield ["Invalid input", item]
 

@@ -1,6 +1,7 @@
-"""A result set as an Excel workbook (seed 001's export): an overview sheet, the detail list (a row per case: its
-number, first question, expected and actual answer, single or multi-turn, the result per criterion with its
-explanation, overall), and the turns in seed 001's upload template (a row per turn, `No.` on a case's first row).
+"""A result set as an Excel workbook (seed 001's export): an overview sheet (with what its LLM judges cost), the
+detail list (a row per case: its number, first question, expected and actual answer, single or multi-turn, the
+result per criterion with its explanation, overall), and the turns in seed 001's upload template (a row per turn,
+`No.` on a case's first row).
 
 Written row by row into the zip (`workbook`), so a set of 100,000 cases is never held whole. Every text cell is
 written as text, never as a formula or an error value (a question starting with `=` stays that question, `#N/A`
@@ -18,7 +19,8 @@ from xml.sax.saxutils import escape
 
 from mbt.files import zip_archive
 from mbt.report.cases import _ILLEGAL_XML, FIXED_TIME
-from mbt.store.model import ExportCase, Overview, SetInfo
+from mbt.report.llm_cost import usage_rows
+from mbt.store.model import ExportCase, Overview, SetInfo, SetUsage
 
 CELL_LIMIT = 32_767  # characters Excel holds in one cell
 _CUT = " … [cut: Excel holds 32,767 characters in a cell; the JSON export has it whole]"
@@ -164,7 +166,7 @@ def _column(n: int) -> str:
     return name
 
 
-def _overview_rows(info: SetInfo, overview: Overview) -> Iterator[list[Any]]:
+def _overview_rows(info: SetInfo, overview: Overview, usage: SetUsage | None = None) -> Iterator[list[Any]]:
     judge = info.judge
     yield ["Result set", info.name]
     for label, value in (("Suite", info.suite), ("Status", info.status), ("Run type", info.run_type),
@@ -188,6 +190,11 @@ def _overview_rows(info: SetInfo, overview: Overview) -> Iterator[list[Any]]:
     for rate in [overview.overall, *overview.criteria]:
         yield [rate.key, rate.weight or "", rate.passed, rate.failed, rate.not_judged, rate.errors,
                rate.pass_rate if rate.pass_rate is not None else "n/a"]
+    if usage is not None:  # what its LLM judges cost, over the runs that wrote it, and each run's budget
+        yield []
+        yield from usage_rows(usage.judges, [(f"Budget of run {b.run}" if usage.runs > 1 else "Budget", b)
+                                             for b in usage.budgets],
+                              usage.totals if len(usage.judges) > 1 else None)
 
 
 def _judged_turns(doc: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
@@ -244,9 +251,10 @@ def _turn_rows(kept: Iterable[tuple[int, str, list[tuple[str, str, str]]]]) -> I
             yield [seq if n == 1 else "", question, expected, actual, key, n]
 
 
-def results_xlsx(info: SetInfo, overview: Overview, cases: Iterable[ExportCase]) -> bytes:
-    """The workbook of one result set. `cases` is read once: the Turns sheet is written from what the Cases sheet
-    kept of each case's turns (small next to the documents)."""
+def results_xlsx(info: SetInfo, overview: Overview, cases: Iterable[ExportCase], usage: SetUsage | None = None
+                 ) -> bytes:
+    """The workbook of one result set (`usage`: what its LLM judges cost). `cases` is read once: the Turns sheet is
+    written from what the Cases sheet kept of each case's turns (small next to the documents)."""
     criteria = [r.key for r in overview.criteria]
     kept: list[tuple[int, str, list[tuple[str, str, str]]]] = []
 
@@ -255,7 +263,7 @@ def results_xlsx(info: SetInfo, overview: Overview, cases: Iterable[ExportCase])
             kept.append((item.row.seq, item.row.key, _turns_of(item)))
             yield item
 
-    return workbook([("Overview", (34, 60, 10, 10, 12, 10, 22), _overview_rows(info, overview)),
+    return workbook([("Overview", (34, 60, 10, 10, 12, 10, 22), _overview_rows(info, overview, usage)),
                      ("Cases", [8, 18, 50, 50, 50, 13, 11] + [12] * len(criteria) + [50] * len(criteria)
                       + [16, 14, 20, 40, 36], _case_rows(remember(cases), criteria)),
                      ("Turns", (8, 50, 50, 50, 18, 6), _turn_rows(kept))])

@@ -6,13 +6,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from mbt.judges.usage import JudgeUsage
 from mbt.measure.coverage import CoverageReport, GateResult
 from mbt.measure.level_models import Undocumented
 from mbt.runs.steps import RunContext
 
 # 2.1: grounding (runs[].grounding, the metrics' grounding figures), contract items; 2.2: runs[].tags, marked,
-# undocumented, deviation.event
-SCHEMA_VERSION = "2.2"
+# undocumented, deviation.event; 2.3: judge_usage (what an LLM `--judge` cost)
+SCHEMA_VERSION = "2.3"
 
 
 class DeviationOut(BaseModel):
@@ -245,3 +246,6 @@ class RunsReport(BaseModel):
     regressions: list[str] = Field(default_factory=list)  # regression golden files written
     regression_goldens: int = 0
     regressions_skipped: list[str] = Field(default_factory=list)  # failing runs without a golden, and why
+    judge_usage: list[JudgeUsage] = Field(default_factory=list, description=(
+        "What the LLM answer judge of `--judge openai:MODEL` cost (say forbids' descriptions, contract items): "
+        "requests, tokens, cost, cache hits (empty without an LLM judge)."))

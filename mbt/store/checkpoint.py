@@ -2,6 +2,9 @@
 Checkpoint), part by part, so that a run stopped midway has kept what it judged; and, for a resumed set, the cases
 it holds taken as they were instead of judged again.
 
+With each part it stores what the run's LLM judges cost until then (`usage`, given by the command), so a run stopped
+midway leaves its cost in the set up to its last part (mbt.store.write).
+
 A resumed set must hold only cases of this run: a case key it holds that the goldens given do not have means other
 inputs, and the run stops before judging anything (the set stays as it was, interrupted).
 """
@@ -14,7 +17,7 @@ from mbt.answers.evaluate import AnswerGolden
 from mbt.answers.results import CaseResult
 from mbt.errors import MbtError, did_you_mean
 from mbt.store.records import eval_keys, eval_record
-from mbt.store.write import SetWriter
+from mbt.store.write import RunUsage, SetWriter
 
 
 class StoreCheckpoint:
@@ -29,6 +32,7 @@ class StoreCheckpoint:
         self.stored: set[str] = set()
         self.kept_cases = 0
         self.judged_cases = 0
+        self.usage: Callable[[], RunUsage] | None = None  # what the run's LLM judges cost until now
 
     def start(self, goldens: Sequence[AnswerGolden]) -> None:
         keys = eval_keys([(g.case.file, g.case.id) for g in goldens])
@@ -52,5 +56,5 @@ class StoreCheckpoint:
             for case in cases:
                 self.relabel(case)
         self.writer.add([eval_record(self.key_of[(g.case.file, g.case.id)], case, g.run)
-                         for g, case in zip(goldens, cases)])
+                         for g, case in zip(goldens, cases)], usage=self.usage() if self.usage is not None else None)
         self.judged_cases += len(cases)

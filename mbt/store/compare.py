@@ -9,6 +9,9 @@
 - The first-deviation distribution side by side: a column per set, or per agent version of a set that holds several
   (seed 002: which release introduced the failure).
 - Session diffs (seed 003's compare_turns) for the cases asked for.
+- What the LLM judges of each set cost (mbt.store.query.set_usage) and the change B - A of each total: verdicts
+  asked, requests, input and output tokens, cost. A set without an LLM judge's usage, or a cost without a price, is
+  not measured (None), and so is the change: never taken as 0, since a cost not measured is not a free run.
 """
 
 from __future__ import annotations
@@ -24,8 +27,19 @@ from sqlalchemy.engine import Connection
 
 from mbt.errors import MbtError, did_you_mean
 from mbt.store.db import Store
-from mbt.store.model import Comparison, Delta, DeviationColumn, Flip, Regression, SessionDiff, SetInfo, TurnChange
-from mbt.store.query import set_info, set_row
+from mbt.store.model import (
+    Comparison,
+    Delta,
+    DeviationColumn,
+    Flip,
+    Regression,
+    SessionDiff,
+    SetInfo,
+    SetUsage,
+    TurnChange,
+    UsageDelta,
+)
+from mbt.store.query import set_info, set_row, set_usage
 from mbt.store.records import CaseRecord, Outcome
 from mbt.store.schema import case_docs, cases, verdicts
 from mbt.store.sessions import compare_turns
@@ -159,6 +173,25 @@ def _columns(side: str, name: str, items: dict[str, _Case], run_type: str) -> li
     return out
 
 
+# The LLM judges' totals compared: (metric, UsageTotals' field).
+USAGE_METRICS = (("verdicts asked", "asked"), ("requests", "requests"), ("input tokens", "prompt_tokens"),
+                 ("output tokens", "completion_tokens"), ("cost", "cost"))
+
+
+def usage_deltas(a: SetUsage | None, b: SetUsage | None) -> list[UsageDelta]:
+    """Each total of A's and B's LLM judges and B - A; None where a side is not measured. The cost's change is
+    rounded to 10 decimal places (a dollar figure: float noise such as 0.0026000000000000003 is none of it)."""
+    out = []
+    for metric, name in USAGE_METRICS:
+        before = getattr(a.totals, name) if a is not None else None
+        after = getattr(b.totals, name) if b is not None else None
+        change = None if before is None or after is None else after - before
+        if change is not None and name == "cost":
+            change = round(change, 10)
+        out.append(UsageDelta(metric=metric, a=before, b=after, delta=change))
+    return out
+
+
 def _session(conn: Connection, set_id: int, key: str) -> tuple[str | None, list[dict[str, Any]] | None]:
     row = conn.execute(select(cases.c.location, case_docs.c.doc).join(case_docs, case_docs.c.case_row == cases.c.id)
                        .where(cases.c.set_id == set_id, cases.c.case_key == key)).first()
@@ -184,6 +217,7 @@ def compare(store: Store, first: str, second: str, sessions: Sequence[str] = (),
             if key not in a and key not in b:
                 raise MbtError(f"--case {key}: no case of that key in `{first}` or `{second}`"
                                + did_you_mean(key, [*a, *b]))
+        usage_a, usage_b = set_usage(conn, row_a["id"]), set_usage(conn, row_b["id"])
         diffs = []
         for key in wanted:
             where_a, turns_a = _session(conn, row_a["id"], key)
@@ -196,7 +230,7 @@ def compare(store: Store, first: str, second: str, sessions: Sequence[str] = (),
                       only_a=[k for k in a if k not in b], only_b=[k for k in b if k not in a], flips=flips,
                       metrics=_metrics(a, b, info_a.run_type), deviations=(_columns("A", first, a, info_a.run_type)
                                   + _columns("B", second, b, info_b.run_type)),
-                      sessions=diffs)
+                      sessions=diffs, a_usage=usage_a, b_usage=usage_b, usage=usage_deltas(usage_a, usage_b))
 
 
 def baseline(store: Store, name: str, run_type: str) -> SetInfo:

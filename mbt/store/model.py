@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from mbt.judges.usage import EvalBudget, JudgeUsage, UsageTotals
+
 SCHEMA_VERSION = "1.0"
 
 
@@ -81,6 +83,23 @@ class CaseRow(BaseModel):
     error: str | None = None
 
 
+class RunBudget(EvalBudget):
+    """The budget one run that wrote the set was given (--max-cost, --max-requests), and whether it was reached."""
+
+    run: int = Field(description="1: the run that started the set; then each resumed or retried run.")
+
+
+class SetUsage(BaseModel):
+    """What the set's LLM judges cost (docs/results.md): each judge's figures added up over every run that wrote
+    the set, the totals over the judges, and each run's budget."""
+
+    runs: int = Field(description="Runs that wrote the set with an LLM judge: the first, then each resumed or "
+                                  "retried one.")
+    judges: list[JudgeUsage]
+    totals: UsageTotals
+    budgets: list[RunBudget] = Field(default_factory=list, description="Each run given a budget, in run order.")
+
+
 class SetView(BaseModel):
     """`mbt results show NAME`: the set, its overview, and the cases the filters let through."""
 
@@ -88,6 +107,8 @@ class SetView(BaseModel):
     store: str
     set: SetInfo
     overview: Overview
+    usage: SetUsage | None = Field(default=None, description="What its LLM judges cost; None: the set holds no LLM "
+                                                             "judge's usage (no LLM judge): not measured.")
     filters: dict[str, Any]
     matching: int = Field(description="Cases the filters let through (the list holds `limit` of them).")
     offset: int
@@ -127,7 +148,9 @@ class ExportDoc(BaseModel):
     set: SetInfo
     overview: Overview
     summary: dict[str, Any] = Field(description="The eval or runs report without its cases (and without the "
-                                                "goldens' coverage)")
+                                                "goldens' coverage and its LLM judges' usage, which is `usage`)")
+    usage: SetUsage | None = Field(default=None, description="What its LLM judges cost; None: not measured (no LLM "
+                                                             "judge's usage stored).")
     cases: list[ExportCase]
 
 
@@ -189,6 +212,16 @@ class SessionDiff(BaseModel):
     turns: list[TurnChange]
 
 
+class UsageDelta(BaseModel):
+    """One total of the LLM judges' usage in A and in B, and the change B - A (None where a side is not measured:
+    a set with no LLM judge's usage, or a cost without a price, is never taken as 0)."""
+
+    metric: str = Field(description="verdicts asked | requests | input tokens | output tokens | cost")
+    a: int | float | None
+    b: int | float | None
+    delta: int | float | None = Field(description="B - A; None when either side is not measured")
+
+
 class Comparison(BaseModel):
     schema_version: str = SCHEMA_VERSION
     store: str
@@ -202,6 +235,10 @@ class Comparison(BaseModel):
     deviations: list[DeviationColumn]
     sessions: list[SessionDiff] = Field(default_factory=list)
     confidence: float = 0.95
+    a_usage: SetUsage | None = Field(default=None, description="What A's LLM judges cost; None: not measured.")
+    b_usage: SetUsage | None = Field(default=None, description="What B's LLM judges cost; None: not measured.")
+    usage: list[UsageDelta] = Field(default_factory=list, description="The LLM judges' totals of A and B and the "
+                                                                      "change (dollars for the cost).")
 
 
 class Regression(BaseModel):

@@ -3,9 +3,10 @@ list's filters), each with its overview and a stamp of what it holds, and its ca
 the folded text `--search` reads, its verdicts with their reasons and its document.
 
 The stamp changes whenever what a set shows could: its row (name, status, end, totals, judge, summary, meta without
-the writer's heartbeat), its cases (how many, the highest row id, how many verdicts), and for a running set whether
-its writer is gone (mbt.store.write.writer_alive: then the set is interrupted, and resumable). The viewer keeps a set's
-pages when the stamp it wrote them from is unchanged, so a finished set of 100,000 cases is written once.
+the writer's heartbeat), what its LLM judges cost, its cases (how many, the highest row id, how many verdicts), and
+for a running set whether its writer is gone (mbt.store.write.writer_alive: then the set is interrupted, and
+resumable). The viewer keeps a set's pages when the stamp it wrote them from is unchanged, so a finished set of
+100,000 cases is written once.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from typing import Any
 from sqlalchemy import func, select
 
 from mbt.store.db import Store
-from mbt.store.model import CaseRow, Overview, SetInfo, Verdict
-from mbt.store.query import ROW_COLUMNS, SetFilters, _case_row, list_sets, set_info, set_row, stored_overview
+from mbt.store.model import CaseRow, Overview, SetInfo, SetUsage, Verdict
+from mbt.store.query import ROW_COLUMNS, SetFilters, _case_row, list_sets, set_info, set_row, set_usage, stored_overview
 from mbt.store.schema import case_docs, cases, result_sets, verdicts
 from mbt.store.write import writer_alive
 
@@ -42,6 +43,7 @@ class ViewerSet:
     info: SetInfo
     overview: Overview
     summary: dict[str, Any]
+    usage: SetUsage | None  # what its LLM judges cost; None: not measured
     stamp: str
     store: Store
     set_id: int
@@ -98,18 +100,20 @@ def viewer_sets(store: Store, names: Sequence[str] = (), filters: SetFilters | N
             row = known.get(name) or set_row(conn, name, store)  # set_row: the error naming the closest name
             info = set_info(row)
             writer = writer_alive(json.loads(row["meta"] or "{}").get("writer")) if info.status == "running" else None
+            usage = set_usage(conn, row["id"])
             out.append(ViewerSet(info=info, overview=stored_overview(conn, row, info),
-                                 summary=json.loads(row["summary"] or "{}"), stamp=_stamp(conn, row, writer),
-                                 store=store, set_id=row["id"], writer=writer))
+                                 summary=json.loads(row["summary"] or "{}"), usage=usage,
+                                 stamp=_stamp(conn, row, writer, usage), store=store, set_id=row["id"], writer=writer))
     return out
 
 
-def _stamp(conn: Any, row: Any, writer: str | None) -> str:
+def _stamp(conn: Any, row: Any, writer: str | None, usage: SetUsage | None) -> str:
     meta = json.loads(row["meta"] or "{}")
     meta.pop("writer", None)  # the heartbeat of a running set's writer changes nothing shown
     held = conn.execute(select(func.count(), func.max(cases.c.id)).where(cases.c.set_id == row["id"])).one()
     judged = conn.execute(select(func.count()).select_from(verdicts).where(verdicts.c.set_id == row["id"])).scalar_one()
     parts = [row["name"], row["status"], row["started_at"], row["ended_at"], row["cases_total"], row["passed"],
              row["failed"], row["not_judged"], row["errors"], row["judge"], row["summary"], meta, list(held), judged,
-             writer is None]  # a running set whose writer is gone is shown as interrupted
+             writer is None,  # a running set whose writer is gone is shown as interrupted
+             usage.model_dump(mode="json") if usage is not None else None]
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()

@@ -14,10 +14,23 @@ from sqlalchemy import ColumnElement, Select, and_, func, select
 from sqlalchemy.engine import Connection, RowMapping
 
 from mbt.errors import MbtError, did_you_mean
+from mbt.judges.usage import JudgeUsage, combined, hit_rate, totals
 from mbt.store.db import Store
-from mbt.store.model import CaseDetail, CaseRow, ExportCase, Overview, Rate, SetInfo, SetList, SetView, Verdict
+from mbt.store.model import (
+    CaseDetail,
+    CaseRow,
+    ExportCase,
+    Overview,
+    Rate,
+    RunBudget,
+    SetInfo,
+    SetList,
+    SetUsage,
+    SetView,
+    Verdict,
+)
 from mbt.store.records import RUN_TYPES, STATUSES, check_name, fold
-from mbt.store.schema import case_docs, cases, result_sets, verdicts
+from mbt.store.schema import case_docs, cases, judge_budgets, judge_usage, result_sets, verdicts
 
 RESULT_FILTERS = ("pass", "fail", "not_judged", "error", "ok")  # ok: run without error (seed 001: "thành công")
 TURN_FILTERS = ("single", "multi")
@@ -210,6 +223,30 @@ def stored_overview(conn: Connection, row: RowMapping, info: SetInfo) -> Overvie
     return Overview.model_validate(kept) if kept else overview(conn, row["id"], info)
 
 
+USAGE_COUNTS = ("asked", "requests", "retries", "cache_hits", "prompt_tokens", "completion_tokens",
+                "replies_without_usage", "not_asked")
+
+
+def set_usage(conn: Connection, set_id: int) -> SetUsage | None:
+    """What the set's LLM judges cost over the runs that wrote it (mbt.store.write); None when it holds no LLM
+    judge's usage: not measured."""
+    rows = conn.execute(select(judge_usage).where(judge_usage.c.set_id == set_id)
+                        .order_by(judge_usage.c.run, judge_usage.c.judge)).mappings().all()
+    budgets = conn.execute(select(judge_budgets).where(judge_budgets.c.set_id == set_id)
+                           .order_by(judge_budgets.c.run)).mappings().all()
+    if not rows:
+        return None
+    per_run = [JudgeUsage(judge=r["judge"], **{k: r[k] for k in USAGE_COUNTS},
+                          cache_hit_rate=hit_rate(r["cache_hits"], r["asked"]), cost=r["cost"],
+                          cost_note=r["cost_note"]) for r in rows]
+    judges = combined(per_run)
+    summed = totals(judges)
+    assert summed is not None  # rows were found
+    return SetUsage(runs=len({r["run"] for r in rows}), judges=judges, totals=summed,
+                    budgets=[RunBudget(run=b["run"], max_cost=b["max_cost"], max_requests=b["max_requests"],
+                                       requests=b["requests"], reached=b["reached"]) for b in budgets])
+
+
 def show(store: Store, name: str, filters: CaseFilters) -> SetView:
     filters.check()
     with store.read() as conn:
@@ -226,8 +263,8 @@ def show(store: Store, name: str, filters: CaseFilters) -> SetView:
         found = conn.execute(query).mappings().all()
         criteria = _criteria_of(conn, [r["id"] for r in found])
         return SetView(store=store.url.shown, set=info, overview=stored_overview(conn, row, info),
-                       filters=filters.shown(), matching=matching, offset=filters.offset, limit=filters.limit,
-                       cases=[_case_row(r, criteria[r["id"]]) for r in found])
+                       usage=set_usage(conn, row["id"]), filters=filters.shown(), matching=matching,
+                       offset=filters.offset, limit=filters.limit, cases=[_case_row(r, criteria[r["id"]]) for r in found])
 
 
 def _verdicts(conn: Connection, row_id: int) -> list[Verdict]:
@@ -264,6 +301,7 @@ class Export:
     info: SetInfo
     overview: Overview
     summary: dict[str, Any]
+    usage: SetUsage | None
     store: Store
     set_id: int
     filters: CaseFilters = field(default_factory=CaseFilters)
@@ -308,7 +346,8 @@ def export(store: Store, name: str, filters: CaseFilters | None = None) -> Expor
         row = set_row(conn, name, store)
         info = set_info(row)
         return Export(info=info, overview=stored_overview(conn, row, info),
-                      summary=json.loads(row["summary"] or "{}"), store=store, set_id=row["id"], filters=filters)
+                      summary=json.loads(row["summary"] or "{}"), usage=set_usage(conn, row["id"]), store=store,
+                      set_id=row["id"], filters=filters)
 
 
 def rename(store: Store, old: str, new: str) -> SetInfo:
@@ -325,7 +364,9 @@ def delete(store: Store, names: Sequence[str]) -> list[str]:
     """Every named set with its cases, in one transaction: all or none (an unknown name deletes nothing)."""
     with store.write() as conn:
         ids = [set_row(conn, name, store)["id"] for name in dict.fromkeys(names)]
-        # Cases, documents and verdicts go explicitly: a database without the cascade still ends clean.
+        # Cases, documents, verdicts and usage go explicitly: a database without the cascade still ends clean.
+        conn.execute(judge_usage.delete().where(judge_usage.c.set_id.in_(ids)))
+        conn.execute(judge_budgets.delete().where(judge_budgets.c.set_id.in_(ids)))
         conn.execute(verdicts.delete().where(verdicts.c.set_id.in_(ids)))
         conn.execute(case_docs.delete().where(case_docs.c.set_id.in_(ids)))
         conn.execute(cases.delete().where(cases.c.set_id.in_(ids)))

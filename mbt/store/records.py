@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mbt.answers.results import CaseResult, EvalReport
+from mbt.judges.usage import EvalBudget, JudgeUsage
 from mbt.runs.results import RunResult, RunsReport
 from mbt.runs.steps import ObservedRun
 from mbt.store.sessions import session_turns
@@ -297,8 +298,15 @@ def eval_judge(report: EvalReport) -> dict[str, Any]:
 
 
 def report_summary(report: EvalReport | RunsReport) -> dict[str, Any]:
-    """The report without its cases (and without the goldens' coverage, which `mbt coverage` keeps): totals,
-    metrics, the gate, inputs that could not be used."""
+    """The report without its cases (and without the goldens' coverage, which `mbt coverage` keeps, and what its LLM
+    judges cost, which the store keeps in tables of its own: report_usage): totals, metrics, the gate, inputs that
+    could not be used."""
     if isinstance(report, EvalReport):
-        return report.model_dump(mode="json", exclude={"cases"})
-    return report.model_dump(mode="json", exclude={"runs", "coverage"})
+        return report.model_dump(mode="json", exclude={"cases", "judge_usage", "budget"})
+    return report.model_dump(mode="json", exclude={"runs", "coverage", "judge_usage"})
+
+
+def report_usage(report: EvalReport | RunsReport) -> tuple[list[JudgeUsage], EvalBudget | None]:
+    """What the report's LLM judges cost, and its budget (a runs report's LLM judge has none), as the store keeps
+    them (mbt.store.write.write_usage)."""
+    return list(report.judge_usage), report.budget if isinstance(report, EvalReport) else None

@@ -16,10 +16,16 @@ What is filtered, searched or compared is a column of `cases`; the rest of a cas
 holds for it, fields added later included, and its session) is kept whole as a JSON document in `case_docs`, so a
 report that grows needs no migration. The documents have a table of their own so that the `cases` rows stay narrow:
 a filter or a search over 100,000 cases reads the columns it tests, not 100,000 documents.
+
+What a set's LLM judges cost has tables of its own (version 3): `judge_usage`, a row per judge of each run that
+wrote the set (its first run, then each resumed or retried run: `run` 1, 2, ...), and `judge_budgets`, a row per
+run given a budget. A set without a row had no LLM judge (or was written before version 3 without one): its cost is
+not measured, never 0.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from sqlalchemy import (
@@ -115,6 +121,34 @@ verdicts = Table(
 Index("ix_verdicts_case", verdicts.c.case_row)
 Index("ix_verdicts_set_criterion", verdicts.c.set_id, verdicts.c.criterion, verdicts.c.verdict)
 
+# Version 3: what each LLM judge of each run that wrote a set cost (mbt.judges.usage.JudgeUsage), and each run's budget.
+judge_usage = Table(
+    "judge_usage", metadata,
+    Column("set_id", Integer, ForeignKey("result_sets.id", ondelete="CASCADE"), primary_key=True),
+    Column("run", Integer, primary_key=True),  # 1: the run that started the set; then each resumed or retried run
+    Column("judge", String(255), primary_key=True),  # openai:MODEL
+    Column("asked", Integer, nullable=False),
+    Column("requests", Integer, nullable=False),
+    Column("retries", Integer, nullable=False),
+    Column("cache_hits", Integer, nullable=False),
+    Column("prompt_tokens", Integer, nullable=False),
+    Column("completion_tokens", Integer, nullable=False),
+    Column("replies_without_usage", Integer, nullable=False),
+    Column("not_asked", Integer, nullable=False),
+    Column("cost", Float),  # dollars; NULL: not measured (no price for the model), never 0
+    Column("cost_note", Text, nullable=False),
+)
+
+judge_budgets = Table(
+    "judge_budgets", metadata,
+    Column("set_id", Integer, ForeignKey("result_sets.id", ondelete="CASCADE"), primary_key=True),
+    Column("run", Integer, primary_key=True),
+    Column("max_cost", Float),
+    Column("max_requests", Integer),
+    Column("requests", Integer, nullable=False),  # requests the budget granted
+    Column("reached", Text),  # why sending stopped; NULL: within the budget
+)
+
 
 def _version_1(conn: Connection) -> None:
     """The first schema: result sets, their cases with their documents, the verdicts per criterion (as shipped;
@@ -194,7 +228,75 @@ def _version_2(conn: Connection) -> None:
         conn.exec_driver_sql(f"ALTER TABLE cases ADD COLUMN {column}")
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_version_1, _version_2]
+def _version_3(conn: Connection) -> None:
+    """What the LLM judges of a set cost: `judge_usage` and `judge_budgets` (as shipped). A finished eval set that an
+    earlier mbt wrote kept its LLM judges' usage and budget in its summary (the report without its cases): they are
+    copied into the new tables as the set's run 1; the summary is left as it was."""
+    frozen = MetaData()
+    sets = Table("result_sets", frozen, Column("id", Integer, primary_key=True), Column("summary", Text))
+    usage = Table(
+        "judge_usage", frozen,
+        Column("set_id", Integer, ForeignKey("result_sets.id", ondelete="CASCADE"), primary_key=True),
+        Column("run", Integer, primary_key=True),
+        Column("judge", String(255), primary_key=True),
+        Column("asked", Integer, nullable=False),
+        Column("requests", Integer, nullable=False),
+        Column("retries", Integer, nullable=False),
+        Column("cache_hits", Integer, nullable=False),
+        Column("prompt_tokens", Integer, nullable=False),
+        Column("completion_tokens", Integer, nullable=False),
+        Column("replies_without_usage", Integer, nullable=False),
+        Column("not_asked", Integer, nullable=False),
+        Column("cost", Float),
+        Column("cost_note", Text, nullable=False),
+    )
+    budgets = Table(
+        "judge_budgets", frozen,
+        Column("set_id", Integer, ForeignKey("result_sets.id", ondelete="CASCADE"), primary_key=True),
+        Column("run", Integer, primary_key=True),
+        Column("max_cost", Float),
+        Column("max_requests", Integer),
+        Column("requests", Integer, nullable=False),
+        Column("reached", Text),
+    )
+    frozen.create_all(conn, tables=[usage, budgets])
+    found = conn.execute(select(sets.c.id, sets.c.summary).where(sets.c.summary.like('%"judge_usage"%')))
+    for set_id, raw in found.all():
+        try:
+            summary = json.loads(raw)
+        except ValueError:
+            continue  # not a summary mbt wrote: nothing to copy
+        if not isinstance(summary, dict):
+            continue
+        found_rows = [_usage_row(set_id, u) for u in summary.get("judge_usage") or [] if isinstance(u, dict)]
+        rows = [r for r in found_rows if r is not None]
+        if not rows or len(rows) != len(found_rows) or len({r["judge"] for r in rows}) != len(rows):
+            continue  # no LLM judge, or not a summary this mbt wrote: nothing is copied
+        conn.execute(usage.insert(), rows)
+        budget = summary.get("budget")
+        if isinstance(budget, dict):
+            max_cost, max_requests = budget.get("max_cost"), budget.get("max_requests")
+            reached, granted = budget.get("reached"), budget.get("requests")
+            conn.execute(budgets.insert().values(
+                set_id=set_id, run=1, max_cost=float(max_cost) if isinstance(max_cost, (int, float)) else None,
+                max_requests=max_requests if isinstance(max_requests, int) else None,
+                requests=granted if isinstance(granted, int) else 0,
+                reached=reached if isinstance(reached, str) else None))
+
+
+def _usage_row(set_id: int, usage: dict) -> dict | None:
+    """A judge's usage as an earlier mbt's summary kept it, as a row of version 3's `judge_usage` (None: not one)."""
+    counts = ("asked", "requests", "retries", "cache_hits", "prompt_tokens", "completion_tokens",
+              "replies_without_usage", "not_asked")
+    if not isinstance(usage.get("judge"), str) or not all(isinstance(usage.get(k, 0), int) for k in counts):
+        return None
+    cost = usage.get("cost")
+    return {"set_id": set_id, "run": 1, "judge": usage["judge"], **{k: usage.get(k, 0) for k in counts},
+            "cost": float(cost) if isinstance(cost, (int, float)) else None,
+            "cost_note": str(usage.get("cost_note") or "")}
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_version_1, _version_2, _version_3]
 CURRENT = len(MIGRATIONS)
 # The PostgreSQL advisory lock that serialises migrations (any fixed number; "mbt" in ASCII).
 MIGRATION_LOCK = 0x6D6274

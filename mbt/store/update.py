@@ -3,7 +3,8 @@ did not answer, or a judge failed) and puts their new results where the old ones
 
 The set's cases are read first (`errored`: which to re-run, and every case as its report had it, to sum the set up
 again); the re-run cases then replace theirs — each at its place in the set, under the same key, with its new
-document and verdicts — and the set's totals, overview, summary and judge configuration are counted again, all in one
+document and verdicts — and the set's totals, overview, summary and judge configuration are counted again, and what
+the retry's LLM judges cost is added as the set's next run (mbt.store.write.write_usage), all in one
 write transaction: a reader sees the set before the retry or after it, never half of it, and an interrupted retry
 leaves it as it was. Its meta keeps each retry (`retries`: when, how many cases, how many are still errors).
 """
@@ -22,7 +23,7 @@ from mbt.store.db import Store
 from mbt.store.query import set_info, set_row
 from mbt.store.records import CaseRecord, now
 from mbt.store.schema import case_docs, cases, result_sets, verdicts
-from mbt.store.write import finish_set, insert_cases
+from mbt.store.write import RunUsage, finish_set, insert_cases, next_run, write_usage
 
 
 @dataclass
@@ -63,9 +64,10 @@ def stored_set(store: Store, name: str, run_type: str = "eval") -> StoredSet:
 
 
 def replace_cases(store: Store, name: str, records: Sequence[CaseRecord], summary: dict[str, Any],
-                  judge: dict[str, Any]) -> Any:
-    """The set's cases with the records' keys replaced by the records (at their places), and the set counted again:
-    one transaction. Returns the set's new mbt.store.model.SetInfo."""
+                  judge: dict[str, Any], usage: RunUsage | None = None) -> Any:
+    """The set's cases with the records' keys replaced by the records (at their places), and the set counted again;
+    `usage`, what the retry's LLM judges cost, kept as the set's next run: one transaction. Returns the set's new
+    mbt.store.model.SetInfo."""
     with store.write() as conn:
         row = set_row(conn, name, store)
         set_id = row["id"]
@@ -87,5 +89,7 @@ def replace_cases(store: Store, name: str, records: Sequence[CaseRecord], summar
         retries = list(meta.get("retries") or [])
         retries.append({"at": now(), "cases": len(records),
                         "still_errors": sum(r.overall == "error" for r in records)})
+        if usage is not None:
+            write_usage(conn, set_id, next_run(conn, set_id), usage)
         finish_set(conn, set_id, summary, judge, {"retries": retries})
         return set_info(conn.execute(select(result_sets).where(result_sets.c.id == set_id)).mappings().one())

@@ -12,6 +12,12 @@ every HEARTBEAT_S seconds. A `running` set's writer is gone when it ran on this 
 or when its heartbeat is older than LEASE_S seconds; a live writer's set is never taken. Taking a set over replaces
 the token in one transaction that rechecks all of this; every batch a writer adds, and its finish, first checks that
 the token is still its own (in the same transaction, the set's row locked), so two writers never add to one set.
+
+What the run's LLM judges cost (mbt.judges.usage) is written with the set as the run's rows of `judge_usage` and
+`judge_budgets` (mbt.store.schema): a snapshot with each batch an eval run stores (`add(..., usage=...)`: what its
+judges cost until then) and the last at the finish, each replacing the run's rows before it. A run stopped midway so
+leaves what its judges cost up to its last batch; the run that resumes the set, or retries its errored cases
+(mbt.store.update), writes its own rows under the next run number, and the set's cost is the sum over its runs.
 """
 
 from __future__ import annotations
@@ -31,15 +37,18 @@ from sqlalchemy.engine import Connection
 
 from mbt import __version__
 from mbt.errors import MbtError
+from mbt.judges.usage import EvalBudget, JudgeUsage
 from mbt.store.db import Store
 from mbt.store.query import overview, set_info, set_row
 from mbt.store.records import CaseRecord, NewSet, check_name, now
-from mbt.store.schema import case_docs, cases, result_sets, verdicts
+from mbt.store.schema import case_docs, cases, judge_budgets, judge_usage, result_sets, verdicts
 
 BATCH = 2000  # cases per transaction
 HEARTBEAT_S = 10.0  # how often a writer that keeps a heartbeat renews it
 LEASE_S = 60.0  # a heartbeat older than this: the writer is gone (a resumed run may take its set over)
 RESUMABLE = ("running", "failed", "cancelled")
+# What a run's LLM judges cost until now: each judge's usage and the run's budget (mbt.judges.usage.judge_usage).
+RunUsage = tuple[list[JudgeUsage], EvalBudget | None]
 
 
 def _json(value: Any) -> str:
@@ -60,6 +69,7 @@ class SetWriter:
         self.finished = False
         self.token = secrets.token_hex(8)
         self.kept = 0  # cases a resumed set held when this writer took it over
+        self.run = 1  # this run's number among those that wrote the set (its LLM judges' usage rows)
         self._stop = threading.Event()
         self._beating: threading.Thread | None = None
         self._lost: str | None = None
@@ -129,6 +139,7 @@ class SetWriter:
                                           .where(cases.c.set_id == row["id"])).scalar_one())
             writer.kept = int(conn.execute(select(func.count()).select_from(cases)
                                            .where(cases.c.set_id == row["id"])).scalar_one())
+            writer.run = next_run(conn, writer.set_id)
         writer._start(heartbeat)
         return writer
 
@@ -212,14 +223,21 @@ class SetWriter:
             except MbtError:  # the store itself failed: the set stays `running`, the first error is the one shown
                 pass
 
-    def add(self, records: Iterable[CaseRecord], batch: int = BATCH) -> int:
-        """Append cases in order, one transaction per `batch` cases; returns how many were added."""
+    def add(self, records: Iterable[CaseRecord], batch: int = BATCH, usage: RunUsage | None = None) -> int:
+        """Append cases in order, one transaction per `batch` cases; returns how many were added. `usage`: what the
+        run's LLM judges cost until now, written with the last batch (module docstring)."""
         added = 0
-        for chunk in _chunks(records, batch):
+        chunks = _chunks(records, batch)
+        chunk = next(chunks, None)
+        while chunk is not None:
+            following = next(chunks, None)
             with self.store.write() as conn:
                 self._check_owner(conn)
                 self._insert(conn, chunk)
+                if following is None and usage is not None:
+                    write_usage(conn, self.set_id, self.run, usage)
             added += len(chunk)
+            chunk = following
         return added
 
     def _insert(self, conn: Connection, chunk: list[CaseRecord]) -> None:
@@ -230,10 +248,11 @@ class SetWriter:
         insert_cases(conn, self.set_id, numbered)
 
     def finish(self, summary: dict[str, Any] | None = None, judge: dict[str, Any] | None = None,
-               expected: int | None = None) -> None:
+               expected: int | None = None, usage: RunUsage | None = None) -> None:
         """Totals and versions from the cases written, the report's summary (and the judge configuration as the
-        report gives it), `done`: one transaction. `expected`: the cases the run has; a set holding another number
-        is not marked done (MbtError: it ends `failed`), so a set is never `done` half written."""
+        report gives it), what the run's LLM judges cost (`usage`), `done`: one transaction. `expected`: the cases
+        the run has; a set holding another number is not marked done (MbtError: it ends `failed`), so a set is never
+        `done` half written."""
         self._stop_beating()
         with self.store.write() as conn:
             self._check_owner(conn)
@@ -242,6 +261,8 @@ class SetWriter:
             if expected is not None and held != expected:
                 raise MbtError(f"result set `{self.name}` holds {held} case(s) where the run has {expected}: it is "
                                "not marked done")
+            if usage is not None:
+                write_usage(conn, self.set_id, self.run, usage)
             finish_set(conn, self.set_id, summary, judge)
         self.finished = True
 
@@ -336,6 +357,31 @@ def insert_cases(conn: Connection, set_id: int, numbered: list[tuple[int, CaseRe
               for row_id, record in zip(ids, records) for c, v, r, j in record.verdicts]
     if judged:
         conn.execute(verdicts.insert(), judged)
+
+
+def next_run(conn: Connection, set_id: int) -> int:
+    """The number of the next run to write into a set: one past the highest its LLM judges' usage rows name."""
+    found = [conn.execute(select(func.max(table.c.run)).where(table.c.set_id == set_id)).scalar_one()
+             for table in (judge_usage, judge_budgets)]
+    return max((int(n) for n in found if n is not None), default=0) + 1
+
+
+def write_usage(conn: Connection, set_id: int, run: int, usage: RunUsage) -> None:
+    """What run `run`'s LLM judges cost, in place of what it wrote before (inside the caller's transaction); a run
+    without an LLM judge writes nothing."""
+    judges, budget = usage
+    conn.execute(judge_usage.delete().where(judge_usage.c.set_id == set_id, judge_usage.c.run == run))
+    conn.execute(judge_budgets.delete().where(judge_budgets.c.set_id == set_id, judge_budgets.c.run == run))
+    if judges:
+        conn.execute(judge_usage.insert(), [
+            {"set_id": set_id, "run": run, "judge": u.judge, "asked": u.asked, "requests": u.requests,
+             "retries": u.retries, "cache_hits": u.cache_hits, "prompt_tokens": u.prompt_tokens,
+             "completion_tokens": u.completion_tokens, "replies_without_usage": u.replies_without_usage,
+             "not_asked": u.not_asked, "cost": u.cost, "cost_note": u.cost_note} for u in judges])
+    if budget is not None:
+        conn.execute(judge_budgets.insert().values(set_id=set_id, run=run, max_cost=budget.max_cost,
+                                                   max_requests=budget.max_requests, requests=budget.requests,
+                                                   reached=budget.reached))
 
 
 def finish_set(conn: Connection, set_id: int, summary: dict[str, Any] | None = None,

@@ -1,6 +1,7 @@
 """The result viewer (`mbt results site DIR`): a static site over the store, with seed 001's screens — the list of
 result sets (status, time, run type, executor; searched and filtered), per set its overview and the detail list
-(filtered by single or multi-turn and by result, searched in questions and actual answers), and per case the
+(filtered by single or multi-turn and by result, searched in questions and actual answers) with what its LLM judges
+cost, and per case the
 explanation per criterion, the questions with expected and actual answers, and the recorded session as its history.
 
 A folder of files, read offline from disk or any web server, nothing to run and nothing listening: `index.html` lists
@@ -36,6 +37,7 @@ import jinja2
 
 from mbt import __version__
 from mbt.files import Files
+from mbt.report.llm_cost import cost_text, limits_text
 from mbt.store.model import Rate
 from mbt.store.pages import ViewerCase, ViewerSet
 from mbt.store.records import now
@@ -82,6 +84,9 @@ def _env() -> jinja2.Environment:
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters["pct"] = lambda v: "n/a" if v is None else f"{v:.1f}%"
     env.filters["verdict"] = lambda v: VERDICT_WORDS.get(v, v)
+    env.filters["share"] = lambda v: "n/a" if v is None else f"{v * 100:.1f}%"  # a fraction (a cache hit rate)
+    env.filters["cost"] = cost_text  # dollars, or `not measured` (never $0)
+    env.filters["limits"] = limits_text  # a budget's limits as the command line gives them
     return env
 
 
@@ -241,7 +246,7 @@ class Site:
         rates: list[Rate] = [s.overview.overall, *s.overview.criteria]
         values = {**common, "root": "../../", "s": s.info, "o": s.overview, "rates": rates, "entry": entry,
                   "data": page_json(data), "criteria": criteria, "judge": _judge_text(s.info.judge),
-                  "threshold": s.info.judge.get("threshold"), "running": s.writer,
+                  "threshold": s.info.judge.get("threshold"), "running": s.writer, "usage": s.usage,
                   "quoted": shlex.quote(s.info.name)}
         yield f"{folder}/index.html", env.get_template("set.html").render(**values).encode("utf-8")
         yield f"{folder}/case.html", env.get_template("case.html").render(**values).encode("utf-8")
