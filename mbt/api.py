@@ -557,7 +557,7 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
                             for r in gate.coverage_rules() if r.line > 0)
         report.gate = GateResult(enabled=True, passed=not failures, source=gate.source if gate else None,
                                  failures=failures, waivers=coverage_gate.waivers if coverage_gate else [])
-    report.judge_usage = _judge_usage([answers] if answers is not None else [])[0]
+    report.judge_usage, report.budget = _judge_usage([answers] if answers is not None else [])
     goldens_out, skipped = tally.regressions.goldens()
     report.regression_goldens = sum(len(v) for v in goldens_out.values())
     report.regressions_skipped = skipped
@@ -627,7 +627,9 @@ def _answer_judge(judge: Any, llm: LLMSettings | None = None):
         return judge
     from mbt.judges import make_judge
 
-    return make_judge(judge, settings=llm if judge not in ("embedded", "rules") else None)
+    if judge in ("embedded", "rules") or llm is None:
+        return make_judge(judge)
+    return make_judge(judge, settings=llm, budget=llm.budget())  # the run's budget (`llm: max_cost`, --max-cost)
 
 
 def _criteria_setup(criteria: str | None, threshold: str | None, rubrics: Mapping[str, str] | None = None):

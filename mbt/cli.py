@@ -405,6 +405,22 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
     sys.exit(EXIT_FAILED if report.gate is not None and not report.gate.passed else EXIT_OK)
 
 
+max_cost_option = click.option(
+    "--max-cost", "max_cost", default=None, type=click.FloatRange(min=0, min_open=True), metavar="DOLLARS",
+    help="Stop sending to the LLM judges once they have cost this much (at the configuration file's prices): the "
+         "verdicts not asked are not judged. Also `llm: max_cost`.")
+max_requests_option = click.option(
+    "--max-requests", "max_requests", default=None, type=click.IntRange(min=1), metavar="N",
+    help="Send at most N requests to the LLM judges (retries included): the verdicts not asked are not judged. "
+         "Also `llm: max_requests`.")
+
+
+def _budget_options(max_cost: float | None, max_requests: int | None) -> list[str]:
+    """--max-cost / --max-requests as `--llm` settings: the budget's own options win over `--llm` and the file."""
+    return [f"max_cost={max_cost!r}"] * (max_cost is not None) + [f"max_requests={max_requests}"] * (
+        max_requests is not None)
+
+
 @cli.command(epilog=epilog("mbt runs --model models/orders.fsm --runs models/runs/",
                            "mbt runs --model models/orders.fsm --runs models/runs/ --gate models/gates/seed-000-release.yaml",
                            "mbt runs --model models/orders.fsm --runs traces/ --regressions out/ --format json -o runs.json",
@@ -440,6 +456,8 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
               help="What decides a `say` forbid's description where its phrases are not said: embedded (no network; "
                    "undecided is not judged), rules (its phrases alone), openai:MODEL (its server, key and prices "
                    "from the environment and the configuration file's `llm:`; what it cost is in the report).")
+@max_cost_option
+@max_requests_option
 @save_option
 @store_option
 @baseline_set_option
@@ -448,7 +466,7 @@ def coverage(paths, models, goldens, gate, no_gate, show_covering, show_uncovere
                    "(for $GITHUB_STEP_SUMMARY), xlsx (an Excel workbook: --format xlsx:runs.xlsx).")
 @multi_output_option
 def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_mode, engine, scheduler, jobs, no_cache,
-         group_by, judge, save, store, baseline_set, formats, output) -> None:
+         group_by, judge, max_cost, max_requests, save, store, baseline_set, formats, output) -> None:
     """Judge observed runs (traces, transcripts) on models: first deviations, run metrics, usage-weighted coverage,
     the release gate, regression goldens for failing runs."""
     if gate and no_gate:
@@ -464,7 +482,8 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
     options = dict(gate_path=gate, use_gate=not no_gate, regressions=regressions,
                    redact=list(redact) if redact else None, redact_mode=redact_mode, engine=engine,
                    scheduler=scheduler, jobs=jobs, use_cache=not no_cache, group_by=group_by, judge=judge,
-                   llm=_judging((), ())[1] if judge not in ("embedded", "rules") else None)
+                   llm=_judging((), _budget_options(max_cost, max_requests))[1]
+                   if judge not in ("embedded", "rules") else None)
     if save is not None or baseline_set is not None:
         stored = _api().runs_stored(model_paths, paths, golden_paths, save=save, store=store,
                                     store_config=_store_config(), baseline_set=baseline_set, **options)
@@ -566,12 +585,8 @@ def _judging(judge_names: Sequence[str], llm_options: Sequence[str]):
               help="The LLM judge re-asks only the verdicts its cache holds as errors (others come from the cache). "
                    "With NAME, a stored result set: only its errored cases run again (with --agent: driven again; "
                    "with --runs: judged again), in place.")
-@click.option("--max-cost", "max_cost", default=None, type=click.FloatRange(min=0, min_open=True), metavar="DOLLARS",
-              help="Stop sending to the LLM judges once they have cost this much (at the configuration file's "
-                   "prices): the verdicts not asked are not judged. Also `llm: max_cost`.")
-@click.option("--max-requests", "max_requests", default=None, type=click.IntRange(min=1), metavar="N",
-              help="Send at most N requests to the LLM judges (retries included): the verdicts not asked are not "
-                   "judged. Also `llm: max_requests`.")
+@max_cost_option
+@max_requests_option
 @click.option("--jobs", "jobs", default=None, type=click.IntRange(min=1), metavar="N",
               help="With --model: worker processes judging the runs on the models, as `mbt runs --jobs` "
                    "(default: 1).")
@@ -609,9 +624,7 @@ def eval_command(goldens, run_paths, agent, record, timeout, concurrency, models
         raise MbtError("--record, --timeout and --concurrency go with --agent SPEC")
     golden_paths = expand(list(goldens), "--goldens")
     paths = expand(list(run_paths), "--runs") if run_paths else []
-    budget = [f"max_cost={max_cost!r}"] * (max_cost is not None) + [f"max_requests={max_requests}"] * (
-        max_requests is not None)  # the budget's own options win over `--llm` and the configuration file
-    choice, settings, rubrics = _judging(judge_names, [*llm_options, *budget])
+    choice, settings, rubrics = _judging(judge_names, [*llm_options, *_budget_options(max_cost, max_requests)])
     if show_prompt is not None and agent is not None:
         raise MbtError("--show-prompt shows the judge's requests on recorded runs: record the agent first "
                        "(--agent SPEC --record DIR), then --runs DIR --show-prompt KEY")

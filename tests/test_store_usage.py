@@ -275,3 +275,49 @@ def test_judge_calibrate_and_sensitivity_report_what_the_llm_judge_cost(tmp_path
         asked = len(server.requests)
     [usage] = sensed["judge_usage"]
     assert asked > 0 and (usage["requests"], usage["cost"]) == (asked, _cost(300 * asked, 7 * asked))
+
+
+def test_mbt_runs_honours_the_llm_budget_and_leaves_the_rest_not_judged(store_url, tmp_path):
+    # The same judged transcript: each assistant text is one verdict asked. With a budget of one request, the first
+    # is asked and the rest are not judged, never passed; the budget comes from --max-requests or from `llm:`.
+    text = (ROOT / "models" / "orders.fsm").read_text(encoding="utf-8")
+    shutil.copytree(ROOT / "models" / "docs", tmp_path / "docs")
+    (tmp_path / "orders.fsm").write_text(text.replace(' matching "reveal", "透露"', ""), encoding="utf-8")
+    transcripts = str(ROOT / "models" / "runs" / "transcripts")
+    args = ("runs", "--model", str(tmp_path / "orders.fsm"), "--runs", transcripts, "--no-gate",
+            "--judge", "openai:judge-model", "--format", "json")
+    with ChatServer(_replying([(500, 20)])) as server:
+        _config(tmp_path, server)
+        unbounded = json.loads(run_mbt(*args, cwd=tmp_path, env=ENV).stdout)
+        wanted = len(server.requests)
+    said = {r["id"] for r in unbounded["runs"] if (r["deviation"] or {}).get("type") == "forbidden_saying"}
+    assert wanted > 1 and said  # the scripted judge finds each asked text saying what the forbid describes
+    for how in ("option", "configuration file"):
+        with ChatServer(_replying([(500, 20)])) as server:
+            _config(tmp_path, server)
+            extra: tuple[str, ...] = ("--max-requests", "1")
+            if how == "configuration file":
+                extra = ()
+                with (tmp_path / "mbt.yaml").open("a", encoding="utf-8") as config:
+                    config.write("  max_requests: 1\n")
+            done = run_mbt(*args, *extra, cwd=tmp_path, env=ENV)
+            sent = len(server.requests)
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert sent == 1, how
+        [usage] = report["judge_usage"]
+        # the verdicts not asked: at least the other requests (texts the same as one asked are asked once)
+        assert usage["requests"] == 1 and usage["not_asked"] >= wanted - 1, how
+        assert report["budget"]["max_requests"] == 1 and "max-requests" in report["budget"]["reached"], how
+        # the texts not asked are gaps of their runs, named with the reason; the deviations they would have decided
+        # are not claimed, and no run passes for want of a verdict
+        gaps = {r["id"] for r in report["runs"] if any("the budget was reached" in g for g in r["not_judged"])}
+        now = {r["id"] for r in report["runs"] if (r["deviation"] or {}).get("type") == "forbidden_saying"}
+        assert gaps and now < said and not gaps & now, how
+        assert not any(r["verdict"] == "pass" for r in report["runs"]), how
+    with ChatServer(_replying([(500, 20)])) as server:
+        _config(tmp_path, server)
+        text = run_mbt(*args[:-2], "--max-requests", "1", "--save", "bounded", "--store", store_url, cwd=tmp_path,
+                       env=ENV).stdout
+    assert [b["max_requests"] for b in _shown(store_url, "bounded")["usage"]["budgets"]] == [1]
+    assert f"\n  budget (--max-requests 1): {report['budget']['reached']}\n" in text

@@ -257,7 +257,7 @@ def runs_text(report: RunsReport) -> str:
         out.append(f"Invalid runs: {len(bad)}")
         out += [f"  {b}" for b in bad]
     if report.judge_usage:  # what the LLM answer judge of --judge cost
-        out += ["", "LLM judge (--judge):", *usage_lines(report.judge_usage, None)]
+        out += ["", "LLM judge (--judge):", *usage_lines(report.judge_usage, report.budget)]
     out.append("")
     failing = report.metrics.deviations
     line = f"Regression goldens: {report.regression_goldens} from {failing} run(s) with a deviation"

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from mbt.judges.usage import JudgeUsage
+from mbt.judges.usage import EvalBudget, JudgeUsage
 from mbt.measure.coverage import CoverageReport, GateResult
 from mbt.measure.level_models import Undocumented
 from mbt.runs.steps import RunContext
@@ -249,3 +249,5 @@ class RunsReport(BaseModel):
     judge_usage: list[JudgeUsage] = Field(default_factory=list, description=(
         "What the LLM answer judge of `--judge openai:MODEL` cost (say forbids' descriptions, contract items): "
         "requests, tokens, cost, cache hits (empty without an LLM judge)."))
+    budget: EvalBudget | None = Field(default=None, description=(
+        "The LLM judge's budget (--max-cost, --max-requests, `llm:`) and whether it was reached; None: no budget."))

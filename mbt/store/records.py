@@ -303,10 +303,9 @@ def report_summary(report: EvalReport | RunsReport) -> dict[str, Any]:
     could not be used."""
     if isinstance(report, EvalReport):
         return report.model_dump(mode="json", exclude={"cases", "judge_usage", "budget"})
-    return report.model_dump(mode="json", exclude={"runs", "coverage", "judge_usage"})
+    return report.model_dump(mode="json", exclude={"runs", "coverage", "judge_usage", "budget"})
 
 
 def report_usage(report: EvalReport | RunsReport) -> tuple[list[JudgeUsage], EvalBudget | None]:
-    """What the report's LLM judges cost, and its budget (a runs report's LLM judge has none), as the store keeps
-    them (mbt.store.write.write_usage)."""
-    return list(report.judge_usage), report.budget if isinstance(report, EvalReport) else None
+    """What the report's LLM judges cost, and its budget, as the store keeps them (mbt.store.write.write_usage)."""
+    return list(report.judge_usage), report.budget
