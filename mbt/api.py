@@ -490,6 +490,19 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
     name (`embedded`, the default; `rules`: the phrases alone; `openai:MODEL`) or a judge object; an LLM judge judges
     in this process (it works concurrently itself), and not with `engine` "dask". `llm`: an LLM judge's settings
     (mbt.judges.llm.llm_settings: its server, key and prices); what it cost is the report's `judge_usage`."""
+    answers = _answer_judge(judge, llm)
+    try:
+        return _judged_runs(model_paths, run_paths, golden_paths, gate_path, use_gate, regressions, redact, redact_mode,
+                            engine, scheduler, jobs, use_cache, group_by, answers)
+    finally:
+        if answers is not judge and hasattr(answers, "close"):  # made here from a name: its client and cache
+            answers.close()
+
+
+def _judged_runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] | None, gate_path: str | None,
+                 use_gate: bool, regressions: str | None, redact: list[str] | None, redact_mode: str, engine: str,
+                 scheduler: str | None, jobs: int | None, use_cache: bool, group_by: str | None, answers: Any):
+    """`runs` with its answer judge made (`answers`: a judge object, or None for each kind's default)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.measure.coverage import GateFailure, GateResult
     from mbt.runs.gate import evaluate_runs
@@ -512,7 +525,6 @@ def runs(model_paths: list[str], run_paths: list[str], golden_paths: list[str] |
     separately, required = (gate.report_separately, gate.required_suites) if gate else ([], [])
     loop = LoopRules(**gate.turn_loop) if gate else LoopRules()
     handoff = frozenset(gate.handoff_suites) if gate else frozenset()
-    answers = _answer_judge(judge, llm)
     if answers is not None and answers.name not in ("embedded", "rules"):
         if engine == "dask":
             raise MbtError(f"--judge {answers.name} judges in this process: it cannot be used with --engine dask")

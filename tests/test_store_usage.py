@@ -321,3 +321,30 @@ def test_mbt_runs_honours_the_llm_budget_and_leaves_the_rest_not_judged(store_ur
                        env=ENV).stdout
     assert [b["max_requests"] for b in _shown(store_url, "bounded")["usage"]["budgets"]] == [1]
     assert f"\n  budget (--max-requests 1): {report['budget']['reached']}\n" in text
+
+
+def test_mbt_api_runs_closes_the_llm_judge_it_made(tmp_path):
+    # api.runs makes the judge from its name: its cache file (and HTTP client) are closed when the call returns, so a
+    # program calling it again and again does not keep a file open per call.
+    import os
+
+    from mbt import api
+    from mbt.judges.llm import LLMSettings
+
+    text = (ROOT / "models" / "orders.fsm").read_text(encoding="utf-8")
+    shutil.copytree(ROOT / "models" / "docs", tmp_path / "docs")
+    (tmp_path / "orders.fsm").write_text(text.replace(' matching "reveal", "透露"', ""), encoding="utf-8")
+    cache = tmp_path / "judges.sqlite3"
+
+    def open_on_cache() -> int:
+        fds = Path("/proc/self/fd")
+        return sum(1 for fd in fds.iterdir() if os.path.realpath(fd).startswith(str(cache)))
+
+    with ChatServer(_replying([(500, 20)])) as server:
+        settings = LLMSettings(base_url=server.base_url, api_key="sk-test", cache=str(cache))
+        for _ in range(3):
+            report = api.runs([str(tmp_path / "orders.fsm")], [str(ROOT / "models" / "runs" / "transcripts")],
+                              use_gate=False, judge="openai:judge-model", llm=settings)
+            assert report.judge_usage and report.judge_usage[0].asked + report.judge_usage[0].cache_hits > 0
+            assert open_on_cache() == 0
+    assert cache.exists()
