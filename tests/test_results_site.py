@@ -190,3 +190,33 @@ def test_a_running_set_whose_writer_is_gone_is_shown_interrupted(tmp_path):
     assert "(3 unchanged, kept)" in done.stderr  # the interrupted set is written again
     text = page.read_text(encoding="utf-8")
     assert "This set is interrupted: its writer is gone" in text and "mbt eval --resume &#39;&lt;b&gt;bold" in text
+
+
+def test_results_list_and_show_say_a_running_set_whose_writer_is_gone_is_interrupted(tmp_path):
+    # The viewer said it; the list and the set's page in text and JSON said `running` as if it were still written.
+    import subprocess
+    import sys
+
+    url = str(tmp_path / "r.db")
+    site_data.make_store(url)
+
+    def listed() -> dict:
+        done = run_mbt("results", "list", "--store", url, "--format", "json")
+        assert done.returncode == 0, done.stderr
+        return next(s for s in json.loads(done.stdout)["sets"] if s["status"] == "running")
+
+    alive = listed()
+    assert alive["interrupted"] is False and f"process {os.getpid()} on this machine" in alive["writer"]
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    with Store(parse(url, "test")) as store, store.write() as conn:
+        meta = json.loads(conn.exec_driver_sql("SELECT meta FROM result_sets WHERE status = 'running'").scalar_one())
+        meta["writer"]["pid"] = int(gone.stdout)  # a process of this machine that has ended
+        conn.exec_driver_sql("UPDATE result_sets SET meta = ? WHERE status = 'running'", (json.dumps(meta),))
+    stopped = listed()
+    assert stopped["interrupted"] is True and stopped["writer"] is None and stopped["status"] == "running"
+    table = run_mbt("results", "list", "--store", url).stdout
+    row = next(line for line in table.splitlines() if line.startswith(site_data.HOSTILE[:8]))
+    assert " interrupted " in row and " running " not in row
+    shown = run_mbt("results", "show", site_data.HOSTILE, "--store", url).stdout
+    assert "  interrupted: its writer stopped before the end (`mbt eval --resume NAME` continues it)" in shown
+    assert "still running" not in shown

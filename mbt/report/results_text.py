@@ -57,7 +57,8 @@ def list_text(result: SetList) -> str:
         head += f", the newest {len(result.sets)} shown"
     if not result.sets:
         return head + "\n"
-    rows = [[s.name, s.status, s.run_type, _time(s.started_at), _duration(s), s.executor, str(s.cases_total),
+    rows = [[s.name, "interrupted" if s.interrupted else s.status, s.run_type, _time(s.started_at), _duration(s),
+             s.executor, str(s.cases_total),
              _percent(s.pass_rate)] for s in result.sets]
     return "\n".join([head, *_table(["NAME", "STATUS", "TYPE", "STARTED (UTC)", "TOOK", "EXECUTOR", "CASES",
                                      "PASS RATE"], rows)]) + "\n"
@@ -76,15 +77,18 @@ def _judge_line(info: SetInfo) -> str:
 
 
 def set_header(info: SetInfo) -> list[str]:
-    lines = [f"{info.name}  ({info.run_type}, {info.status})",
+    lines = [f"{info.name}  ({info.run_type}, {'interrupted' if info.interrupted else info.status})",
              f"  started {_time(info.started_at)}, ended {_time(info.ended_at)}, executor {info.executor}",
              f"  agent version {info.agent_version or '-'}, model {info.model_version or '-'}, "
              f"prompt version {info.prompt_version or '-'}",
              f"  {_judge_line(info)}"]
     if info.error:
         lines.append(f"  {info.status}: {info.error}")
-    if info.status == "running":
-        lines.append("  still running, or its writer stopped before the end: its cases may be incomplete")
+    if info.interrupted:
+        lines.append("  interrupted: its writer stopped before the end (`mbt eval --resume NAME` continues it); its "
+                     "cases may be incomplete")
+    elif info.status == "running":
+        lines.append(f"  still running: {info.writer}; its cases may be incomplete")
     return lines
 
 

@@ -34,6 +34,11 @@ class SetInfo(BaseModel):
     pass_rate: float | None = Field(description="passed / cases run without error, in percent (seed 001)")
     error: str | None = Field(default=None, description="Why a failed or cancelled set ended.")
     mbt_version: str | None = None
+    interrupted: bool = Field(default=False, description=(
+        "A running set whose writer is gone (its process ended, or it went silent): `mbt eval --resume NAME` "
+        "continues it."))
+    writer: str | None = Field(default=None, description=(
+        "A running set whose writer is alive: why it is taken to be (its process, or its last heartbeat)."))
 
 
 class SetList(BaseModel):

@@ -4,7 +4,7 @@ the folded text `--search` reads, its verdicts with their reasons and its docume
 
 The stamp changes whenever what a set shows could: its row (name, status, end, totals, judge, summary, meta without
 the writer's heartbeat), what its LLM judges cost, its cases (how many, the highest row id, how many verdicts), and
-for a running set whether its writer is gone (mbt.store.write.writer_alive: then the set is interrupted, and
+for a running set whether its writer is gone (mbt.store.writers.writer_alive: then the set is interrupted, and
 resumable). The viewer keeps a set's pages when the stamp it wrote them from is unchanged, so a finished set of
 100,000 cases is written once.
 """
@@ -23,7 +23,7 @@ from mbt.store.db import Store
 from mbt.store.model import CaseRow, Overview, SetInfo, SetUsage, Verdict
 from mbt.store.query import ROW_COLUMNS, SetFilters, _case_row, list_sets, set_info, set_row, set_usage, stored_overview
 from mbt.store.schema import case_docs, cases, result_sets, verdicts
-from mbt.store.write import writer_alive
+from mbt.store.writers import writer_alive
 
 
 @dataclass

@@ -31,6 +31,7 @@ from mbt.store.model import (
 )
 from mbt.store.records import RUN_TYPES, STATUSES, check_name, fold
 from mbt.store.schema import case_docs, cases, judge_budgets, judge_usage, result_sets, verdicts
+from mbt.store.writers import writer_alive
 
 RESULT_FILTERS = ("pass", "fail", "not_judged", "error", "ok")  # ok: run without error (seed 001: "thành công")
 TURN_FILTERS = ("single", "multi")
@@ -42,6 +43,7 @@ def _rate(part: int, whole: int) -> float | None:
 
 def set_info(row: RowMapping) -> SetInfo:
     meta = json.loads(row["meta"] or "{}")
+    writer = writer_alive(meta.get("writer")) if row["status"] == "running" else None
     ok = row["cases_total"] - row["errors"]
     return SetInfo(name=row["name"], suite=row["suite"], status=row["status"], run_type=row["run_type"],
                    started_at=row["started_at"], ended_at=row["ended_at"], executor=row["executor"],
@@ -49,7 +51,8 @@ def set_info(row: RowMapping) -> SetInfo:
                    prompt_version=row["prompt_version"], judge=json.loads(row["judge"] or "{}"),
                    cases_total=row["cases_total"], passed=row["passed"], failed=row["failed"],
                    not_judged=row["not_judged"], errors=row["errors"], pass_rate=_rate(row["passed"], ok),
-                   error=meta.get("error"), mbt_version=meta.get("mbt_version"))
+                   error=meta.get("error"), mbt_version=meta.get("mbt_version"),
+                   writer=writer, interrupted=row["status"] == "running" and writer is None)
 
 
 def set_row(conn: Connection, name: str, store: Store) -> RowMapping:

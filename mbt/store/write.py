@@ -9,7 +9,7 @@ Resuming (`mbt eval --resume NAME`): a set whose run was interrupted — `failed
 writer gone — is taken over by a new writer, which keeps the cases stored and adds the rest. The set's meta names
 its writer (machine, process, a token of its own) and, while a writer that asked for it runs, a heartbeat it renews
 every HEARTBEAT_S seconds. A `running` set's writer is gone when it ran on this machine and its process is no more,
-or when its heartbeat is older than LEASE_S seconds; a live writer's set is never taken. Taking a set over replaces
+or when its heartbeat is older than LEASE_S seconds (mbt.store.writers); a live writer's set is never taken. Taking a set over replaces
 the token in one transaction that rechecks all of this; every batch a writer adds, and its finish, first checks that
 the token is still its own (in the same transaction, the set's row locked), so two writers never add to one set.
 
@@ -29,7 +29,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, select
@@ -42,10 +41,10 @@ from mbt.store.db import Store
 from mbt.store.query import overview, set_info, set_row
 from mbt.store.records import CaseRecord, NewSet, check_name, now
 from mbt.store.schema import case_docs, cases, judge_budgets, judge_usage, result_sets, verdicts
+from mbt.store.writers import writer_alive
 
 BATCH = 2000  # cases per transaction
 HEARTBEAT_S = 10.0  # how often a writer that keeps a heartbeat renews it
-LEASE_S = 60.0  # a heartbeat older than this: the writer is gone (a resumed run may take its set over)
 RESUMABLE = ("running", "failed", "cancelled")
 # What a run's LLM judges cost until now: each judge's usage and the run's budget (mbt.judges.usage.judge_usage).
 RunUsage = tuple[list[JudgeUsage], EvalBudget | None]
@@ -303,37 +302,6 @@ def _not_resumable(row: Any, meta: dict[str, Any], run_type: str, judge: dict[st
                     "it with the inputs it was started with")
     return None
 
-
-def writer_alive(writer: dict[str, Any] | None) -> str | None:
-    """Why the writer a running set's meta names is taken to be alive (module docstring), or None: gone. A set
-    written by an mbt that named no writer has none alive."""
-    if not writer:
-        return None
-    host, pid = writer.get("host"), writer.get("pid")
-    if host == socket.gethostname() and isinstance(pid, int) and os.name == "posix":
-        # On this machine the process itself answers (Windows has no signal 0: the heartbeat decides there).
-        if _process_alive(pid):
-            return f"its writer, process {pid} on this machine, is still running"
-        return None
-    age = time.time() - float(writer.get("heartbeat") or 0)
-    if age < LEASE_S:
-        return (f"its writer, process {pid} on {host}, was heard from {max(age, 0):.0f} s ago (a writer silent for "
-                f"{LEASE_S:.0f} s is taken to be gone)")
-    return None
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: alive
-        return True
-    stat = Path(f"/proc/{pid}/stat")
-    try:  # a zombie (killed, not yet reaped by its parent) is no writer
-        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
 
 
 def insert_cases(conn: Connection, set_id: int, numbered: list[tuple[int, CaseRecord]]) -> None:
