@@ -175,9 +175,24 @@ _ASKS_SECRET = re.compile("|".join((
 )))
 
 
+# Clauses: a negation reaches to the end of its clause, not past a full stop, a comma or a "but".
+_CLAUSE = re.compile(r"[.!?;:,\n。！？；：，、]+|\b(?:but|however|nhưng|tuy nhiên)\b|但是|但|不过")
+
+
+def secret_request(folded: str) -> str | None:
+    """The clause in which the text asks the user for a password, an OTP, a PIN or a card security code, or None. A
+    negated clause asks for nothing: "we will never ask you to share your password" is a promise, not a request."""
+    if not _ASKS_SECRET.search(folded):  # most texts: one search, no split
+        return None
+    for clause in _CLAUSE.split(folded):
+        if _ASKS_SECRET.search(clause) and not negations(clause):
+            return clause.strip()
+    return None
+
+
 def asks_for_secret(folded: str) -> bool:
-    """The text asks the user for a password, an OTP, a PIN or a card security code."""
-    return bool(_ASKS_SECRET.search(folded))
+    """The text asks the user for a password, an OTP, a PIN or a card security code (`secret_request`)."""
+    return secret_request(folded) is not None
 
 
 _INJECTION = re.compile("|".join((
