@@ -118,6 +118,7 @@ test: $(STAMP) graphviz chromium postgresql
 	@if [ -f tests/bench/bench_runs.py ]; then $(BIN)/python tests/bench/bench_runs.py --quick; fi
 	@if [ -f tests/bench/bench_decode.py ]; then $(BIN)/python tests/bench/bench_decode.py --quick; fi
 	@if [ -f tests/bench/bench_llm.py ]; then $(BIN)/python tests/bench/bench_llm.py --quick; fi
+	@if [ -f tests/bench/bench_eval.py ]; then $(BIN)/python tests/bench/bench_eval.py --quick; fi
 	@if [ -f tests/bench/bench_html.py ]; then $(BIN)/python tests/bench/bench_html.py --quick; fi
 	@if [ -f tests/bench/bench_store.py ]; then $(BIN)/python tests/bench/bench_store.py --quick; fi
 	@if [ -f tests/bench/bench_viewer.py ]; then $(BIN)/python tests/bench/bench_viewer.py --quick; fi
