@@ -14,6 +14,7 @@ from functools import cache
 from mbt.judges.text import HAN
 
 
+@cache  # the lists are constants: each is compiled once (they were built again on every answer judged)
 def _pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     """One regex for the phrases, longest first; Latin phrases bounded as words (a phrase may itself be a regex)."""
     parts = []
@@ -43,16 +44,16 @@ class Opposites:
 
 
 @cache
-def _compiled(pair: Opposites) -> tuple[re.Pattern[str], frozenset[str]]:
-    return _pattern(pair.first + pair.second), frozenset(pair.second)
+def _compiled(pair: Opposites) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The pair's phrases as one regex, and a regex that a match of it fully matches when it is of the second side."""
+    return _pattern(pair.first + pair.second), re.compile("|".join(f"(?:{p})" for p in pair.second))
 
 
 def _sides(pair: Opposites, folded: str) -> set[int]:
-    pattern, _ = _compiled(pair)
+    pattern, second = _compiled(pair)
     found: set[int] = set()
     for m in pattern.finditer(folded):
-        text = m.group(0)
-        found.add(1 if any(re.fullmatch(p, text) for p in pair.second) else 0)
+        found.add(1 if second.fullmatch(m.group(0)) else 0)
     return found
 
 
