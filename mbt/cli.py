@@ -415,6 +415,13 @@ max_requests_option = click.option(
          "Also `llm: max_requests`.")
 
 
+def _check_budget(judge_names: Sequence[str], max_cost: float | None, max_requests: int | None) -> None:
+    """A budget given on the command line bounds LLM judges: with none chosen it would bound nothing, silently."""
+    if (max_cost is not None or max_requests is not None) and all(n in ("embedded", "rules") for n in judge_names):
+        option = "--max-cost" if max_cost is not None else "--max-requests"
+        raise MbtError(f"{option} bounds what LLM judges cost, and no LLM judge is chosen: add --judge openai:MODEL")
+
+
 def _budget_options(max_cost: float | None, max_requests: int | None) -> list[str]:
     """--max-cost / --max-requests as `--llm` settings: the budget's own options win over `--llm` and the file."""
     return [f"max_cost={max_cost!r}"] * (max_cost is not None) + [f"max_requests={max_requests}"] * (
@@ -476,6 +483,7 @@ def runs(models, run_paths, goldens, gate, no_gate, regressions, redact, redact_
     from mbt.report.formats import parse_targets
     from mbt.report.runs_formats import RUNS_FORMATS, runs_body
 
+    _check_budget([judge], max_cost, max_requests)
     targets = parse_targets(formats, output, "runs", RUNS_FORMATS)
     model_paths, paths = expand(list(models), "--model"), expand(list(run_paths), "--runs")
     golden_paths = expand(list(goldens), "--goldens") if goldens else None
@@ -625,6 +633,7 @@ def eval_command(goldens, run_paths, agent, record, timeout, concurrency, models
     golden_paths = expand(list(goldens), "--goldens")
     paths = expand(list(run_paths), "--runs") if run_paths else []
     choice, settings, rubrics = _judging(judge_names, [*llm_options, *_budget_options(max_cost, max_requests)])
+    _check_budget([choice.default, *choice.per_criterion.values()], max_cost, max_requests)
     if show_prompt is not None and agent is not None:
         raise MbtError("--show-prompt shows the judge's requests on recorded runs: record the agent first "
                        "(--agent SPEC --record DIR), then --runs DIR --show-prompt KEY")

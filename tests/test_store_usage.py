@@ -348,3 +348,15 @@ def test_mbt_api_runs_closes_the_llm_judge_it_made(tmp_path):
             assert report.judge_usage and report.judge_usage[0].asked + report.judge_usage[0].cache_hits > 0
             assert open_on_cache() == 0
     assert cache.exists()
+
+
+def test_a_budget_without_an_llm_judge_is_a_usage_error_not_ignored(tmp_path):
+    # --max-cost / --max-requests bound LLM judges; given with none chosen, they would bound nothing, silently.
+    for args in (("eval", "--goldens", GOLDENS, "--runs", RUNS), ("eval", "--goldens", GOLDENS, "--runs", RUNS,
+                                                                   "--judge", "rules"),
+                 ("runs", "--model", str(ROOT / "models" / "orders.fsm"), "--runs", str(ROOT / "models" / "runs"))):
+        for budget in (("--max-cost", "1"), ("--max-requests", "5")):
+            done = run_mbt(*args, *budget, cwd=tmp_path, env=ENV)
+            assert done.returncode == 2 and done.stdout == "", (args, budget, done.stdout[:200])
+            assert done.stderr == (f"error: {budget[0]} bounds what LLM judges cost, and no LLM judge is chosen: add "
+                                   "--judge openai:MODEL\n"), done.stderr
