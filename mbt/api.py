@@ -679,7 +679,7 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
     passed)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.answers.evaluate import evaluate
-    from mbt.answers.jobs import forked
+    from mbt.answers.jobs import cpu_bound, forked
     from mbt.answers.sayings import saying_report
     from mbt.judges.choice import JudgeChoice, make_judges
     from mbt.model.contract import ContractModel
@@ -699,13 +699,16 @@ def eval(golden_paths: list[str], run_paths: list[str], judge: str = "embedded",
 
             def elements(cases):  # the models' say and claim elements, verified by the cases' judged answers
                 return saying_report(cases, models, chosen.default)
-        split = {id(j): forked(j, jobs) for j in chosen.made}  # one wrapper per judge: criteria sharing one share it
+        # Judges that need only the CPU: whole cases in parts; else each CPU-bound judge's batches (mbt.answers.jobs).
+        whole_cases = cpu_bound(chosen.made)
+        split = {id(j): j if whole_cases else forked(j, jobs) for j in chosen.made}  # criteria sharing a judge share it
         if checkpoint is not None:  # each part the store keeps carries what the LLM judges cost until then
             checkpoint.usage = lambda: _judge_usage(chosen.made)
         report = evaluate(golden_paths, run_paths, config, split[id(chosen.default)],
                           {key: split[id(j)] for key, j in chosen.per_criterion.items()},
                           model_verdicts=on_model, models=model_paths or [], gate=gate, sayings=elements,
-                          contracts=contracts, only=only, merge=merge, checkpoint=checkpoint)
+                          contracts=contracts, only=only, merge=merge, checkpoint=checkpoint,
+                          jobs=jobs if whole_cases else None)
         report.judge_usage, report.budget = _judge_usage(chosen.made)
         return report
     finally:

@@ -285,3 +285,30 @@ def test_jobs_judge_the_answers_and_the_runs_in_parts_with_the_report_of_one_pro
     assert forked.count(2) == 2  # the answers' batch and the runs' pieces, each in two processes
     done = run_mbt("eval", "--goldens", GOLDENS, "--runs", RUNS, "--jobs", "2", "--format", "json")
     assert done.returncode == 1 and json.loads(done.stdout)["cases_total"] == json.loads(alone)["cases_total"]
+
+
+def test_with_cpu_bound_judges_alone_whole_cases_are_judged_in_parts(monkeypatch):
+    # Reading each case's turns and combining its verdicts is a third of a run beside the judging: with the embedded
+    # and rule judges alone, whole cases go to the workers (mbt.answers.jobs.in_parts over judge_goldens), never the
+    # judges' batches alone; the report is the same.
+    from mbt import api
+    from mbt.answers import evaluate, jobs
+
+    args = dict(criteria="accuracy=1,safety=1", judges={"safety": "rules"})
+    alone = api.eval([str(GOLDENS)], [str(RUNS)], **args, jobs=1).model_dump_json()
+    parts: list[int] = []
+    real = evaluate.judge_goldens
+
+    def counted(goldens, *rest, **kw):
+        parts.append(len(goldens))
+        return real(goldens, *rest, **kw)
+
+    def no_batches(*_args, **_kw):
+        raise AssertionError("the judges' batches were split: whole cases should have been")
+
+    monkeypatch.setattr(evaluate, "judge_goldens", counted)
+    monkeypatch.setattr(jobs, "ForkedJudge", no_batches)
+    monkeypatch.setattr(jobs, "MIN_ITEMS", 1)
+    assert api.eval([str(GOLDENS)], [str(RUNS)], **args, jobs=2).model_dump_json() == alone
+    total = json.loads(alone)["cases_total"]
+    assert len(parts) == 1 and 0 < parts[0] < total  # this process judged the first part; a worker the rest

@@ -206,3 +206,29 @@ def test_hostile_answers_are_judged_and_never_passed():
     for name, (expected, actual) in HOSTILE.items():
         verdict = accuracy(expected, actual)
         assert verdict.verdict in ("fail", "not_judged"), (name, verdict.reason)
+
+
+def test_the_word_lists_patterns_find_what_a_bound_around_each_phrase_finds():
+    # The second implementation: each Latin phrase with its own word bounds, every phrase its own alternative, longest
+    # first (how the lists were matched before their bounds were shared). Both must find the same spans in texts
+    # built from the lists' own phrases, glued by spaces, punctuation, letters and Han characters.
+    import random
+
+    from mbt.judges import lexicon
+    from mbt.judges.text import HAN
+
+    def one_by_one(phrases):
+        parts = [p if re.match(f"[{HAN}]", p) else rf"(?<![^\W_]){p}(?![^\W_])"
+                 for p in sorted(phrases, key=len, reverse=True)]
+        return re.compile("|".join(parts))
+
+    lists = [pair.first + pair.second for pair in lexicon.OPPOSITES]
+    lists += [phrases for values in lexicon.CLOSED_CLASSES.values() for phrases in values.values()]
+    plain = [p for phrases in lists for p in phrases if re.fullmatch(r"[\w ]+", p)]
+    glue = [" ", "", ", ", ".", "x", "_", "-", "不", "9", " no ", " the "]
+    rnd = random.Random(37)
+    for phrases in lists:
+        fast, slow = lexicon._pattern(phrases), one_by_one(phrases)
+        for _ in range(300):
+            text = "".join(rnd.choice(glue) + rnd.choice(plain + list(phrases)) for _ in range(rnd.randint(1, 6)))
+            assert [m.span() for m in fast.finditer(text)] == [m.span() for m in slow.finditer(text)], (phrases, text)

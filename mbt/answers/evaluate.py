@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mbt.answers.gate import answers_gate
+from mbt.answers.jobs import in_parts
 from mbt.answers.results import (
     CaseResult,
     ContractItemResult,
@@ -435,7 +436,7 @@ def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConf
              sayings: Callable[[list[AnswerGolden]], list[ModelSayings]] | None = None,
              contracts: Sequence[ContractModel] = (), only: Collection[str] | None = None,
              merge: Callable[[list[CaseResult]], list[CaseResult]] | None = None,
-             checkpoint: Checkpoint | None = None) -> EvalReport:
+             checkpoint: Checkpoint | None = None, jobs: int | None = None) -> EvalReport:
     """The whole `mbt eval` report: goldens read, runs read and matched, every case judged, totals and the gate
     (mbt.answers.gate: `gate`'s answer rules, else the default). `model_verdicts` (with --model): each run's verdict
     and reason on the behaviour model, by where it was read; a case whose run did not pass there fails the gate too
@@ -446,7 +447,8 @@ def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConf
     (`STEM/ID`, or the golden file's path and the id), the runs of the others matched and left aside; `merge` then
     puts the judged cases among the set's others before the totals are counted. `checkpoint`: the cases kept as they
     are judged, part by part, and those kept by an earlier, interrupted run taken instead of judged again
-    (mbt.store.checkpoint)."""
+    (mbt.store.checkpoint). `jobs`: whole cases judged in that many parts at once (mbt.answers.jobs.in_parts): only
+    for judges that need nothing but the CPU, and the report is the same."""
     loaded = {c.name: c for c in contracts}
     goldens = load_answer_goldens(golden_paths, loaded)
     runset = read_runs(run_paths)
@@ -465,7 +467,7 @@ def evaluate(golden_paths: list[str], run_paths: list[str], config: CriteriaConf
                 case.model = ModelVerdict(verdict=verdict, reason=reason)
 
     def judge(part: list[AnswerGolden]) -> list[CaseResult]:
-        return judge_goldens(part, config, default, judges, loaded)
+        return in_parts(lambda cases: judge_goldens(list(cases), config, default, judges, loaded), part, jobs)
 
     if checkpoint is None:
         cases = judge(goldens.cases)
