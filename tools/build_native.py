@@ -68,7 +68,8 @@ def build() -> str:
         done = subprocess.run([sys.executable, "-m", "mypyc", *files], cwd=tree, capture_output=True, text=True,
                               env={**os.environ, "MYPY_CACHE_DIR": str(tree / ".mypy_cache")})
         if done.returncode != 0:
-            raise RuntimeError((done.stdout + done.stderr).strip().splitlines()[-1:] or ["mypyc failed"])
+            said = (done.stdout + done.stderr).strip().splitlines()
+            raise RuntimeError(said[-1] if said else f"mypyc exited with {done.returncode}")
         suffix = interpreter_tag()
         shims = {f"mbt.runs.{name}": f"{name}{suffix}" for name in MODULES}
         libraries = [path for path in tree.glob(f"*__mypyc{suffix}")]
