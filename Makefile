@@ -15,9 +15,9 @@ DEMO_GATE := models/gates/release.yaml
 # Seed 000's gates/release.yaml, unchanged: `mbt runs` gates observed runs with it.
 RUNS_GATE := models/gates/seed-000-release.yaml
 
-.PHONY: demo demo-agent test test-fast lint graphviz chromium postgresql generated
+.PHONY: demo demo-agent test test-fast lint graphviz chromium postgresql generated native
 
-demo: $(STAMP) graphviz
+demo: native graphviz
 	@echo "== mbt check models/"
 	@$(BIN)/mbt check models/; code=$$?; echo "== mbt check exited with $$code"; [ $$code -lt 2 ]
 	@echo
@@ -110,8 +110,12 @@ demo-agent: $(STAMP)
 	$(BIN)/mbt results site $(AGENT_DIR)/results --store $(AGENT_STORE) || exit $$?; \
 	echo "== wrote $(AGENT_STORE) (two result sets), the HTML viewer $(AGENT_DIR)/results/index.html, $(AGENT_DIR)/agent-wrong-argument.xlsx and the sessions in $(AGENT_DIR)/sessions-*/"
 
-test: $(STAMP) graphviz chromium postgresql
+# The suite runs with the compiled build (when it could be made), then the run-reading gold tests and the --jobs and
+# --engine dask tests again in pure Python, so that both stay tested.
+test: native graphviz chromium postgresql
 	$(BIN)/pytest -q
+	MBT_PURE_PYTHON=1 $(BIN)/pytest -q tests/test_runs_reading_gold.py tests/test_runs_parallel.py \
+	  tests/test_runs_compiled.py
 	@if [ -f tests/bench/run_bench.py ]; then $(BIN)/python tests/bench/run_bench.py --quick; fi
 	@if [ -f tests/bench/bench_tables.py ]; then $(BIN)/python tests/bench/bench_tables.py --quick; fi
 	@if [ -f tests/bench/bench_generate.py ]; then $(BIN)/python tests/bench/bench_generate.py --quick --no-guards; fi
@@ -124,7 +128,7 @@ test: $(STAMP) graphviz chromium postgresql
 	@if [ -f tests/bench/bench_viewer.py ]; then $(BIN)/python tests/bench/bench_viewer.py --quick; fi
 
 # Everything but the browser and packaging tests (marked `slow`): the quick loop while developing.
-test-fast: $(STAMP) graphviz postgresql
+test-fast: native graphviz postgresql
 	$(BIN)/pytest -q -m "not slow"
 
 # ruff (pyflakes, pycodestyle, isort, bugbear, pyupgrade) on the code and the tests; mypy on the whole package with
@@ -151,7 +155,14 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --disable-pip-version-check -q -e '.[test,dev]'
+	$(BIN)/python -m mbt.native_build
 	touch $@
+
+# The optional compiled build of mbt/runs' hot modules (mypyc, from the dev extra; docs/runs.md "Scale"): remade when
+# any source of mbt changed since (mbt uses it only while it matches them all), a no-op otherwise. Without a C
+# compiler it prints that mbt runs in pure Python, and goes on.
+native: $(STAMP)
+	@$(BIN)/python -m mbt.native_build
 
 # The browser test opens the HTML report in headless Chromium (Debian's package `chromium`).
 chromium:

@@ -164,10 +164,11 @@ class RunTally:
 
     def fresh(self) -> RunTally:
         """A tally of the same models with no run yet, sharing this one's judges and element lists."""
-        new = RunTally.__new__(RunTally)
-        new.__dict__.update(self.__dict__)
+        # Each attribute named (no __dict__ copy): compiled by mypyc (mbt/native_build.py), a tally has no __dict__.
+        new = RunTally([], None, loop=self.loop, redaction=self.redaction, answers=self.answers)
+        new.judges, new.elements, new.coverage, new.models = self.judges, self.elements, self.coverage, self.models
+        new._models, new._report = self._models, self._report
         new.through = {name: Counter() for name in self.through}
-        new.results, new.regressions, new.tool_errors = [], RegressionTally(), 0
         return new
 
     def add(self, run: ObservedRun) -> RunResult:

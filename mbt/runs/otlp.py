@@ -57,6 +57,8 @@ _PLAIN_KEYS = frozenset(("traceId", "spanId", "parentSpanId", "name", "kind", "s
                          "events", "droppedEventsCount"))
 _PLAIN_EVENT_KEYS = frozenset(("timeUnixNano", "name", "attributes", "droppedAttributesCount"))
 _ERROR_CODES = (2, "STATUS_CODE_ERROR")
+# The status codes OTLP/JSON may write: the numbers, or their names (an encoder's choice).
+_STATUS_CODES = (0, 1, 2, *(f"STATUS_CODE_{c}" for c in ("UNSET", "OK", "ERROR")))
 
 
 _UINT64 = 2 ** 64
@@ -122,8 +124,7 @@ def _plain_span(raw: dict) -> dict[str, Any] | None:
         events.append({"name": e.get("name", ""), "time": when, "attributes": event_attributes})
     status = raw.get("status") or {}
     if not isinstance(status, dict) or not set(status) <= {"code", "message"} \
-            or not isinstance(status.get("message", ""), str) or status.get("code", 0) not in (0, 1, 2, *(
-                f"STATUS_CODE_{c}" for c in ("UNSET", "OK", "ERROR"))):
+            or not isinstance(status.get("message", ""), str) or status.get("code", 0) not in _STATUS_CODES:
         return None
     for key in ("traceState",):
         if not isinstance(raw.get(key, ""), str):

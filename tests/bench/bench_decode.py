@@ -160,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="1,400 runs, histories of 10 to 300 messages")
     ap.add_argument("--rounds", type=int, default=None, help="alternations, best of them (default 3; --quick 1)")
     args = ap.parse_args(argv)
+    import mbt.runs
+
+    # Which mbt/runs is measured: the compiled build (mbt/native_build.py) or the .py modules, and why.
+    print(f"mbt/runs: the {mbt.runs.BUILD} build ({mbt.runs.BUILD_REASON})")
     rounds = args.rounds or (1 if args.quick else 3)
     copies = 100 if args.quick else 2000
     history_sizes = (10, 100, 300) if args.quick else (10, 100, 1000)

@@ -238,6 +238,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="200 states, 16,000 steps")
     ap.add_argument("--rounds", type=int, default=None, help="alternations, best of them (default 2; --quick 1)")
     args = ap.parse_args(argv)
+    import mbt.runs
+
+    # Which mbt/runs is measured: the compiled build (mbt/native_build.py) or the .py modules, and why.
+    print(f"mbt/runs: the {mbt.runs.BUILD} build ({mbt.runs.BUILD_REASON})")
     states, transitions, wanted = QUICK if args.quick else FULL
     rounds = args.rounds or (1 if args.quick else 2)
     if args.quick:
