@@ -21,9 +21,18 @@ from sqlalchemy import func, select
 
 from mbt.store.db import Store
 from mbt.store.model import CaseRow, Overview, SetInfo, SetUsage, Verdict
-from mbt.store.query import ROW_COLUMNS, SetFilters, _case_row, list_sets, set_info, set_row, set_usage, stored_overview
+from mbt.store.query import (
+    ROW_COLUMNS,
+    SetFilters,
+    _case_row,
+    list_sets,
+    set_info,
+    set_row,
+    set_usage,
+    stored_overview,
+    verdicts_of,
+)
 from mbt.store.schema import case_docs, cases, result_sets, verdicts
-from mbt.store.writers import writer_alive
 
 
 @dataclass
@@ -48,7 +57,6 @@ class ViewerSet:
     store: Store
     set_id: int
     page: int = 1000
-    writer: str | None = None  # a running set: why its writer is taken to be alive, or None: gone (resumable)
 
     def cases(self) -> Iterator[ViewerCase]:
         last = 0
@@ -60,15 +68,7 @@ class ViewerSet:
                                      .order_by(cases.c.seq).limit(self.page)).mappings().all()
                 if not found:
                     return
-                ids = [r["id"] for r in found]
-                judged: dict[int, list[Verdict]] = {i: [] for i in ids}
-                for start in range(0, len(ids), 900):  # below SQLite's bound-parameter limit
-                    rows = conn.execute(select(verdicts.c.case_row, verdicts.c.criterion, verdicts.c.verdict,
-                                               verdicts.c.reason, verdicts.c.judge)
-                                        .where(verdicts.c.case_row.in_(ids[start:start + 900]))
-                                        .order_by(verdicts.c.case_row, verdicts.c.criterion))
-                    for row_id, c, v, reason, judge in rows:
-                        judged[row_id].append(Verdict(criterion=c, verdict=v, reason=reason, judge=judge))
+                judged = verdicts_of(conn, [r["id"] for r in found])
             for r in found:
                 yield ViewerCase(row=_case_row(r, {v.criterion: v.verdict for v in judged[r["id"]]}),
                                  search=r["search"], verdicts=judged[r["id"]], doc=json.loads(r["doc"]))
@@ -98,12 +98,11 @@ def viewer_sets(store: Store, names: Sequence[str] = (), filters: SetFilters | N
             select(result_sets).where(result_sets.c.name.in_(wanted))).mappings()} if wanted else {}
         for name in wanted:
             row = known.get(name) or set_row(conn, name, store)  # set_row: the error naming the closest name
-            info = set_info(row)
-            writer = writer_alive(json.loads(row["meta"] or "{}").get("writer")) if info.status == "running" else None
+            info = set_info(row)  # a running set's writer judged alive or gone there (info.writer, info.interrupted)
             usage = set_usage(conn, row["id"])
             out.append(ViewerSet(info=info, overview=stored_overview(conn, row, info),
                                  summary=json.loads(row["summary"] or "{}"), usage=usage,
-                                 stamp=_stamp(conn, row, writer, usage), store=store, set_id=row["id"], writer=writer))
+                                 stamp=_stamp(conn, row, info.writer, usage), store=store, set_id=row["id"]))
     return out
 
 

@@ -178,6 +178,19 @@ def _criteria_of(conn: Connection, row_ids: list[int]) -> dict[int, dict[str, st
     return out
 
 
+def verdicts_of(conn: Connection, row_ids: list[int]) -> dict[int, list[Verdict]]:
+    """Each case row's verdicts with their reasons, by criterion (a page of cases at a time: the export, the viewer)."""
+    out: dict[int, list[Verdict]] = {i: [] for i in row_ids}
+    for start in range(0, len(row_ids), 900):  # below SQLite's bound-parameter limit
+        rows = conn.execute(select(verdicts.c.case_row, verdicts.c.criterion, verdicts.c.verdict, verdicts.c.reason,
+                                   verdicts.c.judge)
+                            .where(verdicts.c.case_row.in_(row_ids[start:start + 900]))
+                            .order_by(verdicts.c.case_row, verdicts.c.criterion))
+        for row_id, criterion, verdict, reason, judge in rows:
+            out[row_id].append(Verdict(criterion=criterion, verdict=verdict, reason=reason, judge=judge))
+    return out
+
+
 def _case_row(r: RowMapping, criteria: dict[str, str]) -> CaseRow:
     return CaseRow(seq=r["seq"], key=r["case_key"], id=r["case_id"], where=r["location"], turns=r["turns"],
                    kind="multi" if r["turns"] > 1 else "single", question=r["question"], answer=r["answer"],
@@ -327,15 +340,7 @@ class Export:
                                      .order_by(cases.c.seq).limit(self.page)).mappings().all()
                 if not found:
                     return
-                ids = [r["id"] for r in found]
-                judged: dict[int, list[Verdict]] = {i: [] for i in ids}
-                for start in range(0, len(ids), 900):
-                    rows = conn.execute(select(verdicts.c.case_row, verdicts.c.criterion, verdicts.c.verdict,
-                                               verdicts.c.reason, verdicts.c.judge)
-                                        .where(verdicts.c.case_row.in_(ids[start:start + 900]))
-                                        .order_by(verdicts.c.case_row, verdicts.c.criterion))
-                    for row_id, c, v, reason, judge in rows:
-                        judged[row_id].append(Verdict(criterion=c, verdict=v, reason=reason, judge=judge))
+                judged = verdicts_of(conn, [r["id"] for r in found])
             for r in found:
                 yield ExportCase(row=_case_row(r, {v.criterion: v.verdict for v in judged[r["id"]]}),
                                  verdicts=judged[r["id"]], doc=json.loads(r["doc"]))

@@ -246,7 +246,7 @@ class Site:
         rates: list[Rate] = [s.overview.overall, *s.overview.criteria]
         values = {**common, "root": "../../", "s": s.info, "o": s.overview, "rates": rates, "entry": entry,
                   "data": page_json(data), "criteria": criteria, "judge": _judge_text(s.info.judge),
-                  "threshold": s.info.judge.get("threshold"), "running": s.writer, "usage": s.usage,
+                  "threshold": s.info.judge.get("threshold"), "running": s.info.writer, "usage": s.usage,
                   "quoted": shlex.quote(s.info.name)}
         yield f"{folder}/index.html", env.get_template("set.html").render(**values).encode("utf-8")
         yield f"{folder}/case.html", env.get_template("case.html").render(**values).encode("utf-8")
