@@ -28,7 +28,7 @@ from mbt.runs.results import (
     RunsReport,
 )
 from mbt.runs.steps import ObservedRun, Retrieval, RunSet
-from mbt.runs.undocumented import undocumented
+from mbt.runs.undocumented import Sightings
 
 
 def evidence_of(run: ObservedRun) -> Evidence:
@@ -160,6 +160,8 @@ class RunTally:
         self.models = {m.name: m for m in models if m.name in self.judges}
         self.results: list[RunResult] = []
         self.regressions = RegressionTally()
+        self.figures = figures.RunFigures()  # the report's sums over the results, gathered as they come
+        self.sightings = Sightings()  # undocumented behaviour among them
         self.tool_errors = 0
 
     def fresh(self) -> RunTally:
@@ -176,24 +178,28 @@ class RunTally:
         if name is None:
             if len(self.judges) != 1:
                 found = ", ".join(sorted(self.judges)) or "none"
-                result = _result(run, None, None, f"the run names no model (`mbt.model`) and {len(self.judges)} "
-                                                  f"models can judge runs ({found})")
-                self.results.append(result)
-                return result
+                return self._keep(_result(run, None, None, f"the run names no model (`mbt.model`) and "
+                                                           f"{len(self.judges)} models can judge runs ({found})"))
             name = next(iter(self.judges))
         judge = self.judges.get(name)
         if judge is None:
-            result = _result(run, None, name, f"the run names model `{name}`, which is not loaded (or whose kind judges no run)")
-            self.results.append(result)
-            return result
+            return self._keep(_result(run, None, name, f"the run names model `{name}`, which is not loaded (or whose "
+                                                       "kind judges no run)"))
         v = judge_run(judge, run, self.loop)
-        result = _result(run, v, name)
-        self.results.append(result)
+        result = self._keep(_result(run, v, name))
         if v.invalid is None:
             self.through[name].update(v.exercised)
             self.tool_errors += sum(s.kind == "tool_result" and not s.ok for s in run.steps)
             if v.deviation is not None:
                 self.regressions.add(v, self.models, self.redaction)
+        return result
+
+    def _keep(self, result: RunResult) -> RunResult:
+        """The run's row, and what it adds to the report's figures."""
+        self.results.append(result)
+        self.figures.add(result)
+        if result.deviation is not None:
+            self.sightings.add(result, self.models)
         return result
 
     def measured(self, coverage: CoverageReport) -> None:
@@ -212,16 +218,15 @@ class RunTally:
     def report(self, runset: RunSet, coverage: CoverageReport | None, separately: list[str],
                required: list[str], handoff_suites: frozenset[str] = frozenset(),
                group_by: str | None = None) -> RunsReport:
-        results = self.results
+        results, sums = self.results, self.figures
         out = RunsReport(files=runset.files, unread=list(runset.unread), runs=results,
-                         invalid=[i.render() for i in runset.invalid],
-                         metrics=figures.metrics(results, handoff_suites),
-                         suites=figures.by_suite(results, handoff_suites),
-                         required_suites=list(required), first_deviations=figures.distribution(results),
-                         separately=figures.separately(separately, results, self.tool_errors), coverage=coverage)
+                         invalid=[i.render() for i in runset.invalid], metrics=sums.metrics(handoff_suites),
+                         suites=sums.by_suite(handoff_suites), required_suites=list(required),
+                         first_deviations=sums.distribution(), separately=sums.separately(separately, self.tool_errors),
+                         coverage=coverage)
         out.usage = [figures.usage(self.coverage[name], self.runs_through(name)) for name in self.judges]
-        out.marked = figures.marked(results, handoff_suites)
-        out.undocumented = undocumented(results, self.models)
+        out.marked = sums.marked(handoff_suites)
+        out.undocumented = self.sightings.candidates()
         out.goldens_given = coverage is not None
         if group_by is not None:
             out.group_by, out.groups = group_by, figures.groups(results, group_by, handoff_suites)

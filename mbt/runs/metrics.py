@@ -1,11 +1,14 @@
 """Run metrics (seed 000's release gate figures), the first-deviation distribution and usage-weighted coverage.
 
 Each figure follows a rule in docs/runs.md; tests/judge/runs.py computes them a second way from the per-run results.
+The figures that add up over runs are gathered where a piece of the runs is judged (`RunFigures`) and merged.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
+from math import fsum
 
 from mbt.measure.coverage import ModelCoverage
 from mbt.runs.marks import MARKS, UNMARKED, marks_of
@@ -29,78 +32,109 @@ def _ratio(numerator: int, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
 
+class Sums:
+    """What runs add up to for `metrics`: counts, and the recorded times kept as given (`metrics` sums them exactly,
+    math.fsum), so that sums of pieces merged (`merge`) give the figures of all the runs at once, byte for byte,
+    however the runs were split. A run's hand-off counts as completing its task only in a hand-off suite, which the
+    gate names after the runs are judged: hand-offs are kept per suite."""
+
+    def __init__(self) -> None:
+        self.runs = self.passed = self.deviations = self.not_judged = self.intent_runs = self.intent_correct = 0
+        self.completion_runs = self.completed = self.escalation_runs = self.escalated = self.critical = 0
+        self.retrieval_runs = self.grounding_runs = self.grounding_failed = self.hallucination_runs = 0
+        self.hallucinated = self.usage_runs = self.input_tokens = self.output_tokens = self.retries = 0
+        self.handed_off: Counter[str | None] = Counter()  # fully judged runs not completed but handed off, by suite
+        self.wall: array[float] = array("d")
+        self.model: array[float] = array("d")
+        self.tool: array[float] = array("d")
+        self.retry: array[float] = array("d")
+
+    def add(self, r: RunResult) -> None:
+        """One run (invalid runs are left out: they are counted apart)."""
+        verdict = r.verdict
+        if verdict == "invalid":
+            return
+        self.runs += 1
+        if verdict == "pass":
+            self.passed += 1
+        elif verdict == "deviation":
+            self.deviations += 1
+        elif verdict == "not_judged":
+            self.not_judged += 1
+        if r.expected_intent is not None:
+            self.intent_runs += 1
+            self.intent_correct += r.intent == r.expected_intent
+        if verdict in ("pass", "deviation"):  # fully judged
+            if r.path_judged:
+                self.completion_runs += 1
+                if r.completed:
+                    self.completed += 1
+                elif r.handed_off:
+                    self.handed_off[r.suite] += 1
+            self.escalation_runs += r.escalation_expected
+            self.escalated += r.escalation_expected and r.escalated
+        self.critical += r.critical
+        g = r.grounding
+        if g is not None:
+            self.retrieval_runs += 1
+            if g.judged:
+                self.grounding_runs += 1
+                self.grounding_failed += bool(g.failures)
+            if g.hallucinations_judged:
+                self.hallucination_runs += 1
+                self.hallucinated += g.critical_hallucinations > 0
+        c = r.context
+        if c.input_tokens is not None or c.output_tokens is not None:
+            self.usage_runs += 1
+            self.input_tokens += c.input_tokens or 0
+            self.output_tokens += c.output_tokens or 0
+        if c.wall_ms is not None:
+            self.wall.append(c.wall_ms or 0.0)
+            self.model.append(c.model_ms or 0.0)
+            self.tool.append(c.tool_ms or 0.0)
+            self.retries += c.retries
+            self.retry.append(c.retry_ms or 0.0)
+
+    def merge(self, other: Sums) -> None:
+        for name in _COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.handed_off.update(other.handed_off)
+        for times in ("wall", "model", "tool", "retry"):
+            getattr(self, times).extend(getattr(other, times))
+
+    def metrics(self, handoff_suites: frozenset[str] = frozenset()) -> Metrics:
+        completed = self.completed + sum(n for suite, n in self.handed_off.items() if suite in handoff_suites)
+        return Metrics(
+            runs=self.runs, passed=self.passed, deviations=self.deviations, not_judged=self.not_judged,
+            fully_judged=self.passed + self.deviations, intent_runs=self.intent_runs,
+            intent_correct=self.intent_correct, intent_accuracy=_ratio(self.intent_correct, self.intent_runs),
+            completion_runs=self.completion_runs, completed=completed,
+            task_completion_rate=_ratio(completed, self.completion_runs), escalation_runs=self.escalation_runs,
+            escalated=self.escalated, escalation_success_rate=_ratio(self.escalated, self.escalation_runs),
+            critical_failures=self.critical, retrieval_runs=self.retrieval_runs, grounding_runs=self.grounding_runs,
+            grounding_failures=self.grounding_failed if self.grounding_runs else None,
+            hallucination_runs=self.hallucination_runs,
+            critical_hallucinations=self.hallucinated if self.hallucination_runs else None,
+            usage_runs=self.usage_runs, input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+            timed_runs=len(self.wall), wall_ms=fsum(self.wall), model_ms=fsum(self.model), tool_ms=fsum(self.tool),
+            retries=self.retries, retry_ms=fsum(self.retry))
+
+
+_COUNTS = ("runs", "passed", "deviations", "not_judged", "intent_runs", "intent_correct", "completion_runs",
+           "completed", "escalation_runs", "escalated", "critical", "retrieval_runs", "grounding_runs",
+           "grounding_failed", "hallucination_runs", "hallucinated", "usage_runs", "input_tokens", "output_tokens",
+           "retries")
+
+
 def metrics(results: list[RunResult], handoff_suites: frozenset[str] = frozenset()) -> Metrics:
     """The figures over the runs read (invalid runs are left out; they are counted apart). Task completion and
     escalation success are measured on the fully judged runs (passed or deviating): a run whose evidence is missing
-    cannot show either. In a suite of `handoff_suites` a correct hand-off completes the task. One pass over the runs;
-    the sums of times are taken in run order (floats)."""
-    runs = passed = deviations = not_judged = intent_runs = intent_correct = completion_runs = completed = 0
-    escalation_runs = escalated = critical = retrieval_runs = grounding_runs = grounding_failed = 0
-    hallucination_runs = hallucinated = usage_runs = input_tokens = output_tokens = retries = 0
-    wall: list[float] = []
-    model: list[float] = []
-    tool: list[float] = []
-    retry: list[float] = []
+    cannot show either. In a suite of `handoff_suites` a correct hand-off completes the task. The sums of times are
+    exact (math.fsum: the same whatever the order of the runs)."""
+    sums = Sums()
     for r in results:
-        verdict = r.verdict
-        if verdict == "invalid":
-            continue
-        runs += 1
-        if verdict == "pass":
-            passed += 1
-        elif verdict == "deviation":
-            deviations += 1
-        elif verdict == "not_judged":
-            not_judged += 1
-        if r.expected_intent is not None:
-            intent_runs += 1
-            intent_correct += r.intent == r.expected_intent
-        if verdict in ("pass", "deviation"):  # fully judged
-            if r.path_judged:
-                completion_runs += 1
-                completed += bool(r.completed or (r.handed_off and r.suite in handoff_suites))
-            escalation_runs += r.escalation_expected
-            escalated += r.escalation_expected and r.escalated
-        critical += r.critical
-        g = r.grounding
-        if g is not None:
-            retrieval_runs += 1
-            if g.judged:
-                grounding_runs += 1
-                grounding_failed += bool(g.failures)
-            if g.hallucinations_judged:
-                hallucination_runs += 1
-                hallucinated += g.critical_hallucinations > 0
-        c = r.context
-        if c.input_tokens is not None or c.output_tokens is not None:
-            usage_runs += 1
-            input_tokens += c.input_tokens or 0
-            output_tokens += c.output_tokens or 0
-        if c.wall_ms is not None:
-            wall.append(c.wall_ms or 0.0)
-            model.append(c.model_ms or 0.0)
-            tool.append(c.tool_ms or 0.0)
-            retries += c.retries
-            retry.append(c.retry_ms or 0.0)
-    return Metrics(
-        runs=runs, passed=passed, deviations=deviations, not_judged=not_judged, fully_judged=passed + deviations,
-        intent_runs=intent_runs, intent_correct=intent_correct, intent_accuracy=_ratio(intent_correct, intent_runs),
-        completion_runs=completion_runs, completed=completed,
-        task_completion_rate=_ratio(completed, completion_runs), escalation_runs=escalation_runs, escalated=escalated,
-        escalation_success_rate=_ratio(escalated, escalation_runs), critical_failures=critical,
-        retrieval_runs=retrieval_runs, grounding_runs=grounding_runs,
-        grounding_failures=grounding_failed if grounding_runs else None, hallucination_runs=hallucination_runs,
-        critical_hallucinations=hallucinated if hallucination_runs else None, usage_runs=usage_runs,
-        input_tokens=input_tokens, output_tokens=output_tokens, timed_runs=len(wall), wall_ms=sum(wall),
-        model_ms=sum(model), tool_ms=sum(tool), retries=retries, retry_ms=sum(retry))
-
-
-def by_suite(results: list[RunResult], handoff_suites: frozenset[str] = frozenset()) -> dict[str, Metrics]:
-    per_suite: dict[str, list[RunResult]] = {}
-    for r in results:
-        if r.suite is not None:
-            per_suite.setdefault(r.suite, []).append(r)
-    return {s: metrics(per_suite[s], handoff_suites) for s in sorted(per_suite)}
+        sums.add(r)
+    return sums.metrics(handoff_suites)
 
 
 def signature(d: DeviationOut) -> str:
@@ -110,13 +144,145 @@ def signature(d: DeviationOut) -> str:
     return text + (f", source {d.source}" if d.source else "")
 
 
+class Deviations:
+    """The first deviations of runs, counted by type, element and signature (`distribution`); mergeable."""
+
+    def __init__(self) -> None:
+        self.types: Counter[str] = Counter()
+        self.elements: Counter[str] = Counter()
+        self.signatures: Counter[str] = Counter()
+
+    def add(self, d: DeviationOut) -> None:
+        self.types[d.type] += 1
+        self.elements[d.element or "(no model element)"] += 1
+        self.signatures[signature(d)] += 1
+
+    def merge(self, other: Deviations) -> None:
+        self.types.update(other.types)
+        self.elements.update(other.elements)
+        self.signatures.update(other.signatures)
+
+    def distribution(self) -> Distribution:
+        order = lambda c: dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))  # noqa: E731 - most frequent first
+        return Distribution(by_type=order(self.types), by_element=order(self.elements),
+                            by_signature=order(self.signatures))
+
+
 def distribution(results: list[RunResult]) -> Distribution:
-    devs = [r.deviation for r in results if r.deviation is not None]
-    types = Counter(d.type for d in devs)
-    elements = Counter(d.element or "(no model element)" for d in devs)
-    signatures = Counter(signature(d) for d in devs)
-    order = lambda c: dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))  # noqa: E731 - most frequent first
-    return Distribution(by_type=order(types), by_element=order(elements), by_signature=order(signatures))
+    devs = Deviations()
+    for r in results:
+        if r.deviation is not None:
+            devs.add(r.deviation)
+    return devs.distribution()
+
+
+class RunFigures:
+    """Every figure of the runs report that adds up over runs — the metrics (all runs, per suite, per mark), the
+    first-deviation distribution, the `report_separately` counts — gathered in one pass over a piece's rows (`add`,
+    in run order) where the piece is judged, and merged piece by piece in file order (`merge`): mbt's process never
+    passes over every row again (mbt.runs.parts). The result is the same however the runs were split."""
+
+    def __init__(self) -> None:
+        self.all = Sums()
+        self.suites: dict[str, Sums] = {}
+        self.deviations = Deviations()
+        # per mark (mbt.runs.marks, and UNMARKED): the runs' sums, their deviations and their ids, in run order
+        self.marks: dict[str, tuple[Sums, Deviations, list[str]]] = {}
+        self.path_judged = 0  # fully judged runs with a path (not judged on a contract)
+        self.path_judged_escalations = 0
+        self.fully_judged = 0
+        self.wrong_state = 0  # fully judged runs with a path whose first deviation is wrong_state
+
+    @classmethod
+    def of(cls, results: list[RunResult]) -> RunFigures:
+        figures = cls()
+        for r in results:
+            figures.add(r)
+        return figures
+
+    def add(self, r: RunResult) -> None:
+        self.all.add(r)
+        if r.suite is not None:
+            sums = self.suites.get(r.suite)
+            if sums is None:
+                sums = self.suites[r.suite] = Sums()
+            sums.add(r)
+        d = r.deviation
+        if d is not None:
+            self.deviations.add(d)
+        if r.verdict == "invalid":
+            return
+        its = marks_of(r.tags)
+        for mark in its or (UNMARKED,):
+            row = self.marks.get(mark)
+            if row is None:
+                row = self.marks[mark] = (Sums(), Deviations(), [])
+            row[0].add(r)
+            if d is not None:
+                row[1].add(d)
+            row[2].append(r.id)
+        if r.verdict in ("pass", "deviation"):
+            self.fully_judged += 1
+            if r.path_judged:
+                self.path_judged += 1
+                self.path_judged_escalations += r.escalation_expected
+                self.wrong_state += d is not None and d.type == "wrong_state"
+
+    def merge(self, later: RunFigures) -> None:
+        """Add the figures of runs judged after these (a later piece's)."""
+        self.all.merge(later.all)
+        for suite, sums in later.suites.items():
+            self.suites.setdefault(suite, Sums()).merge(sums)
+        self.deviations.merge(later.deviations)
+        for mark, (sums, devs, ids) in later.marks.items():
+            row = self.marks.setdefault(mark, (Sums(), Deviations(), []))
+            row[0].merge(sums)
+            row[1].merge(devs)
+            row[2].extend(ids)
+        self.path_judged += later.path_judged
+        self.path_judged_escalations += later.path_judged_escalations
+        self.fully_judged += later.fully_judged
+        self.wrong_state += later.wrong_state
+
+    def metrics(self, handoff_suites: frozenset[str] = frozenset()) -> Metrics:
+        return self.all.metrics(handoff_suites)
+
+    def by_suite(self, handoff_suites: frozenset[str] = frozenset()) -> dict[str, Metrics]:
+        return {s: self.suites[s].metrics(handoff_suites) for s in sorted(self.suites)}
+
+    def distribution(self) -> Distribution:
+        return self.deviations.distribution()
+
+    def marked(self, handoff_suites: frozenset[str] = frozenset()) -> list[MarkedRuns]:
+        """Every run metric and the first-deviation distribution of the runs of each mark (mbt.runs.marks: incident,
+        adversarial), and of the unmarked runs, when some run is marked; nothing when none is. Invalid runs are left
+        out, as `metrics` leaves them; a run with both marks counts in both rows."""
+        if not any(mark in self.marks for mark in MARKS):
+            return []
+        return [MarkedRuns(mark=mark, runs=list(ids), metrics=sums.metrics(handoff_suites),
+                           first_deviations=devs.distribution())
+                for mark in (*MARKS, UNMARKED) if mark in self.marks for sums, devs, ids in [self.marks[mark]]]
+
+    def separately(self, names: list[str], tool_errors: int) -> list[Separate]:
+        """What mbt can say about seed 000's `report_separately` names, and why not for the others."""
+        judged = self.path_judged  # a contract's runs have no path that could hand off
+        pathless = f"; {self.fully_judged - judged} run(s) judged on a contract left out" \
+            if self.fully_judged > judged else ""
+        out = []
+        for name in names:
+            if name == "fallback_rate":
+                out.append(Separate(name=name, value=_ratio(self.path_judged_escalations, judged),
+                                    note=f"runs the model hands off / fully judged runs ({judged}{pathless})"))
+            elif name == "integration_failures":
+                out.append(Separate(name=name, value=tool_errors, note="tool results that are errors"))
+            elif name in GROUNDING_FIGURES:
+                out.append(_grounding_figure(name, self.all.metrics()))
+            elif name == "context_failures":
+                out.append(Separate(name=name, value=self.wrong_state,
+                                    note="runs whose exported state disagrees with the model (wrong_state)"))
+            else:
+                out.append(Separate(name=name, note="not measured: no rule for it in docs/runs.md"))
+        return out
 
 
 def groups(results: list[RunResult], key: str, handoff_suites: frozenset[str] = frozenset()) -> list[Group]:
@@ -136,53 +302,12 @@ def groups(results: list[RunResult], key: str, handoff_suites: frozenset[str] = 
     return out
 
 
-def marked(results: list[RunResult], handoff_suites: frozenset[str] = frozenset()) -> list[MarkedRuns]:
-    """Every run metric and the first-deviation distribution of the runs of each mark (mbt.runs.marks: incident,
-    adversarial), and of the unmarked runs, when some run is marked; nothing when none is. Invalid runs are left out,
-    as `metrics` leaves them; a run with both marks counts in both rows."""
-    read = [r for r in results if r.verdict != "invalid"]
-    marks = [marks_of(r.tags) for r in read]
-    if not any(marks):
-        return []
-    out = []
-    for mark in (*MARKS, UNMARKED):
-        chosen = [r for r, its in zip(read, marks) if (mark in its if mark != UNMARKED else not its)]
-        if chosen:
-            out.append(MarkedRuns(mark=mark, runs=[r.id for r in chosen], metrics=metrics(chosen, handoff_suites),
-                                  first_deviations=distribution(chosen)))
-    return out
-
-
-# What mbt can say about seed 000's `report_separately` names, and why not for the others.
-def separately(names: list[str], results: list[RunResult], tool_errors: int) -> list[Separate]:
-    fully = [r for r in results if r.verdict in ("pass", "deviation")]
-    judged = [r for r in fully if r.path_judged]  # a contract's runs have no path that could hand off
-    pathless = f"; {len(fully) - len(judged)} run(s) judged on a contract left out" if len(fully) > len(judged) else ""
-    out = []
-    for name in names:
-        if name == "fallback_rate":
-            out.append(Separate(name=name, value=_ratio(sum(r.escalation_expected for r in judged), len(judged)),
-                                note=f"runs the model hands off / fully judged runs ({len(judged)}{pathless})"))
-        elif name == "integration_failures":
-            out.append(Separate(name=name, value=tool_errors, note="tool results that are errors"))
-        elif name in GROUNDING_FIGURES:
-            out.append(_grounding_figure(name, results))
-        elif name == "context_failures":
-            out.append(Separate(name=name, value=sum(r.deviation is not None and r.deviation.type == "wrong_state"
-                                                     for r in judged),
-                                note="runs whose exported state disagrees with the model (wrong_state)"))
-        else:
-            out.append(Separate(name=name, note="not measured: no rule for it in docs/runs.md"))
-    return out
-
-
 GROUNDING_FIGURES = ("grounding_failures", "critical_hallucinations")
 
 
-def _grounding_figure(name: str, results: list[RunResult]) -> Separate:
+def _grounding_figure(name: str, m: Metrics) -> Separate:
     """`grounding_failures` or `critical_hallucinations` over the runs that measured it (docs/runs.md, "Grounding");
     not measured, and why, when no run did."""
-    m = metrics(results)
     value = getattr(m, name)
     runs = m.grounding_runs if name == "grounding_failures" else m.hallucination_runs
     what = ("runs with a grounding failure / runs whose grounding was judged" if name == "grounding_failures"

@@ -4,8 +4,9 @@ the workers of a Dask cluster (`--engine dask`).
 The work is shipped as byte ranges of the run files (`Piece`: a path, as the report shows it, and its range; a whole
 file today), never as decoded runs: a process reads its pieces itself. Runs are independent and what they give adds
 up, so a process keeps one tally for all its pieces — runs per model element, tool errors: sums in any order — and
-hands back, per piece, only what has an order: the runs' rows of the report, the regression goldens (a golden keeps
-its first run's details) and the files' problems and notes. This process takes the pieces in file order, so the report
+hands back, per piece, what has an order: the runs' rows of the report, what they add up to for the report's
+figures (mbt.runs.metrics.RunFigures: this process never passes over every row again), the regression goldens (a
+golden keeps its first run's details) and the files' problems and notes. This process takes the pieces in file order, so the report
 and the regression goldens are byte-identical to one process's.
 
 - `--jobs N`: N-1 forked workers and this process take pieces one at a time from a shared counter until none is
@@ -35,11 +36,13 @@ from mbt.measure.coverage import CoverageReport
 from mbt.model.common import ModelBase
 from mbt.runs.loop import LoopRules
 from mbt.runs.measure import RunTally
+from mbt.runs.metrics import RunFigures
 from mbt.runs.reader import FileRuns, run_files
 from mbt.runs.redact import Redaction
 from mbt.runs.regression import RegressionTally
 from mbt.runs.results import RunResult
 from mbt.runs.steps import InvalidRun, RunSet
+from mbt.runs.undocumented import Sightings
 
 # Below this many bytes of run files, `--jobs` judges everything here: forking and sending the results back would
 # cost more than the part saves (reading and decoding is most of the work, roughly linear in the bytes).
@@ -65,6 +68,8 @@ class Judged:
     unread: list[str]
     results: list[RunResult]
     regressions: RegressionTally
+    figures: RunFigures  # what the results add up to (the report's metrics and distributions)
+    sightings: Sightings  # the undocumented behaviour among them
     counts: Counts | None = None  # judged in another process: the piece's counts (else they are in this one's tally)
 
 
@@ -91,11 +96,12 @@ def pieces_of(run_paths: list[str]) -> list[Piece]:
 def judge_piece(tally: RunTally, piece: Piece) -> Judged:
     """Read and judge the runs of one piece with `tally`, a run at a time (each judged as it is read); the tally keeps
     the counts, the piece's rows and goldens are handed back (the tally starts the next piece without them)."""
-    tally.results, tally.regressions = [], RegressionTally()
+    tally.results, tally.regressions, tally.figures, tally.sightings = [], RegressionTally(), RunFigures(), Sightings()
     reading = FileRuns(piece.path, piece.shown)
     for run in reading:
         tally.add(run)
-    return Judged([piece.shown], reading.invalid, reading.unread, tally.results, tally.regressions)
+    return Judged([piece.shown], reading.invalid, reading.unread, tally.results, tally.regressions, tally.figures,
+                  tally.sightings)
 
 
 def counts_of(tally: RunTally) -> Counts:
@@ -285,7 +291,7 @@ def judge_in_parts(engine: Any, models: list[ModelBase], model_paths: list[str],
             meanwhile()
     runset = RunSet()
     results: list[RunResult] = []
-    regressions = RegressionTally()
+    regressions, sums, sightings = RegressionTally(), RunFigures(), Sightings()
     for number, piece in enumerate(pieces):
         judged = done.get(number)
         if judged is None:  # not parallel, or a worker did not finish it
@@ -295,9 +301,11 @@ def judge_in_parts(engine: Any, models: list[ModelBase], model_paths: list[str],
         runset.unread.extend(judged.unread)
         results.extend(judged.results)
         regressions.merge(judged.regressions)
+        sums.merge(judged.figures)
+        sightings.merge(judged.sightings)
     for part in counts:
         for name, through in part.through.items():
             tally.through[name].update(through)
         tally.tool_errors += part.tool_errors
-    tally.results, tally.regressions = results, regressions
+    tally.results, tally.regressions, tally.figures, tally.sightings = results, regressions, sums, sightings
     return runset, tally

@@ -48,23 +48,29 @@ def _candidate(r: RunResult, model: FsmModel) -> tuple[Kind, str | None, str | N
     return None
 
 
-def undocumented(results: list[RunResult], models: Mapping[str, object]) -> list[Undocumented]:
-    """The candidates the runs' first deviations show on the FSM models among `models` (by name)."""
-    found: dict[tuple[str, str, str, str, str], Undocumented] = {}
-    for r in results:
+class Sightings:
+    """The candidates of runs' first deviations, gathered run by run (`add`, in run order) where a piece is judged and
+    merged piece by piece in file order (`merge`): the same candidates, runs and sightings as all the runs at once."""
+
+    def __init__(self) -> None:
+        self.found: dict[tuple[str, str, str, str, str], Undocumented] = {}
+
+    def add(self, r: RunResult, models: Mapping[str, object]) -> None:
+        if r.deviation is None:
+            return
         model = models.get(r.model or "")
-        if not isinstance(model, FsmModel) or r.deviation is None:
-            continue
+        if not isinstance(model, FsmModel):
+            return
         candidate = _candidate(r, model)
         if candidate is None:
-            continue
+            return
         kind, event, tool = candidate
         key = (model.name, kind, r.final_state or "", event or "", tool or "")
-        entry = found.get(key)
+        entry = self.found.get(key)
         if entry is None:
-            entry = found[key] = Undocumented(model=model.name, kind=kind, state=r.final_state, event=event,
-                                              tool=tool, deviation=r.deviation.type, example=r.deviation.message,
-                                              runs=0)
+            entry = self.found[key] = Undocumented(model=model.name, kind=kind, state=r.final_state, event=event,
+                                                   tool=tool, deviation=r.deviation.type,
+                                                   example=r.deviation.message, runs=0)
         marks = marks_of(r.tags)
         entry.runs += 1
         where = r.deviation.where  # a trace's `trace T span S` with its file: where to find it
@@ -72,5 +78,28 @@ def undocumented(results: list[RunResult], models: Mapping[str, object]) -> list
                                    else f"{r.file}: {where}", marks=marks))
         for mark in marks:
             entry.marked[mark] = entry.marked.get(mark, 0) + 1
-    return sorted(found.values(), key=lambda c: (-c.runs, c.model, c.kind, c.state or "", c.event or "",
-                                                 c.tool or ""))
+
+    def merge(self, later: Sightings) -> None:
+        """Add the candidates of runs judged after these (a later piece's): the first sighting's example is kept."""
+        for key, entry in later.found.items():
+            known = self.found.get(key)
+            if known is None:
+                self.found[key] = entry
+                continue
+            known.runs += entry.runs
+            known.seen.extend(entry.seen)
+            for mark, count in entry.marked.items():
+                known.marked[mark] = known.marked.get(mark, 0) + count
+
+    def candidates(self) -> list[Undocumented]:
+        """Most runs first."""
+        return sorted(self.found.values(), key=lambda c: (-c.runs, c.model, c.kind, c.state or "", c.event or "",
+                                                          c.tool or ""))
+
+
+def undocumented(results: list[RunResult], models: Mapping[str, object]) -> list[Undocumented]:
+    """The candidates the runs' first deviations show on the FSM models among `models` (by name)."""
+    sightings = Sightings()
+    for r in results:
+        sightings.add(r, models)
+    return sightings.candidates()
