@@ -336,6 +336,9 @@ def all_kinds() -> list[KindSupport]:
 
 def support(kind: str) -> KindSupport:
     """The kind's support: a built-in kind's assembly is imported when it (or a kind after it) is first asked for."""
+    found = _KINDS.get(kind) if _PLUGINS_LOADED[0] else None  # a registered kind: every kind before it is too
+    if found is not None:
+        return found
     if kind in BUILTIN_KINDS:
         _load_plugins()
         _load_builtins(list(BUILTIN_KINDS).index(kind) + 1)
