@@ -9,11 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mbt.analysis.findings import CheckReport
 from mbt.cache import Loaded, load_compiled
 from mbt.elements.base import ElementsReport, ModelElements
 from mbt.errors import MbtError
-from mbt.goldens.loader import GoldenSet, GoldenStream, load_goldens
+from mbt.goldens.cases import GoldenSet
 from mbt.goldens.results import Note
 from mbt.goldens.routing import applies  # noqa: F401 - part of the facade
 from mbt.kind import support
@@ -30,9 +29,21 @@ from mbt.paths import left_out
 from mbt.progress import Progress
 from mbt.provenance import provenance
 
-if TYPE_CHECKING:  # annotations only: the LLM judge's module loads when such a judge is made
+# Annotations only: each loads when a command uses it (start-up time), the LLM judge's module when such a judge is made.
+if TYPE_CHECKING:
+    from mbt.analysis.findings import CheckReport
     from mbt.answers.results import EvalReport
+    from mbt.goldens.loader import GoldenStream
     from mbt.judges.llm import LLMSettings
+
+
+def __getattr__(name: str) -> Any:
+    """The goldens reader's names, part of the facade as ever, imported on first use (start-up time)."""
+    if name in ("GoldenStream", "load_goldens"):
+        from mbt.goldens import loader
+
+        return getattr(loader, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def collector_paused(func):
@@ -67,6 +78,7 @@ def check(paths: list[str], depth: int | None = None) -> CheckReport:
     """`depth`: how many steps the invariant checks explore (default: mbt.analysis.invariant_checks.DEFAULT_DEPTH)."""
     # imported when the command runs: start-up time (only this command's stages load)
     from mbt.analysis.check import CheckOptions, run_checks
+    from mbt.analysis.findings import CheckReport
 
     files, models = load_models(paths)
     options = CheckOptions() if depth is None else CheckOptions(depth=depth)
@@ -95,6 +107,8 @@ def coverage(model_paths: list[str], golden_paths: list[str], gate_path: str | N
     `covering_cap` golden ids kept per element (the rest counted; None: all). `engine` "dask": the goldens replayed
     on a Dask cluster (`scheduler` its address; None: a local one of `jobs` workers). `answer_paths`: `mbt eval
     --model` reports, whose judged answers verify elements beside the goldens (mbt.answers.coverage)."""
+    from mbt.goldens.loader import GoldenStream  # on use: start-up time
+
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
     evals = _eval_reports(answer_paths)
     loaded = load_compiled(model_paths, use_cache)
@@ -161,6 +175,7 @@ def coverage_run(model_paths: list[str], golden_paths: list[str], gate_path: str
     what seed 004's opt-in levels read (LevelOptions); every run reports all five levels (mbt.measure.levels).
     `answer_paths`: `mbt eval --model` reports, whose judged answers verify elements beside the goldens."""
     # imported when the command runs: start-up time (only this command's stages load)
+    from mbt.goldens.loader import GoldenStream, load_goldens
     from mbt.measure.baseline import load_baseline
 
     gate = load_gate(gate_path) if gate_path else DEFAULT_GATE
@@ -391,6 +406,7 @@ def render(model_paths: list[str], output: str, golden_paths: list[str] | None =
            gate_path: str | None = None) -> Rendered:
     """One model drawn (FSM: DOT/SVG/PNG) or tabulated (tables, policies), coverage painted when goldens are given."""
     # imported when the command runs: start-up time (only this command's stages load)
+    from mbt.goldens.loader import load_goldens
     from mbt.render import views
     from mbt.render.graph import RenderOptions
     from mbt.render.paths import read_path
@@ -441,6 +457,7 @@ def generate(model_paths: list[str], golden_paths: list[str], out: str, criteria
     from mbt.generate.generation import GenerateOptions
     from mbt.generate.generation import generate as run
     from mbt.generate.witnesses import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PATHS
+    from mbt.goldens.loader import load_goldens
     from mbt.report.generate_text import generate_text  # the summary file's text: generation formats nothing itself
 
     _, models = load_models(model_paths)
@@ -529,7 +546,11 @@ def _judged_runs(model_paths: list[str], run_paths: list[str], golden_paths: lis
         if engine == "dask":
             raise MbtError(f"--judge {answers.name} judges in this process: it cannot be used with --engine dask")
         jobs = 1  # the LLM judge asks concurrently itself; its client and cache stay in this process
-    goldens = GoldenStream(golden_paths) if golden_paths else GoldenSet()
+    goldens: GoldenSet | GoldenStream = GoldenSet()
+    if golden_paths:
+        from mbt.goldens.loader import GoldenStream  # on use: start-up time (runs without goldens read none)
+
+        goldens = GoldenStream(golden_paths)
     kinds = tuple(DEFAULT_KINDS if redact is None else [k for k in redact if k != "none"])
     # The tally takes each model's elements as the coverage report lists them (elements_of: the same list, in the
     # same order), so the report is measured while the workers judge (`meanwhile`): its time is not added to theirs.
@@ -585,6 +606,7 @@ def mutate(model_paths: list[str], golden_paths: list[str], sample: int | None =
     """Mutation adequacy of the goldens on the models, with their redundancy and the smallest equivalent set
     (mbt.mutate); returns the mbt.mutate.engine.MutationRun. `sorted_folders`: as for coverage_run."""
     # imported when the command runs: start-up time (only this command's stages load)
+    from mbt.goldens.loader import load_goldens
     from mbt.mutate.engine import mutation_run
     from mbt.mutate.redundancy import DEFAULT_TIME_LIMIT, redundancy
 
@@ -605,6 +627,7 @@ def compare(model_paths: list[str], baseline_paths: list[str], golden_paths: lis
     """The marginal value of each golden of `golden_paths` over the baseline goldens (mbt.mutate.compare).
     `sorted_folders`: candidate folders given as positional paths, as for coverage_run."""
     # imported when the command runs: start-up time (only this command's stages load)
+    from mbt.goldens.loader import load_goldens
     from mbt.mutate.compare import compare as judge
     from mbt.mutate.engine import mutation_run
 

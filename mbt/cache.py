@@ -23,7 +23,7 @@ from mbt import __version__
 from mbt.files import cache_dir, write_file
 from mbt.kind import elements_of
 from mbt.model.common import ModelBase
-from mbt.parsing.grammar import grammar_dir
+from mbt.parsing import grammar_dir
 from mbt.parsing.loader import ModelFile, expand_paths, load_paths
 from mbt.sources import source_path
 

@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
-
 from mbt.errors import LocatedError, Problem, did_you_mean
 from mbt.reader import read_text
 
@@ -103,6 +101,8 @@ def load_config(path: Path) -> Config:
             return Config()
         raw = {str(k): (v, _toml_line(text, str(k))) for k, v in table.items()}
     else:
+        import yaml  # on use: start-up time (pyproject.toml, or no configuration file, needs no YAML)
+
         try:
             root = yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.YAMLError as err:

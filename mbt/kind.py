@@ -192,8 +192,11 @@ class KindSupport:
     keyword: str | None = None  # the word a model of the kind starts with in a file (`fsm`, `invariants`)
     grammar: Path | None = None  # its .lark file; it defines `rule`
     rule: str | None = None  # the grammar rule of one model, e.g. fsm_model
-    rules: type | None = None  # the transformer mixin whose methods are named after the grammar's rules
-    raw: type | None = None  # what the transformer makes of one model
+    # The transformer mixin whose methods are named after the grammar's rules, and what the transformer makes of one
+    # model: each a class, or its `module:Name`, imported when a file is parsed (a model read from the compiled-model
+    # cache needs no parser: start-up time). Read them with rules_class() and raw_class().
+    rules: type | str | None = None
+    raw: type | str | None = None
     resolve: Resolve | None = None  # one of `resolve` and `resolve_late`
     resolve_late: ResolveLate | None = None
     file_format: FileFormat | None = None  # a kind read from files of its own format (no grammar, no resolver)
@@ -237,6 +240,12 @@ class KindSupport:
     # ---- observed runs (`mbt runs`): (model, its elements[, answers=judge]) -> the judge; None: the kind judges no run
     run_judge: RunJudgeFactory | None = None
 
+    def rules_class(self) -> type | None:
+        return _named(self.rules)
+
+    def raw_class(self) -> type | None:
+        return _named(self.raw)
+
     @property
     def has_grammar(self) -> bool:
         """Whether the kind's models are written in mbt's DSL (its grammar joins the file grammar)."""
@@ -248,6 +257,17 @@ class KindSupport:
     def elements(self, model: ModelBase) -> list[Element]:
         """The model's elements, enumerated afresh (none for a kind that counts nothing)."""
         return self.enumerate(model) if self.enumerate is not None else []
+
+
+def _named(given: type | str | None) -> type | None:
+    """A class as given, or as named by `module:Name`."""
+    if not isinstance(given, str):
+        return given
+    module, _, name = given.partition(":")
+    found = getattr(importlib.import_module(module), name)
+    if not isinstance(found, type):
+        raise TypeError(f"{given} is not a class")
+    return found
 
 
 M = TypeVar("M")
@@ -269,7 +289,10 @@ _GRAMMAR_FIELDS = ("keyword", "grammar", "rule", "rules", "raw")
 
 def register(support: KindSupport) -> None:
     """Add (or replace) a kind, once its parsing fields are consistent: a DSL kind gives every grammar field and
-    exactly one of `resolve` and `resolve_late`; a kind of its own file format gives `file_format` and none of them."""
+    exactly one of `resolve` and `resolve_late`; a kind of its own file format gives `file_format` and none of them.
+    Every built-in kind is registered before any other (or a replacement of one), as when all were loaded at once."""
+    if _ASSEMBLING[0] != support.kind:
+        _load_builtins(len(BUILTIN_KINDS))
     given = [name for name in _GRAMMAR_FIELDS if getattr(support, name) is not None]
     if support.file_format is not None:
         if given or support.resolve is not None or support.resolve_late is not None or support.suffixes:
@@ -312,7 +335,15 @@ def all_kinds() -> list[KindSupport]:
 
 
 def support(kind: str) -> KindSupport:
-    _load()
+    """The kind's support: a built-in kind's assembly is imported when it (or a kind after it) is first asked for."""
+    found = _KINDS.get(kind) if _PLUGINS_LOADED[0] else None  # a registered kind: every kind before it is too
+    if found is not None:
+        return found
+    if kind in BUILTIN_KINDS:
+        _load_plugins()
+        _load_builtins(list(BUILTIN_KINDS).index(kind) + 1)
+    else:
+        _load()
     found = _KINDS.get(kind)
     if found is None:
         raise KeyError(f"no model kind `{kind}` is registered (known: {', '.join(_KINDS)})")
@@ -336,25 +367,37 @@ def grammar_kinds() -> list[KindSupport]:
 def for_raw(raw: object) -> KindSupport:
     """The kind whose transformer made this raw model."""
     for k in grammar_kinds():
-        if k.raw is not None and isinstance(raw, k.raw):
+        raw_class = k.raw_class()
+        if raw_class is not None and isinstance(raw, raw_class):
             return k
     raise KeyError(f"no model kind makes {type(raw).__name__}")
 
 
+def _suffixes() -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """(DSL suffixes, own-format suffixes) of every kind, in registration order: the kinds registered, then the
+    built-in kinds not loaded yet, by BUILTIN_KINDS (which come last only while no other kind is registered)."""
+    _load_plugins()
+    found = [(k.suffixes, k.file_format.suffixes if k.file_format is not None else ()) for k in _KINDS.values()]
+    return found + [(dsl, own) for _, dsl, own in list(BUILTIN_KINDS.values())[_BUILTINS_LOADED[0]:]]
+
+
 def model_suffixes() -> tuple[str, ...]:
     """The suffixes of DSL model files: every such file in a folder is a model file."""
-    return tuple(dict.fromkeys(s for k in all_kinds() for s in k.suffixes))
+    return tuple(dict.fromkeys(s for dsl, _ in _suffixes() for s in dsl))
 
 
 def format_suffixes() -> tuple[str, ...]:
     """The suffixes of the kinds' own file formats: a file of one is a model only when its kind's sniff says so."""
-    return tuple(dict.fromkeys(s for k in all_kinds() if k.file_format is not None for s in k.file_format.suffixes))
+    return tuple(dict.fromkeys(s for _, own in _suffixes() for s in own))
 
 
 def format_kinds(suffix: str) -> list[KindSupport]:
     """The kinds of their own file format that read files of this suffix (lower-cased), in registration order."""
     suffix = suffix.lower()
-    return [k for k in all_kinds() if k.file_format is not None and suffix in k.file_format.suffixes]
+    if any(suffix in own for _, _, own in list(BUILTIN_KINDS.values())[_BUILTINS_LOADED[0]:]):
+        support(next(k for k, (_, _, own) in BUILTIN_KINDS.items() if suffix in own))
+    _load_plugins()
+    return [k for k in _KINDS.values() if k.file_format is not None and suffix in k.file_format.suffixes]
 
 
 def format_kind_of(suffix: str, text: str) -> KindSupport | None:
@@ -362,18 +405,46 @@ def format_kind_of(suffix: str, text: str) -> KindSupport | None:
     return next((k for k in format_kinds(suffix) if k.file_format is not None and k.file_format.sniff(text)), None)
 
 
-# The built-in kinds, in the order their grammars join the file grammar; each module registers its KindSupport.
-# They are imported by name on first use of the registry (and so are the kinds that installed packages declare
-# under the `mbt.kinds` entry-point group), so no stage module needs to import any kind.
-BUILTIN_KINDS = ("mbt.kinds.fsm", "mbt.kinds.table", "mbt.kinds.policy", "mbt.kinds.invariant", "mbt.kinds.contract")
-_LOADED = [False]
+# The built-in kinds, in the order their grammars join the file grammar: the module whose import registers each
+# (its assembly) and the file suffixes it registers (DSL suffixes, its own format's). They are imported by name on
+# first use (and so are the kinds that installed packages declare under the `mbt.kinds` entry-point group), so no
+# stage module needs to import any kind; which files are models is answered from the suffixes here, and a kind's
+# assembly (with the stages it imports) is loaded only once it, or a kind after it, is asked for: start-up time
+# (`mbt runs` on an FSM loads the FSM kind alone). tests/test_startup.py checks these suffixes against the assemblies.
+BUILTIN_KINDS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "fsm": ("mbt.kinds.fsm", (".model", ".fsm"), ()),
+    "table": ("mbt.kinds.table", (".dt",), ()),
+    "policy": ("mbt.kinds.policy", (".policy",), ()),
+    "invariant": ("mbt.kinds.invariant", (".inv",), ()),
+    "contract": ("mbt.kinds.contract", (), (".yaml", ".yml")),
+}
+_BUILTINS_LOADED = [0]  # how many of BUILTIN_KINDS are imported: always the first ones, so the order is kept
+_ASSEMBLING: list[str | None] = [None]  # the built-in kind whose assembly is being imported
+_PLUGINS_LOADED = [False]
+
+
+def _load_builtins(count: int) -> None:
+    """Import the first `count` built-in assemblies (those not imported yet), in order."""
+    while _BUILTINS_LOADED[0] < count:
+        kind = list(BUILTIN_KINDS)[_BUILTINS_LOADED[0]]
+        _BUILTINS_LOADED[0] += 1
+        outer, _ASSEMBLING[0] = _ASSEMBLING[0], kind
+        try:
+            importlib.import_module(BUILTIN_KINDS[kind][0])
+        finally:
+            _ASSEMBLING[0] = outer
+
+
+def _load_plugins() -> None:
+    """Import the kinds installed packages declare (each registering loads every built-in kind first)."""
+    if _PLUGINS_LOADED[0]:
+        return
+    _PLUGINS_LOADED[0] = True
+    for entry in importlib.metadata.entry_points(group="mbt.kinds"):
+        importlib.import_module(entry.value)
 
 
 def _load() -> None:
-    if _LOADED[0]:
-        return
-    _LOADED[0] = True
-    for name in BUILTIN_KINDS:
-        importlib.import_module(name)
-    for entry in importlib.metadata.entry_points(group="mbt.kinds"):
-        importlib.import_module(entry.value)
+    """Every kind: the built-in ones, then the installed packages'."""
+    _load_builtins(len(BUILTIN_KINDS))
+    _load_plugins()

@@ -9,13 +9,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from mbt.errors import MbtError
-from mbt.goldens.loader import GOLDEN_SUFFIXES
 from mbt.kind import model_suffixes
 from mbt.model.common import ModelBase
-from mbt.parsing.loader import is_own_format_model
 from mbt.sources import source_path
 
 GLOB_CHARS = frozenset("*?[")
@@ -51,6 +47,9 @@ class Positional:
 def split_positional(paths: list[str]) -> Positional:
     """`mbt coverage models/ goldens/ x.fsm g.jsonl`: model files go to the models, golden files to the goldens, a
     folder to whichever it holds (both when it holds both: a folder of examples with their goldens)."""
+    from mbt.goldens.loader import GOLDEN_SUFFIXES  # on use: start-up time (`mbt runs` without goldens reads none)
+    from mbt.parsing.loader import is_own_format_model  # on use: start-up time
+
     found = Positional()
     models, goldens = found.models, found.goldens
     model_kinds = (*model_suffixes(), *IMPORTED_MODEL_SUFFIXES)
@@ -99,6 +98,9 @@ def left_out(folders: Iterable[str], models: list[ModelBase]) -> dict[str, str]:
     loaded model cites, models of a format of their own (a contract's YAML) and files whose content is a gate file or
     an OpenTelemetry trace. A file named on the command
     line, or a folder given with --goldens, is read as goldens whatever it holds (docs/user-guide.md)."""
+    from mbt.goldens.loader import GOLDEN_SUFFIXES  # on use: start-up time (`mbt runs` without goldens reads none)
+    from mbt.parsing.loader import is_own_format_model  # on use: start-up time
+
     cited: dict[str, str] = {}
     for model in models:
         for decl in model.sources.values():
@@ -125,6 +127,8 @@ def left_out(folders: Iterable[str], models: list[ModelBase]) -> dict[str, str]:
 def _content(path: Path) -> str | None:
     """GATE_FILE, TRACE_FILE or RAG_TRACE_FILE when the file's content is one (looked at within the sizes above),
     else None."""
+    import yaml  # on use: start-up time
+
     # Floors above this one, needed only to tell a file by its content.
     from mbt.measure.gate import is_gate_file
     from mbt.runs.reader import run_reader_for

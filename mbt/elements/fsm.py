@@ -23,10 +23,13 @@ from mbt.model.fsm import (
 
 # The ids of the elements are defined with the model (mbt.model.fsm), where the replay engine, a floor below this one,
 # reads them too; the stages above read them here, beside the enumeration that makes the elements.
-__all__ = ["CRITERIA", "enumerate_fsm", "state_id", "transition_id", "branch_id", "no_branch_id", "condition_id",
+__all__ = ["CRITERIA", "SUITE_CRITERIA", "enumerate_fsm", "state_id", "transition_id", "branch_id", "no_branch_id", "condition_id",
            "forbidden_id", "pair_id", "pair_id_prefix", "guard_groups"]
 
 CRITERIA = ("state", "transition", "guard", "forbidden", "transition-pair")
+# The criteria `mbt generate --all` builds full suites for (mbt.generate.suites): named here, by the criteria, so the
+# kind's assembly says so without loading the suite builder (start-up time).
+SUITE_CRITERIA = ("transition", "transition-pair")
 
 
 def enumerate_fsm(model: FsmModel, infeasible: dict[str, str] | None = None) -> list[Element]:

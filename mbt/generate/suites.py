@@ -27,7 +27,7 @@ from mbt.generate.exact import ExactResult, ExactSuite, exact_search
 from mbt.generate.symbolic import Constraint, PlannedStep, SymbolicFsm, concrete, split, store_key
 from mbt.generate.witnesses import NoWitness, Start, Witness, WitnessFinder
 
-CRITERIA = ("transition", "transition-pair")
+CRITERIA = ids.SUITE_CRITERIA
 _START, _END = "\x00start", "\x00end"  # extra nodes of the flow network; `\x00` cannot occur in a name
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -465,3 +466,23 @@ def _reason_of(err: msgspec.ValidationError) -> str:
 def reason(err: Exception) -> str:
     """Why a case is invalid, in one line."""
     return str(err)
+
+
+# What a golden set read holds (mbt.goldens.loader reads them). Here, beside the cases, so that a stage taking no
+# goldens (`mbt runs` without --goldens measures an empty GoldenSet) loads no reader: start-up time.
+@dataclass
+class InvalidCase:
+    file: str
+    line: int
+    message: str
+
+    def render(self) -> str:
+        return f"{self.file}:{self.line}: invalid case: {self.message}"
+
+
+@dataclass
+class GoldenSet:
+    cases: list[GoldenCase] = field(default_factory=list)
+    invalid: list[InvalidCase] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    left_out: list[tuple[str, str, str]] = field(default_factory=list)  # (folder, file, why): see GoldenStream

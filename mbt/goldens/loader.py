@@ -8,7 +8,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from mbt.errors import LocatedError, Problem
-from mbt.goldens.cases import GoldenCase, parse_case
+from mbt.goldens.cases import GoldenCase, GoldenSet, InvalidCase, parse_case  # noqa: F401 - GoldenSet: also from here
 from mbt.goldens.cases import reason as _reason
 from mbt.goldens.decode import decode_case
 from mbt.goldens.seen import SeenIds
@@ -26,16 +26,6 @@ from mbt.reader import is_folder, read_bytes, shown_path
 
 GOLDEN_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", *SHEET_SUFFIXES)
 MAX_GOLDEN_BYTES = 512 * 1024 * 1024
-
-
-@dataclass
-class InvalidCase:
-    file: str
-    line: int
-    message: str
-
-    def render(self) -> str:
-        return f"{self.file}:{self.line}: invalid case: {self.message}"
 
 
 class InvalidList(list):
@@ -78,14 +68,6 @@ def _invalid_list(cap: int | None, dropped: int, items: list[InvalidCase]) -> In
 
 def _place(invalid: InvalidCase) -> tuple[str, int]:
     return invalid.file, invalid.line
-
-
-@dataclass
-class GoldenSet:
-    cases: list[GoldenCase] = field(default_factory=list)
-    invalid: list[InvalidCase] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-    left_out: list[tuple[str, str, str]] = field(default_factory=list)  # (folder, file, why): see GoldenStream
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from mbt.model.common import ModelBase, SourceDecl
 from mbt.model.fsm import FsmModel
 from mbt.model.invariant import InvariantModel
 from mbt.mutate import invariant as mutate_invariant
-from mbt.parsing.grammar import grammar_dir
+from mbt.parsing import grammar_dir
 from mbt.parsing.invariant_resolve import resolve_invariants
 from mbt.parsing.invariant_rules import InvariantRules, RawInvariants
 

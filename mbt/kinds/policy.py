@@ -12,7 +12,7 @@ from mbt.kind import Criterion, KindSupport, MutationSupport, View, narrow, regi
 from mbt.kinds.views import TABLE_SUFFIXES
 from mbt.model.policy import PolicyModel
 from mbt.mutate import policy as mutate_policy
-from mbt.parsing.grammar import grammar_dir
+from mbt.parsing import grammar_dir
 from mbt.parsing.policy_link import link_policies
 from mbt.parsing.policy_resolve import resolve_policy
 from mbt.parsing.policy_rules import PolicyRules, RawPolicy

@@ -12,7 +12,7 @@ from mbt.kind import Criterion, KindSupport, MutationSupport, View, narrow, regi
 from mbt.kinds.views import TABLE_SUFFIXES
 from mbt.model.table import TableModel
 from mbt.mutate import table as mutate_table
-from mbt.parsing.grammar import grammar_dir
+from mbt.parsing import grammar_dir
 from mbt.parsing.table_resolve import resolve_table
 from mbt.parsing.table_rules import RawTable, TableRules
 from mbt.render.table import element_table, table_rule_grid

@@ -16,13 +16,15 @@ import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from mbt.errors import MbtError
-from mbt.goldens.loader import GoldenStream, Piece
 from mbt.measure import parallel
 from mbt.measure.run import ModelTally, ReplayedPart, RunTally
 from mbt.measure.run import replay_part as replay_here
+
+if TYPE_CHECKING:  # the goldens reader loads with the goldens (start-up time)
+    from mbt.goldens.loader import GoldenStream, Piece
 
 T = TypeVar("T")
 
@@ -60,6 +62,8 @@ def replay_part(model_paths: list[str], use_cache: bool, expected: str, part: Pa
     if found != expected:  # other files at those paths on this worker: its outcomes would not be this run's
         raise RuntimeError(f"the worker's models differ from this run's ({found[:12]} != {expected[:12]})")
     run = RunTally(tallies, [] if part.cases else None, part.invalid_cap)
+    from mbt.goldens.loader import GoldenStream  # on use: start-up time
+
     return replay_here(run, GoldenStream.of_pieces(part.pieces, part.bad, part.invalid_cap))
 
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mbt.elements.base import Element
 from mbt.errors import MbtError, did_you_mean
-from mbt.goldens.cases import GoldenCase, has_unread_keys, unchecked_key_notes
-from mbt.goldens.loader import GoldenSet, GoldenStream, InvalidCase
+from mbt.goldens.cases import GoldenCase, GoldenSet, InvalidCase, has_unread_keys, unchecked_key_notes
 from mbt.goldens.results import Contradiction, Divergence, ForbiddenExpected, Note, UnboundTurn
 from mbt.goldens.routing import applies
 from mbt.kind import elements_of, support
@@ -30,6 +29,9 @@ from mbt.measure.coverage import (
     requirement_table,
 )
 from mbt.model.common import ModelBase
+
+if TYPE_CHECKING:  # read only from a stream given: without goldens, no reader loads (start-up time)
+    from mbt.goldens.loader import GoldenStream
 
 
 @dataclass(slots=True)
@@ -457,7 +459,7 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
     # The same cap for the findings as for the invalid cases: a list of the first ones, the rest counted.
     run = RunTally([ModelTally(model, covering_cap, findings_cap=invalid_cap) for model in models], cases, invalid_cap)
     # A large stream: worker processes replay its later parts meanwhile (same results, taken in the same order).
-    stream = goldens if isinstance(goldens, GoldenStream) else None
+    stream = None if isinstance(goldens, GoldenSet) else goldens
     workers: Started
     if engine is not None:  # asked for by name: split even a small stream (a part here, one per Dask worker)
         parts = _parts(stream, engine.workers + 1, 0)
@@ -473,6 +475,8 @@ def measure(models: list[ModelBase], goldens: GoldenSet | GoldenStream, jobs: in
             if any(stream.seen(case_id) for case_id, _, _ in replayed):
                 # An id of this part was seen in an earlier one: its cases are not all valid, so the part's tally
                 # cannot be added; it is replayed here, in order, after the earlier parts (the same outcome).
+                from mbt.goldens.loader import GoldenStream  # loaded already: `stream` is one
+
                 again = GoldenStream.of_pieces(part_pieces, bad, stream.invalid_cap)
                 for case in again.all_cases():
                     if not stream.repeats(case.id, case.file, case.line):
@@ -528,7 +532,7 @@ def _listed(tallies: list[ModelTally], name: str, cap: int | None) -> tuple[list
 
 
 def _invalid_count(goldens: GoldenSet | GoldenStream) -> int:
-    return goldens.invalid_count if isinstance(goldens, GoldenStream) else len(goldens.invalid)
+    return len(goldens.invalid) if isinstance(goldens, GoldenSet) else goldens.invalid_count
 
 
 def _not_read_notes(skipped: list[tuple[str, str]]) -> list[Note]:

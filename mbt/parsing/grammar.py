@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 import lark
@@ -14,21 +13,11 @@ from lark.grammar import Rule
 
 from mbt.files import cache_dir
 from mbt.kind import grammar_kinds, version
+from mbt.parsing import grammar_dir
 
 # common.lark first (names, literals, expressions, spans), then each registered kind's grammar (mbt.kind), then the
 # file rule, whose `model` alternatives are the kinds' model rules.
 COMMON, FILE = "common.lark", "mbt.lark"
-
-
-def grammar_dir() -> Path:
-    """The folder holding the .lark files: package data when installed, else the source checkout's grammars/."""
-    try:
-        packaged = resources.files("mbt.grammars")
-        if packaged.joinpath("mbt.lark").is_file():
-            return Path(str(packaged))
-    except ModuleNotFoundError:
-        pass
-    return Path(__file__).resolve().parents[2] / "grammars"
 
 
 @lru_cache(maxsize=1)

@@ -7,20 +7,19 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
-
-from lark import Transformer, Tree
-from lark.exceptions import UnexpectedInput, VisitError
+from typing import TYPE_CHECKING, Any
 
 from mbt import importer as importers
 from mbt import kind as kinds
 from mbt.errors import LocatedError, MbtError, Problem, problem_at
 from mbt.model.common import Annotated, Location, ModelBase, SourceDecl
-from mbt.parsing.common import CommonRules
-from mbt.parsing.grammar import parser
-from mbt.parsing.syntax import syntax_error
-from mbt.parsing.transformer import TableTransformer
 from mbt.reader import MAX_MODEL_BYTES, exists, is_folder, read_text, shown_path  # noqa: F401 - read_text: also for the importers
+
+if TYPE_CHECKING:
+    from lark import Transformer, Tree
+
+# The parser (lark, the grammars, the transformer) is imported by the functions that parse: a model read from the
+# compiled-model cache (mbt.cache) needs none of it. On use: start-up time.
 
 # Files in other tools' formats (DMN XML, GraphWalker JSON) are read by the importers, found by suffix.
 
@@ -43,7 +42,11 @@ class _FileRules:
 @lru_cache(maxsize=4)
 def _transformer_class(registry_version: int) -> type:
     """One transformer for the whole file grammar: each registered kind's rules mixin, then the common rules."""
-    bases = tuple(k.rules for k in kinds.grammar_kinds() if k.rules is not None) + (CommonRules, TableTransformer)
+    from mbt.parsing.common import CommonRules
+    from mbt.parsing.transformer import TableTransformer
+
+    mixins = (k.rules_class() for k in kinds.grammar_kinds())
+    bases = tuple(mixin for mixin in mixins if mixin is not None) + (CommonRules, TableTransformer)
     return type("FileTransformer", (_FileRules, *bases), {"__doc__": _transformer_class.__doc__})
 
 
@@ -78,6 +81,8 @@ def _nested_too_deep(tree: Tree) -> Any:
     """The first parse-tree node deeper than MAX_NESTING (its meta has the position), else None. Walked without
     recursion: every later stage (the transformer, typing, compiling) recurses, and must meet only a tree this
     check let through."""
+    from lark import Tree
+
     stack = [(tree, 1)]
     while stack:
         node, depth = stack.pop()
@@ -92,6 +97,11 @@ def parse_text(text: str, path: str, link: bool = True,
     """Parse and resolve one file; `link=False` leaves its invariants for link_invariants (their FSM may be
     in another file). An importer's DSL passes `locate` (a DSL position -> where it is in the user's file) and
     `shown_text` (that file's text), so every message points into the file the user wrote."""
+    from lark.exceptions import UnexpectedInput, VisitError
+
+    from mbt.parsing.grammar import parser
+    from mbt.parsing.syntax import syntax_error
+
     try:
         tree = parser().parse(text)
     except UnexpectedInput as err:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from mbt.report.core import Body
 from mbt.report.formats import Format
-from mbt.report.llm_cost import usage_lines
-from mbt.report.markdown import cell
 from mbt.runs.results import Metrics, RunResult, RunsReport
 
 RUNS_FORMATS: dict[str, Format] = {f.name: f for f in [
@@ -43,6 +41,7 @@ def _pct(value: float | None) -> str:
 
 
 def _metric_row(name: str, m: Metrics) -> str:
+    from mbt.report.markdown import cell  # on use: start-up time
     return (f"| {cell(name)} | {m.runs} | {m.passed} | {m.deviations} | {m.not_judged} | "
             f"{_pct(m.intent_accuracy)} ({m.intent_correct}/{m.intent_runs}) | "
             f"{_pct(m.task_completion_rate)} ({m.completed}/{m.completion_runs}) | "
@@ -66,6 +65,9 @@ def runs_markdown(report: RunsReport) -> str:
     """A compact summary: the gate, the counts, the run metrics per suite (and per group), the first deviations
     by type, the runs with a deviation and those not judged (the first LISTED of each), the gate's failures. Every
     text from the runs is escaped for a Markdown table or line (mbt.report.markdown.cell)."""
+    from mbt.report.llm_cost import usage_lines  # on use: start-up time (it loads the judges)
+    from mbt.report.markdown import cell  # on use: start-up time
+
     m = report.metrics
     invalid = len(report.invalid) + sum(r.verdict == "invalid" for r in report.runs)
     gate = report.gate

@@ -14,16 +14,14 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from typing import Any
-
-from google.protobuf import json_format
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue
-from opentelemetry.proto.resource.v1.resource_pb2 import Resource
-from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+from typing import TYPE_CHECKING, Any
 
 from mbt.runs import decoding
 from mbt.runs.genai import TraceProblem, run_of_trace
 from mbt.runs.steps import ObservedRun
+
+if TYPE_CHECKING:
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 _IDS = ("traceId", "spanId", "parentSpanId")  # hex in OTLP/JSON, base64 in proto3 JSON: read as written
 
@@ -174,6 +172,10 @@ def decode_span(raw: Any, resource: dict[str, Any]) -> tuple[str, dict[str, Any]
 
 def proto_span(raw: dict) -> dict[str, Any]:
     """The span as protobuf's json_format reads it into opentelemetry-proto's Span; raises SpanProblem."""
+    # on use: start-up time (a span in the common shape, as exporters write them, needs no protobuf)
+    from google.protobuf import json_format
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
     try:
         span = json_format.ParseDict({k: v for k, v in raw.items() if k not in _IDS}, Span())
     except (json_format.ParseError, ValueError, TypeError, RecursionError, OverflowError) as err:  # protobuf raises
@@ -192,6 +194,22 @@ def resource_attributes(raw: Any) -> dict[str, Any]:
         return {}
     if not isinstance(raw, dict):
         raise SpanProblem("`resource` must be an object")
+    dropped = raw.get("droppedAttributesCount", 0)
+    if set(raw) <= {"attributes", "droppedAttributesCount"} and isinstance(raw.get("attributes", []), list) \
+            and type(dropped) is int and 0 <= dropped < 2 ** 32:  # a uint32
+        plain = _plain_attributes(raw.get("attributes"))
+        if plain is not None:  # the common shape, read directly as a span's attributes are
+            return plain
+    return proto_resource(raw)
+
+
+def proto_resource(raw: dict) -> dict[str, Any]:
+    """A resource's attributes as protobuf's json_format reads it into opentelemetry-proto's Resource; raises
+    SpanProblem."""
+    # on use: start-up time (a resource in the common shape needs no protobuf)
+    from google.protobuf import json_format
+    from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+
     try:
         resource = json_format.ParseDict(raw, Resource(), ignore_unknown_fields=True)
     except (json_format.ParseError, OverflowError) as err:  # OverflowError: an integer past any float
