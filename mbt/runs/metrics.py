@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
+from collections.abc import Callable
 from math import fsum
 
 from mbt.measure.coverage import ModelCoverage
@@ -180,18 +181,17 @@ class RunFigures:
     """Every figure of the runs report that adds up over runs — the metrics (all runs, per suite, per mark), the
     first-deviation distribution, the `report_separately` counts — gathered in one pass over a piece's rows (`add`,
     in run order) where the piece is judged, and merged piece by piece in file order (`merge`): mbt's process never
-    passes over every row again (mbt.runs.parts). The result is the same however the runs were split."""
+    passes over every row again (mbt.runs.parts). The result is the same however the runs were split.
+
+    A row is added once, to the sums of its suite and marks (`groups`); the figures of all runs, of a suite or of a
+    mark add up the groups they take (a handful), when the report asks for them."""
 
     def __init__(self) -> None:
-        self.all = Sums()
-        self.suites: dict[str, Sums] = {}
-        self.deviations = Deviations()
-        # per mark (mbt.runs.marks, and UNMARKED): the runs' sums, their deviations and their ids, in run order
-        self.marks: dict[str, tuple[Sums, Deviations, list[str]]] = {}
-        self.path_judged = 0  # fully judged runs with a path (not judged on a contract)
-        self.path_judged_escalations = 0
-        self.fully_judged = 0
-        self.wrong_state = 0  # fully judged runs with a path whose first deviation is wrong_state
+        # (suite, marks) -> the sums and first deviations of those runs; marks None for invalid runs (in no mark's row)
+        self.groups: dict[tuple[str | None, tuple[str, ...] | None], tuple[Sums, Deviations]] = {}
+        self.ids: dict[str, list[str]] = {}  # the ids of each mark's runs (and UNMARKED's), in run order
+        self.path_judged_escalations = 0  # fully judged runs with a path (not judged on a contract) the model hands off
+        self.wrong_state = 0  # those whose first deviation is wrong_state
 
     @classmethod
     def of(cls, results: list[RunResult]) -> RunFigures:
@@ -201,73 +201,79 @@ class RunFigures:
         return figures
 
     def add(self, r: RunResult) -> None:
-        self.all.add(r)
-        if r.suite is not None:
-            sums = self.suites.get(r.suite)
-            if sums is None:
-                sums = self.suites[r.suite] = Sums()
-            sums.add(r)
+        invalid = r.verdict == "invalid"
+        marks = None if invalid else tuple(marks_of(r.tags)) if r.tags else ()
+        key = (r.suite, marks)
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = (Sums(), Deviations())
+        group[0].add(r)
         d = r.deviation
         if d is not None:
-            self.deviations.add(d)
-        if r.verdict == "invalid":
+            group[1].add(d)
+        if invalid:
             return
-        its = marks_of(r.tags)
-        for mark in its or (UNMARKED,):
-            row = self.marks.get(mark)
-            if row is None:
-                row = self.marks[mark] = (Sums(), Deviations(), [])
-            row[0].add(r)
-            if d is not None:
-                row[1].add(d)
-            row[2].append(r.id)
-        if r.verdict in ("pass", "deviation"):
-            self.fully_judged += 1
-            if r.path_judged:
-                self.path_judged += 1
-                self.path_judged_escalations += r.escalation_expected
-                self.wrong_state += d is not None and d.type == "wrong_state"
+        for mark in marks or (UNMARKED,):
+            ids = self.ids.get(mark)
+            if ids is None:
+                ids = self.ids[mark] = []
+            ids.append(r.id)
+        if r.path_judged and r.verdict in ("pass", "deviation"):
+            self.path_judged_escalations += r.escalation_expected
+            self.wrong_state += d is not None and d.type == "wrong_state"
 
     def merge(self, later: RunFigures) -> None:
         """Add the figures of runs judged after these (a later piece's)."""
-        self.all.merge(later.all)
-        for suite, sums in later.suites.items():
-            self.suites.setdefault(suite, Sums()).merge(sums)
-        self.deviations.merge(later.deviations)
-        for mark, (sums, devs, ids) in later.marks.items():
-            row = self.marks.setdefault(mark, (Sums(), Deviations(), []))
-            row[0].merge(sums)
-            row[1].merge(devs)
-            row[2].extend(ids)
-        self.path_judged += later.path_judged
+        for key, (sums, devs) in later.groups.items():
+            group = self.groups.get(key)
+            if group is None:
+                group = self.groups[key] = (Sums(), Deviations())
+            group[0].merge(sums)
+            group[1].merge(devs)
+        for mark, ids in later.ids.items():
+            self.ids.setdefault(mark, []).extend(ids)
         self.path_judged_escalations += later.path_judged_escalations
-        self.fully_judged += later.fully_judged
         self.wrong_state += later.wrong_state
 
+    def _sums(self, chosen: Callable[[str | None, tuple[str, ...] | None], bool]) -> tuple[Sums, Deviations]:
+        sums, devs = Sums(), Deviations()
+        for (suite, marks), (group_sums, group_devs) in self.groups.items():
+            if chosen(suite, marks):
+                sums.merge(group_sums)
+                devs.merge(group_devs)
+        return sums, devs
+
     def metrics(self, handoff_suites: frozenset[str] = frozenset()) -> Metrics:
-        return self.all.metrics(handoff_suites)
+        return self._sums(lambda suite, marks: True)[0].metrics(handoff_suites)
 
     def by_suite(self, handoff_suites: frozenset[str] = frozenset()) -> dict[str, Metrics]:
-        return {s: self.suites[s].metrics(handoff_suites) for s in sorted(self.suites)}
+        suites = sorted({suite for suite, _ in self.groups if suite is not None})
+        return {s: self._sums(_in_suite(s))[0].metrics(handoff_suites) for s in suites}
 
     def distribution(self) -> Distribution:
-        return self.deviations.distribution()
+        return self._sums(lambda suite, marks: True)[1].distribution()
 
     def marked(self, handoff_suites: frozenset[str] = frozenset()) -> list[MarkedRuns]:
         """Every run metric and the first-deviation distribution of the runs of each mark (mbt.runs.marks: incident,
         adversarial), and of the unmarked runs, when some run is marked; nothing when none is. Invalid runs are left
         out, as `metrics` leaves them; a run with both marks counts in both rows."""
-        if not any(mark in self.marks for mark in MARKS):
+        if not any(mark in self.ids for mark in MARKS):
             return []
-        return [MarkedRuns(mark=mark, runs=list(ids), metrics=sums.metrics(handoff_suites),
-                           first_deviations=devs.distribution())
-                for mark in (*MARKS, UNMARKED) if mark in self.marks for sums, devs, ids in [self.marks[mark]]]
+        out = []
+        for mark in (*MARKS, UNMARKED):
+            if mark not in self.ids:
+                continue
+            sums, devs = self._sums(_with_mark(mark))
+            out.append(MarkedRuns(mark=mark, runs=list(self.ids[mark]), metrics=sums.metrics(handoff_suites),
+                                  first_deviations=devs.distribution()))
+        return out
 
     def separately(self, names: list[str], tool_errors: int) -> list[Separate]:
         """What mbt can say about seed 000's `report_separately` names, and why not for the others."""
-        judged = self.path_judged  # a contract's runs have no path that could hand off
-        pathless = f"; {self.fully_judged - judged} run(s) judged on a contract left out" \
-            if self.fully_judged > judged else ""
+        every = self._sums(lambda suite, marks: True)[0]
+        judged = every.completion_runs  # fully judged runs with a path: a contract's runs have none that hands off
+        fully = every.passed + every.deviations
+        pathless = f"; {fully - judged} run(s) judged on a contract left out" if fully > judged else ""
         out = []
         for name in names:
             if name == "fallback_rate":
@@ -276,13 +282,24 @@ class RunFigures:
             elif name == "integration_failures":
                 out.append(Separate(name=name, value=tool_errors, note="tool results that are errors"))
             elif name in GROUNDING_FIGURES:
-                out.append(_grounding_figure(name, self.all.metrics()))
+                out.append(_grounding_figure(name, every.metrics()))
             elif name == "context_failures":
                 out.append(Separate(name=name, value=self.wrong_state,
                                     note="runs whose exported state disagrees with the model (wrong_state)"))
             else:
                 out.append(Separate(name=name, note="not measured: no rule for it in docs/runs.md"))
         return out
+
+
+def _in_suite(wanted: str) -> Callable[[str | None, tuple[str, ...] | None], bool]:
+    return lambda suite, marks: suite == wanted
+
+
+def _with_mark(mark: str) -> Callable[[str | None, tuple[str, ...] | None], bool]:
+    """The runs of `mark`, or of none (UNMARKED); invalid runs (marks None) are in no mark's row."""
+    if mark == UNMARKED:
+        return lambda suite, marks: marks == ()
+    return lambda suite, marks: marks is not None and mark in marks
 
 
 def groups(results: list[RunResult], key: str, handoff_suites: frozenset[str] = frozenset()) -> list[Group]:
