@@ -32,6 +32,7 @@ import argparse
 import gc
 import json
 import os
+import pickle
 import random
 import resource
 import sys
@@ -283,6 +284,19 @@ def main(argv: list[str] | None = None) -> int:
                 tally.add(r)
             adding = min(adding, time.process_time() - c0)
             tally = tally.fresh()
+        # A worker's rows crossing to mbt's process (pickled there, read here): as parts.Judged sends them (plain
+        # values, mbt.runs.rows), and as pydantic objects (the baseline).
+        rows = tally.fresh()
+        piece = parts.judge_piece(rows, parts.pieces_of([str(runs_dir)])[0])
+        crossing = as_objects = float("inf")
+        for _ in range(rounds + 2):
+            c0 = time.process_time()
+            pickle.loads(pickle.dumps(piece, protocol=pickle.HIGHEST_PROTOCOL))  # noqa: S301 - our own
+            crossing = min(crossing, time.process_time() - c0)
+            c0 = time.process_time()
+            pickle.loads(pickle.dumps(piece.results, protocol=pickle.HIGHEST_PROTOCOL))  # noqa: S301 - our own
+            as_objects = min(as_objects, time.process_time() - c0)
+        crossed = len(piece.results)
         gc.enable()
         passed = sum(v.passed for v in verdicts)
         not_judged = sum(v.not_judged for v in verdicts)
@@ -323,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
           f"steps/s   target >= 100,000 steps/s per core")
     print(f"  {'judge + report row + counts (RunTally.add)':52} {adding:8.2f} s CPU {steps / adding:12,.0f} "
           f"steps/s   target >= 100,000 steps/s per core")
+    print(f"  {'a row crossing processes (pickled, read back)':52} {crossing / crossed * 1e6:8.1f} us CPU   (as pydantic "
+          f"objects: {as_objects / crossed * 1e6:.1f} us, {as_objects / crossing:.2f}x)")
     one, one_free = best["mbt runs --jobs 1"], free["mbt runs --jobs 1"]
     for label, seconds in best.items():
         target = {"mbt runs --jobs 2": "   target >= 1.7x", "mbt runs --engine dask, LocalCluster of 2 workers":
