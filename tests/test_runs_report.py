@@ -11,6 +11,7 @@ import glob
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -209,3 +210,47 @@ def test_json_report_validates_against_the_published_schema(report):
 
     schema = json.load(open("docs/schemas/runs.schema.json", encoding="utf-8"))
     jsonschema.validate(json.loads(with_coverage_json(report)), schema)
+
+
+def test_regression_goldens_of_repeated_failing_runs_are_those_built_for_each(tmp_path, monkeypatch):
+    """A failing run whose record (model, precondition, turns, deviation, calls) was seen gets its golden's key from
+    the cache (mbt.runs.regression._record): the goldens and the runs listed in each are those of building every
+    run's golden (the cache off)."""
+    import sys
+
+    from mbt.runs import regression
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
+    import bench_decode
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    bench_decode.order_traces(runs, 20)  # the order example's traces, 20 times under fresh ids
+    cached = runs_api([MODEL], [str(runs)], regressions=str(tmp_path / "cached"), use_gate=False)
+    monkeypatch.setattr(regression, "_record", lambda v: None)
+    built = runs_api([MODEL], [str(runs)], regressions=str(tmp_path / "built"), use_gate=False)
+    assert cached.regression_goldens == built.regression_goldens > 0
+    assert cached.regressions_skipped == built.regressions_skipped
+    for a, b in zip(cached.regressions, built.regressions, strict=True):
+        assert open(a, encoding="utf-8").read() == open(b, encoding="utf-8").read()
+    traces = [len(json.loads(line)["traces"]) for line in open(cached.regressions[0], encoding="utf-8")]
+    assert max(traces) >= 20  # the copies collapsed
+
+
+def test_a_failing_runs_record_tells_apart_what_its_golden_holds():
+    from mbt.runs.judge import Deviation, Verdict
+    from mbt.runs.regression import _record
+    from mbt.runs.steps import ObservedRun
+
+    def verdict(args, precondition=None):
+        run = ObservedRun(id="r", file="f.json", where="f.json", precondition=precondition or {"paid": 1})
+        v = Verdict(run=run, model="orders")
+        v.path = [{"user": "cancel", "event": "cancel", "args": args, "_state": "open"}]
+        v.deviation = Deviation("wrong_argument", "w", 1, "t:a", "high", "m", tool="cancel", turn=0)
+        return v
+
+    assert _record(verdict({"id": 1})) == _record(verdict({"id": 1}))
+    assert _record(verdict({"id": 1})) != _record(verdict({"id": "1"}))
+    assert _record(verdict({"id": 1})) != _record(verdict({"id": 1}, {"paid": 2}))
+    assert _record(verdict({"id": 1})) != _record(verdict({"id": 1.0})) != _record(verdict({"id": True}))
+    assert _record(verdict({"id": lambda: 1})) is None  # it does not pickle: its golden is always built

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,24 @@ _CALL_FORBIDDEN = ("unexpected_call", "forbidden_call")
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _record(v: Verdict) -> bytes | None:
+    """Everything a failing run's golden key is made of, as the judge recorded it (the model, the precondition, the
+    turns up to the deviation with all their fields, the deviation and the calls the model made up to it), pickled:
+    two runs with the same record have the same golden key (redaction is a function of the values). The record holds
+    more than the key reads, never less, and pickling tells apart whatever differs (1, 1.0, True and "1" too); it may
+    also tell apart equal records (a key order, an object shared or not), which only costs building that golden
+    again. None when something in it does not pickle."""
+    d = v.deviation
+    if d is None or d.turn is None:
+        return None
+    parts = (v.model, v.run.precondition, v.path[: d.turn + 1], d.type, d.tool, d.argument, d.expected, d.element,
+             [call for call in v.expected_calls if call[2] <= d.turn])
+    try:
+        return pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return None
 
 
 def regression_case(v: Verdict, model: FsmModel, redaction: Redaction) -> dict[str, Any] | None:
@@ -81,6 +100,16 @@ class RegressionTally:
     def __init__(self) -> None:
         self.collapsed: dict[str, dict[str, Any]] = {}
         self.skipped: list[str] = []  # failing runs without a golden, and why
+        # What a failing run's golden is made of, as the judge recorded it -> the golden's key. Failing runs repeat
+        # (24,000 of the order example's 28,000 runs collapse into a handful of goldens): a run whose record was seen
+        # gets its golden's key without the golden being built, redacted and canonicalised again.
+        self._known: dict[bytes, str] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"collapsed": self.collapsed, "skipped": self.skipped}  # the cache stays in the process that made it
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.collapsed, self.skipped, self._known = state["collapsed"], state["skipped"], {}
 
     def add(self, v: Verdict, models: dict[str, Any], redaction: Redaction) -> None:
         if v.deviation is None or v.invalid is not None:
@@ -93,13 +122,20 @@ class RegressionTally:
             self.skipped.append(f"{v.run.where} ({v.run.id}): {v.deviation.type} on {models[v.model].kind} "
                                 f"`{v.model}`: regression goldens are written for fsm models only")
             return
+        ref = {"run": v.run.id, "where": v.run.where, "step": v.deviation.where}
+        record = _record(v)
+        known = self._known.get(record) if record is not None else None
+        if known is not None:
+            self.collapsed[known]["traces"].append(ref)
+            return
         case = regression_case(v, models[v.model], redaction)
         if case is None:
             self.skipped.append(f"{v.run.where} ({v.run.id}): {v.deviation.type} before any bound step: no golden")
             return
         key = _canonical([case["model"], case["precondition"], case["turns"], case["first_deviation"]["type"],
                           case["first_deviation"]["element"]])
-        ref = {"run": v.run.id, "where": v.run.where, "step": v.deviation.where}
+        if record is not None:
+            self._known[record] = key
         if key in self.collapsed:
             self.collapsed[key]["traces"].append(ref)
             return
