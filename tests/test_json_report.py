@@ -165,4 +165,4 @@ def test_the_runs_report_holds_the_coverage_report_as_mbt_coverage_writes_it():
         report.model_dump_json(exclude={"coverage"}))
     jsonschema.validate(document, json.loads((ROOT / "docs" / "schemas" / "runs.schema.json").read_text()))
     report.coverage = None
-    assert with_coverage_json(report) == report.model_dump_json()
+    assert with_coverage_json(report) == report.model_dump_json().encode("utf-8")

@@ -96,15 +96,10 @@ class _Numbers(dict[str, int]):
         return found
 
 
-def with_coverage_json(document: BaseModel, indent: int | None = None) -> str:
+def with_coverage_json(document: BaseModel, indent: int | None = None) -> bytes:
     """A report holding a coverage report in its `coverage` field (the runs report) as JSON, that field written as
-    `coverage_json` writes a coverage report."""
-    return with_coverage_json_bytes(document, indent).decode("utf-8")
-
-
-def with_coverage_json_bytes(document: BaseModel, indent: int | None = None) -> bytes:
-    """`with_coverage_json` as UTF-8, the form it is made and written in (a runs report of a million runs is hundreds
-    of megabytes: no copy of it as text and back)."""
+    `coverage_json` writes a coverage report; UTF-8, the form it is made and written in (a runs report of a million
+    runs is hundreds of megabytes: no copy of it as text and back)."""
     coverage = getattr(document, "coverage", None)
     if coverage is None:
         return type(document).__pydantic_serializer__.to_json(document, indent=indent)  # model_dump_json's bytes

@@ -22,9 +22,9 @@ LISTED = 25  # runs listed per Markdown section; the rest are counted
 def runs_body(name: str, report: RunsReport, pretty: bool = True) -> Body:
     """The report in the format named (one of RUNS_FORMATS)."""
     if name == "json":
-        from mbt.report.jsonout import with_coverage_json_bytes  # on use: start-up time
+        from mbt.report.jsonout import with_coverage_json  # on use: start-up time
 
-        return with_coverage_json_bytes(report, indent=2 if pretty else None) + b"\n"
+        return with_coverage_json(report, indent=2 if pretty else None) + b"\n"
     if name == "markdown":
         return runs_markdown(report)
     if name == "xlsx":

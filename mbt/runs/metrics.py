@@ -193,13 +193,6 @@ class RunFigures:
         self.path_judged_escalations = 0  # fully judged runs with a path (not judged on a contract) the model hands off
         self.wrong_state = 0  # those whose first deviation is wrong_state
 
-    @classmethod
-    def of(cls, results: list[RunResult]) -> RunFigures:
-        figures = cls()
-        for r in results:
-            figures.add(r)
-        return figures
-
     def add(self, r: RunResult) -> None:
         invalid = r.verdict == "invalid"
         marks = None if invalid else tuple(marks_of(r.tags)) if r.tags else ()
